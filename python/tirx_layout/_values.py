@@ -1,0 +1,42 @@
+"""Checks that turn user-supplied numbers into the values the core stores: static ints and symbolic offsets."""
+
+from __future__ import annotations
+
+import numbers
+
+import tvm
+
+
+def static_int(value, what: str) -> int:
+    """``value`` as a Python int: ints, numpy integers and TVM ``IntImm`` pass; anything else is a ``TypeError``.
+
+    Example:
+        >>> static_int(4, "extent")
+        4
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, got the bool {value!r}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, tvm.tirx.IntImm):
+        return int(value.value)
+    raise TypeError(f"{what} must be a static int, got {value!r} ({type(value).__name__})")
+
+
+def offset_value(value, what: str):
+    """An offset term: a static int, or a symbolic integer ``PrimExpr`` kept as it is.
+
+    Example:
+        >>> offset_value(3, "offset")
+        3
+    """
+    if tvm.ir.is_prim_expr(value) and not isinstance(value, tvm.tirx.IntImm):
+        if not expr_dtype(value).startswith(("int", "uint")):
+            raise TypeError(f"{what} must be an integer expression, got {value!r} of dtype {expr_dtype(value)}")
+        return value
+    return static_int(value, what)
+
+
+def expr_dtype(expr) -> str:
+    """The dtype name of a TVM ``PrimExpr`` (``"int32"`` for ``tvm.tirx.Var("x", "int32")``)."""
+    return str(expr.ty.dtype)

@@ -1,0 +1,76 @@
+"""The main job: the layout guide's worked examples, computed by the library and printed.
+
+Run ``python -m tirx_layout.demo`` (or ``./dev.sh demo``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import R, S, TCol, TileLayout, TLane, laneid, warpid
+
+
+def _grid(title: str, values: np.ndarray) -> str:
+    width = max(len(str(v)) for v in values.flat)
+    rows = [" ".join(str(v).rjust(width) for v in row) for row in values]
+    return f"{title}\n" + "\n".join("    " + r for r in rows)
+
+
+def warp_fragment() -> str:
+    """The register fragment over lanes and warps, with one replica and an offset."""
+    frag = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid] + 5 @ warpid)
+    i, j = np.meshgrid(np.arange(8), np.arange(16), indexing="ij")
+    base = frag.apply(i, j, shape=[8, 16])
+    places = frag.apply_all(1, 3, shape=[8, 16])
+    return "\n".join(
+        [
+            f"layout        {frag!r}",
+            f"apply(1, 3, shape=[8, 16]) = {frag.apply(1, 3, shape=[8, 16])}",
+            f"all places of (1, 3): warps {[p['warpid'] for p in places]}",
+            f"size {frag.size()}, span(m) {frag.span()}, scope {frag.get_scope()}",
+            _grid("laneid of each (i, j) of the 8x16 tile:", base["laneid"]),
+            _grid("warpid:", base["warpid"]),
+            _grid("m (register slot):", base["m"]),
+        ]
+    )
+
+
+def tmem_accumulator() -> str:
+    """Two 128x112 accumulator stages side by side in tensor memory."""
+    acc = TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])
+    a, lane, c = np.meshgrid(np.arange(2), np.arange(128), np.arange(112), indexing="ij")
+    places = acc.apply(a, lane, c)
+    return "\n".join(
+        [
+            f"layout        {acc!r}",
+            f"apply(1, 5, 7) = {acc.apply(1, 5, 7)}",
+            f"TLane covers [{places['TLane'].min()}, {places['TLane'].max() + 1}), "
+            f"TCol covers [{places['TCol'].min()}, {places['TCol'].max() + 1}), span(TCol) = {acc.span('TCol')}",
+        ]
+    )
+
+
+def scale_factor_atom(sf_per_mma: int = 4) -> str:
+    """A 32-row scale-factor atom replicated into every warp's 32-lane window of tensor memory."""
+    scale = TileLayout(S[(32, sf_per_mma):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])
+    lines = [f"layout        {scale!r}"]
+    for r in (0, 5, 31):
+        lanes = [p["TLane"] for p in scale.apply_all(r, 2, shape=[32, sf_per_mma])]
+        lines.append(f"row {r:2d}, scale 2 -> lanes {lanes}, TCol {scale.apply(r, 2, shape=[32, sf_per_mma])['TCol']}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Print every example of the guide with the values the library computes."""
+    for title, section in (
+        ("Register fragment over lanes and warps", warp_fragment),
+        ("Tensor-memory accumulator", tmem_accumulator),
+        ("Scale-factor atom with replicas", scale_factor_atom),
+    ):
+        print(f"== {title} ==")
+        print(section())
+        print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Symbolic application of a TileLayout: TVM ``PrimExpr`` coordinates to simplified per-axis expressions.
+
+The C++ core has no TVM IR, so expression building happens here, following the same forward map as the integer
+path (flatten row-major, split mixed-radix with the first component unreduced, scale by strides, add offsets).
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm.tirx import IntImm, floordiv, floormod
+
+from . import _ffi
+from ._values import expr_dtype
+
+FLAT, SHARD, SHAPED = 0, 1, 2
+
+_INT32_MAX = 2**31 - 1
+
+
+def _dtype_for(values, layout) -> str:
+    """int64 when any input is int64 or a constant of the layout would not fit int32; else the inputs' dtype."""
+    dtypes = {expr_dtype(v) for v in values if tvm.ir.is_prim_expr(v)}
+    if "int64" in dtypes:
+        return "int64"
+    constants = [abs(it.stride) for it in (*layout.shard, *layout.replica)] + [abs(it.extent) for it in layout.shard]
+    constants += [abs(v) for v in values if isinstance(v, int)]
+    constants += [abs(v) for v in layout.offset.values() if isinstance(v, int)]
+    if any(c > _INT32_MAX for c in constants):
+        return "int64"
+    return dtypes.pop() if len(dtypes) == 1 else "int32"
+
+
+def _expr(value, dtype: str):
+    if tvm.ir.is_prim_expr(value):
+        return value if expr_dtype(value) == dtype else tvm.tirx.Cast(dtype, value)
+    return IntImm(dtype, value)
+
+
+def split_flat(flat, extents: list[int], dtype: str) -> list:
+    """Mixed-radix split of ``flat`` over ``extents``, last fastest; the first component keeps the quotient.
+
+    Example:
+        >>> x = tvm.tirx.Var("x", "int32")
+        >>> [str(c) for c in split_flat(x, [4, 8], "int32")]
+        ['x // 8', 'x % 8']
+    """
+    parts = [None] * len(extents)
+    for k in range(len(extents) - 1, 0, -1):
+        parts[k] = floormod(flat, IntImm(dtype, extents[k]))
+        flat = floordiv(flat, IntImm(dtype, extents[k]))
+    if extents:
+        parts[0] = flat
+    return parts
+
+
+def place_symbolic(layout, form: int, coords, shape, with_replicas: bool):
+    """Per-axis expressions of the place(s) of ``coords`` (see ``TileLayout.apply``).
+
+    Returns a dict ``{axis name: PrimExpr}``, or with ``with_replicas`` a list of such dicts, replica 0 first.
+
+    Example:
+        >>> from tirx_layout import TileLayout, S
+        >>> x = tvm.tirx.Var("x", "int32")
+        >>> place_symbolic(TileLayout(S[8:4]), FLAT, [x], None, False)
+        {'m': x * 4}
+    """
+    dtype = _dtype_for([*coords, *(shape or [])], layout)
+    values = [_expr(c, dtype) for c in coords]
+    if form == SHAPED:
+        flat = IntImm(dtype, 0)
+        for c, s in zip(values, shape, strict=True):
+            flat = flat * _expr(s, dtype) + c
+        values, form = [flat], FLAT
+    if form == FLAT:
+        values = split_flat(values[0], [it.extent for it in layout.shard], dtype)
+
+    names = list(_ffi.TileLayoutOutputAxes(layout, with_replicas))
+    sums = {name: IntImm(dtype, 0) for name in names}
+    for c, it in zip(values, layout.shard, strict=True):
+        sums[it.axis.name] = sums[it.axis.name] + c * IntImm(dtype, it.stride)
+    for axis, value in layout.offset.items():
+        sums[axis.name] = sums[axis.name] + _expr(value, dtype)
+
+    analyzer = tvm.sym.Analyzer()
+    base = {name: analyzer.simplify(expr) for name, expr in sums.items()}
+    if not with_replicas:
+        return base
+    # Replica displacements are integers: the core's places of the all-zero shard coordinate, minus place 0.
+    zero = [0] * len(layout.shard)
+    flat_rows = list(_ffi.TileLayoutApplyInt(layout, SHARD, zero, [], True))
+    width = len(names)
+    rows = [flat_rows[i : i + width] for i in range(0, len(flat_rows), width)]
+    return [
+        {name: analyzer.simplify(base[name] + IntImm(dtype, row[a] - rows[0][a])) for a, name in enumerate(names)}
+        for row in rows
+    ]

@@ -1,0 +1,116 @@
+/*!
+ * \file apply.cc
+ * \brief Integer forward map of a TileLayout (SPEC §2 "Forward map"), for one coordinate or many.
+ */
+#include "tirx_layout/apply.h"
+
+#include <algorithm>
+
+#include "tirx_layout/checked.h"
+#include "tirx_layout/error.h"
+
+namespace tirx_layout {
+
+CoordForm ParseCoordForm(int64_t form) {
+  if (form < 0 || form > 2) FailValue("unknown coordinate form ", form);
+  return static_cast<CoordForm>(form);
+}
+
+Placer::Placer(const TileLayoutObj& layout, bool with_replicas) {
+  auto index_of = [this](const Axis& axis) {
+    auto pos = std::find_if(axes_.begin(), axes_.end(), [&](const Axis& a) { return a.same_as(axis); });
+    if (pos != axes_.end()) return static_cast<size_t>(pos - axes_.begin());
+    axes_.push_back(axis);
+    return axes_.size() - 1;
+  };
+  for (const Iter& it : layout.shard) shard_.push_back(Term{it->extent, it->stride, index_of(it->axis)});
+  for (const auto& [axis, value] : layout.offset) index_of(axis);
+  if (with_replicas) {
+    for (const Iter& it : layout.replica) index_of(it->axis);
+  }
+
+  const size_t num_axes = axes_.size();
+  base_offset_.assign(num_axes, 0);
+  for (const auto& [axis, value] : layout.offset) base_offset_[index_of(axis)] = layout.StaticOffset(axis);
+
+  places_ = with_replicas ? layout.NumReplicas() : 1;
+  replica_delta_.assign(static_cast<size_t>(places_) * num_axes, 0);
+  if (!with_replicas) return;
+  // Replica combination r enumerates the replica iters row-major (first iter slowest), like the shard split.
+  for (int64_t r = 0; r < places_; ++r) {
+    int64_t rest = r;
+    int64_t* row = &replica_delta_[static_cast<size_t>(r) * num_axes];
+    for (size_t t = layout.replica.size(); t-- > 0;) {
+      const Iter& it = layout.replica[t];
+      int64_t step = rest % it->extent;
+      rest /= it->extent;
+      size_t a = index_of(it->axis);
+      row[a] = CheckedAdd(row[a], CheckedMul(step, it->stride));
+    }
+  }
+}
+
+void Placer::CheckArity(CoordForm form, size_t num_coords, const std::vector<int64_t>& shape) const {
+  switch (form) {
+    case CoordForm::kFlat:
+      if (num_coords != 1) FailValue("a flat coordinate is one value, got ", num_coords);
+      return;
+    case CoordForm::kShard:
+      if (num_coords != shard_.size()) {
+        FailValue("apply takes one flat index or one coordinate per shard iter (", shard_.size(), "), got ",
+                  num_coords, " coordinates; pass shape=... to apply a coordinate of another logical shape");
+      }
+      return;
+    case CoordForm::kShaped:
+      if (num_coords != shape.size()) {
+        FailValue("coordinate has ", num_coords, " values but shape has ", shape.size(), " dimensions");
+      }
+      for (int64_t s : shape) {
+        if (s < 1) FailValue("shape extents must be >= 1, got ", s);
+      }
+      return;
+  }
+}
+
+void Placer::Place(CoordForm form, const int64_t* coords, int64_t stride, const std::vector<int64_t>& shape,
+                   int64_t* out) const {
+  const size_t num_axes = axes_.size();
+  // Stack storage for the common case; layouts rarely have more than a dozen shard iters.
+  int64_t split_small[16];
+  std::vector<int64_t> split_large;
+  int64_t* split = split_small;
+  if (shard_.size() > 16) {
+    split_large.resize(shard_.size());
+    split = split_large.data();
+  }
+
+  if (form == CoordForm::kShard) {
+    for (size_t k = 0; k < shard_.size(); ++k) split[k] = coords[k * stride];
+  } else {
+    int64_t flat = coords[0];
+    if (form == CoordForm::kShaped) {
+      flat = 0;
+      for (size_t d = 0; d < shape.size(); ++d) flat = CheckedAdd(CheckedMul(flat, shape[d]), coords[d * stride]);
+    }
+    // Last iter fastest; the first component takes what is left, unreduced, so out-of-range input spills there.
+    for (size_t k = shard_.size(); k-- > 1;) {
+      split[k] = FloorMod(flat, shard_[k].extent);
+      flat = FloorDiv(flat, shard_[k].extent);
+    }
+    if (!shard_.empty()) split[0] = flat;
+  }
+
+  int64_t* base = out;
+  std::copy(base_offset_.begin(), base_offset_.end(), base);
+  for (size_t k = 0; k < shard_.size(); ++k) {
+    const Term& t = shard_[k];
+    base[t.axis_index] = CheckedAdd(base[t.axis_index], CheckedMul(split[k], t.stride));
+  }
+  for (int64_t r = 1; r < places_; ++r) {
+    const int64_t* delta = &replica_delta_[static_cast<size_t>(r) * num_axes];
+    int64_t* row = out + static_cast<size_t>(r) * num_axes;
+    for (size_t a = 0; a < num_axes; ++a) row[a] = CheckedAdd(base[a], delta[a]);
+  }
+}
+
+}  // namespace tirx_layout
