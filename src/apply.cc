@@ -87,9 +87,10 @@ void Placer::Place(CoordForm form, const int64_t* coords, int64_t stride, const 
   if (form == CoordForm::kShard) {
     for (size_t k = 0; k < shard_.size(); ++k) split[k] = coords[k * stride];
   } else {
-    int64_t flat = coords[0];
-    if (form == CoordForm::kShaped) {
-      flat = 0;
+    int64_t flat = 0;
+    if (form == CoordForm::kFlat) {
+      flat = coords[0];
+    } else {
       for (size_t d = 0; d < shape.size(); ++d) flat = CheckedAdd(CheckedMul(flat, shape[d]), coords[d * stride]);
     }
     // Last iter fastest; the first component takes what is left, unreduced, so out-of-range input spills there.

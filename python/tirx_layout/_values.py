@@ -6,9 +6,12 @@ import numbers
 
 import tvm
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
 
 def static_int(value, what: str) -> int:
-    """``value`` as a Python int: ints, numpy integers and TVM ``IntImm`` pass; anything else is a ``TypeError``.
+    """``value`` as a Python int that fits the core's int64: ints, numpy integers and TVM ``IntImm`` pass;
+    anything else is a ``TypeError``, an int outside int64 a ``ValueError``.
 
     Example:
         >>> static_int(4, "extent")
@@ -17,10 +20,14 @@ def static_int(value, what: str) -> int:
     if isinstance(value, bool):
         raise TypeError(f"{what} must be an int, got the bool {value!r}")
     if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, tvm.tirx.IntImm):
-        return int(value.value)
-    raise TypeError(f"{what} must be a static int, got {value!r} ({type(value).__name__})")
+        value = int(value)
+    elif isinstance(value, tvm.tirx.IntImm):
+        value = int(value.value)
+    else:
+        raise TypeError(f"{what} must be a static int, got {value!r} ({type(value).__name__})")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"{what} {value} does not fit in int64")
+    return value
 
 
 def offset_value(value, what: str):

@@ -10,12 +10,10 @@ import tvm_ffi
 from tvm_ffi import Object
 
 from . import _ffi
-from ._values import static_int
+from ._values import INT64_MAX, static_int
 from .axis import Axis, Iter
 from .spec import LayoutSpec, Offset, OnAxis, axis_label
 from .symbolic import FLAT, SHAPED, SHARD, place_symbolic
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _format_stride(it: Iter) -> str:
@@ -58,16 +56,9 @@ def _int64_array(value) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype == np.bool_ or array.dtype.kind not in "iu":
         raise TypeError(f"coordinate arrays must hold integers, got dtype {array.dtype}")
-    if array.dtype == np.uint64 and array.size and array.max() > _INT64_MAX:
+    if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
         raise ValueError(f"coordinate {int(array.max())} does not fit in int64")
     return array.astype(np.int64, copy=False)
-
-
-def _int64(value, what: str) -> int:
-    value = static_int(value, what)
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise ValueError(f"{what} {value} does not fit in int64")
-    return value
 
 
 @tvm_ffi.register_object("tirx_layout.TileLayout")
@@ -91,9 +82,12 @@ class TileLayout(Object):
     def __init__(self, spec: LayoutSpec) -> None:
         if not isinstance(spec, LayoutSpec):
             raise TypeError(f"TileLayout takes a spec such as S[(8, 4):(4, 1)] + R[...] + offset, got {spec!r}")
-        self.__init_handle_by_constructor__(
-            _ffi.TileLayout, list(spec.shard or ()), list(spec.replica), dict(spec.offset.terms)
-        )
+        try:
+            self.__init_handle_by_constructor__(
+                _ffi.TileLayout, list(spec.shard or ()), list(spec.replica), dict(spec.offset.terms)
+            )
+        except ValueError as err:
+            raise ValueError(f"invalid layout {spec!r}: {err}") from None
 
     @staticmethod
     def from_iters(
@@ -110,7 +104,10 @@ class TileLayout(Object):
                 if not isinstance(it, Iter):
                     raise TypeError(f"{group} entries must be Iter objects, got {it!r}")
         terms = Offset.of(offset).terms if offset is not None else {}
-        return _ffi.TileLayout(list(shard), list(replica), terms)
+        try:
+            return _ffi.TileLayout(list(shard), list(replica), terms)
+        except ValueError as err:
+            raise ValueError(f"invalid layout {format_spec(shard, replica, terms)}: {err}") from None
 
     # ---- queries -------------------------------------------------------------------------------------------
 
@@ -215,15 +212,15 @@ class TileLayout(Object):
         if kind == "expr":
             self._check_arity(form, len(coords), shape)
             return place_symbolic(self, form, list(coords), shape, with_replicas)
-        shape_ints = [_int64(s, "a shape extent") for s in shape] if shape is not None else []
+        shape_ints = [static_int(s, "a shape extent") for s in shape] if shape is not None else []
         names = list(_ffi.TileLayoutOutputAxes(self, with_replicas))
         if kind == "array":
             return self._place_arrays(form, coords, shape_ints, names, with_replicas)
-        ints = [_int64(c, "a coordinate") for c in coords]
+        ints = [static_int(c, "a coordinate") for c in coords]
         flat_rows = list(_ffi.TileLayoutApplyInt(self, form, ints, shape_ints, with_replicas))
-        width = len(names)
-        rows = [self._with_symbolic_offsets(dict(zip(names, flat_rows[i : i + width], strict=True)))
-                for i in range(0, len(flat_rows), width)]  # fmt: skip
+        width, places = len(names), self.num_replicas() if with_replicas else 1
+        rows = [self._with_symbolic_offsets(dict(zip(names, flat_rows[r * width : (r + 1) * width], strict=True)))
+                for r in range(places)]  # fmt: skip
         return rows if with_replicas else rows[0]
 
     def _place_arrays(self, form, coords, shape_ints, names, with_replicas: bool):

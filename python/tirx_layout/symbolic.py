@@ -89,7 +89,7 @@ def place_symbolic(layout, form: int, coords, shape, with_replicas: bool):
     zero = [0] * len(layout.shard)
     flat_rows = list(_ffi.TileLayoutApplyInt(layout, SHARD, zero, [], True))
     width = len(names)
-    rows = [flat_rows[i : i + width] for i in range(0, len(flat_rows), width)]
+    rows = [flat_rows[r * width : (r + 1) * width] for r in range(layout.num_replicas())]
     return [
         {name: analyzer.simplify(base[name] + IntImm(dtype, row[a] - rows[0][a])) for a, name in enumerate(names)}
         for row in rows

@@ -1,0 +1,61 @@
+"""An obviously-correct twin of the forward map, written from SPEC §2 alone, for checking the library against.
+
+Layouts here are plain data: ``shard`` and ``replica`` are lists of ``(extent, stride, axis name)``, ``offset`` a
+dict ``{axis name: int}``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+
+def flatten(coords, shape) -> int:
+    flat = 0
+    for c, s in zip(coords, shape, strict=True):
+        flat = flat * s + c
+    return flat
+
+
+def split(flat: int, extents) -> list[int]:
+    """Mixed radix, last extent fastest, first component unreduced (Python's // and % are floor ops)."""
+    parts = []
+    for e in reversed(extents[1:]):
+        parts.append(flat % e)
+        flat //= e
+    if extents:
+        parts.append(flat)
+    return parts[::-1]
+
+
+def base_place(shard, offset, shard_coords) -> dict[str, int]:
+    place: dict[str, int] = {}
+    for c, (_, stride, axis) in zip(shard_coords, shard, strict=True):
+        place[axis] = place.get(axis, 0) + c * stride
+    for axis, value in offset.items():
+        place[axis] = place.get(axis, 0) + value
+    return place
+
+
+def all_places(shard, replica, offset, shard_coords) -> list[dict[str, int]]:
+    """Every place, one per replica combination, replica iters row-major (first slowest)."""
+    base = base_place(shard, offset, shard_coords)
+    out = []
+    for combo in itertools.product(*(range(e) for e, _, _ in replica)):
+        place = dict(base)
+        for r, (_, stride, axis) in zip(combo, replica, strict=True):
+            place[axis] = place.get(axis, 0) + r * stride
+        out.append(place)
+    return out
+
+
+def size(shard, axis=None) -> int:
+    return math.prod(e for e, _, a in shard if axis is None or a == axis)
+
+
+def span(shard, replica, offset, memory_axes, axis=None) -> int:
+    def counts(a):
+        return a == axis if axis is not None else a in memory_axes
+
+    total = 1 + sum((e - 1) * s for e, s, a in [*shard, *replica] if counts(a))
+    return total + sum(v for a, v in offset.items() if counts(a))
