@@ -23,7 +23,11 @@ Placer::Placer(const TileLayoutObj& layout, bool with_replicas) {
     axes_.push_back(axis);
     return axes_.size() - 1;
   };
-  for (const Iter& it : layout.shard) shard_.push_back(Term{it->extent, it->stride, index_of(it->axis)});
+  for (const Iter& it : layout.shard) {
+    int64_t e = it->extent;
+    int log2 = (e & (e - 1)) == 0 ? __builtin_ctzll(static_cast<uint64_t>(e)) : -1;
+    shard_.push_back(Term{e, it->stride, index_of(it->axis), log2});
+  }
   for (const auto& [axis, value] : layout.offset) index_of(axis);
   if (with_replicas) {
     for (const Iter& it : layout.replica) index_of(it->axis);
@@ -72,31 +76,34 @@ void Placer::CheckArity(CoordForm form, size_t num_coords, const std::vector<int
   }
 }
 
-void Placer::Place(CoordForm form, const int64_t* coords, int64_t stride, const std::vector<int64_t>& shape,
-                   int64_t* out) const {
-  const size_t num_axes = axes_.size();
-  // Stack storage for the common case; layouts rarely have more than a dozen shard iters.
-  int64_t split_small[16];
-  std::vector<int64_t> split_large;
-  int64_t* split = split_small;
-  if (shard_.size() > 16) {
-    split_large.resize(shard_.size());
-    split = split_large.data();
-  }
+void Placer::Place(CoordForm form, const int64_t* coords, const std::vector<int64_t>& shape, int64_t* out) const {
+  std::vector<int64_t> split(shard_.size());
+  PlaceInto(form, coords, shape, split.data(), out);
+}
 
+void Placer::PlaceInto(CoordForm form, const int64_t* coords, const std::vector<int64_t>& shape, int64_t* split,
+                       int64_t* out) const {
+  const size_t num_axes = axes_.size();
   if (form == CoordForm::kShard) {
-    for (size_t k = 0; k < shard_.size(); ++k) split[k] = coords[k * stride];
+    for (size_t k = 0; k < shard_.size(); ++k) split[k] = coords[k];
   } else {
     int64_t flat = 0;
     if (form == CoordForm::kFlat) {
       flat = coords[0];
     } else {
-      for (size_t d = 0; d < shape.size(); ++d) flat = CheckedAdd(CheckedMul(flat, shape[d]), coords[d * stride]);
+      for (size_t d = 0; d < shape.size(); ++d) flat = CheckedAdd(CheckedMul(flat, shape[d]), coords[d]);
     }
     // Last iter fastest; the first component takes what is left, unreduced, so out-of-range input spills there.
     for (size_t k = shard_.size(); k-- > 1;) {
-      split[k] = FloorMod(flat, shard_[k].extent);
-      flat = FloorDiv(flat, shard_[k].extent);
+      const Term& t = shard_[k];
+      if (t.log2_extent >= 0) {
+        // Two's complement: the mask is the floor modulo and the arithmetic shift the floor quotient, negatives too.
+        split[k] = flat & (t.extent - 1);
+        flat >>= t.log2_extent;
+      } else {
+        split[k] = FloorMod(flat, t.extent);
+        flat = FloorDiv(flat, t.extent);
+      }
     }
     if (!shard_.empty()) split[0] = flat;
   }
@@ -111,6 +118,17 @@ void Placer::Place(CoordForm form, const int64_t* coords, int64_t stride, const 
     const int64_t* delta = &replica_delta_[static_cast<size_t>(r) * num_axes];
     int64_t* row = out + static_cast<size_t>(r) * num_axes;
     for (size_t a = 0; a < num_axes; ++a) row[a] = CheckedAdd(base[a], delta[a]);
+  }
+}
+
+void Placer::PlaceColumns(CoordForm form, const std::vector<const int64_t*>& columns,
+                          const std::vector<int64_t>& shape, int64_t n, int64_t* out) const {
+  const size_t width = static_cast<size_t>(places_) * axes_.size();
+  std::vector<int64_t> coord(columns.size()), split(shard_.size()), row(width);
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < columns.size(); ++j) coord[j] = columns[j][i];
+    PlaceInto(form, coord.data(), shape, split.data(), row.data());
+    for (size_t p = 0; p < width; ++p) out[p * n + i] = row[p];
   }
 }
 

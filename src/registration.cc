@@ -4,6 +4,7 @@
  *
  * Everything here converts arguments, calls the model and converts results back; the algebra lives elsewhere.
  */
+#include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/container/tuple.h>
 #include <tvm/ffi/function.h>
@@ -25,24 +26,50 @@ std::optional<std::string> OptionalName(const ffi::Optional<ffi::String>& name) 
   return std::string(*name);
 }
 
-std::vector<int64_t> ToVector(const ffi::Array<int64_t>& values) { return {values.begin(), values.end()}; }
-
 ffi::Array<ffi::String> AxisNames(const Placer& placer) {
   ffi::Array<ffi::String> names;
   for (const Axis& a : placer.axes()) names.push_back(a->name);
   return names;
 }
 
-/*! \brief Map one integer coordinate; the result is places() rows of axis values, flattened. */
-ffi::Array<int64_t> ApplyInt(const TileLayout& layout, int64_t form_code, const ffi::Array<int64_t>& coords,
-                             const ffi::Array<int64_t>& shape, bool with_replicas) {
-  Placer placer(*layout.get(), with_replicas);
-  CoordForm form = ParseCoordForm(form_code);
-  std::vector<int64_t> shape_v = ToVector(shape), coords_v = ToVector(coords);
-  placer.CheckArity(form, coords_v.size(), shape_v);
+/*!
+ * \brief The arguments both apply entry points share, unpacked from a variadic call
+ *        `(layout, form, with_replicas, [out,] num_shape, shape..., coords...)`. Variadic so that Python passes ints
+ *        and tensors straight through, without building FFI arrays: per-call overhead is what per-element apply
+ *        pays.
+ */
+struct ApplyCall {
+  TileLayout layout;
+  CoordForm form;
+  bool with_replicas;
+  std::vector<int64_t> shape;
+  ffi::PackedArgs coords;
+
+  ApplyCall(ffi::PackedArgs args, int fixed)
+      : layout(args[0].cast<TileLayout>()),
+        form(ParseCoordForm(args[1].cast<int64_t>())),
+        with_replicas(args[2].cast<bool>()),
+        coords(args.Slice(0, 0)) {
+    int64_t num_shape = args[fixed].cast<int64_t>();
+    if (num_shape < 0 || fixed + 1 + num_shape > args.size()) FailValue("malformed apply call");
+    for (int64_t d = 0; d < num_shape; ++d) shape.push_back(args[fixed + 1 + d].cast<int64_t>());
+    coords = args.Slice(fixed + 1 + static_cast<int>(num_shape));
+  }
+};
+
+/*!
+ * \brief Map one integer coordinate: `(layout, form, with_replicas, num_shape, shape..., coords...)`. The result is
+ *        places() rows of axis values, flattened, as a Shape (it reaches Python as a plain tuple).
+ */
+void ApplyInt(ffi::PackedArgs args, ffi::Any* result) {
+  ApplyCall call(args, 3);
+  Placer placer(*call.layout.get(), call.with_replicas);
+  placer.CheckArity(call.form, call.coords.size(), call.shape);
+  std::vector<int64_t> coords;
+  for (int i = 0; i < call.coords.size(); ++i) coords.push_back(call.coords[i].cast<int64_t>());
   std::vector<int64_t> out(static_cast<size_t>(placer.places()) * placer.axes().size());
-  placer.Place(form, coords_v.data(), 1, shape_v, out.data());
-  return ffi::Array<int64_t>(out.begin(), out.end());
+  placer.Place(call.form, coords.data(), call.shape, out.data());
+  *result = ffi::Shape(out.begin(), out.end());
 }
 
 void CheckInt64Vector(const ffi::TensorView& t, const char* what, int64_t length) {
@@ -56,36 +83,31 @@ void CheckInt64Vector(const ffi::TensorView& t, const char* what, int64_t length
 }
 
 /*!
- * \brief Map many coordinates at once. `coords[j]` holds the j-th coordinate value of every element (all of one
- *        length N); `out` is a contiguous int64 buffer of places() x axes x N.
+ * \brief Map many coordinates at once: `(layout, form, with_replicas, out, num_shape, shape..., coords...)`.
+ *        Each coordinate tensor holds that coordinate of every element (all of one length N); `out` is a
+ *        contiguous int64 buffer of places() x axes x N.
  */
-void ApplyArray(const TileLayout& layout, int64_t form_code, const ffi::Array<ffi::Tensor>& coords,
-                const ffi::Array<int64_t>& shape, const ffi::Tensor& out, bool with_replicas) {
-  Placer placer(*layout.get(), with_replicas);
-  CoordForm form = ParseCoordForm(form_code);
-  std::vector<int64_t> shape_v = ToVector(shape);
-  placer.CheckArity(form, coords.size(), shape_v);
-  if (coords.empty()) FailValue("apply needs at least one coordinate array");
+void ApplyArray(ffi::PackedArgs args, ffi::Any* result) {
+  ApplyCall call(args, 4);
+  auto out = args[3].cast<ffi::Tensor>();
+  Placer placer(*call.layout.get(), call.with_replicas);
+  placer.CheckArity(call.form, call.coords.size(), call.shape);
+  if (call.coords.size() == 0) FailValue("apply needs at least one coordinate array");
 
+  std::vector<ffi::Tensor> tensors;
+  for (int i = 0; i < call.coords.size(); ++i) tensors.push_back(call.coords[i].cast<ffi::Tensor>());
   int64_t n = 1;
-  for (int64_t extent : coords[0].shape()) n = CheckedMul(n, extent);
+  for (int64_t extent : tensors[0].shape()) n = CheckedMul(n, extent);
   std::vector<const int64_t*> columns;
-  for (const ffi::Tensor& c : coords) {
+  for (const ffi::Tensor& c : tensors) {
     CheckInt64Vector(c, "coordinate array", n);
     columns.push_back(static_cast<const int64_t*>(c.data_ptr()));
   }
-  const int64_t num_axes = static_cast<int64_t>(placer.axes().size());
-  const int64_t places = placer.places();
-  CheckInt64Vector(out, "output array", CheckedMul(CheckedMul(places, num_axes), n));
+  const int64_t width = CheckedMul(placer.places(), static_cast<int64_t>(placer.axes().size()));
+  CheckInt64Vector(out, "output array", CheckedMul(width, n));
   int64_t* dst = static_cast<int64_t*>(out.data_ptr());
 
-  std::vector<int64_t> coord(columns.size());
-  std::vector<int64_t> row(static_cast<size_t>(places * num_axes));
-  for (int64_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < columns.size(); ++j) coord[j] = columns[j][i];
-    placer.Place(form, coord.data(), 1, shape_v, row.data());
-    for (int64_t p = 0; p < places * num_axes; ++p) dst[p * n + i] = row[p];
-  }
+  placer.PlaceColumns(call.form, columns, call.shape, n, dst);
 }
 
 }  // namespace
@@ -146,8 +168,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const TileLayout& layout, bool with_replicas) {
              return AxisNames(Placer(*layout.get(), with_replicas));
            })
-      .def("tirx_layout.TileLayoutApplyInt", ApplyInt)
-      .def("tirx_layout.TileLayoutApplyArray", ApplyArray);
+      .def_packed("tirx_layout.TileLayoutApplyInt", ApplyInt)
+      .def_packed("tirx_layout.TileLayoutApplyArray", ApplyArray);
 }
 
 }  // namespace tirx_layout

@@ -42,17 +42,27 @@ class Placer {
   /*!
    * \brief Map one coordinate. `out` receives places() rows of axes().size() values, replica 0 first.
    * \param coords The coordinate values, already arity-checked with CheckArity.
-   * \param stride Distance between consecutive coordinate values in `coords`.
    */
-  void Place(CoordForm form, const int64_t* coords, int64_t stride, const std::vector<int64_t>& shape,
-             int64_t* out) const;
+  void Place(CoordForm form, const int64_t* coords, const std::vector<int64_t>& shape, int64_t* out) const;
+  /*!
+   * \brief Map `n` coordinates given as columns (`columns[j][i]` is coordinate j of element i) into `out`, laid out
+   *        places() x axes() x n.
+   */
+  void PlaceColumns(CoordForm form, const std::vector<const int64_t*>& columns, const std::vector<int64_t>& shape,
+                    int64_t n, int64_t* out) const;
 
  private:
   struct Term {
     int64_t extent;
     int64_t stride;
     size_t axis_index;
+    /*! log2(extent) when the extent is a power of two, else -1: splitting then needs no division. */
+    int log2_extent;
   };
+  /*! Place with caller-provided scratch for the shard components (shard size entries). */
+  void PlaceInto(CoordForm form, const int64_t* coords, const std::vector<int64_t>& shape, int64_t* split,
+                 int64_t* out) const;
+
   std::vector<Axis> axes_;
   std::vector<Term> shard_;
   std::vector<int64_t> base_offset_;

@@ -17,6 +17,8 @@ def static_int(value, what: str) -> int:
         >>> static_int(4, "extent")
         4
     """
+    if type(value) is int and INT64_MIN <= value <= INT64_MAX:
+        return value
     if isinstance(value, bool):
         raise TypeError(f"{what} must be an int, got the bool {value!r}")
     if isinstance(value, numbers.Integral):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import tvm
 import tvm_ffi
-from tvm_ffi import Object
+from tvm_ffi import Object, from_dlpack
 
 from . import _ffi
 from ._values import INT64_MAX, static_int
@@ -45,20 +46,39 @@ def format_spec(shard: Sequence[Iter], replica: Sequence[Iter], offset: Mapping[
 
 
 def _coord_kind(values) -> str:
-    if any(tvm.ir.is_prim_expr(v) and not isinstance(v, tvm.tirx.IntImm) for v in values):
-        return "expr"
-    if any(isinstance(v, np.ndarray) for v in values):
-        return "array"
-    return "int"
+    """``"int"``, ``"array"`` (some numpy array) or ``"expr"`` (some symbolic PrimExpr) for apply's inputs."""
+    kind = "int"
+    for value in values:
+        if type(value) is int:
+            continue
+        if isinstance(value, np.ndarray):
+            kind = "array"
+        elif tvm.ir.is_prim_expr(value) and not isinstance(value, tvm.tirx.IntImm):
+            return "expr"
+    return kind
 
 
 def _int64_array(value) -> np.ndarray:
+    if type(value) is np.ndarray and value.dtype == np.int64:
+        return value  # the common case: no conversion, no copy
     array = np.asarray(value)
     if array.dtype == np.bool_ or array.dtype.kind not in "iu":
         raise TypeError(f"coordinate arrays must hold integers, got dtype {array.dtype}")
     if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
         raise ValueError(f"coordinate {int(array.max())} does not fit in int64")
-    return array.astype(np.int64, copy=False)
+    return array.astype(np.int64)
+
+
+class _Plan(NamedTuple):
+    names: tuple[str, ...]  # output axes, in the order the core writes them
+    places: int  # rows per element: the replica count for apply_all, else 1
+    symbolic: dict[str, object]  # offsets the core cannot add (PrimExpr), by axis name
+
+
+def _add_symbolic(place: dict, symbolic: dict) -> dict:
+    analyzer = tvm.sym.Analyzer()
+    return {name: analyzer.simplify(value + symbolic[name]) if name in symbolic else value
+            for name, value in place.items()}  # fmt: skip
 
 
 @tvm_ffi.register_object("tirx_layout.TileLayout")
@@ -74,6 +94,9 @@ class TileLayout(Object):
         >>> [p["warpid"] for p in frag.apply_all(1, 3, shape=[8, 16])]
         [5, 9]
     """
+
+    # Per-object caches of what apply needs (see _plan); layouts are immutable, so they never go stale.
+    __slots__ = ("_plan_all", "_plan_base")
 
     shard: Sequence[Iter]
     replica: Sequence[Iter]
@@ -200,6 +223,19 @@ class TileLayout(Object):
         """
         return self._place(coords, shape, with_replicas=True)
 
+    def _plan(self, with_replicas: bool) -> _Plan:
+        """What every application of this layout shares, computed once per Python object."""
+        slot = "_plan_all" if with_replicas else "_plan_base"
+        plan = getattr(self, slot, None)
+        if plan is None:
+            plan = _Plan(
+                tuple(_ffi.TileLayoutOutputAxes(self, with_replicas)),
+                self.num_replicas() if with_replicas else 1,
+                {a.name: v for a, v in self.offset.items() if not isinstance(v, int)},
+            )
+            setattr(self, slot, plan)
+        return plan
+
     def _place(self, coords, shape, with_replicas: bool):
         if shape is not None:
             shape = list(shape)
@@ -208,34 +244,36 @@ class TileLayout(Object):
             form = FLAT
         else:
             form = SHARD
-        kind = _coord_kind([*coords, *(shape or [])])
+        kind = _coord_kind(coords) if shape is None else _coord_kind([*coords, *shape])
         if kind == "expr":
             self._check_arity(form, len(coords), shape)
             return place_symbolic(self, form, list(coords), shape, with_replicas)
         shape_ints = [static_int(s, "a shape extent") for s in shape] if shape is not None else []
-        names = list(_ffi.TileLayoutOutputAxes(self, with_replicas))
+        plan = self._plan(with_replicas)
         if kind == "array":
-            return self._place_arrays(form, coords, shape_ints, names, with_replicas)
+            return self._place_arrays(form, coords, shape_ints, plan, with_replicas)
         ints = [static_int(c, "a coordinate") for c in coords]
-        flat_rows = list(_ffi.TileLayoutApplyInt(self, form, ints, shape_ints, with_replicas))
-        width, places = len(names), self.num_replicas() if with_replicas else 1
-        rows = [self._with_symbolic_offsets(dict(zip(names, flat_rows[r * width : (r + 1) * width], strict=True)))
-                for r in range(places)]  # fmt: skip
+        values = _ffi.TileLayoutApplyInt(self, form, with_replicas, len(shape_ints), *shape_ints, *ints)
+        width = len(plan.names)
+        rows = [dict(zip(plan.names, values[r * width : (r + 1) * width])) for r in range(plan.places)]
+        if plan.symbolic:
+            rows = [_add_symbolic(row, plan.symbolic) for row in rows]
         return rows if with_replicas else rows[0]
 
-    def _place_arrays(self, form, coords, shape_ints, names, with_replicas: bool):
-        if self._symbolic_offsets():
+    def _place_arrays(self, form, coords, shape_ints, plan: _Plan, with_replicas: bool):
+        if plan.symbolic:
             raise ValueError(f"layout {self} has a symbolic offset; apply it to PrimExpr coordinates, not arrays")
-        arrays = np.broadcast_arrays(*[_int64_array(c) for c in coords])
+        arrays = [_int64_array(c) for c in coords]
         out_shape = arrays[0].shape
-        columns = [tvm_ffi.from_dlpack(np.ascontiguousarray(a).reshape(-1)) for a in arrays]
-        places = self.num_replicas() if with_replicas else 1
-        size = int(np.prod(out_shape, dtype=np.int64))
-        out = np.empty((places, len(names), size), dtype=np.int64)
-        _ffi.TileLayoutApplyArray(self, form, columns, shape_ints, tvm_ffi.from_dlpack(out), with_replicas)
-        if with_replicas:
-            return {name: out[:, a].reshape((places, *out_shape)) for a, name in enumerate(names)}
-        return {name: out[0, a].reshape(out_shape) for a, name in enumerate(names)}
+        if any(a.shape != out_shape for a in arrays):
+            arrays = np.broadcast_arrays(*arrays)
+            out_shape = arrays[0].shape
+        # The core reads each coordinate array as contiguous int64 values and writes places x axes x elements.
+        columns = [from_dlpack(a if a.flags.c_contiguous else np.ascontiguousarray(a)) for a in arrays]
+        out = np.empty((plan.places, len(plan.names), *out_shape), dtype=np.int64)
+        _ffi.TileLayoutApplyArray(self, form, with_replicas, from_dlpack(out), len(shape_ints), *shape_ints, *columns)
+        per_axis = out.swapaxes(0, 1)
+        return dict(zip(plan.names, per_axis if with_replicas else per_axis[:, 0], strict=True))
 
     def _check_arity(self, form: int, count: int, shape) -> None:
         if form == SHARD and count != len(self.shard):
@@ -245,17 +283,6 @@ class TileLayout(Object):
             )
         if form == SHAPED and count != len(shape):
             raise ValueError(f"coordinate has {count} values but shape has {len(shape)} dimensions")
-
-    def _symbolic_offsets(self) -> dict[str, object]:
-        return {a.name: v for a, v in self.offset.items() if not isinstance(v, int)}
-
-    def _with_symbolic_offsets(self, place: dict) -> dict:
-        symbolic = self._symbolic_offsets()
-        if not symbolic:
-            return place
-        analyzer = tvm.sym.Analyzer()
-        return {name: analyzer.simplify(value + symbolic[name]) if name in symbolic else value
-                for name, value in place.items()}  # fmt: skip
 
     # ---- identity and printing -----------------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ def place_symbolic(layout, form: int, coords, shape, with_replicas: bool):
         return base
     # Replica displacements are integers: the core's places of the all-zero shard coordinate, minus place 0.
     zero = [0] * len(layout.shard)
-    flat_rows = list(_ffi.TileLayoutApplyInt(layout, SHARD, zero, [], True))
+    flat_rows = _ffi.TileLayoutApplyInt(layout, SHARD, True, 0, *zero)
     width = len(names)
     rows = [flat_rows[r * width : (r + 1) * width] for r in range(layout.num_replicas())]
     return [

@@ -1,0 +1,90 @@
+"""Full-domain apply: tirx_layout's numpy apply against per-element loops over upstream, ours and pycute.
+
+Run ``python benchmarks/bench_apply.py`` (or ``./dev.sh bench``). Prints one row per (layout, method) with the best
+of several repeats and the speed-up of the numpy apply over each loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from tvm.tirx import layout as upstream
+
+from tirx_layout import S, TCol, TileLayout, TLane, laneid, warpid
+
+try:
+    import pycute
+except ImportError:  # pycute is optional here: it only adds a reference column
+    pycute = None
+
+
+def best_time(fn, repeats: int, min_seconds: float = 0.05) -> float:
+    """Best per-call time over ``repeats`` rounds; each round runs ``fn`` enough times to last ``min_seconds``."""
+    fn()  # warm caches (per-layout plans, imports) outside the measurement
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-9)
+    number = max(1, int(min_seconds / once))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def cases():
+    u = upstream
+    yield (
+        "TMEM S[(128,256):(1@TLane,1@TCol)]",
+        TileLayout(S[(128, 256):(1 @ TLane, 1 @ TCol)]),
+        u.TileLayout(u.S[(128, 256) : (1 @ u.Axis.get("TLane"), 1 @ u.Axis.get("TCol"))]),
+        (128, 256),
+        # the same 32768-element domain as one linear CuTe layout (column-major, so the strides are swapped)
+        (pycute.Layout((256, 128), (1, 256)) if pycute else None),
+    )
+    yield (
+        "warp fragment S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1)]",
+        TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)]),
+        u.TileLayout(
+            u.S[(8, 2, 4, 2) : (4 @ u.Axis.get("laneid"), 1 @ u.Axis.get("warpid"), 1 @ u.Axis.get("laneid"), 1)]
+        ),
+        (8, 16),
+        (pycute.Layout((2, 4, 2, 8), (1, 1, 1, 4)) if pycute else None),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    print(f"{'layout':60s} {'method':44s} {'elements':>9s} {'microseconds':>13s} {'numpy apply is':>16s}")
+    for name, ours, theirs, shape, cute in cases():
+        i, j = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+        coords = list(zip(i.ravel().tolist(), j.ravel().tolist(), strict=True))
+        n = len(coords)
+        loops = args.repeats
+
+        ours_numpy = best_time(lambda: ours.apply(i, j, shape=list(shape)), args.repeats)
+        upstream_loop = best_time(lambda: [theirs.apply(a, b, shape=list(shape)) for a, b in coords], loops)
+        ours_loop = best_time(lambda: [ours.apply(a, b, shape=list(shape)) for a, b in coords], loops)
+        rows = [
+            ("(a) tirx_layout numpy apply", ours_numpy),
+            ("(b) upstream tvm.tirx.layout, per element", upstream_loop),
+            ("(c) tirx_layout, per element", ours_loop),
+        ]
+        if cute is not None:
+            rows.append(("(d) pycute, per element (one linear axis)", best_time(lambda: [cute(k) for k in range(n)], loops)))
+        for method, seconds in rows:
+            ratio = "" if method.startswith("(a)") else f"{seconds / ours_numpy:,.0f}x faster"
+            print(f"{name:60s} {method:44s} {n:9d} {seconds * 1e6:13.1f} {ratio:>16s}")
+        speedup = upstream_loop / ours_loop
+        print(f"{name:60s} {'(b)/(c): our per-element apply is':44s} {n:9d} {'':13s} {speedup:14.1f}x faster")
+
+
+if __name__ == "__main__":
+    main()
