@@ -76,59 +76,42 @@ void Placer::CheckArity(CoordForm form, size_t num_coords, const std::vector<int
   }
 }
 
-void Placer::Place(CoordForm form, const int64_t* coords, const std::vector<int64_t>& shape, int64_t* out) const {
-  std::vector<int64_t> split(shard_.size());
-  PlaceInto(form, coords, shape, split.data(), out);
-}
-
-void Placer::PlaceInto(CoordForm form, const int64_t* coords, const std::vector<int64_t>& shape, int64_t* split,
-                       int64_t* out) const {
+void Placer::Place(CoordForm form, const int64_t* const* columns, const std::vector<int64_t>& shape, int64_t n,
+                   int64_t* out) const {
   const size_t num_axes = axes_.size();
-  if (form == CoordForm::kShard) {
-    for (size_t k = 0; k < shard_.size(); ++k) split[k] = coords[k];
-  } else {
-    int64_t flat = 0;
-    if (form == CoordForm::kFlat) {
-      flat = coords[0];
-    } else {
-      for (size_t d = 0; d < shape.size(); ++d) flat = CheckedAdd(CheckedMul(flat, shape[d]), coords[d]);
-    }
-    // Last iter fastest; the first component takes what is left, unreduced, so out-of-range input spills there.
-    for (size_t k = shard_.size(); k-- > 1;) {
-      const Term& t = shard_[k];
-      if (t.log2_extent >= 0) {
-        // Two's complement: the mask is the floor modulo and the arithmetic shift the floor quotient, negatives too.
-        split[k] = flat & (t.extent - 1);
-        flat >>= t.log2_extent;
-      } else {
-        split[k] = FloorMod(flat, t.extent);
-        flat = FloorDiv(flat, t.extent);
-      }
-    }
-    if (!shard_.empty()) split[0] = flat;
-  }
-
-  int64_t* base = out;
-  std::copy(base_offset_.begin(), base_offset_.end(), base);
-  for (size_t k = 0; k < shard_.size(); ++k) {
-    const Term& t = shard_[k];
-    base[t.axis_index] = CheckedAdd(base[t.axis_index], CheckedMul(split[k], t.stride));
-  }
-  for (int64_t r = 1; r < places_; ++r) {
-    const int64_t* delta = &replica_delta_[static_cast<size_t>(r) * num_axes];
-    int64_t* row = out + static_cast<size_t>(r) * num_axes;
-    for (size_t a = 0; a < num_axes; ++a) row[a] = CheckedAdd(base[a], delta[a]);
-  }
-}
-
-void Placer::PlaceColumns(CoordForm form, const std::vector<const int64_t*>& columns,
-                          const std::vector<int64_t>& shape, int64_t n, int64_t* out) const {
-  const size_t width = static_cast<size_t>(places_) * axes_.size();
-  std::vector<int64_t> coord(columns.size()), split(shard_.size()), row(width);
   for (int64_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < columns.size(); ++j) coord[j] = columns[j][i];
-    PlaceInto(form, coord.data(), shape, split.data(), row.data());
-    for (size_t p = 0; p < width; ++p) out[p * n + i] = row[p];
+    auto value = [&](size_t axis) -> int64_t& { return out[static_cast<int64_t>(axis) * n + i]; };
+    auto add = [&](const Term& t, int64_t c) { value(t.axis_index) = CheckedAdd(value(t.axis_index), CheckedMul(c, t.stride)); };
+    for (size_t a = 0; a < num_axes; ++a) value(a) = base_offset_[a];
+
+    if (form == CoordForm::kShard) {
+      for (size_t k = 0; k < shard_.size(); ++k) add(shard_[k], columns[k][i]);
+    } else {
+      int64_t flat = 0;
+      if (form == CoordForm::kFlat) {
+        flat = columns[0][i];
+      } else {
+        for (size_t d = 0; d < shape.size(); ++d) flat = CheckedAdd(CheckedMul(flat, shape[d]), columns[d][i]);
+      }
+      // Last iter fastest; the first component takes what is left, unreduced, so out-of-range input spills there.
+      for (size_t k = shard_.size(); k-- > 1;) {
+        const Term& t = shard_[k];
+        if (t.log2_extent >= 0) {
+          // Two's complement: the mask is the floor modulo, the arithmetic shift the floor quotient, negatives too.
+          add(t, flat & (t.extent - 1));
+          flat >>= t.log2_extent;
+        } else {
+          add(t, FloorMod(flat, t.extent));
+          flat = FloorDiv(flat, t.extent);
+        }
+      }
+      if (!shard_.empty()) add(shard_[0], flat);
+    }
+
+    for (int64_t r = 1; r < places_; ++r) {
+      const int64_t* delta = &replica_delta_[static_cast<size_t>(r) * num_axes];
+      for (size_t a = 0; a < num_axes; ++a) value(r * num_axes + a) = CheckedAdd(value(a), delta[a]);
+    }
   }
 }
 

@@ -67,8 +67,10 @@ void ApplyInt(ffi::PackedArgs args, ffi::Any* result) {
   placer.CheckArity(call.form, call.coords.size(), call.shape);
   std::vector<int64_t> coords;
   for (int i = 0; i < call.coords.size(); ++i) coords.push_back(call.coords[i].cast<int64_t>());
+  std::vector<const int64_t*> columns;
+  for (const int64_t& c : coords) columns.push_back(&c);
   std::vector<int64_t> out(static_cast<size_t>(placer.places()) * placer.axes().size());
-  placer.Place(call.form, coords.data(), call.shape, out.data());
+  placer.Place(call.form, columns.data(), call.shape, 1, out.data());
   *result = ffi::Shape(out.begin(), out.end());
 }
 
@@ -107,7 +109,7 @@ void ApplyArray(ffi::PackedArgs args, ffi::Any* result) {
   CheckInt64Vector(out, "output array", CheckedMul(width, n));
   int64_t* dst = static_cast<int64_t*>(out.data_ptr());
 
-  placer.PlaceColumns(call.form, columns, call.shape, n, dst);
+  placer.Place(call.form, columns.data(), call.shape, n, dst);
 }
 
 }  // namespace

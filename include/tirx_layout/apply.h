@@ -40,16 +40,12 @@ class Placer {
   /*! \brief Check the coordinate count for `form` (ValueError naming the arity otherwise). */
   void CheckArity(CoordForm form, size_t num_coords, const std::vector<int64_t>& shape) const;
   /*!
-   * \brief Map one coordinate. `out` receives places() rows of axes().size() values, replica 0 first.
-   * \param coords The coordinate values, already arity-checked with CheckArity.
+   * \brief Map `n` elements. Coordinate j of element i is `columns[j][i]` (arity already checked with CheckArity);
+   *        the value on output axis a of replica place r of element i goes to `out[(r * axes + a) * n + i]`.
+   *        One element is `n == 1` with each column pointing at one value.
    */
-  void Place(CoordForm form, const int64_t* coords, const std::vector<int64_t>& shape, int64_t* out) const;
-  /*!
-   * \brief Map `n` coordinates given as columns (`columns[j][i]` is coordinate j of element i) into `out`, laid out
-   *        places() x axes() x n.
-   */
-  void PlaceColumns(CoordForm form, const std::vector<const int64_t*>& columns, const std::vector<int64_t>& shape,
-                    int64_t n, int64_t* out) const;
+  void Place(CoordForm form, const int64_t* const* columns, const std::vector<int64_t>& shape, int64_t n,
+             int64_t* out) const;
 
  private:
   struct Term {
@@ -59,10 +55,6 @@ class Placer {
     /*! log2(extent) when the extent is a power of two, else -1: splitting then needs no division. */
     int log2_extent;
   };
-  /*! Place with caller-provided scratch for the shard components (shard size entries). */
-  void PlaceInto(CoordForm form, const int64_t* coords, const std::vector<int64_t>& shape, int64_t* split,
-                 int64_t* out) const;
-
   std::vector<Axis> axes_;
   std::vector<Term> shard_;
   std::vector<int64_t> base_offset_;
