@@ -13,6 +13,7 @@
 #include "tirx_layout/apply.h"
 #include "tirx_layout/checked.h"
 #include "tirx_layout/error.h"
+#include "tirx_layout/tile_algebra.h"
 #include "tirx_layout/tile_layout.h"
 
 namespace tirx_layout {
@@ -112,7 +113,91 @@ void ApplyArray(ffi::PackedArgs args, ffi::Any* result) {
   placer.Place(call.form, columns.data(), call.shape, n, dst);
 }
 
+std::vector<int64_t> Ints(const ffi::Array<int64_t>& values) { return {values.begin(), values.end()}; }
+
+ffi::Shape ToShape(const std::vector<int64_t>& values) { return ffi::Shape(values.begin(), values.end()); }
+
+ffi::Optional<TileLayout> ToOptional(const std::optional<TileLayout>& layout) {
+  if (layout) return *layout;
+  return std::nullopt;
+}
+
+/*! \brief slice with begins that are ints or None (symbolic); returns (layout, [(dim, axis, stride)]) or None. */
+ffi::Optional<ffi::Tuple<TileLayout, ffi::Array<ffi::Tuple<int64_t, ffi::String, int64_t>>>> SliceEntry(
+    const TileLayout& layout, const ffi::Array<int64_t>& shape, const ffi::Array<ffi::Any>& begins,
+    const ffi::Array<int64_t>& extents) {
+  std::vector<std::optional<int64_t>> begin_values;
+  for (const ffi::Any& b : begins) begin_values.push_back(b == nullptr ? std::nullopt : AsStaticInt(b));
+  std::vector<SymbolicBeginTerm> terms;
+  std::optional<TileLayout> sliced = Slice(layout, Ints(shape), begin_values, Ints(extents), &terms);
+  if (!sliced) return std::nullopt;
+  ffi::Array<ffi::Tuple<int64_t, ffi::String, int64_t>> out;
+  for (const SymbolicBeginTerm& t : terms) {
+    out.push_back(ffi::Tuple<int64_t, ffi::String, int64_t>(static_cast<int64_t>(t.dim), t.axis->name, t.stride));
+  }
+  return ffi::Tuple<TileLayout, ffi::Array<ffi::Tuple<int64_t, ffi::String, int64_t>>>(*sliced, out);
+}
+
 }  // namespace
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  using Shape = ffi::Array<int64_t>;
+  refl::GlobalDef()
+      .def("tirx_layout.TileLayoutCanonicalize", Canonicalize)
+      .def("tirx_layout.TileLayoutGroup",
+           [](const TileLayout& layout, const Shape& shape) {
+             Grouped g = Group(layout, Ints(shape));
+             return ffi::Tuple<TileLayout, ffi::Shape>(g.layout, ToShape(g.seps));
+           })
+      .def("tirx_layout.TileLayoutGroupMany",
+           [](const TileLayout& layout, const ffi::Array<Shape>& shapes) {
+             std::vector<std::vector<int64_t>> values;
+             for (const Shape& s : shapes) values.push_back(Ints(s));
+             auto [grouped, seps] = GroupMany(layout, values);
+             ffi::Array<ffi::Shape> out;
+             for (const auto& s : seps) out.push_back(ToShape(s));
+             return ffi::Tuple<TileLayout, ffi::Array<ffi::Shape>>(grouped, out);
+           })
+      .def("tirx_layout.TileLayoutTile",
+           [](const TileLayout& inner, const TileLayout& outer, const Shape& outer_shape, const Shape& inner_shape) {
+             return Tile(inner, outer, Ints(outer_shape), Ints(inner_shape));
+           })
+      .def("tirx_layout.TileLayoutIsTileInner",
+           [](const TileLayout& inner, const TileLayout& tiled, const Shape& tiled_shape, const Shape& inner_shape) {
+             return ToOptional(IsTileInner(inner, tiled, Ints(tiled_shape), Ints(inner_shape)));
+           })
+      .def("tirx_layout.TileLayoutIsTileOuter",
+           [](const TileLayout& outer, const TileLayout& tiled, const Shape& tiled_shape, const Shape& outer_shape) {
+             return ToOptional(IsTileOuter(outer, tiled, Ints(tiled_shape), Ints(outer_shape)));
+           })
+      .def("tirx_layout.TileLayoutDirectSum",
+           [](const TileLayout& right, const TileLayout& left, const Shape& left_shape, const Shape& right_shape) {
+             return DirectSum(right, left, Ints(left_shape), Ints(right_shape));
+           })
+      .def("tirx_layout.TileLayoutIsDirectSumRight",
+           [](const TileLayout& right, const TileLayout& sum, const Shape& sum_shape, const Shape& right_shape) {
+             return ToOptional(IsDirectSumRight(right, sum, Ints(sum_shape), Ints(right_shape)));
+           })
+      .def("tirx_layout.TileLayoutIsDirectSumLeft",
+           [](const TileLayout& left, const TileLayout& sum, const Shape& sum_shape, const Shape& left_shape) {
+             return ToOptional(IsDirectSumLeft(left, sum, Ints(sum_shape), Ints(left_shape)));
+           })
+      .def("tirx_layout.TileLayoutSlice", SliceEntry)
+      .def("tirx_layout.TileLayoutIsTrivial", IsTrivial)
+      .def("tirx_layout.TileLayoutStorage", Storage)
+      .def("tirx_layout.TileLayoutUnpack", Unpack)
+      .def("tirx_layout.TileLayoutPack", Pack)
+      .def("tirx_layout.TileLayoutBroadcast", Broadcast)
+      .def("tirx_layout.TileLayoutPermuteDims",
+           [](const TileLayout& layout, const Shape& perm) { return PermuteDims(layout, Ints(perm)); })
+      .def("tirx_layout.TileLayoutPermuteByGroups",
+           [](const TileLayout& layout, const Shape& seps, const Shape& perm) {
+             return PermuteByGroups(layout, Ints(seps), Ints(perm));
+           })
+      .def("tirx_layout.TileLayoutTrainium",
+           [](const ffi::String& annotation, const Shape& shape) { return Trainium(std::string(annotation), Ints(shape)); })
+      .def("tirx_layout.TileLayoutToPsum", ToPsum);
+}
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   refl::ObjectDef<AxisObj>()

@@ -13,8 +13,8 @@ from tvm_ffi import Object, from_dlpack
 from . import _ffi
 from ._values import INT64_MAX, static_int
 from .axis import Axis, Iter
-from .spec import LayoutSpec, Offset, OnAxis, axis_label
-from .symbolic import FLAT, SHAPED, SHARD, place_symbolic
+from .spec import LayoutSpec, Offset, OnAxis, S, axis_label
+from .symbolic import FLAT, SHAPED, SHARD, place_symbolic, shard_coordinates
 
 
 def _format_stride(it: Iter) -> str:
@@ -79,6 +79,94 @@ def _add_symbolic(place: dict, symbolic: dict) -> dict:
     analyzer = tvm.sym.Analyzer()
     return {name: analyzer.simplify(value + symbolic[name]) if name in symbolic else value
             for name, value in place.items()}  # fmt: skip
+
+
+def _cuda_target_active() -> bool:
+    target = tvm.target.Target.current(allow_none=True)
+    return target is not None and target.kind.name == "cuda"
+
+
+def _ints(values, what: str) -> list[int]:
+    if isinstance(values, int | str) or not isinstance(values, Sequence | np.ndarray | tvm_ffi.Array):
+        raise TypeError(f"expected a sequence of ints for {what}s, got {values!r}")
+    return [static_int(v, what) for v in values]
+
+
+def _split_symbolic(layout: TileLayout) -> tuple[TileLayout, dict[str, object]]:
+    """The layout without its symbolic offsets, and those offsets by axis name (the core takes integers only)."""
+    symbolic = {a.name: v for a, v in layout.offset.items() if not isinstance(v, int)}
+    if not symbolic:
+        return layout, {}
+    static = {a: v for a, v in layout.offset.items() if isinstance(v, int)}
+    return TileLayout.from_iters(layout.shard, layout.replica, static), symbolic
+
+
+def _with_offsets(layout: TileLayout, symbolic: dict[str, object]) -> TileLayout:
+    """``layout`` with symbolic offset terms added back (simplified; a term that simplifies to 0 disappears)."""
+    if not symbolic:
+        return layout
+    analyzer = tvm.sym.Analyzer()
+    terms = {a.name: v for a, v in layout.offset.items()}
+    for axis, value in symbolic.items():
+        value = analyzer.simplify(terms[axis] + value if axis in terms else value)
+        if isinstance(value, tvm.tirx.IntImm):
+            value = int(value.value)
+        terms[axis] = value
+    return TileLayout.from_iters(layout.shard, layout.replica, {a: v for a, v in terms.items() if not _is_zero(v)})
+
+
+def _is_zero(value) -> bool:
+    return isinstance(value, int) and value == 0
+
+
+def _expect_tile(layout, role: str) -> TileLayout:
+    if not isinstance(layout, TileLayout):
+        raise TypeError(f"the {role} layout must be a TileLayout, got {layout!r}")
+    return layout
+
+
+def _combine(entry, second: TileLayout, first: TileLayout, first_shape, second_shape) -> TileLayout:
+    """tile / direct_sum: the core interleaves the static parts; symbolic offsets of both add."""
+    first_static, first_symbolic = _split_symbolic(first)
+    second_static, second_symbolic = _split_symbolic(second)
+    combined = entry(
+        second_static, first_static, _ints(first_shape, "a shape extent"), _ints(second_shape, "a shape extent")
+    )
+    symbolic = dict(first_symbolic)
+    for axis, value in second_symbolic.items():
+        symbolic[axis] = symbolic[axis] + value if axis in symbolic else value
+    return _with_offsets(combined, symbolic)
+
+
+def _recognise(entry, known: TileLayout, combined: TileLayout, combined_shape, known_shape) -> TileLayout | None:
+    """Recognisers: the core answers on the static parts; the other factor's symbolic offset is the difference."""
+    known_static, known_symbolic = _split_symbolic(_expect_tile(known, "known"))
+    combined_static, combined_symbolic = _split_symbolic(_expect_tile(combined, "combined"))
+    other = entry(
+        known_static, combined_static, _ints(combined_shape, "a shape extent"), _ints(known_shape, "a shape extent")
+    )
+    if other is None:
+        return None
+    symbolic = dict(combined_symbolic)
+    for axis, value in known_symbolic.items():
+        symbolic[axis] = symbolic[axis] - value if axis in symbolic else -value
+    return _with_offsets(other, symbolic)
+
+
+def _range_bounds(bounds) -> tuple[object, int]:
+    """``(begin, extent)`` of a ``(begin, end)`` pair or a ``tvm.ir.Range``; the extent must be static."""
+    if isinstance(bounds, tvm.ir.Range):
+        begin, extent = bounds.min, bounds.extent
+    elif isinstance(bounds, Sequence) and len(bounds) == 2:
+        begin, extent = bounds[0], bounds[1] - bounds[0]
+    else:
+        raise TypeError(f"a slice region entry is (begin, end) or a tvm.ir.Range, got {bounds!r}")
+    if tvm.ir.is_prim_expr(extent):
+        extent = tvm.sym.Analyzer().simplify(extent)
+    extent = static_int(extent, "a slice extent (end - begin)")
+    if tvm.ir.is_prim_expr(begin) and not isinstance(begin, tvm.tirx.IntImm):
+        return begin, extent
+    return static_int(begin, "a slice begin"), extent
 
 
 @tvm_ffi.register_object("tirx_layout.TileLayout")
@@ -283,6 +371,277 @@ class TileLayout(Object):
             )
         if form == SHAPED and count != len(shape):
             raise ValueError(f"coordinate has {count} values but shape has {len(shape)} dimensions")
+
+    # ---- algebra (C++ core; symbolic offsets are taken out around each call and put back) -------------------
+
+    def canonicalize(self) -> TileLayout:
+        """The normal form with the same meaning (SPEC §2): unit shard iters and zero offsets dropped, adjacent
+        iters on one axis fused, replicas sorted. Under an active CUDA target (``with tvm.target.Target("cuda")``)
+        the thread axes inside a CTA are first rewritten onto one axis (``laneid`` + ``warpid`` -> ``tx``).
+
+        Example:
+            >>> TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)]).canonicalize()
+            TileLayout(S[4096:1])
+        """
+        static, symbolic = _split_symbolic(self)
+        # A symbolic offset on a thread axis cannot be rescaled by the core, so such layouts keep their axes.
+        fuse = _cuda_target_active() and not any(Axis.get(a).is_thread() for a in symbolic)
+        return _with_offsets(_ffi.TileLayoutCanonicalize(static, fuse), symbolic)
+
+    def group(self, shape: Sequence[int]) -> tuple[TileLayout, list[int]]:
+        """Split (never merge or reorder) shard iters so that runs of them multiply to each ``shape`` entry.
+        Returns the layout and ``len(shape) + 1`` separators: dimension ``d`` owns ``shard[seps[d]:seps[d+1]]``.
+
+        Example:
+            >>> TileLayout(S[64:1]).group([4, 16])
+            (TileLayout(S[(4, 16):(16, 1)]), [0, 1, 2])
+        """
+        static, symbolic = _split_symbolic(self)
+        grouped, seps = _ffi.TileLayoutGroup(static, _ints(shape, "a group shape extent"))
+        return _with_offsets(grouped, symbolic), list(seps)
+
+    def group_many(self, *shapes: Sequence[int]) -> tuple[TileLayout, list[list[int]]]:
+        """Group by the common refinement of several shapes (equal sizes); one separator list per shape.
+        Accepts the shapes as arguments or as one list of shapes.
+
+        Example:
+            >>> TileLayout(S[30:1]).group_many([6, 5], [2, 15])
+            (TileLayout(S[(2, 3, 5):(15, 5, 1)]), [[0, 2, 3], [0, 1, 3]])
+        """
+        if len(shapes) == 1 and shapes[0] and all(isinstance(s, Sequence) for s in shapes[0]):
+            shapes = tuple(shapes[0])
+        static, symbolic = _split_symbolic(self)
+        grouped, seps = _ffi.TileLayoutGroupMany(static, [_ints(s, "a group shape extent") for s in shapes])
+        return _with_offsets(grouped, symbolic), [list(s) for s in seps]
+
+    def apply_to_shape(self, coord: Sequence, input_shape: Sequence[int]) -> list:
+        """The coordinate of every shard iter for the logical coordinate ``coord`` of a buffer of ``input_shape``
+        (ints or ``PrimExpr``; grouped per dimension when possible, so expressions stay local to one dimension).
+
+        Example:
+            >>> TileLayout(S[(8, 8):(8, 1)]).apply_to_shape([29], [64])
+            [3, 5]
+        """
+        return shard_coordinates(self, list(coord), _ints(input_shape, "a shape extent"))
+
+    def tile(self, outer: TileLayout, outer_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout:
+        """This layout (the inner tile) repeated by ``outer``: per dimension, outer iters then inner iters, the
+        outer strides on axes the inner uses scaled by ``self.span(axis)``; replicas concatenate, offsets add.
+
+        Example:
+            >>> TileLayout(S[(2, 4):(1, 2)]).tile(TileLayout(S[(8, 8):(8, 1)]), [8, 8], [2, 4])
+            TileLayout(S[(8, 2, 32):(64, 1, 2)])
+        """
+        return _combine(_ffi.TileLayoutTile, self, _expect_tile(outer, "outer"), outer_shape, inner_shape)
+
+    def tile_to(self, to_shape: Sequence[int], current_shape: Sequence[int]) -> TileLayout:
+        """Tile this layout of ``current_shape`` row-major up to ``to_shape`` (each a multiple of the current one).
+
+        Example:
+            >>> TileLayout(S[(2, 2):(2, 1)]).tile_to([4, 4], [2, 2])
+            TileLayout(S[(2, 2, 2, 2):(8, 2, 4, 1)])
+        """
+        to_shape, current_shape = _ints(to_shape, "a shape extent"), _ints(current_shape, "a shape extent")
+        if len(to_shape) != len(current_shape) or any(t % c for t, c in zip(to_shape, current_shape, strict=False)):
+            raise ValueError(f"tile_to: {to_shape} is not a whole multiple of {current_shape} in every dimension")
+        repeats = [t // c for t, c in zip(to_shape, current_shape, strict=True)]
+        return self.tile(TileLayout(S[tuple(repeats)]), repeats, current_shape)
+
+    def is_tile_inner(
+        self, tiled: TileLayout, tiled_shape: Sequence[int], inner_shape: Sequence[int]
+    ) -> TileLayout | None:
+        """If ``tiled`` is this layout tiled by some outer layout, that outer layout, else ``None``. Exact:
+        ``self.tile(outer, ...)`` gives back ``tiled`` canonically. ``tiled_shape`` is outer x inner per dimension.
+
+        Example:
+            >>> tiled = TileLayout(S[(8, 2, 32):(64, 1, 2)])
+            >>> TileLayout(S[(2, 4):(1, 2)]).is_tile_inner(tiled, [16, 32], [2, 4])
+            TileLayout(S[(8, 8):(8, 1)])
+        """
+        return _recognise(_ffi.TileLayoutIsTileInner, self, tiled, tiled_shape, inner_shape)
+
+    def is_tile_outer(
+        self, tiled: TileLayout, tiled_shape: Sequence[int], outer_shape: Sequence[int]
+    ) -> TileLayout | None:
+        """If ``tiled`` is some inner layout tiled by this one, that inner layout, else ``None`` (exact).
+
+        Example:
+            >>> tiled = TileLayout(S[(8, 2, 32):(64, 1, 2)])
+            >>> TileLayout(S[(8, 8):(8, 1)]).is_tile_outer(tiled, [16, 32], [8, 8])
+            TileLayout(S[(2, 4):(1, 2)])
+        """
+        return _recognise(_ffi.TileLayoutIsTileOuter, self, tiled, tiled_shape, outer_shape)
+
+    def direct_sum(self, left: TileLayout, left_shape: Sequence[int], right_shape: Sequence[int]) -> TileLayout:
+        """``left + self`` on the interleaved domain: ``(p, q, i, j) -> left(p, i) + self(q, j)``, no scaling.
+
+        Example:
+            >>> TileLayout(S[4 : 1 @ laneid]).direct_sum(TileLayout(S[2 : 4 @ laneid]), [2], [4])
+            TileLayout(S[8:1@laneid])
+        """
+        return _combine(_ffi.TileLayoutDirectSum, self, _expect_tile(left, "left"), left_shape, right_shape)
+
+    def is_direct_sum_right(
+        self, sum_layout: TileLayout, sum_shape: Sequence[int], right_shape: Sequence[int]
+    ) -> TileLayout | None:
+        """If ``sum_layout`` is ``left.direct_sum``-ed with this layout as the right addend, the left addend, else
+        ``None``. ``sum_shape`` is left x right per dimension.
+
+        Example:
+            >>> TileLayout(S[4 : 1 @ laneid]).is_direct_sum_right(TileLayout(S[8 : 1 @ laneid]), [8], [4])
+            TileLayout(S[2:4@laneid])
+        """
+        return _recognise(_ffi.TileLayoutIsDirectSumRight, self, sum_layout, sum_shape, right_shape)
+
+    def is_direct_sum_left(
+        self, sum_layout: TileLayout, sum_shape: Sequence[int], left_shape: Sequence[int]
+    ) -> TileLayout | None:
+        """If ``sum_layout`` has this layout as its left addend, the right addend, else ``None``.
+
+        Example:
+            >>> TileLayout(S[2 : 4 @ laneid]).is_direct_sum_left(TileLayout(S[8 : 1 @ laneid]), [8], [2])
+            TileLayout(S[4:1@laneid])
+        """
+        return _recognise(_ffi.TileLayoutIsDirectSumLeft, self, sum_layout, sum_shape, left_shape)
+
+    def slice(self, shape: Sequence[int], region: Sequence) -> TileLayout | None:
+        """The layout of the sub-box ``region`` (``(begin, end)`` pairs or ``tvm.ir.Range``) of a buffer of
+        ``shape``: ``sliced.apply(c, shape=extents) == self.apply(begin + c, shape=shape)``. Begins may be
+        ``PrimExpr`` where a dimension is one iter. ``None`` when the sub-box is not affine in this model.
+
+        Example:
+            >>> TileLayout(S[(8, 8):(8, 1)]).slice([64], [(5, 8)])
+            TileLayout(S[3:1] + 5)
+        """
+        shape = _ints(shape, "a shape extent")
+        if len(region) != len(shape):
+            raise ValueError(f"slice: region {region!r} has {len(region)} dimensions but shape {shape} has {len(shape)}")
+        begins, extents = zip(*(_range_bounds(r) for r in region), strict=True) if region else ((), ())
+        static, symbolic = _split_symbolic(self)
+        static_begins = [b if isinstance(b, int) else None for b in begins]
+        answer = _ffi.TileLayoutSlice(static, shape, static_begins, list(extents))
+        if answer is None:
+            return None
+        sliced, terms = answer
+        for dim, axis, stride in terms:
+            term = begins[dim] * stride
+            symbolic[axis] = symbolic[axis] + term if axis in symbolic else term
+        return _with_offsets(sliced, symbolic)
+
+    def is_trivial(self) -> bool:
+        """Whether the canonical form is at most one stride-1 memory iter, with no replica and no offset.
+
+        Example:
+            >>> TileLayout(S[(4, 8):(8, 1)]).is_trivial(), TileLayout(S[8 : 1 @ laneid]).is_trivial()
+            (True, False)
+        """
+        static, symbolic = _split_symbolic(self)
+        return not symbolic and _ffi.TileLayoutIsTrivial(static)
+
+    def storage(self) -> TileLayout:
+        """The memory part: iters and offsets on thread axes dropped.
+
+        Example:
+            >>> TileLayout(S[(32, 4):(1 @ laneid, 1)] + 2 @ warpid + 8).storage()
+            TileLayout(S[4:1] + 8)
+        """
+        static, symbolic = _split_symbolic(self)
+        kept = {a: v for a, v in symbolic.items() if not Axis.get(a).is_thread()}
+        return _with_offsets(_ffi.TileLayoutStorage(static), kept)
+
+    def unpack(self, n: int) -> TileLayout:
+        """Each element becomes ``n`` contiguous ones: memory-axis strides and offsets times ``n``, then an
+        innermost ``n:1`` iter on ``m``; thread-axis strides stay.
+
+        Example:
+            >>> TileLayout(S[(32, 4):(1 @ laneid, 1)]).unpack(2)
+            TileLayout(S[(32, 4, 2):(1@laneid, 2, 1)])
+        """
+        n = static_int(n, "the unpack count")
+        static, symbolic = _split_symbolic(self)
+        scaled = {a: v * n if Axis.get(a).is_memory() else v for a, v in symbolic.items()}
+        return _with_offsets(_ffi.TileLayoutUnpack(static, n), scaled)
+
+    def pack(self, n: int) -> TileLayout:
+        """The exact inverse of ``unpack(n)``: ``n`` contiguous elements become one. ``ValueError`` unless the
+        innermost iter is a stride-1 memory iter with extent divisible by ``n`` and every other memory stride and
+        offset is a multiple of ``n``.
+
+        Example:
+            >>> TileLayout(S[(32, 8):(1 @ laneid, 1)]).pack(2)
+            TileLayout(S[(32, 4):(1@laneid, 1)])
+        """
+        n = static_int(n, "the pack count")
+        static, symbolic = _split_symbolic(self)
+        analyzer, divided = tvm.sym.Analyzer(), {}
+        for axis, value in symbolic.items():
+            if Axis.get(axis).is_memory():
+                if not analyzer.can_prove(tvm.tirx.floormod(value, n) == 0):
+                    raise ValueError(f"pack({n}): the offset {value} on axis {axis} is not provably a multiple of {n}")
+                value = analyzer.simplify(tvm.tirx.floordiv(value, n))
+            divided[axis] = value
+        return _with_offsets(_ffi.TileLayoutPack(static, n), divided)
+
+    def broadcast(self, n: int, position: int = -1, axis: Axis | str = "m") -> TileLayout:
+        """Insert a stride-0 iter of extent ``n`` at ``position`` (``-1``: after the last iter).
+
+        Example:
+            >>> TileLayout(S[(4, 8):(8, 1)]).broadcast(2, 1)
+            TileLayout(S[(4, 2, 8):(8, 0, 1)])
+        """
+        static, symbolic = _split_symbolic(self)
+        layout = _ffi.TileLayoutBroadcast(
+            static, static_int(n, "the broadcast extent"), static_int(position, "the position"), Axis.get(axis)
+        )
+        return _with_offsets(layout, symbolic)
+
+    def permute_dims(self, perm: Sequence[int]) -> TileLayout:
+        """The shard iters reordered: iter ``i`` of the result is iter ``perm[i]`` of this layout.
+
+        Example:
+            >>> TileLayout(S[(4, 8):(8, 1)]).permute_dims([1, 0])
+            TileLayout(S[(8, 4):(1, 8)])
+        """
+        static, symbolic = _split_symbolic(self)
+        return _with_offsets(_ffi.TileLayoutPermuteDims(static, _ints(perm, "a permutation entry")), symbolic)
+
+    def permute_by_groups(self, seps: Sequence[int], perm: Sequence[int]) -> TileLayout:
+        """Reorder groups of shard iters (``seps`` as returned by ``group``): group ``i`` of the result is group
+        ``perm[i]``.
+
+        Example:
+            >>> TileLayout(S[(2, 4, 8):(32, 8, 1)]).permute_by_groups([0, 2, 3], [1, 0])
+            TileLayout(S[(8, 2, 4):(1, 32, 8)])
+        """
+        static, symbolic = _split_symbolic(self)
+        layout = _ffi.TileLayoutPermuteByGroups(
+            static, _ints(seps, "a separator"), _ints(perm, "a permutation entry")
+        )
+        return _with_offsets(layout, symbolic)
+
+    @classmethod
+    def trainium(cls, annotation: str, shape: Sequence[int], is_psum: bool = False) -> TileLayout:
+        """A Trainium tile: dimensions annotated ``P`` (partitions, at most 128 in all; one wider ``P`` dimension
+        splits, its high part going to the free axis) and ``F`` (free), each row-major on its own axis.
+
+        Example:
+            >>> TileLayout.trainium("PF", (128, 512))
+            TileLayout(S[(128, 512):(1@P, 1@F)])
+        """
+        if not isinstance(annotation, str):
+            raise TypeError(f"trainium: the annotation must be a str of 'P' and 'F', got {annotation!r}")
+        layout = _ffi.TileLayoutTrainium(annotation, _ints(shape, "a shape extent"))
+        return layout.to_psum() if is_psum else layout
+
+    def to_psum(self) -> TileLayout:
+        """The PSUM form: the free axis ``F`` split into banks of 512 elements (axis ``Bank``, 8 banks).
+
+        Example:
+            >>> TileLayout(S[(128, 1024):(1 @ P, 1 @ F)]).to_psum()
+            TileLayout(S[(128, 2, 512):(1@P, 1@Bank, 1@F)])
+        """
+        static, symbolic = _split_symbolic(self)
+        return _with_offsets(_ffi.TileLayoutToPsum(static), symbolic)
 
     # ---- identity and printing -----------------------------------------------------------------------------
 

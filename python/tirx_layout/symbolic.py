@@ -94,3 +94,68 @@ def place_symbolic(layout, form: int, coords, shape, with_replicas: bool):
         {name: analyzer.simplify(base[name] + IntImm(dtype, row[a] - rows[0][a])) for a, name in enumerate(names)}
         for row in rows
     ]
+
+
+def shard_coordinates(layout, coord: list, input_shape: list[int]) -> list:
+    """The coordinate of each shard iter of ``layout`` for logical ``coord`` of a buffer of ``input_shape``.
+
+    Integers flatten row-major and split over the shard extents. Expressions are split per dimension over the
+    layout grouped by ``input_shape`` when that grouping exists, so each expression involves one dimension's
+    coordinate only; an iter that grouping split in pieces gets its pieces recombined.
+
+    Example:
+        >>> from tirx_layout import TileLayout, S
+        >>> i, j = tvm.tirx.Var("i", "int32"), tvm.tirx.Var("j", "int32")
+        >>> [str(c) for c in shard_coordinates(TileLayout(S[(8, 8):(8, 1)]), [i, j], [8, 8])]
+        ['i', 'j']
+    """
+    if len(coord) != len(input_shape):
+        raise ValueError(f"coordinate {coord!r} has {len(coord)} values but shape {input_shape} has {len(input_shape)}")
+    extents = [it.extent for it in layout.shard]
+    if not any(tvm.ir.is_prim_expr(c) and not isinstance(c, IntImm) for c in coord):
+        flat = 0
+        for c, s in zip(coord, input_shape, strict=True):
+            flat = flat * s + int(c)
+        parts = []
+        for e in reversed(extents[1:]):
+            parts.append(flat % e)
+            flat //= e
+        return [flat, *reversed(parts)] if extents else []
+
+    dtype = _dtype_for([*coord, *input_shape], layout)
+    values = [_expr(c, dtype) for c in coord]
+    analyzer = tvm.sym.Analyzer()
+    pieces = _pieces_by_dimension(layout, values, input_shape, dtype)
+    if pieces is None:
+        flat = IntImm(dtype, 0)
+        for c, s in zip(values, input_shape, strict=True):
+            flat = flat * IntImm(dtype, s) + c
+        return [analyzer.simplify(c) for c in split_flat(flat, extents, dtype)]
+    return [analyzer.simplify(c) for c in pieces]
+
+
+def _pieces_by_dimension(layout, values, input_shape, dtype):
+    """Per-iter coordinates through ``layout.group(input_shape)``, or ``None`` when that grouping does not exist."""
+    try:
+        grouped, seps = layout.group(input_shape)
+    except ValueError:
+        return None
+    piece_coords, piece_extents = [], []
+    for d, value in enumerate(values):
+        group_extents = [it.extent for it in grouped.shard[seps[d] : seps[d + 1]]]
+        piece_coords += split_flat(value, group_extents, dtype)
+        piece_extents += group_extents
+    # Grouping only splits iters (and adds unit iters for size-1 dimensions): walk the pieces back onto the iters.
+    out, k = [], 0
+    for it in layout.shard:
+        coord, size = IntImm(dtype, 0), 1
+        while k < len(piece_extents) and (size < it.extent or (it.extent == 1 and size == 1 and piece_extents[k] == 1)):
+            coord = coord * IntImm(dtype, piece_extents[k]) + piece_coords[k]
+            size *= piece_extents[k]
+            k += 1
+            if it.extent == 1:
+                break
+        if size != it.extent:
+            return None
+        out.append(coord)
+    return out if all(e == 1 for e in piece_extents[k:]) else None

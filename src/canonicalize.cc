@@ -1,0 +1,134 @@
+/*!
+ * \file canonicalize.cc
+ * \brief canonicalize (SPEC §2): the normal form of a TileLayout, optionally fusing thread axes for CUDA.
+ */
+#include <algorithm>
+
+#include "tirx_layout/checked.h"
+#include "tirx_layout/error.h"
+#include "tirx_layout/tile_algebra.h"
+
+namespace tirx_layout {
+namespace {
+
+/*! \brief Threads in one step of each level up to a warpgroup (a CTA's size is not fixed, so it has none). */
+int64_t ThreadsPerStep(ExecLevel level) {
+  switch (level) {
+    case ExecLevel::kThread:
+      return 1;
+    case ExecLevel::kWarp:
+      return 32;
+    case ExecLevel::kWarpgroup:
+      return 128;
+    default:
+      return 0;
+  }
+}
+
+/*! \brief The built-in axis that indexes `inner` steps within `outer`, if there is one. */
+std::optional<Axis> WidestAxis(ExecLevel inner, ExecLevel outer) {
+  struct Entry {
+    ExecLevel inner, outer;
+    const char* axis;
+  };
+  static const Entry table[] = {
+      {ExecLevel::kThread, ExecLevel::kCta, "tx"},          {ExecLevel::kThread, ExecLevel::kWarpgroup, "tid_in_wg"},
+      {ExecLevel::kThread, ExecLevel::kWarp, "laneid"},     {ExecLevel::kWarp, ExecLevel::kCta, "warpid"},
+      {ExecLevel::kWarp, ExecLevel::kWarpgroup, "wid_in_wg"}, {ExecLevel::kWarpgroup, ExecLevel::kCta, "wgid"},
+  };
+  for (const Entry& e : table) {
+    if (e.inner == inner && e.outer == outer) return Axis::Get(e.axis);
+  }
+  return std::nullopt;
+}
+
+/*!
+ * \brief Rewrite the thread axes inside a CTA onto the one axis spanning the layout's chain (laneid + warpid -> tx:
+ *        a warp step is 32 threads, a warpgroup step 128). Axes above the CTA (grid, cluster) stay as they are.
+ */
+void FuseThreadAxes(const TileLayout& layout, LayoutParts* parts) {
+  ScopeChain chain = layout->ResolveScope();
+  if (!chain.has_scope || !chain.well_formed) return;
+  auto in_cta = [](const Axis& a) { return a->IsThread() && a->scope_level >= ExecLevel::kCta; };
+  ExecLevel top = chain.inner;
+  for (const auto* iters : {&parts->shard, &parts->replica}) {
+    for (const IterValue& it : *iters) {
+      if (in_cta(it.axis)) top = std::min(top, it.axis->scope_level);
+    }
+  }
+  for (const auto& [axis, value] : parts->offset) {
+    if (in_cta(axis)) top = std::min(top, axis->scope_level);
+  }
+  std::optional<Axis> target = WidestAxis(chain.inner, top);
+  if (!target) return;
+  const int64_t inner_step = ThreadsPerStep(chain.inner);
+  auto factor = [&](const Axis& a) { return ThreadsPerStep(a->subscope_level) / inner_step; };
+
+  for (auto* iters : {&parts->shard, &parts->replica}) {
+    for (IterValue& it : *iters) {
+      if (!in_cta(it.axis)) continue;
+      it.stride = CheckedMul(it.stride, factor(it.axis));
+      it.axis = *target;
+    }
+  }
+  std::vector<std::pair<Axis, int64_t>> offsets;
+  offsets.swap(parts->offset);
+  for (const auto& [axis, value] : offsets) {
+    if (in_cta(axis)) {
+      parts->AddOffset(*target, CheckedMul(value, factor(axis)));
+    } else {
+      parts->AddOffset(axis, value);
+    }
+  }
+}
+
+/*! \brief Merge runs of adjacent shard iters on one axis whose strides continue each other. */
+std::vector<IterValue> FuseAdjacent(const std::vector<IterValue>& iters) {
+  std::vector<IterValue> out;
+  for (const IterValue& it : iters) {
+    if (!out.empty()) {
+      IterValue& prev = out.back();
+      // (e1, s1) then (e2, s2) with e2 * s2 == s1 walk one arithmetic progression: (e1 * e2, s2).
+      int64_t reach;
+      if (prev.axis.same_as(it.axis) && !__builtin_mul_overflow(it.extent, it.stride, &reach) &&
+          reach == prev.stride) {
+        prev.extent = CheckedMul(prev.extent, it.extent);
+        prev.stride = it.stride;
+        continue;
+      }
+    }
+    out.push_back(it);
+  }
+  return out;
+}
+
+}  // namespace
+
+TileLayout Canonicalize(const TileLayout& layout, bool fuse_thread_axes) {
+  LayoutParts parts = LayoutParts::Of(layout);
+  if (fuse_thread_axes) FuseThreadAxes(layout, &parts);
+
+  std::vector<IterValue> shard;
+  for (const IterValue& it : parts.shard) {
+    if (it.extent != 1) shard.push_back(it);
+  }
+  if (shard.empty() && !parts.shard.empty()) shard.push_back({1, 1, parts.shard.front().axis});
+  parts.shard = FuseAdjacent(shard);
+
+  parts.replica.erase(std::remove_if(parts.replica.begin(), parts.replica.end(),
+                                     [](const IterValue& it) { return it.extent == 1; }),
+                      parts.replica.end());
+  std::stable_sort(parts.replica.begin(), parts.replica.end(), [](const IterValue& a, const IterValue& b) {
+    std::string an(a.axis->name), bn(b.axis->name);
+    if (an != bn) return an < bn;
+    if (a.stride != b.stride) return a.stride < b.stride;
+    return a.extent < b.extent;
+  });
+
+  parts.offset.erase(std::remove_if(parts.offset.begin(), parts.offset.end(),
+                                    [](const auto& entry) { return entry.second == 0; }),
+                     parts.offset.end());
+  return parts.Build();
+}
+
+}  // namespace tirx_layout

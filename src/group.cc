@@ -1,0 +1,120 @@
+/*!
+ * \file group.cc
+ * \brief group / group_many (SPEC §2): split shard iters so that runs of them line up with a logical shape.
+ */
+#include <deque>
+#include <map>
+
+#include "tirx_layout/checked.h"
+#include "tirx_layout/error.h"
+#include "tirx_layout/tile_algebra.h"
+
+namespace tirx_layout {
+
+std::optional<Grouped> TryGroup(const TileLayout& layout, const std::vector<int64_t>& shape, std::string* why) {
+  const int64_t total = ShapeSize(shape, "group shape");
+  const int64_t size = layout->Size(std::nullopt);
+  if (total != size) {
+    *why = Concat("the layout has ", size, " elements but the shape has ", total);
+    return std::nullopt;
+  }
+  LayoutParts parts = LayoutParts::Of(layout);
+  std::deque<IterValue> pending(parts.shard.begin(), parts.shard.end());
+  std::vector<IterValue> grouped;
+  std::vector<int64_t> seps{0};
+  for (int64_t want : shape) {
+    if (want == 1) {
+      // A size-1 dimension still owns an iter, so that every dimension has a group to index.
+      IterValue unit = pending.empty() || pending.front().extent != 1 ? IterValue{1, 0, Axis::Get("m")}
+                                                                       : pending.front();
+      if (!pending.empty() && pending.front().extent == 1) pending.pop_front();
+      grouped.push_back(unit);
+    }
+    while (want > 1) {
+      IterValue it = pending.front();  // sizes match, so iters remain while a dimension is unfilled
+      pending.pop_front();
+      if (want % it.extent == 0) {
+        grouped.push_back(it);
+        want /= it.extent;
+      } else if (it.extent % want == 0) {
+        // The slower part of the iter closes this dimension; the faster part starts the next one.
+        grouped.push_back({want, CheckedMul(it.stride, it.extent / want), it.axis});
+        pending.push_front({it.extent / want, it.stride, it.axis});
+        want = 1;
+      } else {
+        *why = Concat("iter ", it.extent, ":", it.stride, "@", std::string(it.axis->name),
+                      " straddles a dimension boundary (", want, " elements left in the dimension)");
+        return std::nullopt;
+      }
+    }
+    seps.push_back(static_cast<int64_t>(grouped.size()));
+  }
+  // Unit iters left over belong to the last dimension; they change nothing.
+  if (!shape.empty()) {
+    for (const IterValue& it : pending) grouped.push_back(it);
+    seps.back() = static_cast<int64_t>(grouped.size());
+  }
+  parts.shard = grouped;
+  return Grouped{parts.Build(), seps};
+}
+
+Grouped Group(const TileLayout& layout, const std::vector<int64_t>& shape) {
+  std::string why;
+  std::optional<Grouped> grouped = TryGroup(layout, shape, &why);
+  if (!grouped) FailValue("layout ", LayoutString(layout), " cannot be grouped by shape ", ShapeString(shape), ": ", why);
+  return *grouped;
+}
+
+std::pair<TileLayout, std::vector<std::vector<int64_t>>> GroupMany(const TileLayout& layout,
+                                                                   const std::vector<std::vector<int64_t>>& shapes) {
+  if (shapes.empty()) FailValue("group_many needs at least one shape");
+  // Each shape cuts the flat index range at its cumulative products; the refinement keeps every cut, a repeated
+  // cut (a size-1 dimension) as often as some shape repeats it.
+  std::vector<std::vector<int64_t>> cuts;
+  std::map<int64_t, size_t> multiplicity;
+  for (const auto& shape : shapes) {
+    int64_t total = ShapeSize(shape, "group_many shape");
+    if (total != ShapeSize(shapes[0], "group_many shape")) {
+      FailValue("group_many shapes ", ShapeString(shapes[0]), " and ", ShapeString(shape), " have different sizes");
+    }
+    std::vector<int64_t> c;
+    std::map<int64_t, size_t> count;
+    int64_t running = 1;
+    for (int64_t e : shape) {
+      running = CheckedMul(running, e);
+      c.push_back(running);
+      multiplicity[running] = std::max(multiplicity[running], ++count[running]);
+    }
+    cuts.push_back(c);
+  }
+  std::vector<int64_t> refined;
+  int64_t previous = 1;
+  for (const auto& [cut, times] : multiplicity) {
+    if (cut % previous != 0) {
+      FailValue("group_many: shapes cut the index range at ", previous, " and ", cut,
+                ", which do not nest (no common refinement)");
+    }
+    refined.push_back(cut / previous);
+    for (size_t t = 1; t < times; ++t) refined.push_back(1);
+    previous = cut;
+  }
+  Grouped grouped = Group(layout, refined);
+
+  // Position of the k-th occurrence of each cut value in the refined shape, to translate every shape's cuts.
+  std::map<int64_t, std::vector<size_t>> position;
+  int64_t running = 1;
+  for (size_t d = 0; d < refined.size(); ++d) {
+    running *= refined[d];
+    position[running].push_back(d + 1);
+  }
+  std::vector<std::vector<int64_t>> seps;
+  for (const auto& c : cuts) {
+    std::vector<int64_t> s{0};
+    std::map<int64_t, size_t> seen;
+    for (int64_t cut : c) s.push_back(grouped.seps[position[cut][seen[cut]++]]);
+    seps.push_back(s);
+  }
+  return {grouped.layout, seps};
+}
+
+}  // namespace tirx_layout
