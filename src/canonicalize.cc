@@ -43,30 +43,21 @@ std::optional<Axis> WidestAxis(ExecLevel inner, ExecLevel outer) {
 }
 
 /*!
- * \brief Rewrite the thread axes inside a CTA onto the one axis spanning the layout's chain (laneid + warpid -> tx:
- *        a warp step is 32 threads, a warpgroup step 128). Axes above the CTA (grid, cluster) stay as they are.
+ * \brief Rewrite every thread axis onto the one axis that spans the layout's whole scope (laneid + warpid -> tx: a
+ *        warp step is 32 threads, a warpgroup step 128 threads or 4 warps). A scope no single axis spans (one that
+ *        reaches the cluster or the grid) is left as it is.
  */
-void FuseThreadAxes(const TileLayout& layout, LayoutParts* parts) {
-  ScopeChain chain = layout->ResolveScope();
+void FuseThreadAxes(LayoutParts* parts) {
+  ScopeChain chain = parts->Build()->ResolveScope();
   if (!chain.has_scope || !chain.well_formed) return;
-  auto in_cta = [](const Axis& a) { return a->IsThread() && a->scope_level >= ExecLevel::kCta; };
-  ExecLevel top = chain.inner;
-  for (const auto* iters : {&parts->shard, &parts->replica}) {
-    for (const IterValue& it : *iters) {
-      if (in_cta(it.axis)) top = std::min(top, it.axis->scope_level);
-    }
-  }
-  for (const auto& [axis, value] : parts->offset) {
-    if (in_cta(axis)) top = std::min(top, axis->scope_level);
-  }
-  std::optional<Axis> target = WidestAxis(chain.inner, top);
+  std::optional<Axis> target = WidestAxis(chain.inner, chain.outer);
   if (!target) return;
   const int64_t inner_step = ThreadsPerStep(chain.inner);
   auto factor = [&](const Axis& a) { return ThreadsPerStep(a->subscope_level) / inner_step; };
 
   for (auto* iters : {&parts->shard, &parts->replica}) {
     for (IterValue& it : *iters) {
-      if (!in_cta(it.axis)) continue;
+      if (!it.axis->IsThread()) continue;
       it.stride = CheckedMul(it.stride, factor(it.axis));
       it.axis = *target;
     }
@@ -74,11 +65,7 @@ void FuseThreadAxes(const TileLayout& layout, LayoutParts* parts) {
   std::vector<std::pair<Axis, int64_t>> offsets;
   offsets.swap(parts->offset);
   for (const auto& [axis, value] : offsets) {
-    if (in_cta(axis)) {
-      parts->AddOffset(*target, CheckedMul(value, factor(axis)));
-    } else {
-      parts->AddOffset(axis, value);
-    }
+    parts->AddOffset(axis->IsThread() ? *target : axis, axis->IsThread() ? CheckedMul(value, factor(axis)) : value);
   }
 }
 
@@ -106,15 +93,20 @@ std::vector<IterValue> FuseAdjacent(const std::vector<IterValue>& iters) {
 
 TileLayout Canonicalize(const TileLayout& layout, bool fuse_thread_axes) {
   LayoutParts parts = LayoutParts::Of(layout);
-  if (fuse_thread_axes) FuseThreadAxes(layout, &parts);
-
+  // SPEC §2 order: unit shard iters, zero offsets, thread-axis fusion (on what is left), adjacent-iter fusion.
   std::vector<IterValue> shard;
   for (const IterValue& it : parts.shard) {
     if (it.extent != 1) shard.push_back(it);
   }
   if (shard.empty() && !parts.shard.empty()) shard.push_back({1, 1, parts.shard.front().axis});
-  parts.shard = FuseAdjacent(shard);
+  parts.shard = shard;
+  parts.offset.erase(std::remove_if(parts.offset.begin(), parts.offset.end(),
+                                    [](const auto& entry) { return entry.second == 0; }),
+                     parts.offset.end());
+  if (fuse_thread_axes) FuseThreadAxes(&parts);
+  parts.shard = FuseAdjacent(parts.shard);
 
+  // Extent-1 replicas add no place; the rest get one deterministic order.
   parts.replica.erase(std::remove_if(parts.replica.begin(), parts.replica.end(),
                                      [](const IterValue& it) { return it.extent == 1; }),
                       parts.replica.end());
@@ -124,10 +116,6 @@ TileLayout Canonicalize(const TileLayout& layout, bool fuse_thread_axes) {
     if (a.stride != b.stride) return a.stride < b.stride;
     return a.extent < b.extent;
   });
-
-  parts.offset.erase(std::remove_if(parts.offset.begin(), parts.offset.end(),
-                                    [](const auto& entry) { return entry.second == 0; }),
-                     parts.offset.end());
   return parts.Build();
 }
 

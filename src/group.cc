@@ -11,6 +11,21 @@
 
 namespace tirx_layout {
 
+namespace {
+
+/*!
+ * \brief The unit iter of a size-1 dimension: it continues the iter before it (same stride and axis), or at the
+ *        front sits one step beyond the layout's first iter (stride extent * stride). Its stride means nothing (its
+ *        only coordinate is 0); the choice follows upstream so that grouped layouts compare equal.
+ */
+IterValue UnitIterAt(const std::vector<IterValue>& grouped, const std::vector<IterValue>& original) {
+  if (!grouped.empty()) return {1, grouped.back().stride, grouped.back().axis};
+  if (original.empty()) return {1, 1, Axis::Get("m")};
+  return {1, CheckedMul(original.front().extent, original.front().stride), original.front().axis};
+}
+
+}  // namespace
+
 std::optional<Grouped> TryGroup(const TileLayout& layout, const std::vector<int64_t>& shape, std::string* why) {
   const int64_t total = ShapeSize(shape, "group shape");
   const int64_t size = layout->Size(std::nullopt);
@@ -19,17 +34,15 @@ std::optional<Grouped> TryGroup(const TileLayout& layout, const std::vector<int6
     return std::nullopt;
   }
   LayoutParts parts = LayoutParts::Of(layout);
-  std::deque<IterValue> pending(parts.shard.begin(), parts.shard.end());
+  // Unit iters carry nothing: they are dropped, and every size-1 dimension gets a fresh one instead.
+  std::deque<IterValue> pending;
+  for (const IterValue& it : parts.shard) {
+    if (it.extent != 1) pending.push_back(it);
+  }
   std::vector<IterValue> grouped;
   std::vector<int64_t> seps{0};
   for (int64_t want : shape) {
-    if (want == 1) {
-      // A size-1 dimension still owns an iter, so that every dimension has a group to index.
-      IterValue unit = pending.empty() || pending.front().extent != 1 ? IterValue{1, 0, Axis::Get("m")}
-                                                                       : pending.front();
-      if (!pending.empty() && pending.front().extent == 1) pending.pop_front();
-      grouped.push_back(unit);
-    }
+    if (want == 1) grouped.push_back(UnitIterAt(grouped, parts.shard));
     while (want > 1) {
       IterValue it = pending.front();  // sizes match, so iters remain while a dimension is unfilled
       pending.pop_front();
@@ -48,11 +61,6 @@ std::optional<Grouped> TryGroup(const TileLayout& layout, const std::vector<int6
       }
     }
     seps.push_back(static_cast<int64_t>(grouped.size()));
-  }
-  // Unit iters left over belong to the last dimension; they change nothing.
-  if (!shape.empty()) {
-    for (const IterValue& it : pending) grouped.push_back(it);
-    seps.back() = static_cast<int64_t>(grouped.size());
   }
   parts.shard = grouped;
   return Grouped{parts.Build(), seps};
@@ -112,6 +120,8 @@ std::pair<TileLayout, std::vector<std::vector<int64_t>>> GroupMany(const TileLay
     std::vector<int64_t> s{0};
     std::map<int64_t, size_t> seen;
     for (int64_t cut : c) s.push_back(grouped.seps[position[cut][seen[cut]++]]);
+    // Unit dimensions another shape adds after this one's last cut belong to its last dimension.
+    if (!c.empty()) s.back() = grouped.seps.back();
     seps.push_back(s);
   }
   return {grouped.layout, seps};

@@ -62,7 +62,7 @@ int64_t LayoutParts::SpanOn(const Axis& axis) const {
 
 bool LayoutParts::ShardUses(const Axis& axis) const {
   for (const IterValue& it : shard) {
-    if (it.axis.same_as(axis)) return true;
+    if (it.extent > 1 && it.axis.same_as(axis)) return true;
   }
   return false;
 }

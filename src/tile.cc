@@ -73,7 +73,7 @@ std::optional<TileLayout> Deinterleave(const TileLayout& known, const TileLayout
     size_t group = 2 * d + (known_is_first ? 1 : 0);
     for (int64_t i = grouped->seps[group]; i < grouped->seps[group + 1]; ++i) {
       IterValue it = whole.shard[i];
-      if (!known_is_first) {
+      if (!known_is_first && it.extent > 1) {  // a unit iter's stride means nothing: nothing to undo
         // The unknown is the first factor: undo the scaling by the known second's span.
         int64_t factor = ScaleOn(k, it.axis, scale);
         if (factor == 0 || it.stride % factor != 0) return std::nullopt;

@@ -88,7 +88,7 @@ TileLayout ToPsum(const TileLayout& layout) {
       out.shard.push_back({it.extent, it.stride / kPsumBankElements, bank});
     } else if (it.stride > 0 && kPsumBankElements % it.stride == 0) {
       int64_t per_bank = kPsumBankElements / it.stride;
-      if (it.extent <= per_bank) {
+      if (it.extent < per_bank) {
         out.shard.push_back(it);
       } else if (it.extent % per_bank == 0) {
         out.shard.push_back({it.extent / per_bank, 1, bank});

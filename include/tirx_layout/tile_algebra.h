@@ -40,6 +40,7 @@ struct LayoutParts {
   int64_t OffsetOn(const Axis& axis) const;
   /*! \brief `1 + sum (e-1)*s + offset` over shard, replica and offset on `axis` (SPEC span(axis)). */
   int64_t SpanOn(const Axis& axis) const;
+  /*! \brief Whether a shard iter of extent > 1 moves along `axis` (a unit iter moves nowhere). */
   bool ShardUses(const Axis& axis) const;
 };
 

@@ -153,6 +153,14 @@ def _recognise(entry, known: TileLayout, combined: TileLayout, combined_shape, k
     return _with_offsets(other, symbolic)
 
 
+def _per_dimension(sum_shape, addend_shape) -> list[int]:
+    """A direct sum's shape per dimension (left x right) from either that or the interleaved ``(A0, B0, A1, ...)``."""
+    sum_shape = _ints(sum_shape, "a shape extent")
+    if len(sum_shape) == 2 * len(addend_shape) and addend_shape:
+        return [sum_shape[2 * d] * sum_shape[2 * d + 1] for d in range(len(addend_shape))]
+    return sum_shape
+
+
 def _range_bounds(bounds) -> tuple[object, int]:
     """``(begin, extent)`` of a ``(begin, end)`` pair or a ``tvm.ir.Range``; the extent must be static."""
     if isinstance(bounds, tvm.ir.Range):
@@ -485,23 +493,26 @@ class TileLayout(Object):
         self, sum_layout: TileLayout, sum_shape: Sequence[int], right_shape: Sequence[int]
     ) -> TileLayout | None:
         """If ``sum_layout`` is ``left.direct_sum``-ed with this layout as the right addend, the left addend, else
-        ``None``. ``sum_shape`` is left x right per dimension.
+        ``None``. ``sum_shape`` is the interleaved shape ``(A0, B0, A1, B1, ...)``, or left x right per dimension.
 
         Example:
             >>> TileLayout(S[4 : 1 @ laneid]).is_direct_sum_right(TileLayout(S[8 : 1 @ laneid]), [8], [4])
             TileLayout(S[2:4@laneid])
         """
+        sum_shape = _per_dimension(sum_shape, right_shape)
         return _recognise(_ffi.TileLayoutIsDirectSumRight, self, sum_layout, sum_shape, right_shape)
 
     def is_direct_sum_left(
         self, sum_layout: TileLayout, sum_shape: Sequence[int], left_shape: Sequence[int]
     ) -> TileLayout | None:
-        """If ``sum_layout`` has this layout as its left addend, the right addend, else ``None``.
+        """If ``sum_layout`` has this layout as its left addend, the right addend, else ``None``. ``sum_shape`` as
+        for ``is_direct_sum_right``.
 
         Example:
             >>> TileLayout(S[2 : 4 @ laneid]).is_direct_sum_left(TileLayout(S[8 : 1 @ laneid]), [8], [2])
             TileLayout(S[4:1@laneid])
         """
+        sum_shape = _per_dimension(sum_shape, left_shape)
         return _recognise(_ffi.TileLayoutIsDirectSumLeft, self, sum_layout, sum_shape, left_shape)
 
     def slice(self, shape: Sequence[int], region: Sequence) -> TileLayout | None:
