@@ -66,6 +66,22 @@ std::optional<Grouped> TryGroup(const TileLayout& layout, const std::vector<int6
   return Grouped{parts.Build(), seps};
 }
 
+std::vector<int64_t> SeparatorsOf(const TileLayout& grouped, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> seps{0};
+  size_t k = 0;
+  for (int64_t want : shape) {
+    // A size-1 dimension owns exactly its unit iter; any other consumes iters until their product is reached.
+    int64_t have = 1;
+    do {
+      if (k == grouped->shard.size()) FailValue("layout ", LayoutString(grouped), " is not grouped by ", ShapeString(shape));
+      have = CheckedMul(have, grouped->shard[k++]->extent);
+    } while (have < want);
+    if (have != want) FailValue("layout ", LayoutString(grouped), " is not grouped by ", ShapeString(shape));
+    seps.push_back(static_cast<int64_t>(k));
+  }
+  return seps;
+}
+
 Grouped Group(const TileLayout& layout, const std::vector<int64_t>& shape) {
   std::string why;
   std::optional<Grouped> grouped = TryGroup(layout, shape, &why);

@@ -122,7 +122,10 @@ ffi::Optional<TileLayout> ToOptional(const std::optional<TileLayout>& layout) {
   return std::nullopt;
 }
 
-/*! \brief slice with begins that are ints or None (symbolic); returns (layout, [(dim, axis, stride)]) or None. */
+/*!
+ * \brief slice with begins that are ints or None (symbolic); returns (layout, [(dim, axis, stride)]) or None. The
+ *        all-static case has its own entry point returning just the layout, which is cheaper to hand back.
+ */
 ffi::Optional<ffi::Tuple<TileLayout, ffi::Array<ffi::Tuple<int64_t, ffi::String, int64_t>>>> SliceEntry(
     const TileLayout& layout, const ffi::Array<int64_t>& shape, const ffi::Array<ffi::Any>& begins,
     const ffi::Array<int64_t>& extents) {
@@ -144,11 +147,14 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   using Shape = ffi::Array<int64_t>;
   refl::GlobalDef()
       .def("tirx_layout.TileLayoutCanonicalize", Canonicalize)
+      // Group and its separators come back through two calls: a Shape at top level reaches Python as a tuple,
+      // one nested in a returned pair costs several times the whole grouping.
       .def("tirx_layout.TileLayoutGroup",
-           [](const TileLayout& layout, const Shape& shape) {
-             Grouped g = Group(layout, Ints(shape));
-             return ffi::Tuple<TileLayout, ffi::Shape>(g.layout, ToShape(g.seps));
-           })
+           [](const TileLayout& layout, const Shape& shape) { return Group(layout, Ints(shape)).layout; })
+      .def("tirx_layout.TileLayoutSeparators",
+           [](const TileLayout& grouped, const Shape& shape) { return ToShape(SeparatorsOf(grouped, Ints(shape))); })
+      .def("tirx_layout.TileLayoutHasSymbolicOffset",
+           [](const TileLayout& layout) { return layout->HasSymbolicOffset(); })
       .def("tirx_layout.TileLayoutGroupMany",
            [](const TileLayout& layout, const ffi::Array<Shape>& shapes) {
              std::vector<std::vector<int64_t>> values;
@@ -182,7 +188,13 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const TileLayout& left, const TileLayout& sum, const Shape& sum_shape, const Shape& left_shape) {
              return ToOptional(IsDirectSumLeft(left, sum, Ints(sum_shape), Ints(left_shape)));
            })
-      .def("tirx_layout.TileLayoutSlice", SliceEntry)
+      .def("tirx_layout.TileLayoutSlice",
+           [](const TileLayout& layout, const Shape& shape, const Shape& begins, const Shape& extents) {
+             std::vector<std::optional<int64_t>> begin_values(begins.begin(), begins.end());
+             std::vector<SymbolicBeginTerm> unused;
+             return ToOptional(Slice(layout, Ints(shape), begin_values, Ints(extents), &unused));
+           })
+      .def("tirx_layout.TileLayoutSliceSymbolic", SliceEntry)
       .def("tirx_layout.TileLayoutIsTrivial", IsTrivial)
       .def("tirx_layout.TileLayoutStorage", Storage)
       .def("tirx_layout.TileLayoutUnpack", Unpack)

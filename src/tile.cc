@@ -76,8 +76,14 @@ std::optional<TileLayout> Deinterleave(const TileLayout& known, const TileLayout
       if (!known_is_first && it.extent > 1) {  // a unit iter's stride means nothing: nothing to undo
         // The unknown is the first factor: undo the scaling by the known second's span.
         int64_t factor = ScaleOn(k, it.axis, scale);
-        if (factor == 0 || it.stride % factor != 0) return std::nullopt;
-        it.stride /= factor;
+        if (factor == 0) {
+          // A zero span scales every stride to 0, so any stride rebuilds a 0: take 0 itself.
+          if (it.stride != 0) return std::nullopt;
+        } else if (it.stride % factor != 0) {
+          return std::nullopt;
+        } else {
+          it.stride /= factor;
+        }
       }
       other.shard.push_back(it);
     }

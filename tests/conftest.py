@@ -13,3 +13,6 @@ settings.register_profile(
     derandomize=not _examples,  # CI runs a fixed, bounded sample; a widened run explores freshly
 )
 settings.load_profile("tirx_layout")
+
+#: Examples per algebra law: "a few thousand random layouts each" in CI, more with TIRX_LAYOUT_FUZZ_EXAMPLES.
+LAW_EXAMPLES = max(_examples, 2000)

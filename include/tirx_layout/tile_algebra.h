@@ -65,6 +65,8 @@ struct Grouped {
 };
 /*! \brief Split shard iters so that consecutive runs multiply to each shape entry; nullopt (with `why`) if impossible. */
 std::optional<Grouped> TryGroup(const TileLayout& layout, const std::vector<int64_t>& shape, std::string* why);
+/*! \brief The separators of a layout that Group returned for `shape` (recomputed from its extents). */
+std::vector<int64_t> SeparatorsOf(const TileLayout& grouped, const std::vector<int64_t>& shape);
 /*! \brief TryGroup, raising ValueError("... cannot be grouped by shape ...") when impossible. */
 Grouped Group(const TileLayout& layout, const std::vector<int64_t>& shape);
 /*! \brief Group by the common refinement of several shapes; one separator list per input shape. */

@@ -87,6 +87,8 @@ def _cuda_target_active() -> bool:
 
 
 def _ints(values, what: str) -> list[int]:
+    if type(values) in (list, tuple) and all(type(v) is int for v in values):
+        return list(values)  # the common case; static_int below also checks the int64 range
     if isinstance(values, int | str) or not isinstance(values, Sequence | np.ndarray | tvm_ffi.Array):
         raise TypeError(f"expected a sequence of ints for {what}s, got {values!r}")
     return [static_int(v, what) for v in values]
@@ -94,16 +96,16 @@ def _ints(values, what: str) -> list[int]:
 
 def _split_symbolic(layout: TileLayout) -> tuple[TileLayout, dict[str, object]]:
     """The layout without its symbolic offsets, and those offsets by axis name (the core takes integers only)."""
+    if not _ffi.TileLayoutHasSymbolicOffset(layout):
+        return layout, {}  # the common case, answered without walking the offsets in Python
     symbolic = {a.name: v for a, v in layout.offset.items() if not isinstance(v, int)}
-    if not symbolic:
-        return layout, {}
     static = {a: v for a, v in layout.offset.items() if isinstance(v, int)}
     return TileLayout.from_iters(layout.shard, layout.replica, static), symbolic
 
 
 def _with_offsets(layout: TileLayout, symbolic: dict[str, object]) -> TileLayout:
     """``layout`` with symbolic offset terms added back (simplified; a term that simplifies to 0 disappears)."""
-    if not symbolic:
+    if not symbolic or layout is None:
         return layout
     analyzer = tvm.sym.Analyzer()
     terms = {a.name: v for a, v in layout.offset.items()}
@@ -163,6 +165,8 @@ def _per_dimension(sum_shape, addend_shape) -> list[int]:
 
 def _range_bounds(bounds) -> tuple[object, int]:
     """``(begin, extent)`` of a ``(begin, end)`` pair or a ``tvm.ir.Range``; the extent must be static."""
+    if type(bounds) is tuple and len(bounds) == 2 and type(bounds[0]) is int and type(bounds[1]) is int:
+        return bounds[0], static_int(bounds[1] - bounds[0], "a slice extent (end - begin)")
     if isinstance(bounds, tvm.ir.Range):
         begin, extent = bounds.min, bounds.extent
     elif isinstance(bounds, Sequence) and len(bounds) == 2:
@@ -405,8 +409,9 @@ class TileLayout(Object):
             (TileLayout(S[(4, 16):(16, 1)]), [0, 1, 2])
         """
         static, symbolic = _split_symbolic(self)
-        grouped, seps = _ffi.TileLayoutGroup(static, _ints(shape, "a group shape extent"))
-        return _with_offsets(grouped, symbolic), list(seps)
+        shape = _ints(shape, "a group shape extent")
+        grouped = _ffi.TileLayoutGroup(static, shape)
+        return _with_offsets(grouped, symbolic), list(_ffi.TileLayoutSeparators(grouped, shape))
 
     def group_many(self, *shapes: Sequence[int]) -> tuple[TileLayout, list[list[int]]]:
         """Group by the common refinement of several shapes (equal sizes); one separator list per shape.
@@ -529,8 +534,10 @@ class TileLayout(Object):
             raise ValueError(f"slice: region {region!r} has {len(region)} dimensions but shape {shape} has {len(shape)}")
         begins, extents = zip(*(_range_bounds(r) for r in region), strict=True) if region else ((), ())
         static, symbolic = _split_symbolic(self)
+        if all(type(b) is int for b in begins):
+            return _with_offsets(_ffi.TileLayoutSlice(static, shape, begins, extents), symbolic)
         static_begins = [b if isinstance(b, int) else None for b in begins]
-        answer = _ffi.TileLayoutSlice(static, shape, static_begins, list(extents))
+        answer = _ffi.TileLayoutSliceSymbolic(static, shape, static_begins, list(extents))
         if answer is None:
             return None
         sliced, terms = answer

@@ -1,0 +1,96 @@
+"""Per-call latency of the layout algebra: tirx_layout against upstream ``tvm.tirx.layout`` on the same inputs.
+
+Run ``python benchmarks/bench_algebra.py`` (or ``./dev.sh bench``). Prints microseconds per call for both and the
+ratio upstream / ours (above 1: ours is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from tvm.tirx import layout as up
+
+from tirx_layout import R, S, TileLayout, laneid, warpid
+
+
+def best_time(fn, repeats: int, min_seconds: float = 0.05) -> float:
+    """Best per-call time over ``repeats`` rounds, each long enough to last ``min_seconds``."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    number = max(1, int(min_seconds / max(time.perf_counter() - start, 1e-9)))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def unpack(pair):
+    grouped, seps = pair
+    return grouped, seps
+
+
+def ax(name):
+    return up.Axis.get(name)
+
+
+def cases():
+    """(operation, input description, ours as a thunk, upstream as a thunk)."""
+    frag = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
+    up_frag = up.TileLayout(
+        up.S[(8, 2, 4, 2) : (4 @ ax("laneid"), 1 @ ax("warpid"), 1 @ ax("laneid"), 1)]
+        + up.R[2 : 4 @ ax("warpid")]
+        + 5 @ ax("warpid")
+    )
+    fusable, up_fusable = TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)]), up.TileLayout(up.S[(8, 8, 8, 4, 2) : (512, 64, 8, 2, 1)])
+    smem, up_smem = TileLayout(S[(128, 64):(64, 1)]), up.TileLayout(up.S[(128, 64) : (64, 1)])
+    inner, up_inner = TileLayout(S[(2, 4):(1, 2)]), up.TileLayout(up.S[(2, 4) : (1, 2)])
+    outer, up_outer = TileLayout(S[(8, 8):(8, 1)]), up.TileLayout(up.S[(8, 8) : (8, 1)])
+    tiled, up_tiled = inner.tile(outer, [8, 8], [2, 4]), up_inner.tile(up_outer, [8, 8], [2, 4])
+    yield "canonicalize", "S[(8,8,8,4,2):(512,64,8,2,1)]", fusable.canonicalize, up_fusable.canonicalize
+    yield "canonicalize", "guide fragment (lanes, warps, replica, offset)", frag.canonicalize, up_frag.canonicalize
+    # group answers a pair; both sides are timed as callers use them, unpacking it: `grouped, seps = ...`
+    yield "group", "S[(128,64):(64,1)] by [8,16,64]", lambda: unpack(smem.group([8, 16, 64])), lambda: unpack(up_smem.group([8, 16, 64]))
+    yield "group", "guide fragment by [8,16]", lambda: unpack(frag.group([8, 16])), lambda: unpack(up_frag.group([8, 16]))
+    yield (
+        "tile",
+        "S[(2,4):(1,2)] by S[(8,8):(8,1)]",
+        lambda: inner.tile(outer, [8, 8], [2, 4]),
+        lambda: up_inner.tile(up_outer, [8, 8], [2, 4]),
+    )
+    yield (
+        "is_tile_inner",
+        "S[(8,2,32):(64,1,2)] / S[(2,4):(1,2)]",
+        lambda: inner.is_tile_inner(tiled, [16, 32], [2, 4]),
+        lambda: up_inner.is_tile_inner(up_tiled, [16, 32], [2, 4]),
+    )
+    yield (
+        "slice",
+        "S[(128,64):(64,1)] rows 16..48",
+        lambda: smem.slice([128, 64], [(16, 48), (0, 64)]),
+        lambda: up_smem.slice([128, 64], [(16, 48), (0, 64)]),
+    )
+    yield (
+        "slice",
+        "S[(8,8):(8,1)] on [64], (5,8)",
+        lambda: outer.slice([64], [(5, 8)]),
+        lambda: up_outer.slice([64], [(5, 8)]),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    print(f"{'operation':14s} {'input':48s} {'ours us':>9s} {'upstream us':>12s} {'upstream/ours':>14s}")
+    for op, what, ours, theirs in cases():
+        mine, other = best_time(ours, args.repeats), best_time(theirs, args.repeats)
+        print(f"{op:14s} {what:48s} {mine * 1e6:9.2f} {other * 1e6:12.2f} {other / mine:13.2f}x")
+
+
+if __name__ == "__main__":
+    main()
