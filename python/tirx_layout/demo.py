@@ -60,12 +60,36 @@ def scale_factor_atom(sf_per_mma: int = 4) -> str:
     return "\n".join(lines)
 
 
+def algebra() -> str:
+    """A few algebra results: normal forms, tiling and its inverse, a slice."""
+    import tvm
+
+    inner, outer = TileLayout(S[(2, 4):(1, 2)]), TileLayout(S[(8, 8):(8, 1)])
+    tiled = inner.tile(outer, [8, 8], [2, 4])
+    warps = TileLayout(S[(2, 2, 8, 4):(2 @ warpid, 1 @ warpid, 4 @ laneid, 1 @ laneid)])
+    with tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}):
+        fused = warps.canonicalize()
+    return "\n".join(
+        [
+            f"canonicalize {TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)])} -> "
+            f"{TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)]).canonicalize()}",
+            f"under a CUDA target {warps} -> {fused}",
+            f"{inner}.tile({outer}, [8, 8], [2, 4]) -> {tiled}",
+            f"  is_tile_inner gives back {inner.is_tile_inner(tiled, [16, 32], [2, 4])}, "
+            f"is_tile_outer gives back {outer.is_tile_outer(tiled, [16, 32], [8, 8])}",
+            f"{outer} on [64], elements 5..8 -> {outer.slice([64], [(5, 8)])}",
+            f"{TileLayout(S[30:1])}.group_many([6, 5], [2, 15]) -> {TileLayout(S[30:1]).group_many([6, 5], [2, 15])}",
+        ]
+    )
+
+
 def main() -> None:
     """Print every example of the guide with the values the library computes."""
     for title, section in (
         ("Register fragment over lanes and warps", warp_fragment),
         ("Tensor-memory accumulator", tmem_accumulator),
         ("Scale-factor atom with replicas", scale_factor_atom),
+        ("Layout algebra", algebra),
     ):
         print(f"== {title} ==")
         print(section())
