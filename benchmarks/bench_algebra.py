@@ -7,26 +7,15 @@ ratio upstream / ours (above 1: ours is faster).
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 from tvm.tirx import layout as up
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _timing import best_time  # noqa: E402
+
 from tirx_layout import R, S, TileLayout, laneid, warpid
-
-
-def best_time(fn, repeats: int, min_seconds: float = 0.05) -> float:
-    """Best per-call time over ``repeats`` rounds, each long enough to last ``min_seconds``."""
-    fn()
-    start = time.perf_counter()
-    fn()
-    number = max(1, int(min_seconds / max(time.perf_counter() - start, 1e-9)))
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
 
 
 def unpack(pair):

@@ -7,10 +7,14 @@ of several repeats and the speed-up of the numpy apply over each loop.
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 from tvm.tirx import layout as upstream
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _timing import best_time  # noqa: E402
 
 from tirx_layout import S, TCol, TileLayout, TLane, laneid, warpid
 
@@ -18,22 +22,6 @@ try:
     import pycute
 except ImportError:  # pycute is optional here: it only adds a reference column
     pycute = None
-
-
-def best_time(fn, repeats: int, min_seconds: float = 0.05) -> float:
-    """Best per-call time over ``repeats`` rounds; each round runs ``fn`` enough times to last ``min_seconds``."""
-    fn()  # warm caches (per-layout plans, imports) outside the measurement
-    start = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-9)
-    number = max(1, int(min_seconds / once))
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
 
 
 def cases():

@@ -116,55 +116,50 @@ def test_group_agrees(cases):
     assert agreed > len(cases) // 4
 
 
+def combined_pairs(cases, seed, combine):
+    """Pairs of random layouts (second, first) with random shapes of one rank, combined by ``combine`` both here and
+    upstream: yields (second data, ours, upstream's, first shape, second shape) where both sides answered."""
+    rng = random.Random(seed)
+    for second_data, first_data in zip(cases[::2], cases[1::2], strict=False):
+        second, first = build(second_data), build(first_data)
+        second_shape = shapes_for(rng, second.size())
+        first_shape = shapes_for(rng, first.size())
+        if len(second_shape) != len(first_shape):
+            continue
+        try:
+            mine = combine(second, first, first_shape, second_shape)
+            # upstream's canonicalize refuses chains through unit iters (see upstream_canonical)
+            theirs = combine(upstream_layout(second_data), upstream_layout(first_data), first_shape, second_shape)
+        except (ValueError, tvm.error.InternalError):
+            continue
+        assert plain(mine) == plain(theirs), (second, first, first_shape, second_shape)
+        yield second_data, mine, theirs, first_shape, second_shape
+
+
 def test_tile_and_recognisers_agree(cases):
-    rng = random.Random(9)
     compared = 0
-    for inner_data, outer_data in zip(cases[::2], cases[1::2], strict=False):
-        inner, outer = build(inner_data), build(outer_data)
-        inner_shape = shapes_for(rng, inner.size())
-        outer_shape = shapes_for(rng, outer.size())
-        if len(inner_shape) != len(outer_shape):
-            continue
-        try:
-            mine = inner.tile(outer, outer_shape, inner_shape)
-        except ValueError:
-            continue
-        try:
-            theirs = upstream_layout(inner_data).tile(upstream_layout(outer_data), outer_shape, inner_shape)
-        except tvm.error.InternalError:
-            continue  # upstream's canonicalize refused a chain through a unit iter (see upstream_canonical)
-        assert plain(mine) == plain(theirs), (inner, outer, outer_shape, inner_shape)
+    tile = lambda inner, outer, outer_shape, inner_shape: inner.tile(outer, outer_shape, inner_shape)  # noqa: E731
+    for inner_data, mine, theirs, outer_shape, inner_shape in combined_pairs(cases, 9, tile):
         compared += 1
         tiled_shape = [o * i for o, i in zip(outer_shape, inner_shape, strict=True)]
-        got = inner.is_tile_inner(mine, tiled_shape, inner_shape)
+        got = build(inner_data).is_tile_inner(mine, tiled_shape, inner_shape)
         want = upstream_layout(inner_data).is_tile_inner(theirs, tiled_shape, inner_shape)
         if want is not None:
             # Upstream answers in its own grouping; compare meanings canonically.
-            assert got is not None and plain(got.canonicalize()) == plain(want.canonicalize()), (inner, outer)
+            assert got is not None and plain(got.canonicalize()) == plain(want.canonicalize()), mine
     assert compared > len(cases) // 20
 
 
 def test_direct_sum_and_recognisers_agree(cases):
-    rng = random.Random(11)
     compared = 0
-    for right_data, left_data in zip(cases[::2], cases[1::2], strict=False):
-        right, left = build(right_data), build(left_data)
-        right_shape = shapes_for(rng, right.size())
-        left_shape = shapes_for(rng, left.size())
-        if len(right_shape) != len(left_shape):
-            continue
-        try:
-            mine = right.direct_sum(left, left_shape, right_shape)
-            theirs = upstream_layout(right_data).direct_sum(upstream_layout(left_data), left_shape, right_shape)
-        except (ValueError, tvm.error.InternalError):
-            continue
-        assert plain(mine) == plain(theirs), (right, left, left_shape, right_shape)
+    total = lambda right, left, left_shape, right_shape: right.direct_sum(left, left_shape, right_shape)  # noqa: E731
+    for right_data, mine, theirs, left_shape, right_shape in combined_pairs(cases, 11, total):
         compared += 1
         interleaved = [e for pair in zip(left_shape, right_shape, strict=True) for e in pair]
         want = upstream_layout(right_data).is_direct_sum_right(theirs, interleaved, right_shape)
-        got = right.is_direct_sum_right(mine, interleaved, right_shape)
+        got = build(right_data).is_direct_sum_right(mine, interleaved, right_shape)
         if want is not None and not right_data[1]:  # upstream ignores replicas here (decisions.md)
-            assert got is not None and plain(got.canonicalize()) == plain(want.canonicalize()), (right, left)
+            assert got is not None and plain(got.canonicalize()) == plain(want.canonicalize()), mine
     assert compared > len(cases) // 20
 
 

@@ -1,0 +1,21 @@
+"""Timing shared by the benchmarks: best per-call time over repeated rounds."""
+
+from __future__ import annotations
+
+import time
+
+
+def best_time(fn, repeats: int, min_seconds: float = 0.05) -> float:
+    """Best per-call time of ``fn`` over ``repeats`` rounds; each round runs it enough times to last
+    ``min_seconds``, after one warm-up call (per-layout caches, imports) outside the measurement."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    number = max(1, int(min_seconds / max(time.perf_counter() - start, 1e-9)))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
