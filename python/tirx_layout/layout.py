@@ -389,7 +389,8 @@ class TileLayout(Object):
     def canonicalize(self) -> TileLayout:
         """The normal form with the same meaning (SPEC §2): unit shard iters and zero offsets dropped, adjacent
         iters on one axis fused, replicas sorted. Under an active CUDA target (``with tvm.target.Target("cuda")``)
-        the thread axes inside a CTA are first rewritten onto one axis (``laneid`` + ``warpid`` -> ``tx``).
+        the thread axes are first rewritten onto the one axis spanning the layout's scope (``laneid`` +
+        ``warpid`` -> ``tx``), when there is such an axis.
 
         Example:
             >>> TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)]).canonicalize()
