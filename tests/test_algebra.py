@@ -434,3 +434,12 @@ def test_symbolic_offsets_ride_along():
     assert back.shard == L(S[(8, 8):(8, 1)]).shard and str(back.offset[m]) == "stage"
     assert str(layout.unpack(2).offset[m]) == "stage * 8192"
     assert str(layout.unpack(2).pack(2).offset[m]) == "stage * 4096"
+
+
+def test_numpy_integers_are_accepted_everywhere():
+    import numpy as np
+
+    layout = L(S[(8, 8):(8, 1)])
+    assert layout.slice([np.int64(64)], [(np.int64(5), np.int32(8))]) == L(S[3:1] + 5)
+    assert layout.group(np.array([4, 16]))[0] == L(S[(4, 2, 8):(16, 8, 1)])
+    assert layout.unpack(np.int8(2)).pack(2).canonicalize() == layout.canonicalize()

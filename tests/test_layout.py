@@ -275,3 +275,12 @@ def test_from_iters_accepts_every_offset_form():
     assert TileLayout.from_iters(shard, [], {warpid: 2}) == want
     assert TileLayout.from_iters(shard, [], 2 @ warpid) == want
     assert TileLayout.from_iters(shard) == TileLayout(S[4 : 1 @ laneid])
+
+
+def test_layouts_pickle():
+    import pickle
+
+    layout = TileLayout(GUIDE_FRAGMENT)
+    again = pickle.loads(pickle.dumps(layout))
+    assert again == layout and again.apply(1, 3, shape=[8, 16]) == layout.apply(1, 3, shape=[8, 16])
+    assert pickle.loads(pickle.dumps(laneid)) is laneid
