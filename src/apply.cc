@@ -78,24 +78,31 @@ void Placer::CheckArity(CoordForm form, size_t num_coords, const std::vector<int
 
 void Placer::Place(CoordForm form, const int64_t* const* columns, const std::vector<int64_t>& shape, int64_t n,
                    int64_t* out) const {
-  const size_t num_axes = axes_.size();
+  // Everything the loop reads, in locals: `out` may not alias them, so the compiler keeps them in registers.
+  const size_t num_axes = axes_.size(), num_terms = shard_.size(), rank = shape.size();
+  const Term* terms = shard_.data();
+  const int64_t* base = base_offset_.data();
+  const int64_t* dims = shape.data();
+  int64_t* __restrict__ dst = out;
   for (int64_t i = 0; i < n; ++i) {
-    auto value = [&](size_t axis) -> int64_t& { return out[static_cast<int64_t>(axis) * n + i]; };
-    auto add = [&](const Term& t, int64_t c) { value(t.axis_index) = CheckedAdd(value(t.axis_index), CheckedMul(c, t.stride)); };
-    for (size_t a = 0; a < num_axes; ++a) value(a) = base_offset_[a];
+    for (size_t a = 0; a < num_axes; ++a) dst[static_cast<int64_t>(a) * n + i] = base[a];
+    auto add = [&](const Term& t, int64_t c) {
+      int64_t& v = dst[static_cast<int64_t>(t.axis_index) * n + i];
+      v = CheckedAdd(v, CheckedMul(c, t.stride));
+    };
 
     if (form == CoordForm::kShard) {
-      for (size_t k = 0; k < shard_.size(); ++k) add(shard_[k], columns[k][i]);
+      for (size_t k = 0; k < num_terms; ++k) add(terms[k], columns[k][i]);
     } else {
       int64_t flat = 0;
       if (form == CoordForm::kFlat) {
         flat = columns[0][i];
       } else {
-        for (size_t d = 0; d < shape.size(); ++d) flat = CheckedAdd(CheckedMul(flat, shape[d]), columns[d][i]);
+        for (size_t d = 0; d < rank; ++d) flat = CheckedAdd(CheckedMul(flat, dims[d]), columns[d][i]);
       }
       // Last iter fastest; the first component takes what is left, unreduced, so out-of-range input spills there.
-      for (size_t k = shard_.size(); k-- > 1;) {
-        const Term& t = shard_[k];
+      for (size_t k = num_terms; k-- > 1;) {
+        const Term& t = terms[k];
         if (t.log2_extent >= 0) {
           // Two's complement: the mask is the floor modulo, the arithmetic shift the floor quotient, negatives too.
           add(t, flat & (t.extent - 1));
@@ -105,12 +112,14 @@ void Placer::Place(CoordForm form, const int64_t* const* columns, const std::vec
           flat = FloorDiv(flat, t.extent);
         }
       }
-      if (!shard_.empty()) add(shard_[0], flat);
+      if (num_terms > 0) add(terms[0], flat);
     }
 
     for (int64_t r = 1; r < places_; ++r) {
       const int64_t* delta = &replica_delta_[static_cast<size_t>(r) * num_axes];
-      for (size_t a = 0; a < num_axes; ++a) value(r * num_axes + a) = CheckedAdd(value(a), delta[a]);
+      for (size_t a = 0; a < num_axes; ++a) {
+        dst[static_cast<int64_t>(r * num_axes + a) * n + i] = CheckedAdd(dst[static_cast<int64_t>(a) * n + i], delta[a]);
+      }
     }
   }
 }

@@ -58,6 +58,9 @@ def _coord_kind(values) -> str:
     return kind
 
 
+_INT64 = np.dtype(np.int64)
+
+
 def _int64_array(value) -> np.ndarray:
     if type(value) is np.ndarray and value.dtype == np.int64:
         return value  # the common case: no conversion, no copy
@@ -338,16 +341,14 @@ class TileLayout(Object):
 
     def _place(self, coords, shape, with_replicas: bool):
         if shape is not None:
-            shape = list(shape)
             form = SHAPED
-        elif len(coords) == 1:
-            form = FLAT
+            kind = _coord_kind((*coords, *shape))
         else:
-            form = SHARD
-        kind = _coord_kind(coords) if shape is None else _coord_kind([*coords, *shape])
+            form = FLAT if len(coords) == 1 else SHARD
+            kind = _coord_kind(coords)
         if kind == "expr":
             self._check_arity(form, len(coords), shape)
-            return place_symbolic(self, form, list(coords), shape, with_replicas)
+            return place_symbolic(self, form, list(coords), None if shape is None else list(shape), with_replicas)
         shape_ints = [static_int(s, "a shape extent") for s in shape] if shape is not None else []
         plan = self._plan(with_replicas)
         if kind == "array":
@@ -363,17 +364,23 @@ class TileLayout(Object):
     def _place_arrays(self, form, coords, shape_ints, plan: _Plan, with_replicas: bool):
         if plan.symbolic:
             raise ValueError(f"layout {self} has a symbolic offset; apply it to PrimExpr coordinates, not arrays")
-        arrays = [_int64_array(c) for c in coords]
-        out_shape = arrays[0].shape
-        if any(a.shape != out_shape for a in arrays):
-            arrays = np.broadcast_arrays(*arrays)
+        out_shape = coords[0].shape if type(coords[0]) is np.ndarray else None
+        ready = True
+        for c in coords:
+            if type(c) is not np.ndarray or c.dtype != _INT64 or c.shape != out_shape or not c.flags.c_contiguous:
+                ready = False
+                break
+        if not ready:
+            # Anything but equally shaped contiguous int64 arrays is converted and broadcast first.
+            arrays = np.broadcast_arrays(*[_int64_array(c) for c in coords])
+            coords = [np.ascontiguousarray(a) for a in arrays]
             out_shape = arrays[0].shape
         # The core reads each coordinate array as contiguous int64 values and writes places x axes x elements.
-        columns = [from_dlpack(a if a.flags.c_contiguous else np.ascontiguousarray(a)) for a in arrays]
         out = np.empty((plan.places, len(plan.names), *out_shape), dtype=np.int64)
-        _ffi.TileLayoutApplyArray(self, form, with_replicas, from_dlpack(out), len(shape_ints), *shape_ints, *columns)
-        per_axis = out.swapaxes(0, 1)
-        return dict(zip(plan.names, per_axis if with_replicas else per_axis[:, 0], strict=True))
+        _ffi.TileLayoutApplyArray(
+            self, form, with_replicas, from_dlpack(out), len(shape_ints), *shape_ints, *map(from_dlpack, coords)
+        )
+        return dict(zip(plan.names, out.swapaxes(0, 1) if with_replicas else out[0], strict=True))
 
     def _check_arity(self, form: int, count: int, shape) -> None:
         if form == SHARD and count != len(self.shard):
