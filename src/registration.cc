@@ -12,6 +12,7 @@
 
 #include "tirx_layout/apply.h"
 #include "tirx_layout/checked.h"
+#include "tirx_layout/compose.h"
 #include "tirx_layout/error.h"
 #include "tirx_layout/tile_algebra.h"
 #include "tirx_layout/tile_layout.h"
@@ -206,6 +207,23 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](const TileLayout& layout, const Shape& seps, const Shape& perm) {
              return PermuteByGroups(layout, Ints(seps), Ints(perm));
            })
+      .def("tirx_layout.SwizzleLayout",
+           [](int64_t per_element, int64_t swizzle_len, int64_t atom_len, bool swizzle_inner) {
+             return SwizzleLayout(per_element, swizzle_len, atom_len, swizzle_inner);
+           })
+      .def("tirx_layout.ComposeLayout",
+           [](const SwizzleLayout& swizzle, const TileLayout& tile) { return ComposeLayout(swizzle, tile); })
+      .def("tirx_layout.SwizzleApplyInt",
+           [](const SwizzleLayout& swizzle, int64_t address) { return swizzle->Apply(address); })
+      .def("tirx_layout.SwizzleApplyArray",
+           [](const SwizzleLayout& swizzle, const ffi::Tensor& addresses) {
+             // In place: the caller hands a contiguous int64 array it owns.
+             int64_t n = 1;
+             for (int64_t extent : addresses.shape()) n = CheckedMul(n, extent);
+             CheckInt64Vector(addresses, "address array", n);
+             int64_t* data = static_cast<int64_t*>(addresses.data_ptr());
+             for (int64_t i = 0; i < n; ++i) data[i] = swizzle->Apply(data[i]);
+           })
       .def("tirx_layout.TileLayoutTrainium",
            [](const ffi::String& annotation, const Shape& shape) { return Trainium(std::string(annotation), Ints(shape)); })
       .def("tirx_layout.TileLayoutToPsum", ToPsum);
@@ -221,6 +239,14 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def_ro("extent", &IterObj::extent, "Number of positions (>= 1).")
       .def_ro("stride", &IterObj::stride, "Step per position on the axis.")
       .def_ro("axis", &IterObj::axis, "The axis the iter moves along.");
+  refl::ObjectDef<SwizzleLayoutObj>()
+      .def_ro("per_element", &SwizzleLayoutObj::per_element, "Low address bits that never move (log2 vector).")
+      .def_ro("swizzle_len", &SwizzleLayoutObj::swizzle_len, "Width of the XOR-ed bit field.")
+      .def_ro("atom_len", &SwizzleLayoutObj::atom_len, "Distance between the two bit fields.")
+      .def_ro("swizzle_inner", &SwizzleLayoutObj::swizzle_inner, "XOR the high field into the low one (True).");
+  refl::ObjectDef<ComposeLayoutObj>()
+      .def_ro("swizzle", &ComposeLayoutObj::swizzle, "The swizzle applied to the tile's address.")
+      .def_ro("tile_layout", &ComposeLayoutObj::tile_layout, "The tile, mapping onto m only.");
   refl::ObjectDef<TileLayoutObj>()
       .def_ro("shard", &TileLayoutObj::shard, "Iters that place the logical tile.")
       .def_ro("replica", &TileLayoutObj::replica, "Iters that enumerate extra copies of every element.")

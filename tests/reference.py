@@ -59,3 +59,36 @@ def span(shard, replica, offset, memory_axes, axis=None) -> int:
 
     total = 1 + sum((e - 1) * s for e, s, a in [*shard, *replica] if counts(a))
     return total + sum(v for a, v in offset.items() if counts(a))
+
+
+_BINARY = {
+    "Add": lambda a, b: a + b,
+    "Sub": lambda a, b: a - b,
+    "Mul": lambda a, b: a * b,
+    "FloorDiv": lambda a, b: a // b,
+    "FloorMod": lambda a, b: a % b,
+    "Min": min,
+    "Max": max,
+    "BitwiseXor": lambda a, b: a ^ b,
+    "BitwiseAnd": lambda a, b: a & b,
+    "BitwiseOr": lambda a, b: a | b,
+    "ShiftLeft": lambda a, b: a << b,
+    "ShiftRight": lambda a, b: a >> b,
+    "LShift": lambda a, b: a << b,
+    "RShift": lambda a, b: a >> b,
+}
+
+
+def evaluate(expr, env) -> int:
+    """The value of an integer TVM expression with ``env`` mapping variable names to ints (TVM's simplifier does
+    not fold every bitwise operation after binding, so the tests evaluate on their own)."""
+    name = type(expr).__name__
+    if isinstance(expr, int):
+        return expr
+    if name == "IntImm":
+        return int(expr.value)
+    if name == "Var":
+        return env[expr.name]
+    if name == "Cast":
+        return evaluate(expr.value, env)
+    return _BINARY[name](evaluate(expr.a, env), evaluate(expr.b, env))

@@ -33,17 +33,20 @@ from .axis import (
 )
 from .layout import TileLayout
 from .spec import LayoutSpec, Offset, OnAxis, R, S
+from .swizzle import ComposeLayout, SwizzleLayout
 
 __all__ = [
     "BUILTIN_AXES",
     "EXEC_LEVELS",
     "Axis",
+    "ComposeLayout",
     "Iter",
     "LayoutSpec",
     "Offset",
     "OnAxis",
     "R",
     "S",
+    "SwizzleLayout",
     "TileLayout",
     *BUILTIN_AXES,
 ]
