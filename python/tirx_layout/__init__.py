@@ -31,6 +31,13 @@ from .axis import (
     wgid,
     wid_in_wg,
 )
+from .constructors import (
+    mma_shared_layout,
+    swizzle_mode,
+    tcgen05_atom_layout,
+    tmem_datapath_layout,
+    wg_local_layout,
+)
 from .layout import TileLayout
 from .spec import LayoutSpec, Offset, OnAxis, R, S
 from .swizzle import ComposeLayout, SwizzleLayout
@@ -48,5 +55,10 @@ __all__ = [
     "S",
     "SwizzleLayout",
     "TileLayout",
+    "mma_shared_layout",
+    "swizzle_mode",
+    "tcgen05_atom_layout",
+    "tmem_datapath_layout",
+    "wg_local_layout",
     *BUILTIN_AXES,
 ]
