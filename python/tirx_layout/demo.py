@@ -7,7 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import R, S, TCol, TileLayout, TLane, laneid, warpid
+from . import (
+    ComposeLayout,
+    R,
+    S,
+    TCol,
+    TileLayout,
+    TLane,
+    laneid,
+    tcgen05_atom_layout,
+    tmem_datapath_layout,
+    warpid,
+)
 
 
 def _grid(title: str, values: np.ndarray) -> str:
@@ -83,6 +94,27 @@ def algebra() -> str:
     )
 
 
+def swizzle() -> str:
+    """The guide's 128-byte swizzle of an (8, 64) float16 tile and what it does to banks."""
+    from .analysis import bank_conflicts, column
+
+    tile = TileLayout(S[(8, 64):(64, 1)])
+    smem = ComposeLayout(per_element=3, swizzle_len=3, atom_len=3, tile_layout=tile)
+    banks = [smem.apply(i, 0)["m"] * 2 // 4 % 32 for i in range(8)]
+    plain = [tile.apply(i, 0)["m"] * 2 // 4 % 32 for i in range(8)]
+    access = column((8, 64), "float16")
+    return "\n".join(
+        [
+            f"layout        {smem!r}",
+            f"column 0 of rows 0..7: banks {banks} (unswizzled: {plain})",
+            f"32 lanes reading one element down the columns: {bank_conflicts(smem, 'float16', access).wavefronts} "
+            f"wavefront(s) swizzled, {bank_conflicts(tile, 'float16', access).wavefronts} unswizzled",
+            f"tcgen05.ld 16x64b fragment for (64, 8) fp32: {tcgen05_atom_layout('16x64b', (64, 8), 'float32')}",
+            f"TMEM datapath F, 64 x 32, upper half-slabs: {tmem_datapath_layout('F', 64, 32, sub_slab=1)}",
+        ]
+    )
+
+
 def main() -> None:
     """Print every example of the guide with the values the library computes."""
     for title, section in (
@@ -90,6 +122,7 @@ def main() -> None:
         ("Tensor-memory accumulator", tmem_accumulator),
         ("Scale-factor atom with replicas", scale_factor_atom),
         ("Layout algebra", algebra),
+        ("Shared-memory swizzle and tcgen05 fragments", swizzle),
     ):
         print(f"== {title} ==")
         print(section())
