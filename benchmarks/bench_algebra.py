@@ -13,7 +13,7 @@ from pathlib import Path
 from tvm.tirx import layout as up
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import best_time  # noqa: E402
+from _timing import best_times_interleaved  # noqa: E402
 
 from tirx_layout import R, S, TileLayout, laneid, warpid
 
@@ -73,11 +73,11 @@ def cases():
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
     print(f"{'operation':14s} {'input':48s} {'ours us':>9s} {'upstream us':>12s} {'upstream/ours':>14s}")
     for op, what, ours, theirs in cases():
-        mine, other = best_time(ours, args.repeats), best_time(theirs, args.repeats)
+        mine, other = best_times_interleaved([ours, theirs], args.repeats)
         print(f"{op:14s} {what:48s} {mine * 1e6:9.2f} {other * 1e6:12.2f} {other / mine:13.2f}x")
 
 

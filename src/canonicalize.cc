@@ -89,6 +89,28 @@ std::vector<IterValue> FuseAdjacent(const std::vector<IterValue>& iters) {
   return out;
 }
 
+bool SameIters(const std::vector<IterValue>& values, const ffi::Array<Iter>& iters) {
+  if (values.size() != iters.size()) return false;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Iter& it = iters[i];
+    if (values[i].extent != it->extent || values[i].stride != it->stride || !values[i].axis.same_as(it->axis)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/*! \brief Whether `parts` is exactly `layout` (same iters in order, same offsets). */
+bool Unchanged(const LayoutParts& parts, const TileLayout& layout) {
+  if (!SameIters(parts.shard, layout->shard) || !SameIters(parts.replica, layout->replica)) return false;
+  if (parts.offset.size() != layout->offset.size()) return false;
+  for (const auto& [axis, value] : parts.offset) {
+    auto it = layout->offset.find(axis);
+    if (it == layout->offset.end() || AsStaticInt((*it).second) != value) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 TileLayout Canonicalize(const TileLayout& layout, bool fuse_thread_axes) {
@@ -116,7 +138,8 @@ TileLayout Canonicalize(const TileLayout& layout, bool fuse_thread_axes) {
     if (a.stride != b.stride) return a.stride < b.stride;
     return a.extent < b.extent;
   });
-  return parts.Build();
+  // Most layouts reaching here are canonical already: hand the same object back instead of rebuilding it.
+  return Unchanged(parts, layout) ? layout : parts.Build();
 }
 
 }  // namespace tirx_layout
