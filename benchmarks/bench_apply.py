@@ -14,7 +14,7 @@ import numpy as np
 from tvm.tirx import layout as upstream
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import best_time  # noqa: E402
+from _timing import best_times_interleaved  # noqa: E402
 
 from tirx_layout import S, TCol, TileLayout, TLane, laneid, warpid
 
@@ -55,21 +55,18 @@ def main() -> None:
         i, j = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
         coords = list(zip(i.ravel().tolist(), j.ravel().tolist(), strict=True))
         n = len(coords)
-        loops = args.repeats
-
-        ours_numpy = best_time(lambda: ours.apply(i, j, shape=list(shape)), args.repeats)
         flat = np.arange(n)
-        ours_flat = best_time(lambda: ours.apply(flat), args.repeats)
-        upstream_loop = best_time(lambda: [theirs.apply(a, b, shape=list(shape)) for a, b in coords], loops)
-        ours_loop = best_time(lambda: [ours.apply(a, b, shape=list(shape)) for a, b in coords], loops)
-        rows = [
-            ("(a) tirx_layout numpy apply, (i, j) arrays", ours_numpy),
-            ("(a2) tirx_layout numpy apply, flat indices", ours_flat),
-            ("(b) upstream tvm.tirx.layout, per element", upstream_loop),
-            ("(c) tirx_layout, per element", ours_loop),
+        methods = [
+            ("(a) tirx_layout numpy apply, (i, j) arrays", lambda: ours.apply(i, j, shape=list(shape))),
+            ("(a2) tirx_layout numpy apply, flat indices", lambda: ours.apply(flat)),
+            ("(b) upstream tvm.tirx.layout, per element", lambda: [theirs.apply(a, b, shape=list(shape)) for a, b in coords]),
+            ("(c) tirx_layout, per element", lambda: [ours.apply(a, b, shape=list(shape)) for a, b in coords]),
         ]
         if cute is not None:
-            rows.append(("(d) pycute, per element (one linear axis)", best_time(lambda: [cute(k) for k in range(n)], loops)))
+            methods.append(("(d) pycute, per element (one linear axis)", lambda: [cute(k) for k in range(n)]))
+        times = best_times_interleaved([fn for _, fn in methods], args.repeats)
+        rows = list(zip([label for label, _ in methods], times, strict=True))
+        ours_numpy, ours_flat, upstream_loop, ours_loop = times[:4]
         for method, seconds in rows:
             ratios = ("", "") if method.startswith("(a") else (f"{seconds / ours_numpy:,.0f}x faster",
                                                                   f"{seconds / ours_flat:,.0f}x faster")  # fmt: skip

@@ -104,3 +104,25 @@ def test_overflowing_layout_is_rejected_at_construction():
         TileLayout(S[(2**40, 2**40):(1, 1)])
     with pytest.raises(ValueError, match="overflow"):
         TileLayout(S[4 : 2**62] + R[4 : 2**62])
+
+
+@given(junk, junk, junk, junk)
+def test_swizzle_and_compose_constructors(pe, sl, al, inner):
+    from tirx_layout import ComposeLayout, SwizzleLayout
+
+    survives(lambda: SwizzleLayout(pe, sl, al, inner))
+    survives(lambda: ComposeLayout(SwizzleLayout(3, 3, 3), pe))
+    survives(lambda: ComposeLayout(per_element=pe, swizzle_len=sl, atom_len=al, tile_layout=TileLayout(S[64:1])))
+    survives(lambda: SwizzleLayout(3, 3, 3).apply(pe))
+
+
+@given(junk, junk_seq, junk, junk)
+def test_hardware_constructors(name, shape, dtype, extra):
+    from tirx_layout import mma_shared_layout, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+
+    survives(lambda: tcgen05_atom_layout(name, shape, dtype))
+    survives(lambda: tcgen05_atom_layout("16x64b", shape, "float32"))
+    survives(lambda: tmem_datapath_layout(name, extra, dtype))
+    survives(lambda: tmem_datapath_layout("F", 64, 32, extra))
+    survives(lambda: wg_local_layout(extra, name))
+    survives(lambda: mma_shared_layout(dtype, name, shape))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 import tvm
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -49,3 +50,19 @@ def offset_value(value, what: str):
 def expr_dtype(expr) -> str:
     """The dtype name of a TVM ``PrimExpr`` (``"int32"`` for ``tvm.tirx.Var("x", "int32")``)."""
     return str(expr.ty.dtype)
+
+
+#: The dtype the core reads coordinate and address arrays in.
+INT64_DTYPE = np.dtype(np.int64)
+
+
+def int64_array(value) -> np.ndarray:
+    """``value`` as an int64 array: integer arrays convert, anything else is a ``TypeError``."""
+    if type(value) is np.ndarray and value.dtype == np.int64:
+        return value  # the common case: no conversion, no copy
+    array = np.asarray(value)
+    if array.dtype == np.bool_ or array.dtype.kind not in "iu":
+        raise TypeError(f"coordinate arrays must hold integers, got dtype {array.dtype}")
+    if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
+        raise ValueError(f"coordinate {int(array.max())} does not fit in int64")
+    return array.astype(np.int64)

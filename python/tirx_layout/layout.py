@@ -11,7 +11,7 @@ import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
 from . import _ffi
-from ._values import INT64_MAX, static_int
+from ._values import INT64_DTYPE, int64_array, static_int
 from .axis import Axis, Iter
 from .spec import LayoutSpec, Offset, OnAxis, S, axis_label
 from .symbolic import FLAT, SHAPED, SHARD, place_symbolic, shard_coordinates
@@ -56,20 +56,6 @@ def _coord_kind(values) -> str:
         elif tvm.ir.is_prim_expr(value) and not isinstance(value, tvm.tirx.IntImm):
             return "expr"
     return kind
-
-
-_INT64 = np.dtype(np.int64)
-
-
-def _int64_array(value) -> np.ndarray:
-    if type(value) is np.ndarray and value.dtype == np.int64:
-        return value  # the common case: no conversion, no copy
-    array = np.asarray(value)
-    if array.dtype == np.bool_ or array.dtype.kind not in "iu":
-        raise TypeError(f"coordinate arrays must hold integers, got dtype {array.dtype}")
-    if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
-        raise ValueError(f"coordinate {int(array.max())} does not fit in int64")
-    return array.astype(np.int64)
 
 
 class _Plan(NamedTuple):
@@ -367,12 +353,12 @@ class TileLayout(Object):
         out_shape = coords[0].shape if type(coords[0]) is np.ndarray else None
         ready = True
         for c in coords:
-            if type(c) is not np.ndarray or c.dtype != _INT64 or c.shape != out_shape or not c.flags.c_contiguous:
+            if type(c) is not np.ndarray or c.dtype != INT64_DTYPE or c.shape != out_shape or not c.flags.c_contiguous:
                 ready = False
                 break
         if not ready:
             # Anything but equally shaped contiguous int64 arrays is converted and broadcast first.
-            arrays = np.broadcast_arrays(*[_int64_array(c) for c in coords])
+            arrays = np.broadcast_arrays(*[int64_array(c) for c in coords])
             coords = [np.ascontiguousarray(a) for a in arrays]
             out_shape = arrays[0].shape
         # The core reads each coordinate array as contiguous int64 values and writes places x axes x elements.

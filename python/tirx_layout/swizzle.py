@@ -10,7 +10,7 @@ import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
 from . import _ffi
-from ._values import static_int
+from ._values import int64_array, offset_value, static_int
 from .layout import TileLayout
 
 
@@ -58,11 +58,11 @@ class SwizzleLayout(Object):
             64
         """
         if isinstance(address, np.ndarray):
-            out = np.ascontiguousarray(address, dtype=np.int64).copy()
+            out = np.array(int64_array(address), dtype=np.int64, order="C")  # a fresh copy: swizzled in place
             _ffi.SwizzleApplyArray(self, from_dlpack(out))
             return out
         if tvm.ir.is_prim_expr(address) and not isinstance(address, tvm.tirx.IntImm):
-            return self._expression(address)
+            return self._expression(offset_value(address, "a swizzled address"))
         return _ffi.SwizzleApplyInt(self, static_int(address, "an address"))
 
     def _expression(self, address):
