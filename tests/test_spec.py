@@ -61,6 +61,10 @@ def test_symbolic_offsets_keep_the_expression():
     assert layout.offset[warpid] == 3
 
 
+def test_a_step_of_one_is_what_tvmscript_adds():
+    assert TileLayout(S[8 : 4 @ laneid : 1]) == TileLayout(S[8 : 4 @ laneid])
+
+
 def test_parts_combine_in_any_order():
     a = TileLayout(S[(8, 4):(4 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
     b = TileLayout(R[2 : 4 @ warpid] + S[(8, 4):(4 @ laneid, 1)] + 5 @ warpid)
@@ -79,6 +83,7 @@ def test_parts_combine_in_any_order():
         (lambda: S[8:(1, 2, 3)], ValueError, "1 extents but 3 strides"),
         (lambda: S[8:((1, 2, 3),)], ValueError, r"\(1, 2, 3\)"),
         (lambda: S[8:1:2], ValueError, "step"),
+        (lambda: S[8:1:"m"], ValueError, "step"),
         (lambda: S[True], TypeError, "bool"),
         (lambda: S[8] + S[4], ValueError, "S\\[...\\] appears twice"),
         (lambda: S[8] + 1.5, TypeError, "1.5"),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 import tvm
+import tvm_ffi
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -66,3 +68,38 @@ def int64_array(value) -> np.ndarray:
     if array.dtype == np.uint64 and array.size and array.max() > INT64_MAX:
         raise ValueError(f"coordinate {int(array.max())} does not fit in int64")
     return array.astype(np.int64)
+
+
+def int_list(values, what: str) -> list[int]:
+    """``values`` as a list of static ints (``TypeError`` for a non-sequence, see ``static_int`` per entry)."""
+    if type(values) in (list, tuple) and all(type(v) is int for v in values):
+        return list(values)  # the common case; static_int below also checks the int64 range
+    if isinstance(values, int | str) or not isinstance(values, Sequence | np.ndarray | tvm_ffi.Array):
+        raise TypeError(f"expected a sequence of ints for {what}s, got {values!r}")
+    return [static_int(v, what) for v in values]
+
+
+def per_dimension_shape(sum_shape, addend_shape) -> list[int]:
+    """A direct sum's shape per dimension (left x right) from either that or the interleaved ``(A0, B0, A1, ...)``."""
+    sum_shape = int_list(sum_shape, "a shape extent")
+    if len(sum_shape) == 2 * len(addend_shape) and addend_shape:
+        return [sum_shape[2 * d] * sum_shape[2 * d + 1] for d in range(len(addend_shape))]
+    return sum_shape
+
+
+def range_bounds(bounds) -> tuple[object, int]:
+    """``(begin, extent)`` of a ``(begin, end)`` pair or a ``tvm.ir.Range``; the extent must be static."""
+    if type(bounds) is tuple and len(bounds) == 2 and type(bounds[0]) is int and type(bounds[1]) is int:
+        return bounds[0], static_int(bounds[1] - bounds[0], "a slice extent (end - begin)")
+    if isinstance(bounds, tvm.ir.Range):
+        begin, extent = bounds.min, bounds.extent
+    elif isinstance(bounds, Sequence) and len(bounds) == 2:
+        begin, extent = bounds[0], bounds[1] - bounds[0]
+    else:
+        raise TypeError(f"a slice region entry is (begin, end) or a tvm.ir.Range, got {bounds!r}")
+    if tvm.ir.is_prim_expr(extent):
+        extent = tvm.sym.Analyzer().simplify(extent)
+    extent = static_int(extent, "a slice extent (end - begin)")
+    if tvm.ir.is_prim_expr(begin) and not isinstance(begin, tvm.tirx.IntImm):
+        return begin, extent
+    return static_int(begin, "a slice begin"), extent

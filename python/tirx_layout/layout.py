@@ -11,38 +11,19 @@ import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
 from . import _ffi
-from ._values import INT64_DTYPE, int64_array, static_int
+from ._values import INT64_DTYPE, int64_array, int_list, per_dimension_shape, range_bounds, static_int
 from .axis import Axis, Iter
-from .spec import LayoutSpec, Offset, OnAxis, S, axis_label
-from .symbolic import FLAT, SHAPED, SHARD, place_symbolic, shard_coordinates
-
-
-def _format_stride(it: Iter) -> str:
-    return str(it.stride) if it.axis.name == "m" else f"{it.stride}{axis_label(it.axis)}"
-
-
-def _format_iters(kind: str, iters: Sequence[Iter]) -> str:
-    if len(iters) == 1:
-        return f"{kind}[{iters[0].extent}:{_format_stride(iters[0])}]"
-    extents = ", ".join(str(it.extent) for it in iters)
-    strides = ", ".join(_format_stride(it) for it in iters)
-    return f"{kind}[({extents}):({strides})]" if iters else f"{kind}[()]"
-
-
-def format_spec(shard: Sequence[Iter], replica: Sequence[Iter], offset: Mapping[Axis, object]) -> str:
-    """The ``S[...] + R[...] + offset`` text of a layout, in the notation that builds it back.
-
-    Example:
-        >>> from tirx_layout import Iter
-        >>> format_spec([Iter(8, 4, "laneid"), Iter(2, 1, "m")], [], {})
-        'S[(8, 2):(4@laneid, 1)]'
-    """
-    parts = [_format_iters("S", shard)]
-    if replica:
-        parts.append(_format_iters("R", replica))
-    for axis, value in offset.items():
-        parts.append(repr(value) if axis.name == "m" and isinstance(value, int) else repr(OnAxis(value, axis)))
-    return " + ".join(parts)
+from .spec import LayoutSpec, Offset, S, format_spec
+from .symbolic import (
+    FLAT,
+    SHAPED,
+    SHARD,
+    add_symbolic,
+    place_symbolic,
+    shard_coordinates,
+    split_symbolic_offsets,
+    with_symbolic_offsets,
+)
 
 
 def _coord_kind(values) -> str:
@@ -64,50 +45,9 @@ class _Plan(NamedTuple):
     symbolic: dict[str, object]  # offsets the core cannot add (PrimExpr), by axis name
 
 
-def _add_symbolic(place: dict, symbolic: dict) -> dict:
-    analyzer = tvm.sym.Analyzer()
-    return {name: analyzer.simplify(value + symbolic[name]) if name in symbolic else value
-            for name, value in place.items()}  # fmt: skip
-
-
 def _cuda_target_active() -> bool:
     target = tvm.target.Target.current(allow_none=True)
     return target is not None and target.kind.name == "cuda"
-
-
-def _ints(values, what: str) -> list[int]:
-    if type(values) in (list, tuple) and all(type(v) is int for v in values):
-        return list(values)  # the common case; static_int below also checks the int64 range
-    if isinstance(values, int | str) or not isinstance(values, Sequence | np.ndarray | tvm_ffi.Array):
-        raise TypeError(f"expected a sequence of ints for {what}s, got {values!r}")
-    return [static_int(v, what) for v in values]
-
-
-def _split_symbolic(layout: TileLayout) -> tuple[TileLayout, dict[str, object]]:
-    """The layout without its symbolic offsets, and those offsets by axis name (the core takes integers only)."""
-    if not _ffi.TileLayoutHasSymbolicOffset(layout):
-        return layout, {}  # the common case, answered without walking the offsets in Python
-    symbolic = {a.name: v for a, v in layout.offset.items() if not isinstance(v, int)}
-    static = {a: v for a, v in layout.offset.items() if isinstance(v, int)}
-    return TileLayout.from_iters(layout.shard, layout.replica, static), symbolic
-
-
-def _with_offsets(layout: TileLayout, symbolic: dict[str, object]) -> TileLayout:
-    """``layout`` with symbolic offset terms added back (simplified; a term that simplifies to 0 disappears)."""
-    if not symbolic or layout is None:
-        return layout
-    analyzer = tvm.sym.Analyzer()
-    terms = {a.name: v for a, v in layout.offset.items()}
-    for axis, value in symbolic.items():
-        value = analyzer.simplify(terms[axis] + value if axis in terms else value)
-        if isinstance(value, tvm.tirx.IntImm):
-            value = int(value.value)
-        terms[axis] = value
-    return TileLayout.from_iters(layout.shard, layout.replica, {a: v for a, v in terms.items() if not _is_zero(v)})
-
-
-def _is_zero(value) -> bool:
-    return isinstance(value, int) and value == 0
 
 
 def _expect_tile(layout, role: str) -> TileLayout:
@@ -118,56 +58,30 @@ def _expect_tile(layout, role: str) -> TileLayout:
 
 def _combine(entry, second: TileLayout, first: TileLayout, first_shape, second_shape) -> TileLayout:
     """tile / direct_sum: the core interleaves the static parts; symbolic offsets of both add."""
-    first_static, first_symbolic = _split_symbolic(first)
-    second_static, second_symbolic = _split_symbolic(second)
+    first_static, first_symbolic = split_symbolic_offsets(first)
+    second_static, second_symbolic = split_symbolic_offsets(second)
     combined = entry(
-        second_static, first_static, _ints(first_shape, "a shape extent"), _ints(second_shape, "a shape extent")
+        second_static, first_static, int_list(first_shape, "a shape extent"), int_list(second_shape, "a shape extent")
     )
     symbolic = dict(first_symbolic)
     for axis, value in second_symbolic.items():
         symbolic[axis] = symbolic[axis] + value if axis in symbolic else value
-    return _with_offsets(combined, symbolic)
+    return with_symbolic_offsets(combined, symbolic)
 
 
 def _recognise(entry, known: TileLayout, combined: TileLayout, combined_shape, known_shape) -> TileLayout | None:
     """Recognisers: the core answers on the static parts; the other factor's symbolic offset is the difference."""
-    known_static, known_symbolic = _split_symbolic(_expect_tile(known, "known"))
-    combined_static, combined_symbolic = _split_symbolic(_expect_tile(combined, "combined"))
+    known_static, known_symbolic = split_symbolic_offsets(_expect_tile(known, "known"))
+    combined_static, combined_symbolic = split_symbolic_offsets(_expect_tile(combined, "combined"))
     other = entry(
-        known_static, combined_static, _ints(combined_shape, "a shape extent"), _ints(known_shape, "a shape extent")
+        known_static, combined_static, int_list(combined_shape, "a shape extent"), int_list(known_shape, "a shape extent")
     )
     if other is None:
         return None
     symbolic = dict(combined_symbolic)
     for axis, value in known_symbolic.items():
         symbolic[axis] = symbolic[axis] - value if axis in symbolic else -value
-    return _with_offsets(other, symbolic)
-
-
-def _per_dimension(sum_shape, addend_shape) -> list[int]:
-    """A direct sum's shape per dimension (left x right) from either that or the interleaved ``(A0, B0, A1, ...)``."""
-    sum_shape = _ints(sum_shape, "a shape extent")
-    if len(sum_shape) == 2 * len(addend_shape) and addend_shape:
-        return [sum_shape[2 * d] * sum_shape[2 * d + 1] for d in range(len(addend_shape))]
-    return sum_shape
-
-
-def _range_bounds(bounds) -> tuple[object, int]:
-    """``(begin, extent)`` of a ``(begin, end)`` pair or a ``tvm.ir.Range``; the extent must be static."""
-    if type(bounds) is tuple and len(bounds) == 2 and type(bounds[0]) is int and type(bounds[1]) is int:
-        return bounds[0], static_int(bounds[1] - bounds[0], "a slice extent (end - begin)")
-    if isinstance(bounds, tvm.ir.Range):
-        begin, extent = bounds.min, bounds.extent
-    elif isinstance(bounds, Sequence) and len(bounds) == 2:
-        begin, extent = bounds[0], bounds[1] - bounds[0]
-    else:
-        raise TypeError(f"a slice region entry is (begin, end) or a tvm.ir.Range, got {bounds!r}")
-    if tvm.ir.is_prim_expr(extent):
-        extent = tvm.sym.Analyzer().simplify(extent)
-    extent = static_int(extent, "a slice extent (end - begin)")
-    if tvm.ir.is_prim_expr(begin) and not isinstance(begin, tvm.tirx.IntImm):
-        return begin, extent
-    return static_int(begin, "a slice begin"), extent
+    return with_symbolic_offsets(other, symbolic)
 
 
 @tvm_ffi.register_object("tirx_layout.TileLayout")
@@ -344,7 +258,7 @@ class TileLayout(Object):
         width = len(plan.names)
         rows = [dict(zip(plan.names, values[r * width : (r + 1) * width])) for r in range(plan.places)]
         if plan.symbolic:
-            rows = [_add_symbolic(row, plan.symbolic) for row in rows]
+            rows = [add_symbolic(row, plan.symbolic) for row in rows]
         return rows if with_replicas else rows[0]
 
     def _place_arrays(self, form, coords, shape_ints, plan: _Plan, with_replicas: bool):
@@ -389,10 +303,10 @@ class TileLayout(Object):
             >>> TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)]).canonicalize()
             TileLayout(S[4096:1])
         """
-        static, symbolic = _split_symbolic(self)
+        static, symbolic = split_symbolic_offsets(self)
         # A symbolic offset on a thread axis cannot be rescaled by the core, so such layouts keep their axes.
         fuse = _cuda_target_active() and not any(Axis.get(a).is_thread() for a in symbolic)
-        return _with_offsets(_ffi.TileLayoutCanonicalize(static, fuse), symbolic)
+        return with_symbolic_offsets(_ffi.TileLayoutCanonicalize(static, fuse), symbolic)
 
     def group(self, shape: Sequence[int]) -> tuple[TileLayout, list[int]]:
         """Split (never merge or reorder) shard iters so that runs of them multiply to each ``shape`` entry.
@@ -402,10 +316,10 @@ class TileLayout(Object):
             >>> TileLayout(S[64:1]).group([4, 16])
             (TileLayout(S[(4, 16):(16, 1)]), [0, 1, 2])
         """
-        static, symbolic = _split_symbolic(self)
-        shape = _ints(shape, "a group shape extent")
+        static, symbolic = split_symbolic_offsets(self)
+        shape = int_list(shape, "a group shape extent")
         grouped = _ffi.TileLayoutGroup(static, shape)
-        return _with_offsets(grouped, symbolic), list(_ffi.TileLayoutSeparators(grouped, shape))
+        return with_symbolic_offsets(grouped, symbolic), list(_ffi.TileLayoutSeparators(grouped, shape))
 
     def group_many(self, *shapes: Sequence[int]) -> tuple[TileLayout, list[list[int]]]:
         """Group by the common refinement of several shapes (equal sizes); one separator list per shape.
@@ -417,9 +331,9 @@ class TileLayout(Object):
         """
         if len(shapes) == 1 and shapes[0] and all(isinstance(s, Sequence) for s in shapes[0]):
             shapes = tuple(shapes[0])
-        static, symbolic = _split_symbolic(self)
-        grouped, seps = _ffi.TileLayoutGroupMany(static, [_ints(s, "a group shape extent") for s in shapes])
-        return _with_offsets(grouped, symbolic), [list(s) for s in seps]
+        static, symbolic = split_symbolic_offsets(self)
+        grouped, seps = _ffi.TileLayoutGroupMany(static, [int_list(s, "a group shape extent") for s in shapes])
+        return with_symbolic_offsets(grouped, symbolic), [list(s) for s in seps]
 
     def apply_to_shape(self, coord: Sequence, input_shape: Sequence[int]) -> list:
         """The coordinate of every shard iter for the logical coordinate ``coord`` of a buffer of ``input_shape``
@@ -429,7 +343,7 @@ class TileLayout(Object):
             >>> TileLayout(S[(8, 8):(8, 1)]).apply_to_shape([29], [64])
             [3, 5]
         """
-        return shard_coordinates(self, list(coord), _ints(input_shape, "a shape extent"))
+        return shard_coordinates(self, list(coord), int_list(input_shape, "a shape extent"))
 
     def tile(self, outer: TileLayout, outer_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout:
         """This layout (the inner tile) repeated by ``outer``: per dimension, outer iters then inner iters, the
@@ -448,7 +362,7 @@ class TileLayout(Object):
             >>> TileLayout(S[(2, 2):(2, 1)]).tile_to([4, 4], [2, 2])
             TileLayout(S[(2, 2, 2, 2):(8, 2, 4, 1)])
         """
-        to_shape, current_shape = _ints(to_shape, "a shape extent"), _ints(current_shape, "a shape extent")
+        to_shape, current_shape = int_list(to_shape, "a shape extent"), int_list(current_shape, "a shape extent")
         if len(to_shape) != len(current_shape) or any(t % c for t, c in zip(to_shape, current_shape, strict=False)):
             raise ValueError(f"tile_to: {to_shape} is not a whole multiple of {current_shape} in every dimension")
         repeats = [t // c for t, c in zip(to_shape, current_shape, strict=True)]
@@ -498,7 +412,7 @@ class TileLayout(Object):
             >>> TileLayout(S[4 : 1 @ laneid]).is_direct_sum_right(TileLayout(S[8 : 1 @ laneid]), [8], [4])
             TileLayout(S[2:4@laneid])
         """
-        sum_shape = _per_dimension(sum_shape, right_shape)
+        sum_shape = per_dimension_shape(sum_shape, right_shape)
         return _recognise(_ffi.TileLayoutIsDirectSumRight, self, sum_layout, sum_shape, right_shape)
 
     def is_direct_sum_left(
@@ -511,7 +425,7 @@ class TileLayout(Object):
             >>> TileLayout(S[2 : 4 @ laneid]).is_direct_sum_left(TileLayout(S[8 : 1 @ laneid]), [8], [2])
             TileLayout(S[4:1@laneid])
         """
-        sum_shape = _per_dimension(sum_shape, left_shape)
+        sum_shape = per_dimension_shape(sum_shape, left_shape)
         return _recognise(_ffi.TileLayoutIsDirectSumLeft, self, sum_layout, sum_shape, left_shape)
 
     def slice(self, shape: Sequence[int], region: Sequence) -> TileLayout | None:
@@ -523,13 +437,13 @@ class TileLayout(Object):
             >>> TileLayout(S[(8, 8):(8, 1)]).slice([64], [(5, 8)])
             TileLayout(S[3:1] + 5)
         """
-        shape = _ints(shape, "a shape extent")
+        shape = int_list(shape, "a shape extent")
         if len(region) != len(shape):
             raise ValueError(f"slice: region {region!r} has {len(region)} dimensions but shape {shape} has {len(shape)}")
-        begins, extents = zip(*(_range_bounds(r) for r in region), strict=True) if region else ((), ())
-        static, symbolic = _split_symbolic(self)
+        begins, extents = zip(*(range_bounds(r) for r in region), strict=True) if region else ((), ())
+        static, symbolic = split_symbolic_offsets(self)
         if all(type(b) is int for b in begins):
-            return _with_offsets(_ffi.TileLayoutSlice(static, shape, begins, extents), symbolic)
+            return with_symbolic_offsets(_ffi.TileLayoutSlice(static, shape, begins, extents), symbolic)
         static_begins = [b if isinstance(b, int) else None for b in begins]
         answer = _ffi.TileLayoutSliceSymbolic(static, shape, static_begins, list(extents))
         if answer is None:
@@ -538,7 +452,7 @@ class TileLayout(Object):
         for dim, axis, stride in terms:
             term = begins[dim] * stride
             symbolic[axis] = symbolic[axis] + term if axis in symbolic else term
-        return _with_offsets(sliced, symbolic)
+        return with_symbolic_offsets(sliced, symbolic)
 
     def is_trivial(self) -> bool:
         """Whether the canonical form is at most one stride-1 memory iter, with no replica and no offset.
@@ -547,7 +461,7 @@ class TileLayout(Object):
             >>> TileLayout(S[(4, 8):(8, 1)]).is_trivial(), TileLayout(S[8 : 1 @ laneid]).is_trivial()
             (True, False)
         """
-        static, symbolic = _split_symbolic(self)
+        static, symbolic = split_symbolic_offsets(self)
         return not symbolic and _ffi.TileLayoutIsTrivial(static)
 
     def storage(self) -> TileLayout:
@@ -557,9 +471,9 @@ class TileLayout(Object):
             >>> TileLayout(S[(32, 4):(1 @ laneid, 1)] + 2 @ warpid + 8).storage()
             TileLayout(S[4:1] + 8)
         """
-        static, symbolic = _split_symbolic(self)
+        static, symbolic = split_symbolic_offsets(self)
         kept = {a: v for a, v in symbolic.items() if not Axis.get(a).is_thread()}
-        return _with_offsets(_ffi.TileLayoutStorage(static), kept)
+        return with_symbolic_offsets(_ffi.TileLayoutStorage(static), kept)
 
     def unpack(self, n: int) -> TileLayout:
         """Each element becomes ``n`` contiguous ones: memory-axis strides and offsets times ``n``, then an
@@ -570,9 +484,9 @@ class TileLayout(Object):
             TileLayout(S[(32, 4, 2):(1@laneid, 2, 1)])
         """
         n = static_int(n, "the unpack count")
-        static, symbolic = _split_symbolic(self)
+        static, symbolic = split_symbolic_offsets(self)
         scaled = {a: v * n if Axis.get(a).is_memory() else v for a, v in symbolic.items()}
-        return _with_offsets(_ffi.TileLayoutUnpack(static, n), scaled)
+        return with_symbolic_offsets(_ffi.TileLayoutUnpack(static, n), scaled)
 
     def pack(self, n: int) -> TileLayout:
         """The exact inverse of ``unpack(n)``: ``n`` contiguous elements become one. ``ValueError`` unless the
@@ -584,7 +498,7 @@ class TileLayout(Object):
             TileLayout(S[(32, 4):(1@laneid, 1)])
         """
         n = static_int(n, "the pack count")
-        static, symbolic = _split_symbolic(self)
+        static, symbolic = split_symbolic_offsets(self)
         analyzer, divided = tvm.sym.Analyzer(), {}
         for axis, value in symbolic.items():
             if Axis.get(axis).is_memory():
@@ -592,7 +506,7 @@ class TileLayout(Object):
                     raise ValueError(f"pack({n}): the offset {value} on axis {axis} is not provably a multiple of {n}")
                 value = analyzer.simplify(tvm.tirx.floordiv(value, n))
             divided[axis] = value
-        return _with_offsets(_ffi.TileLayoutPack(static, n), divided)
+        return with_symbolic_offsets(_ffi.TileLayoutPack(static, n), divided)
 
     def broadcast(self, n: int, position: int = -1, axis: Axis | str = "m") -> TileLayout:
         """Insert a stride-0 iter of extent ``n`` at ``position`` (``-1``: after the last iter).
@@ -601,11 +515,11 @@ class TileLayout(Object):
             >>> TileLayout(S[(4, 8):(8, 1)]).broadcast(2, 1)
             TileLayout(S[(4, 2, 8):(8, 0, 1)])
         """
-        static, symbolic = _split_symbolic(self)
+        static, symbolic = split_symbolic_offsets(self)
         layout = _ffi.TileLayoutBroadcast(
             static, static_int(n, "the broadcast extent"), static_int(position, "the position"), Axis.get(axis)
         )
-        return _with_offsets(layout, symbolic)
+        return with_symbolic_offsets(layout, symbolic)
 
     def permute_dims(self, perm: Sequence[int]) -> TileLayout:
         """The shard iters reordered: iter ``i`` of the result is iter ``perm[i]`` of this layout.
@@ -614,8 +528,8 @@ class TileLayout(Object):
             >>> TileLayout(S[(4, 8):(8, 1)]).permute_dims([1, 0])
             TileLayout(S[(8, 4):(1, 8)])
         """
-        static, symbolic = _split_symbolic(self)
-        return _with_offsets(_ffi.TileLayoutPermuteDims(static, _ints(perm, "a permutation entry")), symbolic)
+        static, symbolic = split_symbolic_offsets(self)
+        return with_symbolic_offsets(_ffi.TileLayoutPermuteDims(static, int_list(perm, "a permutation entry")), symbolic)
 
     def permute_by_groups(self, seps: Sequence[int], perm: Sequence[int]) -> TileLayout:
         """Reorder groups of shard iters (``seps`` as returned by ``group``): group ``i`` of the result is group
@@ -625,11 +539,11 @@ class TileLayout(Object):
             >>> TileLayout(S[(2, 4, 8):(32, 8, 1)]).permute_by_groups([0, 2, 3], [1, 0])
             TileLayout(S[(8, 2, 4):(1, 32, 8)])
         """
-        static, symbolic = _split_symbolic(self)
+        static, symbolic = split_symbolic_offsets(self)
         layout = _ffi.TileLayoutPermuteByGroups(
-            static, _ints(seps, "a separator"), _ints(perm, "a permutation entry")
+            static, int_list(seps, "a separator"), int_list(perm, "a permutation entry")
         )
-        return _with_offsets(layout, symbolic)
+        return with_symbolic_offsets(layout, symbolic)
 
     @classmethod
     def trainium(cls, annotation: str, shape: Sequence[int], is_psum: bool = False) -> TileLayout:
@@ -642,7 +556,7 @@ class TileLayout(Object):
         """
         if not isinstance(annotation, str):
             raise TypeError(f"trainium: the annotation must be a str of 'P' and 'F', got {annotation!r}")
-        layout = _ffi.TileLayoutTrainium(annotation, _ints(shape, "a shape extent"))
+        layout = _ffi.TileLayoutTrainium(annotation, int_list(shape, "a shape extent"))
         return layout.to_psum() if is_psum else layout
 
     def to_psum(self) -> TileLayout:
@@ -652,8 +566,8 @@ class TileLayout(Object):
             >>> TileLayout(S[(128, 1024):(1 @ P, 1 @ F)]).to_psum()
             TileLayout(S[(128, 2, 512):(1@P, 1@Bank, 1@F)])
         """
-        static, symbolic = _split_symbolic(self)
-        return _with_offsets(_ffi.TileLayoutToPsum(static), symbolic)
+        static, symbolic = split_symbolic_offsets(self)
+        return with_symbolic_offsets(_ffi.TileLayoutToPsum(static), symbolic)
 
     # ---- identity and printing -----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ spec is an offset. A stride is an int (on ``m``), ``value @ axis``, an axis name
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from ._values import offset_value, static_int
 from .axis import BUILTIN_AXES, Axis, Iter
@@ -127,8 +127,6 @@ class LayoutSpec:
         return LayoutSpec(self.shard, self.replica, Offset.of(other) + self.offset)
 
     def __repr__(self) -> str:
-        from .layout import format_spec  # the printer lives with TileLayout, whose repr it serves
-
         return format_spec(self.shard or (), self.replica, self.offset.terms)
 
 
@@ -183,6 +181,33 @@ def iters_from(shape, strides=None) -> tuple[Iter, ...]:
     return tuple(_stride_iter(e, s) for e, s in zip(extents, strides, strict=True))
 
 
+def _format_stride(it: Iter) -> str:
+    return str(it.stride) if it.axis.name == "m" else f"{it.stride}{axis_label(it.axis)}"
+
+
+def _format_iters(kind: str, iters: Sequence[Iter]) -> str:
+    if len(iters) == 1:
+        return f"{kind}[{iters[0].extent}:{_format_stride(iters[0])}]"
+    extents = ", ".join(str(it.extent) for it in iters)
+    strides = ", ".join(_format_stride(it) for it in iters)
+    return f"{kind}[({extents}):({strides})]" if iters else f"{kind}[()]"
+
+
+def format_spec(shard: Sequence[Iter], replica: Sequence[Iter], offset: Mapping[Axis, object]) -> str:
+    """The ``S[...] + R[...] + offset`` text of a layout, in the notation that builds it back.
+
+    Example:
+        >>> format_spec([Iter(8, 4, "laneid"), Iter(2, 1, "m")], [], {})
+        'S[(8, 2):(4@laneid, 1)]'
+    """
+    parts = [_format_iters("S", shard)]
+    if replica:
+        parts.append(_format_iters("R", replica))
+    for axis, value in offset.items():
+        parts.append(repr(value) if axis.name == "m" and isinstance(value, int) else repr(OnAxis(value, axis)))
+    return " + ".join(parts)
+
+
 class _SpecBuilder:
     __slots__ = ("_kind",)
 
@@ -191,7 +216,8 @@ class _SpecBuilder:
 
     def __getitem__(self, key) -> LayoutSpec:
         if isinstance(key, slice):
-            if key.step is not None:
+            # The TVMScript parser fills in step=1 for slices it re-evaluates inside kernels; anything else is an error.
+            if key.step is not None and not (type(key.step) is int and key.step == 1):
                 raise ValueError(f"{self._kind}[shape:strides] takes no third part, got step {key.step!r}")
             iters = iters_from(key.start, key.stop)
         else:

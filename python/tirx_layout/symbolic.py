@@ -11,6 +11,7 @@ from tvm.tirx import IntImm, floordiv, floormod
 
 from . import _ffi
 from ._values import expr_dtype
+from .axis import Axis
 
 FLAT, SHARD, SHAPED = 0, 1, 2
 
@@ -159,3 +160,34 @@ def _pieces_by_dimension(layout, values, input_shape, dtype):
             return None
         out.append(coord)
     return out if all(e == 1 for e in piece_extents[k:]) else None
+
+
+def add_symbolic(place: dict, symbolic: dict) -> dict:
+    """``place`` with the symbolic offsets (by axis name) added to their axes, simplified."""
+    analyzer = tvm.sym.Analyzer()
+    return {name: analyzer.simplify(value + symbolic[name]) if name in symbolic else value
+            for name, value in place.items()}  # fmt: skip
+
+
+def split_symbolic_offsets(layout) -> tuple[object, dict[str, object]]:
+    """The layout without its symbolic offsets, and those offsets by axis name (the core takes integers only)."""
+    if not _ffi.TileLayoutHasSymbolicOffset(layout):
+        return layout, {}  # the common case, answered without walking the offsets in Python
+    symbolic = {a.name: v for a, v in layout.offset.items() if not isinstance(v, int)}
+    static = {a: v for a, v in layout.offset.items() if isinstance(v, int)}
+    return _ffi.TileLayout(list(layout.shard), list(layout.replica), static), symbolic
+
+
+def with_symbolic_offsets(layout, symbolic: dict[str, object]):
+    """``layout`` with symbolic offset terms added back (simplified; a term that simplifies to 0 disappears)."""
+    if not symbolic or layout is None:
+        return layout
+    analyzer = tvm.sym.Analyzer()
+    terms = {a.name: v for a, v in layout.offset.items()}
+    for axis, value in symbolic.items():
+        value = analyzer.simplify(terms[axis] + value if axis in terms else value)
+        if isinstance(value, tvm.tirx.IntImm):
+            value = int(value.value)
+        terms[axis] = value
+    kept = {Axis.get(a): v for a, v in terms.items() if not (isinstance(v, int) and v == 0)}
+    return _ffi.TileLayout(list(layout.shard), list(layout.replica), kept)
