@@ -207,49 +207,49 @@ def test_recognisers_return_none_when_no_factor_exists():
     assert L(S[(2, 4):(1, 2)]).is_tile_inner(tiled, [16, 32], [3, 4]) is None
 
 
-def factorisations(draw, shape):
-    outer, inner = [], []
-    for e in shape:
-        d = draw(st.sampled_from([d for d in range(1, e + 1) if e % d == 0]))
-        outer.append(e // d)
-        inner.append(d)
-    return outer, inner
+def same_rank_shapes(draw, first, second):
+    """Random shapes for two layouts, of one rank (the example is discarded otherwise)."""
+    first_shape, second_shape = shapes_of(first.size(), draw.draw), shapes_of(second.size(), draw.draw)
+    assume(len(first_shape) == len(second_shape))
+    return first_shape, second_shape
+
+
+def combined_samples(first_shape, second_shape):
+    """Up to ~60 coordinates of the combined domain, each with its first- and second-factor coordinates."""
+    shape = [a * b for a, b in zip(first_shape, second_shape, strict=True)]
+    total = math.prod(shape)
+    for flat in range(0, total, max(1, total // 60)):
+        coords = split(flat, shape)
+        yield shape, coords, [c // b for c, b in zip(coords, second_shape, strict=True)], [
+            c % b for c, b in zip(coords, second_shape, strict=True)
+        ]
+
+
+def nonzero(place):
+    return {axis: value for axis, value in place.items() if value}
 
 
 @settings(max_examples=LAW_EXAMPLES)
 @given(layouts, layouts, st.data())
 def test_tile_law_and_exact_recognisers(inner_data, outer_data, draw):
     inner, outer = build(inner_data), build(outer_data)
-    inner_shape = shapes_of(inner.size(), draw.draw)
-    outer_shape = shapes_of(outer.size(), draw.draw)
-    assume(len(inner_shape) == len(outer_shape))
+    outer_shape, inner_shape = same_rank_shapes(draw, outer, inner)
     try:
         tiled = inner.tile(outer, outer_shape, inner_shape)
     except ValueError:
         return  # a group that does not exist, or an overflow: nothing to check
-    tiled_shape = [o * i for o, i in zip(outer_shape, inner_shape, strict=True)]
-    total = math.prod(tiled_shape)
-    for flat in range(0, total, max(1, total // 60)):
-        coords = split(flat, tiled_shape)
-        o = [c // i for c, i in zip(coords, inner_shape, strict=True)]
-        i = [c % e for c, e in zip(coords, inner_shape, strict=True)]
+    for tiled_shape, coords, o, i in combined_samples(outer_shape, inner_shape):
         outer_base = base_place(outer_data[0], {}, split(sum_flat(o, outer_shape), [e for e, _, _ in outer_data[0]]))
-        inner_place = inner.apply(*i, shape=inner_shape)
-        want = dict(inner_place)
+        want = Counter(inner.apply(*i, shape=inner_shape))
         for axis, value in outer_base.items():
             uses = any(a == axis and e > 1 for e, _, a in inner_data[0])  # a unit iter moves along nothing
-            scale = inner.span(axis) if uses else 1
-            want[axis] = want.get(axis, 0) + value * scale
-        for axis, value in outer_data[2].items():
-            want[axis] = want.get(axis, 0) + value
-        got = tiled.apply(*coords, shape=tiled_shape)
-        assert {a: v for a, v in got.items() if v} == {a: v for a, v in want.items() if v}, (tiled, coords)
+            want[axis] += value * (inner.span(axis) if uses else 1)
+        want.update(outer_data[2])
+        assert nonzero(tiled.apply(*coords, shape=tiled_shape)) == nonzero(want), (tiled, coords)
     found_outer = inner.is_tile_inner(tiled, tiled_shape, inner_shape)
-    assert found_outer is not None
-    assert inner.tile(found_outer, outer_shape, inner_shape) == tiled
+    assert found_outer is not None and inner.tile(found_outer, outer_shape, inner_shape) == tiled
     found_inner = outer.is_tile_outer(tiled, tiled_shape, outer_shape)
-    assert found_inner is not None
-    assert found_inner.tile(outer, outer_shape, inner_shape) == tiled
+    assert found_inner is not None and found_inner.tile(outer, outer_shape, inner_shape) == tiled
 
 
 def sum_flat(coords, shape):
@@ -276,26 +276,15 @@ def test_direct_sum_examples():
 @given(layouts, layouts, st.data())
 def test_direct_sum_law_and_recognisers(right_data, left_data, draw):
     right, left = build(right_data), build(left_data)
-    right_shape = shapes_of(right.size(), draw.draw)
-    left_shape = shapes_of(left.size(), draw.draw)
-    assume(len(right_shape) == len(left_shape))
+    left_shape, right_shape = same_rank_shapes(draw, left, right)
     try:
         total = right.direct_sum(left, left_shape, right_shape)
     except ValueError:
         return
-    sum_shape = [a * b for a, b in zip(left_shape, right_shape, strict=True)]
-    size = math.prod(sum_shape)
-    for flat in range(0, size, max(1, size // 60)):
-        coords = split(flat, sum_shape)
-        p = [c // b for c, b in zip(coords, right_shape, strict=True)]
-        q = [c % b for c, b in zip(coords, right_shape, strict=True)]
-        want = Counter()
-        for axis, value in left.apply(*p, shape=left_shape).items():
-            want[axis] += value
-        for axis, value in right.apply(*q, shape=right_shape).items():
-            want[axis] += value
-        got = total.apply(*coords, shape=sum_shape)
-        assert {a: v for a, v in got.items() if v} == {a: v for a, v in want.items() if v}
+    for sum_shape, coords, p, q in combined_samples(left_shape, right_shape):
+        want = Counter(left.apply(*p, shape=left_shape))
+        want.update(right.apply(*q, shape=right_shape))
+        assert nonzero(total.apply(*coords, shape=sum_shape)) == nonzero(want)
     found_left = right.is_direct_sum_right(total, sum_shape, right_shape)
     assert found_left is not None and right.direct_sum(found_left, left_shape, right_shape) == total
     found_right = left.is_direct_sum_left(total, sum_shape, left_shape)
