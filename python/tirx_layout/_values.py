@@ -50,7 +50,12 @@ def offset_value(value, what: str):
 
 
 def expr_dtype(expr) -> str:
-    """The dtype name of a TVM ``PrimExpr`` (``"int32"`` for ``tvm.tirx.Var("x", "int32")``)."""
+    """The dtype name of a TVM ``PrimExpr``.
+
+    Example:
+        >>> expr_dtype(tvm.tirx.Var("x", "int32"))
+        'int32'
+    """
     return str(expr.ty.dtype)
 
 
@@ -59,7 +64,12 @@ INT64_DTYPE = np.dtype(np.int64)
 
 
 def int64_array(value) -> np.ndarray:
-    """``value`` as an int64 array: integer arrays convert, anything else is a ``TypeError``."""
+    """``value`` as an int64 array: integer arrays convert, anything else is a ``TypeError``.
+
+    Example:
+        >>> int64_array(np.arange(3, dtype=np.int8)).dtype
+        dtype('int64')
+    """
     if type(value) is np.ndarray and value.dtype == np.int64:
         return value  # the common case: no conversion, no copy
     array = np.asarray(value)
@@ -71,7 +81,12 @@ def int64_array(value) -> np.ndarray:
 
 
 def int_list(values, what: str) -> list[int]:
-    """``values`` as a list of static ints (``TypeError`` for a non-sequence, see ``static_int`` per entry)."""
+    """``values`` as a list of static ints (``TypeError`` for a non-sequence, see ``static_int`` per entry).
+
+    Example:
+        >>> int_list((8, 16), "a shape extent")
+        [8, 16]
+    """
     if type(values) in (list, tuple) and all(type(v) is int for v in values):
         return list(values)  # the common case; static_int below also checks the int64 range
     if isinstance(values, int | str) or not isinstance(values, Sequence | np.ndarray | tvm_ffi.Array):
@@ -80,7 +95,12 @@ def int_list(values, what: str) -> list[int]:
 
 
 def per_dimension_shape(sum_shape, addend_shape) -> list[int]:
-    """A direct sum's shape per dimension (left x right) from either that or the interleaved ``(A0, B0, A1, ...)``."""
+    """A direct sum's shape per dimension (left x right) from either that or the interleaved ``(A0, B0, A1, ...)``.
+
+    Example:
+        >>> per_dimension_shape([2, 4, 8, 8], [4, 8])
+        [8, 64]
+    """
     sum_shape = int_list(sum_shape, "a shape extent")
     if len(sum_shape) == 2 * len(addend_shape) and addend_shape:
         return [sum_shape[2 * d] * sum_shape[2 * d + 1] for d in range(len(addend_shape))]
@@ -88,7 +108,12 @@ def per_dimension_shape(sum_shape, addend_shape) -> list[int]:
 
 
 def range_bounds(bounds) -> tuple[object, int]:
-    """``(begin, extent)`` of a ``(begin, end)`` pair or a ``tvm.ir.Range``; the extent must be static."""
+    """``(begin, extent)`` of a ``(begin, end)`` pair or a ``tvm.ir.Range``; the extent must be static.
+
+    Example:
+        >>> range_bounds((5, 8)), range_bounds(tvm.ir.Range(2, 6))
+        ((5, 3), (2, 4))
+    """
     if type(bounds) is tuple and len(bounds) == 2 and type(bounds[0]) is int and type(bounds[1]) is int:
         return bounds[0], static_int(bounds[1] - bounds[0], "a slice extent (end - begin)")
     if isinstance(bounds, tvm.ir.Range):

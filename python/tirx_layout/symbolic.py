@@ -163,14 +163,26 @@ def _pieces_by_dimension(layout, values, input_shape, dtype):
 
 
 def add_symbolic(place: dict, symbolic: dict) -> dict:
-    """``place`` with the symbolic offsets (by axis name) added to their axes, simplified."""
+    """``place`` with the symbolic offsets (by axis name) added to their axes, simplified.
+
+    Example:
+        >>> stage = tvm.tirx.Var("stage", "int32")
+        >>> add_symbolic({"m": 3, "laneid": 1}, {"m": stage * 64})
+        {'m': stage * 64 + 3, 'laneid': 1}
+    """
     analyzer = tvm.sym.Analyzer()
     return {name: analyzer.simplify(value + symbolic[name]) if name in symbolic else value
             for name, value in place.items()}  # fmt: skip
 
 
 def split_symbolic_offsets(layout) -> tuple[object, dict[str, object]]:
-    """The layout without its symbolic offsets, and those offsets by axis name (the core takes integers only)."""
+    """The layout without its symbolic offsets, and those offsets by axis name (the core takes integers only).
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, warpid
+        >>> split_symbolic_offsets(TileLayout(S[64:1] + tvm.tirx.Var("k", "int32") * 64 + 3 @ warpid))
+        (TileLayout(S[64:1] + 3@warpid), {'m': k * 64})
+    """
     if not _ffi.TileLayoutHasSymbolicOffset(layout):
         return layout, {}  # the common case, answered without walking the offsets in Python
     symbolic = {a.name: v for a, v in layout.offset.items() if not isinstance(v, int)}
@@ -179,7 +191,14 @@ def split_symbolic_offsets(layout) -> tuple[object, dict[str, object]]:
 
 
 def with_symbolic_offsets(layout, symbolic: dict[str, object]):
-    """``layout`` with symbolic offset terms added back (simplified; a term that simplifies to 0 disappears)."""
+    """``layout`` with symbolic offset terms added back (simplified; a term that simplifies to 0 disappears).
+
+    Example:
+        >>> from tirx_layout import TileLayout, S
+        >>> k = tvm.tirx.Var("k", "int32")
+        >>> with_symbolic_offsets(TileLayout(S[64:1]), {"m": k - k})
+        TileLayout(S[64:1])
+    """
     if not symbolic or layout is None:
         return layout
     analyzer = tvm.sym.Analyzer()
