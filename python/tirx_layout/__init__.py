@@ -62,3 +62,10 @@ __all__ = [
     "wg_local_layout",
     *BUILTIN_AXES,
 ]
+
+# The TVMScript surface, printing rules and the "tirx_layout" pipeline register themselves on import.
+from . import script, transform  # noqa: E402
+from .notation import parse_layout  # noqa: E402
+from .script import layout_of, local_view  # noqa: E402
+
+__all__ += ["layout_of", "local_view", "parse_layout", "script", "transform"]

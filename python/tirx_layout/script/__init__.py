@@ -1,0 +1,45 @@
+"""The TVMScript surface: ``T.alloc_shared(..., layout=L)`` and friends, ``T.decl_buffer(..., layout=L)``,
+``T.local_view(fragment)`` and ``T.layout("...")``, registered on ``from tvm.script import tirx as T`` when
+``tirx_layout`` is imported; and printing that shows layouts as ``T.layout("...")``.
+
+Example:
+    >>> import tirx_layout
+    >>> from tvm.script import tirx as T
+    >>> T.layout("S[(8, 16):(1, 8)]")
+    TileLayout(S[(8, 16):(1, 8)])
+"""
+
+from __future__ import annotations
+
+from tvm.tirx.script.builder.ir import register_script_namespace
+
+from ..notation import parse_layout
+from . import buffers
+from .buffers import LAYOUT_KEY, buffer_layouts, layout_of, local_view
+from .printing import install_printer_rules, layout_source
+
+_SCRIPT_NAMES = {
+    "alloc_buffer": buffers.alloc_buffer,
+    "alloc_shared": buffers.alloc_shared,
+    "smem": buffers.alloc_shared,
+    "alloc_local": buffers.alloc_local,
+    "decl_buffer": buffers.decl_buffer,
+    "local_view": local_view,
+    "layout": parse_layout,
+}
+
+
+def install() -> None:
+    """Register the ``T.`` names above and the printer rules (idempotent; done on import).
+
+    Example:
+        >>> install()
+    """
+    for name, fn in _SCRIPT_NAMES.items():
+        register_script_namespace(name, fn)
+    install_printer_rules()
+
+
+install()
+
+__all__ = ["LAYOUT_KEY", "buffer_layouts", "install", "layout_of", "layout_source", "local_view", "parse_layout"]

@@ -1,0 +1,237 @@
+"""Buffers that carry a tirx_layout layout in TVMScript kernels.
+
+TVM's buffer type can only hold TVM's own layouts, so ours travels beside the buffer:
+
+* an allocation (``T.alloc_buffer`` / ``T.alloc_shared`` / ``T.alloc_local`` / ``T.smem`` with ``layout=L``) keeps
+  ``L`` in the ``AllocBuffer`` statement's annotations under ``LAYOUT_KEY``;
+* a declaration (``T.decl_buffer(..., layout=L)``), whose statement has no annotation slot, is followed by
+  ``T.attr(L, LAYOUT_KEY, buffer)`` around the rest of its scope.
+
+The wrappers below replace those ``T.`` names and hand anything that is not one of our layouts (TVM layouts, layout
+strings, no layout) to TVM's original builder unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import tvm
+import tvm_ffi
+from tvm.script.ir_builder import IRBuilder
+from tvm.tirx.script.builder import ir as _builder
+
+from ..layout import TileLayout
+from ..swizzle import ComposeLayout, SwizzleLayout
+
+#: Annotation / attribute key under which a buffer's layout is stored.
+LAYOUT_KEY = "tirx_layout.layout"
+
+LAYOUT_TYPES = (TileLayout, SwizzleLayout, ComposeLayout)
+
+_upstream_alloc_buffer = _builder.alloc_buffer
+_upstream_decl_buffer = _builder.decl_buffer
+
+
+def is_layout(value) -> bool:
+    """Whether ``value`` is a tirx_layout layout (as opposed to a TVM layout, a string or ``None``).
+
+    Example:
+        >>> from tirx_layout import TileLayout, S
+        >>> is_layout(TileLayout(S[8, 8])), is_layout("default")
+        (True, False)
+    """
+    return isinstance(value, LAYOUT_TYPES)
+
+
+def check_layout_fits(layout, shape: Sequence, what: str) -> None:
+    """Raise ``ValueError`` unless ``layout`` covers exactly the elements of a buffer of ``shape``.
+
+    Example:
+        >>> from tirx_layout import TileLayout, S
+        >>> check_layout_fits(TileLayout(S[8, 8]), (4, 16), "buffer A")
+        >>> check_layout_fits(TileLayout(S[8, 8]), (8, 4), "buffer A")
+        Traceback (most recent call last):
+        ...
+        ValueError: buffer A has shape (8, 4) (32 elements) but its layout S[(8, 8):(8, 1)] covers 64
+    """
+    if not all(isinstance(e, int) or isinstance(e, tvm.tirx.IntImm) for e in shape):
+        raise ValueError(f"{what} has a symbolic shape {tuple(shape)}; a layout needs static extents")
+    extents = tuple(int(e) for e in shape)
+    covered = layout.size()
+    if math.prod(extents) != covered:
+        raise ValueError(f"{what} has shape {extents} ({math.prod(extents)} elements) but its layout {layout} covers {covered}")
+
+
+def _shape_tuple(shape) -> tuple:
+    return tuple(shape) if isinstance(shape, list | tuple) else (shape,)
+
+
+def alloc_buffer(shape, dtype="float32", *args, layout="default", scope="global", annotations=None, **kwargs):
+    """``T.alloc_buffer`` that also takes a tirx_layout ``layout``; other layouts go to TVM unchanged.
+
+    Example (inside a ``@T.prim_func``):
+        ``Sm = T.alloc_buffer((64, 64), "float16", scope="shared", layout=mma_shared_layout("float16", "128B", (64, 64)))``
+
+        >>> alloc_buffer.__name__
+        'alloc_buffer'
+    """
+    if not is_layout(layout):
+        return _upstream_alloc_buffer(shape, dtype, *args, layout=layout, scope=scope, annotations=annotations, **kwargs)
+    check_layout_fits(layout, _shape_tuple(shape), "the allocation")
+    annotations = {**(annotations or {}), LAYOUT_KEY: layout}
+    return _upstream_alloc_buffer(shape, dtype, *args, scope=scope, annotations=annotations, **kwargs)
+
+
+def alloc_shared(shape, dtype="float32", *args, **kwargs):
+    """``T.alloc_shared``: a shared-memory :func:`alloc_buffer`.
+
+    Example:
+        ``Sm = T.alloc_shared((64, 64), "float16", layout=L)``
+
+        >>> alloc_shared.__name__
+        'alloc_shared'
+    """
+    return alloc_buffer(shape, dtype, *args, scope="shared", **kwargs)
+
+
+def alloc_local(shape, dtype="float32", *args, **kwargs):
+    """``T.alloc_local``: a register (``local``) :func:`alloc_buffer`; thread axes in the layout distribute it.
+
+    Example:
+        ``frag = T.alloc_local((32, 4), "float32", layout=TileLayout(S[(32, 4):(1@laneid, 1)]))``
+
+        >>> alloc_local.__name__
+        'alloc_local'
+    """
+    return alloc_buffer(shape, dtype, *args, scope="local", **kwargs)
+
+
+def decl_buffer(shape, dtype="float32", *args, layout="default", **kwargs):
+    """``T.decl_buffer`` that also takes a tirx_layout ``layout``: the layout maps the buffer's indices to places
+    in the storage of ``data`` (or of a fresh buffer). Stored as ``T.attr(layout, LAYOUT_KEY, buffer)``.
+
+    Example (a 2-D window with its own layout over a flat shared buffer):
+        ``W = T.decl_buffer((8, 8), "float32", data=Sm.data, scope="shared", layout=TileLayout(S[(8, 8):(1, 8)]))``
+
+        >>> decl_buffer.__name__
+        'decl_buffer'
+    """
+    if not is_layout(layout):
+        return _upstream_decl_buffer(shape, dtype, *args, layout=layout, **kwargs)
+    check_layout_fits(layout, _shape_tuple(shape), "the declared buffer")
+    buffer = _upstream_decl_buffer(shape, dtype, *args, layout=None, **kwargs)
+    _enter_for_rest_of_scope(_builder.attr(layout, LAYOUT_KEY, buffer))
+    return buffer
+
+
+def _enter_for_rest_of_scope(frame) -> None:
+    # What the parser does with a frame assigned to a name: it closes when the enclosing scope closes.
+    frame.add_callback(lambda: frame.__exit__(None, None, None))
+    frame.__enter__()
+
+
+def local_view(buffer):
+    """The calling thread's slots of a thread-distributed buffer: element ``k`` is the thread's ``m``-slot ``k``.
+
+    A buffer whose layout has thread axes (``laneid``, ``warpid``, ...) cannot be indexed by logical coordinates in
+    per-thread code; index its local view instead.
+
+    Example (inside a ``@T.prim_func``):
+        ``frag = T.alloc_local((32, 8), "float32", layout=TileLayout(S[(32, 8):(1@laneid, 1)]))``
+        ``mine = T.local_view(frag)       # shape (8,): this lane's row``
+
+        >>> local_view.__name__
+        'local_view'
+    """
+    layout = building_layout_of(buffer)
+    if layout is None:
+        raise ValueError(f"T.local_view({buffer.name}): the buffer has no tirx_layout layout")
+    if not layout_threads(layout):
+        raise ValueError(f"T.local_view({buffer.name}): its layout {layout} has no thread axes; index it directly")
+    return _upstream_decl_buffer((slot_count(layout),), buffer.dtype, buffer.data, scope=buffer.scope(), layout=None)
+
+
+def layout_threads(layout) -> list[str]:
+    """Names of the thread axes ``layout`` places elements on (shard or replica).
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, R, laneid, warpid
+        >>> layout_threads(TileLayout(S[(32, 2):(1@laneid, 1)] + R[4:1@warpid]))
+        ['laneid', 'warpid']
+    """
+    tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
+    if not isinstance(tile, TileLayout):
+        return []
+    names = []
+    for it in (*tile.shard, *tile.replica):
+        if it.axis.is_thread() and it.axis.name not in names:
+            names.append(it.axis.name)
+    return names
+
+
+def slot_count(layout) -> int:
+    """How many register slots one thread holds of a thread-distributed layout: the span of its ``m`` part.
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, laneid, warpid
+        >>> slot_count(TileLayout(S[(8, 2, 4, 2):(4@laneid, 1@warpid, 1@laneid, 1)]))
+        2
+    """
+    return int(layout.span("m"))
+
+
+def building_layout_of(buffer):
+    """The layout given to ``buffer`` in the kernel being parsed right now (``None`` if none), read from the
+    statements and attribute frames the builder has collected so far.
+
+    Example:
+        >>> building_layout_of.__name__
+        'building_layout_of'
+    """
+    for frame in reversed(IRBuilder.current().frames):
+        if getattr(frame, "attr_key", None) == LAYOUT_KEY and frame.value.same_as(buffer):
+            return frame.node
+        for stmt in getattr(frame, "stmts", ()):
+            if isinstance(stmt, tvm.tirx.AllocBuffer) and stmt.buffer.same_as(buffer):
+                return stmt.annotations.get(LAYOUT_KEY)
+    return None
+
+
+def layout_of(buffer, func=None):
+    """The tirx_layout layout a buffer carries in ``func`` (a ``PrimFunc``), or ``None``. ``buffer`` is a buffer
+    object or its name.
+
+    Example:
+        >>> layout_of.__name__
+        'layout_of'
+    """
+    if func is None:
+        raise TypeError("layout_of(buffer, func): pass the PrimFunc that declares the buffer")
+    found = buffer_layouts(func)
+    for buf, layout in found.items():
+        if (isinstance(buffer, str) and buf.name == buffer) or (not isinstance(buffer, str) and buf.same_as(buffer)):
+            return layout
+    return None
+
+
+def buffer_layouts(func_or_stmt) -> dict:
+    """Every buffer of a function (or statement) that carries a tirx_layout layout, mapped to that layout.
+
+    Example:
+        >>> buffer_layouts.__name__
+        'buffer_layouts'
+    """
+    root = func_or_stmt.body if isinstance(func_or_stmt, tvm.tirx.PrimFunc) else func_or_stmt
+    found = {}
+
+    def on_alloc(stmt):
+        if LAYOUT_KEY in stmt.annotations:
+            found[stmt.buffer] = stmt.annotations[LAYOUT_KEY]
+
+    def on_attr(stmt):
+        if stmt.attr_key == LAYOUT_KEY:
+            found[stmt.value] = stmt.node
+
+    tvm_ffi.structural_walk(root, [(tvm.tirx.AllocBuffer, on_alloc), (tvm.tirx.AttrStmt, on_attr)])
+    return found

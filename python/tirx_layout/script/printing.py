@@ -1,0 +1,107 @@
+"""TVMScript printing of tirx_layout layouts.
+
+Layouts print as ``T.layout("<text>")`` with the text ``repr`` gives (a TileLayout as its bare ``S[...]`` spec), and an
+allocation that carries one prints its layout as the ``layout=`` argument, the way it was written. ``T.layout`` parses
+the text back with :func:`tirx_layout.notation.parse_layout`, so printed kernels re-parse to structurally equal
+functions. The rules go into TVM's printer table through the core's ``PrinterRule*`` functions (see
+``src/printer_hook.cc`` for why that table is reached the way it is).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+
+import tvm
+import tvm_ffi
+from tvm.script.printer import doc
+
+from .. import _ffi
+from ..layout import TileLayout
+from ..swizzle import ComposeLayout, SwizzleLayout
+from .buffers import LAYOUT_KEY
+
+_COMPILER_LIBRARY = os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_compiler.so")
+
+
+def layout_source(layout) -> str:
+    """The TVMScript expression a layout prints as.
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, laneid
+        >>> layout_source(TileLayout(S[(32, 4):(1 @ laneid, 1)]))
+        "T.layout('S[(32, 4):(1@laneid, 1)]')"
+    """
+    text = str(layout) if isinstance(layout, TileLayout) else repr(layout)
+    return f"T.layout({text!r})"
+
+
+def _layout_rule(layout, path, docsifier):
+    return doc.IdDoc(layout_source(layout))
+
+
+def _alloc_rule(upstream):
+    """TVM's rule for ``AllocBuffer``, with our annotation moved out to a ``layout=`` argument."""
+
+    def rule(stmt, path, docsifier):
+        printed = upstream(stmt, path, docsifier)
+        if LAYOUT_KEY not in stmt.annotations:
+            return printed
+        call = printed.rhs
+        keys, values = [], []
+        for key, value in zip(call.kwargs_keys, call.kwargs_values, strict=True):
+            if key == "annotations":
+                kept = [(k, v) for k, v in zip(value.keys, value.values, strict=True) if k.value != LAYOUT_KEY]
+                if not kept:
+                    continue
+                value = doc.DictDoc({k: v for k, v in kept})
+            keys.append(key)
+            values.append(value)
+        kwargs = dict(zip(keys, values, strict=True))
+        kwargs["layout"] = doc.IdDoc(layout_source(stmt.annotations[LAYOUT_KEY]))
+        return doc.AssignDoc(printed.lhs, doc.CallDoc(call.callee, *call.args, **kwargs), printed.annotation)
+
+    return rule
+
+
+def _type_index(cls) -> int:
+    return cls.__tvm_ffi_type_info__.type_index
+
+
+class _PrinterRules:
+    """Our entries in the printer table, and the ones they replaced, restored at exit: the table outlives the
+    interpreter, and a rule implemented in Python must not be destroyed after Python has shut down."""
+
+    def __init__(self):
+        self.replaced: list[tuple[int, object]] = []
+
+    def install(self, type_index: int, rule) -> object:
+        previous = _ffi.PrinterRuleInstall(_COMPILER_LIBRARY, "", type_index, tvm_ffi.convert(rule))
+        self.replaced.append((type_index, previous))
+        return previous
+
+    def restore(self) -> None:
+        while self.replaced:
+            type_index, previous = self.replaced.pop()
+            _ffi.PrinterRuleInstall(_COMPILER_LIBRARY, "", type_index, previous)
+
+
+def install_printer_rules() -> None:
+    """Make layouts and layout-carrying allocations print as re-parsable TVMScript (idempotent).
+
+    Example:
+        >>> install_printer_rules()  # done by ``import tirx_layout.script``; a second call changes nothing
+    """
+    if _RULES.replaced:
+        return
+    for cls in (TileLayout, SwizzleLayout, ComposeLayout):
+        _RULES.install(_type_index(cls), _layout_rule)
+    alloc_index = _type_index(tvm.tirx.AllocBuffer)
+    upstream = _ffi.PrinterRuleLookup(_COMPILER_LIBRARY, "", alloc_index)
+    if upstream is None:
+        raise RuntimeError("TVM's printer has no rule for AllocBuffer; tirx_layout cannot print layout buffers")
+    _RULES.install(alloc_index, _alloc_rule(upstream))
+    atexit.register(_RULES.restore)
+
+
+_RULES = _PrinterRules()

@@ -1,0 +1,358 @@
+"""Runs one lowered device function for one CTA, all threads at once.
+
+Every value is a numpy array with one entry per thread (a leading axis of ``threads``), or a scalar when it is the
+same for all. Control flow keeps a mask of the threads still running: an ``if`` runs both branches under
+complementary masks, a loop whose bounds differ between threads runs to the largest bound with a per-iteration
+mask. Memory accesses go through :class:`~tirx_layout.sim.memory.Memory`, which checks bounds and races.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import ml_dtypes
+import numpy as np
+import tvm
+from tvm import tirx
+from tvm.ir import Call, TensorLoad
+
+from .memory import Memory, OutOfBounds, SimulationError
+
+_NUMPY_DTYPES = {
+    "bool": np.bool_,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "float16": np.float16,
+    "bfloat16": ml_dtypes.bfloat16,
+    "float32": np.float32,
+    "float64": np.float64,
+}
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The numpy dtype of a TVM scalar dtype (vector lanes ignored).
+
+    Example:
+        >>> numpy_dtype("bfloat16")
+        dtype(bfloat16)
+    """
+    name = str(dtype).split("x")[0] if "x" in str(dtype) and not str(dtype).startswith("float8") else str(dtype)
+    if name not in _NUMPY_DTYPES:
+        raise SimulationError(f"the simulator has no numpy type for dtype {dtype}")
+    return np.dtype(_NUMPY_DTYPES[name])
+
+
+_BINARY = {
+    tirx.Add: operator.add,
+    tirx.Sub: operator.sub,
+    tirx.Mul: operator.mul,
+    tirx.FloorDiv: lambda a, b: a // b if np.issubdtype(np.result_type(a, b), np.integer) else np.floor(a / b),
+    tirx.FloorMod: lambda a, b: a % b if np.issubdtype(np.result_type(a, b), np.integer) else a - np.floor(a / b) * b,
+    tirx.Div: lambda a, b: _c_div(a, b) if np.issubdtype(np.result_type(a, b), np.integer) else a / b,
+    tirx.Mod: lambda a, b: np.fmod(a, b),
+    tirx.Min: np.minimum,
+    tirx.Max: np.maximum,
+    tirx.EQ: operator.eq,
+    tirx.NE: operator.ne,
+    tirx.LT: operator.lt,
+    tirx.LE: operator.le,
+    tirx.GT: operator.gt,
+    tirx.GE: operator.ge,
+    tirx.And: np.logical_and,
+    tirx.Or: np.logical_or,
+    tirx.BitwiseAnd: operator.and_,
+    tirx.BitwiseOr: operator.or_,
+    tirx.BitwiseXor: operator.xor,
+    tirx.LShift: operator.lshift,
+    tirx.RShift: operator.rshift,
+}
+
+_BARRIERS = ("tirx.tvm_storage_sync", "tirx.cuda.cta_sync", "tirx.cuda.__syncthreads")
+
+
+def _c_div(a, b):
+    """Integer division rounding toward zero, as C does."""
+    q = np.abs(a) // np.abs(b)
+    return np.where((np.asarray(a) < 0) != (np.asarray(b) < 0), -q, q)
+
+
+@dataclass
+class Launch:
+    """What one CTA of a kernel sees: its block index, its threads, and the memories it can reach."""
+
+    block: int
+    block_index: dict  # "blockIdx.x" -> int
+    thread_extents: dict  # "threadIdx.x" -> extent
+    globals: dict  # param var -> Memory
+    interval: int = 0
+    shared: dict = field(default_factory=dict)
+
+    @property
+    def threads(self) -> int:
+        return int(np.prod(list(self.thread_extents.values()) or [1]))
+
+
+class CtaInterpreter:
+    """Executes a device function body for one CTA. ``launch.interval`` advances at every barrier."""
+
+    def __init__(self, launch: Launch):
+        self.launch = launch
+        self.count = launch.threads
+        self.thread_ids = np.arange(self.count, dtype=np.int64)
+        self.global_ids = launch.block * self.count + self.thread_ids
+        self.mask = np.ones(self.count, bool)
+        self.env: dict = {}
+        self.memories: dict = dict(launch.globals)  # buffer var / data var -> Memory
+        self.registers: dict = {}  # local buffer var -> (threads, n) array
+
+    # ---- statements ---------------------------------------------------------------------------------------------
+
+    def run(self, stmt) -> None:
+        handler = getattr(self, "stmt_" + type(stmt).__name__, None)
+        if handler is None:
+            raise SimulationError(f"the simulator does not execute {type(stmt).__name__} statements")
+        handler(stmt)
+
+    def stmt_SeqStmt(self, stmt):
+        for s in stmt.seq:
+            self.run(s)
+
+    def stmt_AttrStmt(self, stmt):
+        if stmt.attr_key == "thread_extent":
+            tag = stmt.node.thread_tag
+            var = stmt.node.var
+            if tag.startswith("threadIdx"):
+                self.env[var] = self._thread_index(tag)
+            else:
+                self.env[var] = np.int32(self.launch.block_index.get(tag, 0))
+        self.run(stmt.body)
+
+    def _thread_index(self, tag: str) -> np.ndarray:
+        below = 1
+        for name in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
+            extent = self.launch.thread_extents.get(name, 1)
+            if name == tag:
+                return ((self.thread_ids // below) % extent).astype(np.int32)
+            below *= extent
+        raise SimulationError(f"unknown thread tag {tag}")
+
+    def stmt_Bind(self, stmt):
+        self.env[stmt.var] = self.eval(stmt.value)
+
+    stmt_LetStmt = stmt_Bind
+
+    def stmt_AllocBuffer(self, stmt):
+        buffer = stmt.buffer
+        size = int(np.prod([int(e) for e in buffer.shape]))
+        dtype = numpy_dtype(buffer.dtype)
+        scope = buffer.scope()
+        if scope == "shared" or scope.startswith("shared."):
+            if buffer not in self.launch.shared:
+                self.launch.shared[buffer] = Memory(buffer.name, np.zeros(size, dtype), "shared")
+            self.memories[buffer] = self.launch.shared[buffer]
+        elif scope == "local":
+            self.registers[buffer] = np.zeros((self.count, size), dtype)
+        else:
+            raise SimulationError(f"the simulator does not model {scope!r} allocations ({buffer.name})")
+
+    def stmt_DeclBuffer(self, stmt):
+        source = stmt.data
+        if isinstance(source, Call) and source.op.name == "tirx.buffer_data":
+            source = source.args[0]
+        if source in self.memories:
+            self.memories[stmt.buffer] = self.memories[source]
+        elif source in self.registers:
+            self.registers[stmt.buffer] = self.registers[source]
+        else:
+            raise SimulationError(f"buffer {stmt.buffer.name} views storage the simulator does not know: {stmt.data}")
+
+    def stmt_BufferStore(self, stmt):
+        if not self.mask.any():
+            return
+        value = self.eval(stmt.value)
+        index = self.eval(stmt.indices[-1])
+        self._store(stmt.buffer, index, value)
+
+    def stmt_Evaluate(self, stmt):
+        value = stmt.value
+        if isinstance(value, Call) and value.op.name in _BARRIERS:
+            if not self.mask.all():
+                raise SimulationError("a barrier is reached by only some threads of the CTA (divergent barrier)")
+            self.launch.interval += 1
+            return
+        if isinstance(value, Call | TensorLoad):
+            self.eval(value)
+        # a constant (no-op) evaluates to nothing
+
+    def stmt_IfThenElse(self, stmt):
+        cond = np.broadcast_to(self.eval(stmt.condition), (self.count,)).astype(bool)
+        outer = self.mask
+        self.mask = outer & cond
+        if self.mask.any():
+            self.run(stmt.then_case)
+        if stmt.else_case is not None:
+            self.mask = outer & ~cond
+            if self.mask.any():
+                self.run(stmt.else_case)
+        self.mask = outer
+
+    def stmt_For(self, stmt):
+        start = self._uniform(self.eval(stmt.min), "loop start")
+        extent = np.broadcast_to(self.eval(stmt.extent), (self.count,))
+        active = extent[self.mask]
+        if active.size == 0:
+            return
+        outer = self.mask
+        for i in range(int(active.max())):
+            self.mask = outer & (i < extent)
+            self.env[stmt.loop_var] = np.asarray(start + i, dtype=numpy_dtype(stmt.loop_var.ty.dtype))
+            self.run(stmt.body)
+        self.mask = outer
+
+    def stmt_AssertStmt(self, stmt):
+        cond = np.broadcast_to(self.eval(stmt.condition), (self.count,))
+        if not cond[self.mask].all():
+            raise SimulationError(f"assertion failed: {stmt.message}")
+
+    def _uniform(self, value, what: str) -> int:
+        values = np.broadcast_to(value, (self.count,))[self.mask]
+        if values.size and (values != values[0]).any():
+            raise SimulationError(f"{what} differs between threads")
+        return int(values[0]) if values.size else 0
+
+    # ---- memory -------------------------------------------------------------------------------------------------
+
+    def _per_thread(self, value) -> np.ndarray:
+        """``value`` with its thread axis spelled out: ``(threads,)`` for scalars, ``(threads, lanes)`` for vectors."""
+        value = np.asarray(value)
+        return np.broadcast_to(value, (self.count,) + value.shape[1:] if value.ndim else (self.count,))
+
+    def _active(self, shape) -> np.ndarray:
+        return np.broadcast_to(self.mask.reshape((-1,) + (1,) * (len(shape) - 1)), shape)
+
+    def _store(self, buffer, index, value):
+        index = self._per_thread(np.asarray(index, np.int64))
+        values = np.broadcast_to(np.asarray(value), index.shape)
+        active = self._active(index.shape)
+        if buffer in self.registers:
+            regs = self.registers[buffer]
+            rows = np.broadcast_to(self.thread_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
+            self._register_bounds(buffer, regs, index[active])
+            regs[rows[active], index[active]] = values[active]
+            return
+        threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
+        self._memory(buffer).store(index[active], values[active], threads[active], self.launch.block,
+                                   self.launch.interval)  # fmt: skip
+
+    def _load(self, buffer, index):
+        index = self._per_thread(np.asarray(index, np.int64))
+        active = self._active(index.shape)
+        if buffer in self.registers:
+            regs = self.registers[buffer]
+            out = np.zeros(index.shape, regs.dtype)
+            rows = np.broadcast_to(self.thread_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
+            self._register_bounds(buffer, regs, index[active])
+            out[active] = regs[rows[active], index[active]]
+            return out
+        memory = self._memory(buffer)
+        out = np.zeros(index.shape, memory.data.dtype)
+        threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
+        out[active] = memory.load(index[active], threads[active], self.launch.block, self.launch.interval)
+        return out
+
+    def _register_bounds(self, buffer, regs, index):
+        bad = (index < 0) | (index >= regs.shape[1])
+        if bad.any():
+            raise OutOfBounds(f"out-of-bounds register access {buffer.name}[{int(index[bad][0])}] "
+                              f"(each thread holds {regs.shape[1]})")  # fmt: skip
+
+    def _memory(self, buffer) -> Memory:
+        if buffer not in self.memories:
+            raise SimulationError(f"the simulator has no memory for buffer {buffer.name}")
+        return self.memories[buffer]
+
+    # ---- expressions --------------------------------------------------------------------------------------------
+
+    def eval(self, expr):
+        if isinstance(expr, tirx.IntImm):
+            return np.asarray(expr.value, dtype=numpy_dtype(expr.ty.dtype))[()]
+        if isinstance(expr, tirx.FloatImm):
+            return np.asarray(expr.value, dtype=numpy_dtype(expr.ty.dtype))[()]
+        op = _BINARY.get(type(expr))
+        if op is not None:
+            with np.errstate(over="ignore"):
+                return op(self.eval(expr.a), self.eval(expr.b))
+        handler = getattr(self, "expr_" + type(expr).__name__, None)
+        if handler is None:
+            raise SimulationError(f"the simulator does not evaluate {type(expr).__name__} expressions: {expr}")
+        return handler(expr)
+
+    def expr_Var(self, expr):
+        if expr in self.env:
+            return self.env[expr]
+        raise SimulationError(f"variable {expr.name} is used before it has a value")
+
+    def expr_TensorLoad(self, expr):
+        return self._load(expr.source, self.eval(expr.indices[-1]))
+
+    def expr_Not(self, expr):
+        return np.logical_not(self.eval(expr.a))
+
+    def expr_Cast(self, expr):
+        return np.asarray(self.eval(expr.value)).astype(numpy_dtype(expr.ty.dtype))
+
+    def expr_Select(self, expr):
+        return np.where(self.eval(expr.condition), self.eval(expr.true_value), self.eval(expr.false_value))
+
+    def expr_Ramp(self, expr):
+        base = self._per_thread(self.eval(expr.base))
+        stride = self._per_thread(self.eval(expr.stride))
+        return base[:, None] + stride[:, None] * np.arange(int(expr.lanes), dtype=base.dtype)
+
+    def expr_Broadcast(self, expr):
+        return np.repeat(self._per_thread(self.eval(expr.value))[:, None], int(expr.lanes), axis=1)
+
+    def expr_Let(self, expr):
+        self.env[expr.var] = self.eval(expr.value)
+        return self.eval(expr.body)
+
+    def expr_Call(self, expr):
+        name = expr.op.name if hasattr(expr.op, "name") else str(expr.op)
+        args = expr.args
+        if name == "tirx.if_then_else":
+            return self._guarded_select(args)
+        if name == "tirx.likely":
+            return self.eval(args[0])
+        if name == "tirx.tvm_warp_shuffle":
+            return self._warp_shuffle(args)
+        if name == "tirx.reinterpret":
+            return np.asarray(self.eval(args[0])).view(numpy_dtype(expr.ty.dtype))
+        if name == "tirx.bitwise_not":
+            return ~self.eval(args[0])
+        raise SimulationError(f"the simulator does not implement the intrinsic {name}")
+
+    def _guarded_select(self, args):
+        # Each branch is evaluated only for the threads that take it, so a guarded load cannot fault.
+        cond = np.broadcast_to(self.eval(args[0]), (self.count,)).astype(bool)
+        outer = self.mask
+        self.mask = outer & cond
+        then = self.eval(args[1]) if self.mask.any() else 0
+        self.mask = outer & ~cond
+        other = self.eval(args[2]) if self.mask.any() else 0
+        self.mask = outer
+        return np.where(cond, then, other)
+
+    def _warp_shuffle(self, args):
+        _mask, value, lane, width = (self.eval(a) for a in args[:4])
+        value = np.broadcast_to(value, (self.count,))
+        lane = np.broadcast_to(lane, (self.count,)).astype(np.int64)
+        width = int(width)
+        source = (self.thread_ids // width) * width + lane % width
+        return value[source]

@@ -1,0 +1,126 @@
+"""Simulated memories that check every access: bounds, and conflicting accesses between barriers.
+
+Two accesses to one element conflict when they come from different threads, at least one is a write, and nothing
+orders them: the same CTA with no barrier in between, or different CTAs at all (CTAs never synchronise with each
+other). Each element remembers its last writer and its readers since then, with the barrier interval they acted in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NO_THREAD = -1
+MANY_THREADS = -2
+
+
+class SimulationError(Exception):
+    """A kernel did something the hardware would not do reliably."""
+
+
+class OutOfBounds(SimulationError):
+    """An access outside the memory it addresses."""
+
+
+class DataRace(SimulationError):
+    """Two threads touched one element, at least one writing, with no barrier between them."""
+
+
+class Memory:
+    """One buffer's storage (flat numpy array) with access tracking.
+
+    Threads are identified CTA-wide as ``block * threads_per_block + thread``; ``interval`` numbers barrier
+    intervals over the whole run, so an access from an older interval of the same CTA is ordered by a barrier.
+
+    Example:
+        >>> mem = Memory("S", np.zeros(4, np.float32), "shared")
+        >>> mem.store(np.array([0, 1]), np.array([1.0, 2.0], np.float32), np.array([0, 1]), block=0, interval=0)
+        >>> mem.load(np.array([1]), np.array([1]), block=0, interval=0)
+        array([2.], dtype=float32)
+    """
+
+    def __init__(self, name: str, data: np.ndarray, scope: str):
+        self.name = name
+        self.scope = scope
+        self.data = data
+        size = data.shape[0]
+        self.writes = np.zeros(size, np.int64)
+        self._writer = np.full(size, NO_THREAD, np.int64)
+        self._writer_block = np.full(size, NO_THREAD, np.int64)
+        self._writer_interval = np.full(size, NO_THREAD, np.int64)
+        self._reader = np.full(size, NO_THREAD, np.int64)
+        self._reader_block = np.full(size, NO_THREAD, np.int64)
+        self._reader_interval = np.full(size, NO_THREAD, np.int64)
+
+    def _check_bounds(self, addresses: np.ndarray, threads: np.ndarray, what: str) -> None:
+        bad = (addresses < 0) | (addresses >= self.data.shape[0])
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise OutOfBounds(
+                f"out-of-bounds {what} {self.name}[{int(addresses[i])}] (size {self.data.shape[0]}, {self.scope}) "
+                f"by thread {int(threads[i])}"
+            )
+
+    def _unordered(self, who, who_block, who_interval, addresses, threads, block, interval):
+        """Which of ``addresses`` an earlier access (``who``...) by another thread leaves unordered."""
+        other = (who[addresses] != NO_THREAD) & (who[addresses] != threads)
+        return other & ((who_block[addresses] != block) | (who_interval[addresses] == interval))
+
+    def _race(self, kind: str, mask: np.ndarray, addresses, threads, who) -> None:
+        i = int(np.argmax(mask))
+        earlier = int(who[addresses[i]])
+        earlier_text = "several threads" if earlier == MANY_THREADS else f"thread {earlier}"
+        raise DataRace(
+            f"data race on {self.scope} {self.name}[{int(addresses[i])}]: {kind} by thread {int(threads[i])} and "
+            f"{earlier_text} with no barrier between them"
+        )
+
+    def store(self, addresses, values, threads, block: int, interval: int) -> None:
+        """Write ``values`` at ``addresses`` for the CTA-wide thread ids ``threads`` (one entry per access)."""
+        addresses = np.asarray(addresses, np.int64).ravel()
+        threads = np.broadcast_to(np.asarray(threads, np.int64), addresses.shape).ravel()
+        self._check_bounds(addresses, threads, "store to")
+        order = np.argsort(addresses, kind="stable")
+        a, t = addresses[order], threads[order]
+        same = (a[1:] == a[:-1]) & (t[1:] != t[:-1])
+        if same.any():
+            i = int(np.argmax(same))
+            raise DataRace(
+                f"data race on {self.scope} {self.name}[{int(a[i])}]: threads {int(t[i])} and {int(t[i + 1])} "
+                "store to it in the same instruction"
+            )
+        clash = self._unordered(self._writer, self._writer_block, self._writer_interval, addresses, threads, block,
+                                interval)  # fmt: skip
+        if clash.any():
+            self._race("two stores", clash, addresses, threads, self._writer)
+        clash = self._unordered(self._reader, self._reader_block, self._reader_interval, addresses, threads, block,
+                                interval)  # fmt: skip
+        if clash.any():
+            self._race("a store after a load", clash, addresses, threads, self._reader)
+        self.data[addresses] = np.broadcast_to(np.asarray(values), addresses.shape).astype(self.data.dtype)
+        np.add.at(self.writes, addresses, 1)
+        self._writer[addresses] = threads
+        self._writer_block[addresses] = block
+        self._writer_interval[addresses] = interval
+        self._reader[addresses] = NO_THREAD
+
+    def load(self, addresses, threads, block: int, interval: int) -> np.ndarray:
+        """Read ``addresses`` for ``threads`` (one entry per access); the values, in the same shape."""
+        addresses = np.asarray(addresses, np.int64)
+        shape = addresses.shape
+        addresses = addresses.ravel()
+        threads = np.broadcast_to(np.asarray(threads, np.int64), shape).ravel()
+        self._check_bounds(addresses, threads, "load from")
+        clash = self._unordered(self._writer, self._writer_block, self._writer_interval, addresses, threads, block,
+                                interval)  # fmt: skip
+        if clash.any():
+            self._race("a load after a store", clash, addresses, threads, self._writer)
+        previous = self._reader[addresses]
+        fresh = (previous == NO_THREAD) | (self._reader_interval[addresses] != interval)
+        self._reader[addresses] = np.where(fresh | (previous == threads), threads, MANY_THREADS)
+        order = np.argsort(addresses, kind="stable")
+        a, t = addresses[order], threads[order]
+        shared = a[1:][(a[1:] == a[:-1]) & (t[1:] != t[:-1])]
+        self._reader[shared] = MANY_THREADS  # read by several threads in this one instruction
+        self._reader_block[addresses] = block
+        self._reader_interval[addresses] = interval
+        return self.data[addresses].reshape(shape)

@@ -1,0 +1,12 @@
+"""The tirx_layout passes and the ``"tirx_layout"`` compilation pipeline.
+
+Example:
+    >>> import tvm, tirx_layout
+    >>> "tirx_layout" in tvm.tirx.compilation_pipeline.PIPELINE_MAP
+    True
+"""
+
+from .lower_layout_access import LowerLayoutAccess, lower_layout_access, storage_extent
+from .pipeline import PIPELINE_NAME, build, tirx_layout_pipeline
+
+__all__ = ["PIPELINE_NAME", "LowerLayoutAccess", "build", "lower_layout_access", "storage_extent", "tirx_layout_pipeline"]

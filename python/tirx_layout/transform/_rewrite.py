@@ -1,0 +1,79 @@
+"""IR rewriting helpers every tirx_layout pass builds on: all of them go through ``tvm_ffi.structural_map``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import tvm
+import tvm_ffi
+from tvm.ir import TensorLoad
+from tvm.tirx import AllocBuffer, AttrStmt, BufferStore, DeclBuffer, PrimFunc
+
+#: A rule for one statement or expression type: ``(type, fn)`` where ``fn`` gets the node with its children already
+#: rewritten and returns the replacement (or the node itself).
+Rule = tuple[type, Callable]
+
+
+def map_function(func: PrimFunc, rules: Sequence[Rule]) -> PrimFunc:
+    """``func`` with ``rules`` applied bottom-up to its body.
+
+    Example:
+        >>> map_function.__name__
+        'map_function'
+    """
+    return func.with_body(tvm_ffi.structural_map(func.body, list(rules), order="post"))
+
+
+def walk(root, rules: Sequence[Rule]) -> None:
+    """Call each rule on every node of its type under ``root`` (children first)."""
+    tvm_ffi.structural_walk(root, list(rules))
+
+
+def accesses_to(buffers, on_load: Callable, on_store: Callable) -> list[Rule]:
+    """Rules that send every load of a buffer in ``buffers`` to ``on_load(load)`` and every store to
+    ``on_store(store)``; other accesses are left alone. ``buffers`` is anything supporting ``in`` on buffer vars.
+
+    Example:
+        >>> len(accesses_to({}, None, None))
+        2
+    """
+
+    def load(node: TensorLoad):
+        return on_load(node) if node.source in buffers else node
+
+    def store(node: BufferStore):
+        return on_store(node) if node.buffer in buffers else node
+
+    return [(TensorLoad, load), (BufferStore, store)]
+
+
+def flat_buffer(like, extent: int, name: str | None = None):
+    """A one-dimensional buffer of ``extent`` elements with the dtype and scope of buffer ``like``.
+
+    Example:
+        >>> import tvm
+        >>> b = flat_buffer(tvm.tirx.decl_buffer((8, 8), "float16", "A", scope="shared"), 64)
+        >>> tuple(b.shape), b.dtype, b.scope()
+        ((64,), 'float16', 'shared')
+    """
+    return tvm.tirx.decl_buffer((extent,), like.dtype, name or like.name, scope=like.scope())
+
+
+def load(buffer, index):
+    """A scalar load of ``buffer[index]``."""
+    return tvm.tirx.BufferLoad(buffer, [index])
+
+
+def store(buffer, value, index):
+    """A scalar store ``buffer[index] = value``."""
+    return BufferStore(buffer, value, [index])
+
+
+def sequence(stmts: Sequence):
+    """One statement for ``stmts`` (the statement itself when there is one)."""
+    stmts = list(stmts)
+    return stmts[0] if len(stmts) == 1 else tvm.tirx.SeqStmt(stmts)
+
+
+__all__ = ["AllocBuffer", "AttrStmt", "DeclBuffer", "Rule", "accesses_to", "flat_buffer", "load", "map_function",
+           "sequence", "store", "walk"]  # fmt: skip

@@ -1,0 +1,215 @@
+"""LowerLayoutAccess: loads and stores of buffers with a tirx_layout layout become flat accesses.
+
+* A buffer whose layout lives in memory (axis ``m``; a ``ComposeLayout``/``SwizzleLayout`` too) becomes a flat
+  buffer of the layout's storage extent, and ``A[i, j]`` becomes ``A[layout.apply(i, j)["m"]]`` — for a swizzle, an
+  XOR/shift expression. A store to a layout with memory replicas writes every replica place.
+* A buffer distributed over threads (its layout has thread axes) becomes each thread's register array of
+  ``slot_count(layout)`` elements. Per-thread code reaches it through ``T.local_view(buffer)``, whose element ``k``
+  is slot ``k``; indexing the buffer itself by logical coordinates is an error that says so.
+* A ``T.decl_buffer(..., data=P.data, layout=L)`` window maps its indices through ``L`` into the physical storage of
+  ``P`` (the flat buffer ``P`` became, when ``P`` has a layout itself).
+
+It must run before TVM's ``LowerTIRx``, which flattens every buffer row-major.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tvm
+from tvm.ir import Call, TensorLoad
+from tvm.tirx import BufferStore
+
+from ..layout import TileLayout
+from ..script.buffers import LAYOUT_KEY, layout_threads, slot_count
+from ..swizzle import ComposeLayout, SwizzleLayout
+from ._rewrite import AllocBuffer, AttrStmt, DeclBuffer, accesses_to, flat_buffer, load, map_function, sequence, store
+from ._rewrite import walk
+
+
+def storage_extent(layout) -> int:
+    """Elements of flat storage a memory layout needs: its span on ``m``, rounded up to whole swizzle periods
+    (a swizzle permutes addresses inside a period, so a partial last period may reach its end).
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, ComposeLayout, SwizzleLayout
+        >>> storage_extent(TileLayout(S[(8, 8):(1, 8)] + 4))
+        68
+        >>> storage_extent(ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(4, 64):(64, 1)])))
+        512
+    """
+    if isinstance(layout, SwizzleLayout):
+        return layout.size()
+    tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
+    span = tile.span("m")
+    if not isinstance(span, int):
+        raise ValueError(f"layout {layout} has a symbolic span {span}; a buffer's storage needs a static size")
+    if isinstance(layout, ComposeLayout):
+        period = layout.swizzle.size()
+        span = -(-span // period) * period
+    return span
+
+
+def _check_memory_layout(layout, buffer) -> None:
+    tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
+    if not isinstance(tile, TileLayout):
+        return
+    axes = {it.axis.name for it in (*tile.shard, *tile.replica)} | {a.name for a in tile.offset}
+    foreign = sorted(a for a in axes if a != "m")
+    if foreign:
+        raise ValueError(
+            f"buffer {buffer.name} (scope {buffer.scope()!r}) has layout {layout} on axes {foreign}; "
+            "loads and stores reach memory layouts on axis m only (tensor memory is reached by tile copies)"
+        )
+
+
+@dataclass
+class _Flat:
+    """How accesses to one layout buffer are rewritten."""
+
+    buffer: object  # the flat buffer that replaces it
+    layout: object
+    shape: tuple
+
+    def places(self, indices, every_replica: bool) -> list:
+        if isinstance(self.layout, SwizzleLayout):
+            flat = _row_major(indices, self.shape)
+            return [self.layout.apply(flat)]
+        if every_replica:
+            return [p.get("m", 0) for p in self.layout.apply_all(*indices, shape=self.shape)]
+        return [self.layout.apply(*indices, shape=self.shape).get("m", 0)]
+
+
+def _row_major(indices, shape):
+    flat = 0
+    for index, extent in zip(indices, shape, strict=True):
+        flat = flat * extent + index
+    return flat
+
+
+def _parent_of(data):
+    """The buffer whose storage ``data`` (a DeclBuffer's data) points at, if it is ``buffer_data(P)``."""
+    if isinstance(data, Call) and getattr(data.op, "name", "") == "tirx.buffer_data":
+        return data.args[0]
+    return None
+
+
+class _Collected:
+    """The layout buffers of a function, and the declaration statement of every buffer."""
+
+    def __init__(self, func):
+        self.allocs: dict = {}
+        self.decl_layouts: dict = {}
+        self.decl_data: dict = {}
+
+        def on_alloc(stmt: AllocBuffer):
+            if LAYOUT_KEY in stmt.annotations:
+                self.allocs[stmt.buffer] = stmt.annotations[LAYOUT_KEY]
+
+        def on_attr(stmt: AttrStmt):
+            if stmt.attr_key == LAYOUT_KEY:
+                self.decl_layouts[stmt.value] = stmt.node
+
+        def on_decl(stmt: DeclBuffer):
+            self.decl_data[stmt.buffer] = stmt.data
+
+        walk(func.body, [(AllocBuffer, on_alloc), (AttrStmt, on_attr), (DeclBuffer, on_decl)])
+
+
+def _shape(buffer) -> tuple:
+    return tuple(int(e) for e in buffer.shape)
+
+
+def lower_layout_access(func):
+    """The function with every layout buffer access lowered (see the module docstring). Raises ``ValueError`` for
+    an access the layout does not allow, naming the buffer and what to write instead.
+
+    Example:
+        >>> lower_layout_access.__name__
+        'lower_layout_access'
+    """
+    found = _Collected(func)
+    if not found.allocs and not found.decl_layouts:
+        return func
+    flat: dict = {}  # old buffer -> _Flat
+    registers: dict = {}  # thread-distributed allocation -> its per-thread register array
+    for buffer, layout in found.allocs.items():
+        if layout_threads(layout):
+            registers[buffer] = flat_buffer(buffer, slot_count(layout))
+        else:
+            _check_memory_layout(layout, buffer)
+            flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout)), layout, _shape(buffer))
+    for buffer, layout in found.decl_layouts.items():
+        if layout_threads(layout):
+            raise ValueError(f"declared buffer {buffer.name} has a thread-distributed layout {layout}; "
+                             "declare a window with a memory layout, or allocate the fragment with T.alloc_local")  # fmt: skip
+        _check_memory_layout(layout, buffer)
+        flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout)), layout, _shape(buffer))
+
+    def new_storage(data):
+        parent = _parent_of(data)
+        if parent is None:
+            return data
+        if parent in registers:
+            return registers[parent].data
+        if parent in flat and parent in found.allocs:
+            return flat[parent].buffer.data
+        return data
+
+    def on_load(node: TensorLoad):
+        if node.source in registers:
+            _reject_direct(node.source, found.allocs[node.source])
+        target = flat[node.source]
+        return load(target.buffer, target.places(list(node.indices), every_replica=False)[0])
+
+    def on_store(node: BufferStore):
+        if node.buffer in registers:
+            _reject_direct(node.buffer, found.allocs[node.buffer])
+        target = flat[node.buffer]
+        places = target.places(list(node.indices), every_replica=True)
+        return sequence([store(target.buffer, node.value, place) for place in places])
+
+    def on_alloc(stmt: AllocBuffer):
+        if stmt.buffer in registers or stmt.buffer in flat:
+            new = registers[stmt.buffer] if stmt.buffer in registers else flat[stmt.buffer].buffer
+            rest = {k: v for k, v in stmt.annotations.items() if k != LAYOUT_KEY}
+            return AllocBuffer(new, rest)
+        return stmt
+
+    def on_decl(stmt: DeclBuffer):
+        buffer = flat[stmt.buffer].buffer if stmt.buffer in flat else stmt.buffer
+        data = new_storage(stmt.data)
+        if buffer.same_as(stmt.buffer) and data.same_as(stmt.data):
+            return stmt
+        return DeclBuffer(buffer, data=data)
+
+    def on_attr(stmt: AttrStmt):
+        return stmt.body if stmt.attr_key == LAYOUT_KEY else stmt
+
+    touched = {**flat, **registers}
+    rules = accesses_to(touched, on_load, on_store)
+    rules += [(AllocBuffer, on_alloc), (DeclBuffer, on_decl), (AttrStmt, on_attr)]
+    return map_function(func, rules)
+
+
+def _reject_direct(buffer, layout):
+    name = buffer.name
+    raise ValueError(
+        f"{name} is distributed over threads ({', '.join(layout_threads(layout))}) by its layout {layout}, so "
+        f"per-thread code cannot index it by logical coordinates; write `{name}_local = T.local_view({name})` and "
+        f"index its {slot_count(layout)} slots as `{name}_local[k]` (or move data with a tile copy)"
+    )
+
+
+@tvm.tirx.transform.prim_func_pass(opt_level=0, name="tirx_layout.LowerLayoutAccess")
+class LowerLayoutAccess:
+    """The registered pass: :func:`lower_layout_access` on every PrimFunc of a module.
+
+    Example:
+        >>> import tvm
+        >>> isinstance(LowerLayoutAccess(), tvm.transform.Pass)
+        True
+    """
+
+    def transform_function(self, func, mod, ctx):
+        return lower_layout_access(func)
