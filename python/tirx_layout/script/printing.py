@@ -47,7 +47,10 @@ def _alloc_rule(upstream):
         printed = upstream(stmt, path, docsifier)
         if LAYOUT_KEY not in stmt.annotations:
             return printed
-        call = printed.rhs
+        call = getattr(printed, "rhs", None)
+        if not isinstance(call, doc.CallDoc) or "annotations" not in list(call.kwargs_keys):
+            # TVM prints one-element allocations in scalar forms (`T.local_scalar(...)`) that drop annotations.
+            return doc.AssignDoc(doc.IdDoc(stmt.buffer.name), doc.IdDoc(_plain_allocation(stmt)), None)
         keys, values = [], []
         for key, value in zip(call.kwargs_keys, call.kwargs_values, strict=True):
             if key == "annotations":
@@ -62,6 +65,13 @@ def _alloc_rule(upstream):
         return doc.AssignDoc(printed.lhs, doc.CallDoc(call.callee, *call.args, **kwargs), printed.annotation)
 
     return rule
+
+
+def _plain_allocation(stmt) -> str:
+    buffer = stmt.buffer
+    shape = ", ".join(str(int(e)) for e in buffer.shape)
+    return (f'T.alloc_buffer(({shape},), "{buffer.dtype}", scope="{buffer.scope()}", '
+            f"layout={layout_source(stmt.annotations[LAYOUT_KEY])})")  # fmt: skip
 
 
 def _type_index(cls) -> int:

@@ -74,7 +74,14 @@ _BINARY = {
     tirx.RShift: operator.rshift,
 }
 
-_BARRIERS = ("tirx.tvm_storage_sync", "tirx.cuda.cta_sync", "tirx.cuda.__syncthreads")
+_BARRIERS = ("tvm_storage_sync", "cuda.cta_sync", "cuda.__syncthreads")
+
+
+def _intrinsic(call) -> str:
+    """An intrinsic's name without its registry prefix: ``tirx.if_then_else`` and ``prim.if_then_else`` alike."""
+    name = call.op.name if hasattr(call.op, "name") else str(call.op)
+    prefix, _, rest = name.partition(".")
+    return rest if prefix in ("tirx", "prim") and rest else name
 
 
 def _c_div(a, b):
@@ -164,7 +171,7 @@ class CtaInterpreter:
 
     def stmt_DeclBuffer(self, stmt):
         source = stmt.data
-        if isinstance(source, Call) and source.op.name == "tirx.buffer_data":
+        if isinstance(source, Call) and _intrinsic(source) == "buffer_data":
             source = source.args[0]
         if source in self.memories:
             self.memories[stmt.buffer] = self.memories[source]
@@ -182,7 +189,7 @@ class CtaInterpreter:
 
     def stmt_Evaluate(self, stmt):
         value = stmt.value
-        if isinstance(value, Call) and value.op.name in _BARRIERS:
+        if isinstance(value, Call) and _intrinsic(value) in _BARRIERS:
             if not self.mask.all():
                 raise SimulationError("a barrier is reached by only some threads of the CTA (divergent barrier)")
             self.launch.interval += 1
@@ -324,17 +331,17 @@ class CtaInterpreter:
         return self.eval(expr.body)
 
     def expr_Call(self, expr):
-        name = expr.op.name if hasattr(expr.op, "name") else str(expr.op)
+        name = _intrinsic(expr)
         args = expr.args
-        if name == "tirx.if_then_else":
+        if name == "if_then_else":
             return self._guarded_select(args)
-        if name == "tirx.likely":
+        if name == "likely":
             return self.eval(args[0])
-        if name == "tirx.tvm_warp_shuffle":
+        if name == "tvm_warp_shuffle":
             return self._warp_shuffle(args)
-        if name == "tirx.reinterpret":
+        if name == "reinterpret":
             return np.asarray(self.eval(args[0])).view(numpy_dtype(expr.ty.dtype))
-        if name == "tirx.bitwise_not":
+        if name == "bitwise_not":
             return ~self.eval(args[0])
         raise SimulationError(f"the simulator does not implement the intrinsic {name}")
 

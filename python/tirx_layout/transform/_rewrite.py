@@ -47,8 +47,9 @@ def accesses_to(buffers, on_load: Callable, on_store: Callable) -> list[Rule]:
     return [(TensorLoad, load), (BufferStore, store)]
 
 
-def flat_buffer(like, extent: int, name: str | None = None):
-    """A one-dimensional buffer of ``extent`` elements with the dtype and scope of buffer ``like``.
+def flat_buffer(like, extent: int, view: bool = False):
+    """A one-dimensional buffer of ``extent`` elements with the name, dtype and scope of buffer ``like``; a ``view``
+    (a declaration over another buffer's storage) carries no TVM layout, as TVMScript's own views do not.
 
     Example:
         >>> import tvm
@@ -56,7 +57,8 @@ def flat_buffer(like, extent: int, name: str | None = None):
         >>> tuple(b.shape), b.dtype, b.scope()
         ((64,), 'float16', 'shared')
     """
-    return tvm.tirx.decl_buffer((extent,), like.dtype, name or like.name, scope=like.scope())
+    layout = None if view else "default"
+    return tvm.tirx.decl_buffer((extent,), like.dtype, like.name, scope=like.scope(), layout=layout)
 
 
 def load(buffer, index):

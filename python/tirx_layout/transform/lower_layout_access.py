@@ -144,7 +144,7 @@ def lower_layout_access(func):
             raise ValueError(f"declared buffer {buffer.name} has a thread-distributed layout {layout}; "
                              "declare a window with a memory layout, or allocate the fragment with T.alloc_local")  # fmt: skip
         _check_memory_layout(layout, buffer)
-        flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout)), layout, _shape(buffer))
+        flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout), view=True), layout, _shape(buffer))
 
     def new_storage(data):
         parent = _parent_of(data)
