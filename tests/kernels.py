@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
-import subprocess
 from pathlib import Path
 
 import tvm
 
 import tirx_layout
+from tirx_layout.kernel_report import load_examples
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -21,23 +19,9 @@ def parse(text: str):
     return tvm.script.from_source(text, extra_vars=names)
 
 
+_EXAMPLE_KERNELS = load_examples(EXAMPLES)
+
+
 def example_kernels() -> dict:
     """Every ``KERNELS`` entry of every module in ``examples/``: name -> (PrimFunc, expected(inputs) -> output)."""
-    kernels = {}
-    for path in sorted(EXAMPLES.glob("*.py")):
-        spec = importlib.util.spec_from_file_location(f"examples.{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        kernels.update(getattr(module, "KERNELS", {}))
-    return kernels
-
-
-def nvcc_assembles(cuda_source: str, tmp_path: Path, arch: str = "sm_100a") -> subprocess.CompletedProcess | None:
-    """Run ``nvcc -arch=<arch> -cubin`` on the source; ``None`` where nvcc is not installed."""
-    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
-    if nvcc is None:
-        return None
-    source = tmp_path / "kernel.cu"
-    source.write_text(cuda_source)
-    return subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-o", str(tmp_path / "kernel.cubin"), str(source)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return _EXAMPLE_KERNELS

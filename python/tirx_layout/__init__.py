@@ -6,7 +6,15 @@ Example:
     TileLayout(S[(8, 2, 4, 2):(4@laneid, 1@warpid, 1@laneid, 1)] + R[2:4@warpid] + 5@warpid)
 """
 
-from . import _ffi  # noqa: F401  (loads the C++ core before any object class is used)
+
+def _tvm_autoload() -> None:
+    """The ``tvm.backends`` entry point: ``import tvm`` imports this package, which registers the ``"tirx_layout"``
+    pipeline, the TVMScript names and the printer rules. Defined before anything imports TVM, because when this
+    package is what imports TVM, TVM's autoload finds it half-initialised and calls this, which then has nothing to
+    do: the rest of this module does the registering."""
+
+
+from . import _ffi  # noqa: F401,E402  (loads the C++ core before any object class is used)
 from .axis import (
     BUILTIN_AXES,
     EXEC_LEVELS,

@@ -1,9 +1,13 @@
-"""The main job: the layout guide's worked examples, computed by the library and printed.
+"""The main job: compile the example kernels in ``examples/`` for sm_100a and show what was generated, then the
+layout guide's worked examples as the library computes them.
 
-Run ``python -m tirx_layout.demo`` (or ``./dev.sh demo``).
+Run ``python -m tirx_layout.demo [EXAMPLES_DIR]`` (or ``./dev.sh demo``); ``--layouts-only`` skips the kernels.
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -19,6 +23,7 @@ from . import (
     tmem_datapath_layout,
     warpid,
 )
+from .kernel_report import load_examples, report
 
 
 def _grid(title: str, values: np.ndarray) -> str:
@@ -115,8 +120,28 @@ def swizzle() -> str:
     )
 
 
-def main() -> None:
-    """Print every example of the guide with the values the library computes."""
+def kernels(directory: Path) -> bool:
+    """Print the kernel report of every example; whether all of them came out right."""
+    examples = load_examples(directory)
+    if not examples:
+        print(f"no example kernels in {directory}")
+        return False
+    all_good = True
+    for name, (kernel, expected) in examples.items():
+        found = report(name, kernel, expected)
+        print(found)
+        print()
+        all_good &= found.matches and found.written_once and (found.assembled is None or found.assembled[0])
+    return all_good
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Report on the example kernels, then print every example of the guide with the values the library computes."""
+    args = sys.argv[1:] if argv is None else argv
+    ok = True
+    if "--layouts-only" not in args:
+        paths = [a for a in args if not a.startswith("--")]
+        ok = kernels(Path(paths[0]) if paths else Path("examples"))
     for title, section in (
         ("Register fragment over lanes and warps", warp_fragment),
         ("Tensor-memory accumulator", tmem_accumulator),
@@ -127,7 +152,8 @@ def main() -> None:
         print(f"== {title} ==")
         print(section())
         print()
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,7 +1,7 @@
 """The ``"tirx_layout"`` pipeline: our passes, then TVM's standard TIRx lowering.
 
 Registered when ``tirx_layout`` is imported, and at ``import tvm`` through the ``tvm.backends`` entry point the
-package declares, so ``tvm.tirx.build(kernel, target, pipeline="tirx_layout")`` works either way.
+package declares (``tirx_layout:_tvm_autoload``), so ``tvm.tirx.build(kernel, target, pipeline="tirx_layout")`` works either way.
 """
 
 from __future__ import annotations
@@ -44,11 +44,6 @@ def register() -> None:
         >>> register()
     """
     tvm.tirx.register_tir_pipeline(PIPELINE_NAME, tirx_layout_pipeline)
-
-
-def _autoload() -> None:
-    """The ``tvm.backends`` entry point: importing the package registers everything."""
-    import tirx_layout  # noqa: F401  (its import registers the pipeline and the TVMScript surface)
 
 
 register()

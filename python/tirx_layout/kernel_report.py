@@ -1,0 +1,137 @@
+"""Compile example kernels for sm_100a and report on them: the CUDA lines worth reading, whether nvcc assembles the
+source, and whether the simulator's output equals numpy's. The main job (``./dev.sh demo``) prints this report for
+every kernel in ``examples/``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import sim
+from .sim.interpreter import numpy_dtype
+from .transform import build
+
+# Lines of a kernel that show what the layouts turned into: shared-memory declarations and accesses, barriers,
+# inline PTX and vector accesses.
+_INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|cta_sync|__syncthreads|uint4|float4|uint2|_ptr\[\d+\];")
+
+
+def load_examples(directory: str | Path) -> dict:
+    """Every ``KERNELS`` entry of the modules in ``directory``: name -> (PrimFunc, expected(input) -> output).
+
+    Example:
+        >>> load_examples("/nonexistent")
+        {}
+    """
+    kernels = {}
+    for path in sorted(Path(directory).glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"tirx_layout_examples.{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        kernels.update(getattr(module, "KERNELS", {}))
+    return kernels
+
+
+def kernel_source(cuda: str) -> str:
+    """The ``__global__`` function definition(s) of generated CUDA, without the header TVM prepends.
+
+    Example:
+        >>> kernel_source('#include <x>\\nextern "C" __global__ void k();\\nextern "C" __global__ void k() {}')
+        'extern "C" __global__ void k() {}'
+    """
+    return cuda[cuda.rindex('extern "C" __global__') :].strip()
+
+
+def interesting_lines(cuda: str) -> list[str]:
+    """The kernel lines that show the layouts at work (shared declarations and accesses, barriers, PTX).
+
+    Example:
+        >>> interesting_lines('extern "C" __global__ void k() {\\n  __shared__ float S[4];\\n  int x = 1;\\n}')
+        ['__shared__ float S[4];']
+    """
+    return [line.strip() for line in kernel_source(cuda).splitlines()[1:] if _INTERESTING.search(line)]
+
+
+def find_nvcc() -> str | None:
+    """Path of nvcc, or ``None``.
+
+    Example:
+        >>> find_nvcc() is None or find_nvcc().endswith("nvcc")
+        True
+    """
+    return shutil.which("nvcc") or next(
+        (p for p in ("/usr/local/cuda/bin/nvcc",) if Path(p).exists()), None
+    )
+
+
+def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
+    """``(ok, messages)`` from ``nvcc -arch=<arch> -cubin`` on the source; ``None`` where nvcc is not installed.
+
+    Example:
+        >>> nvcc_assembles('extern "C" __global__ void k() {}') in (None, (True, ""))
+        True
+    """
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "kernel.cu"
+        source.write_text(cuda)
+        done = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(source)],
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+    return done.returncode == 0, done.stderr.strip()
+
+
+def sample_input(kernel) -> np.ndarray:
+    """A deterministic input for a kernel's first parameter, exactly representable in every float type.
+
+    Example:
+        >>> sample_input.__name__
+        'sample_input'
+    """
+    param = kernel.params[0]
+    shape = tuple(int(e) for e in param.shape)
+    values = (np.arange(int(np.prod(shape))) * 7 % 61 - 30).reshape(shape)
+    return values.astype(numpy_dtype(param.dtype))
+
+
+@dataclass
+class KernelReport:
+    """What :func:`report` found for one kernel."""
+
+    name: str
+    cuda: str
+    assembled: tuple[bool, str] | None
+    matches: bool
+    written_once: bool
+
+    def __str__(self) -> str:
+        nvcc = "nvcc not installed" if self.assembled is None else ("nvcc -arch=sm_100a: ok" if self.assembled[0]
+                                                                    else f"nvcc FAILED: {self.assembled[1]}")  # fmt: skip
+        verdict = "output equals numpy" if self.matches else "OUTPUT DIFFERS from numpy"
+        once = "every output element written once" if self.written_once else "SOME ELEMENTS WRITTEN 0 OR 2+ TIMES"
+        lines = "\n".join("    " + line for line in interesting_lines(self.cuda))
+        return f"== {self.name} ==\n{lines}\n  {nvcc}; simulator: {verdict}, {once}"
+
+
+def report(name: str, kernel, expected, arch: str = "sm_100a") -> KernelReport:
+    """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` and compare with ``expected``.
+
+    Example:
+        >>> report.__name__
+        'report'
+    """
+    cuda = build(kernel, arch).imports[0].inspect_source()
+    a = sample_input(kernel)
+    result = sim.run(kernel, [a], arch)
+    output = kernel.params[1].name
+    matches = np.array_equal(result[output].astype(np.float64), expected(a).astype(np.float64))
+    return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, bool((result.writes[output] == 1).all()))
