@@ -43,10 +43,11 @@ def expected(a: np.ndarray) -> np.ndarray:
     return a.T.copy()
 
 
+_SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
+
+#: Every data type with every swizzle width.
 KERNELS = {
-    "staging_fp16_128B": (staging_kernel("float16", "128B"), expected),
-    "staging_fp16_64B": (staging_kernel("float16", "64B"), expected),
-    "staging_fp32_64B": (staging_kernel("float32", "64B"), expected),
-    "staging_bf16_32B": (staging_kernel("bfloat16", "32B"), expected),
-    "staging_fp32_32B": (staging_kernel("float32", "32B"), expected),
+    f"staging_{_SHORT[dtype]}_{swizzle}": (staging_kernel(dtype, swizzle), expected)
+    for swizzle in ("128B", "64B", "32B")
+    for dtype in ("float16", "bfloat16", "float32")
 }

@@ -4,6 +4,7 @@ TVM's build entry points."""
 import subprocess
 import sys
 
+import pytest
 import tvm
 
 from kernels import example_kernels
@@ -23,9 +24,11 @@ def test_import_tvm_alone_finds_the_pipeline_and_the_script_names():
     assert done.returncode == 0, done.stderr
 
 
-def test_tvm_compile_and_tirx_build_both_take_the_pipeline():
+@pytest.mark.filterwarnings("ignore:build is deprecated:DeprecationWarning")
+def test_tvm_build_tirx_build_and_tvm_compile_all_take_the_pipeline():
     kernel, _ = example_kernels()["staging_fp16_128B"]
     by_build = tvm.tirx.build(kernel, target=SM100A, pipeline=PIPELINE_NAME).imports[0].inspect_source()
+    by_tvm_build = tvm.build(kernel, target=SM100A, pipeline=PIPELINE_NAME).imports[0].inspect_source()
     by_compile = tvm.compile(kernel, target=SM100A, tir_pipeline=PIPELINE_NAME).mod.imports[0].inspect_source()
-    assert by_build == by_compile
+    assert by_build == by_tvm_build == by_compile
     assert "tile_ptr[4096]" in by_build and "^" in by_build

@@ -94,8 +94,8 @@ def sample_input(kernel) -> np.ndarray:
     """A deterministic input for a kernel's first parameter, exactly representable in every float type.
 
     Example:
-        >>> sample_input.__name__
-        'sample_input'
+        ``sample_input(kernel)`` for a kernel whose first parameter is ``T.Buffer((2, 3), "float16")`` is
+        ``[[-30, -23, -16], [-9, -2, 5]]`` in float16.
     """
     param = kernel.params[0]
     shape = tuple(int(e) for e in param.shape)
@@ -126,8 +126,7 @@ def report(name: str, kernel, expected, arch: str = "sm_100a") -> KernelReport:
     """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` and compare with ``expected``.
 
     Example:
-        >>> report.__name__
-        'report'
+        ``print(report("staging", kernel, lambda a: a.T))`` prints the kernel's shared-memory lines and the verdicts.
     """
     cuda = build(kernel, arch).imports[0].inspect_source()
     a = sample_input(kernel)

@@ -72,9 +72,6 @@ def alloc_buffer(shape, dtype="float32", *args, layout="default", scope="global"
 
     Example (inside a ``@T.prim_func``):
         ``Sm = T.alloc_buffer((64, 64), "float16", scope="shared", layout=mma_shared_layout("float16", "128B", (64, 64)))``
-
-        >>> alloc_buffer.__name__
-        'alloc_buffer'
     """
     if not is_layout(layout):
         return _upstream_alloc_buffer(shape, dtype, *args, layout=layout, scope=scope, annotations=annotations, **kwargs)
@@ -88,9 +85,6 @@ def alloc_shared(shape, dtype="float32", *args, **kwargs):
 
     Example:
         ``Sm = T.alloc_shared((64, 64), "float16", layout=L)``
-
-        >>> alloc_shared.__name__
-        'alloc_shared'
     """
     return alloc_buffer(shape, dtype, *args, scope="shared", **kwargs)
 
@@ -100,9 +94,6 @@ def alloc_local(shape, dtype="float32", *args, **kwargs):
 
     Example:
         ``frag = T.alloc_local((32, 4), "float32", layout=TileLayout(S[(32, 4):(1@laneid, 1)]))``
-
-        >>> alloc_local.__name__
-        'alloc_local'
     """
     return alloc_buffer(shape, dtype, *args, scope="local", **kwargs)
 
@@ -113,9 +104,6 @@ def decl_buffer(shape, dtype="float32", *args, layout="default", **kwargs):
 
     Example (a 2-D window with its own layout over a flat shared buffer):
         ``W = T.decl_buffer((8, 8), "float32", data=Sm.data, scope="shared", layout=TileLayout(S[(8, 8):(1, 8)]))``
-
-        >>> decl_buffer.__name__
-        'decl_buffer'
     """
     if not is_layout(layout):
         return _upstream_decl_buffer(shape, dtype, *args, layout=layout, **kwargs)
@@ -140,9 +128,6 @@ def local_view(buffer):
     Example (inside a ``@T.prim_func``):
         ``frag = T.alloc_local((32, 8), "float32", layout=TileLayout(S[(32, 8):(1@laneid, 1)]))``
         ``mine = T.local_view(frag)       # shape (8,): this lane's row``
-
-        >>> local_view.__name__
-        'local_view'
     """
     layout = building_layout_of(buffer)
     if layout is None:
@@ -185,9 +170,7 @@ def building_layout_of(buffer):
     """The layout given to ``buffer`` in the kernel being parsed right now (``None`` if none), read from the
     statements and attribute frames the builder has collected so far.
 
-    Example:
-        >>> building_layout_of.__name__
-        'building_layout_of'
+    Example: ``T.local_view(frag)`` calls ``building_layout_of(frag)`` to size the view while the kernel is parsed.
     """
     for frame in reversed(IRBuilder.current().frames):
         if getattr(frame, "attr_key", None) == LAYOUT_KEY and frame.value.same_as(buffer):
@@ -203,8 +186,17 @@ def layout_of(buffer, func=None):
     object or its name.
 
     Example:
-        >>> layout_of.__name__
-        'layout_of'
+        >>> import tvm
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((8, 8), "float32")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([64])
+        ...     Sm = T.alloc_shared((8, 8), "float32", layout=T.layout("S[(8, 8):(1, 8)]"))
+        ...     Sm[tx // 8, tx % 8] = A[tx // 8, tx % 8]
+        ... ''')
+        >>> layout_of("Sm", func)
+        TileLayout(S[(8, 8):(1, 8)])
     """
     if func is None:
         raise TypeError("layout_of(buffer, func): pass the PrimFunc that declares the buffer")
@@ -219,8 +211,17 @@ def buffer_layouts(func_or_stmt) -> dict:
     """Every buffer of a function (or statement) that carries a tirx_layout layout, mapped to that layout.
 
     Example:
-        >>> buffer_layouts.__name__
-        'buffer_layouts'
+        >>> import tvm
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((8, 8), "float32")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([64])
+        ...     Sm = T.alloc_shared((8, 8), "float32", layout=T.layout("S[(8, 8):(1, 8)]"))
+        ...     Sm[tx // 8, tx % 8] = A[tx // 8, tx % 8]
+        ... ''')
+        >>> [(buffer.name, str(layout)) for buffer, layout in buffer_layouts(func).items()]
+        [('Sm', 'S[(8, 8):(1, 8)]')]
     """
     root = func_or_stmt.body if isinstance(func_or_stmt, tvm.tirx.PrimFunc) else func_or_stmt
     found = {}

@@ -56,8 +56,7 @@ def device_functions(kernel, arch: str = "sm_100a") -> list:
     generation receives them.
 
     Example:
-        >>> device_functions.__name__
-        'device_functions'
+        ``device_functions(kernel)[0].script()`` shows the device code the simulator runs.
     """
     mod = kernel if isinstance(kernel, tvm.IRModule) else tvm.IRModule({"main": kernel})
     target = tvm.target.Target({"kind": "cuda", "arch": arch})

@@ -18,8 +18,8 @@ def map_function(func: PrimFunc, rules: Sequence[Rule]) -> PrimFunc:
     """``func`` with ``rules`` applied bottom-up to its body.
 
     Example:
-        >>> map_function.__name__
-        'map_function'
+        ``map_function(func, [(tvm.tirx.AttrStmt, lambda s: s.body if s.attr_key == "x" else s)])`` drops every
+        ``"x"`` attribute of ``func``.
     """
     return func.with_body(tvm_ffi.structural_map(func.body, list(rules), order="post"))
 
@@ -54,7 +54,9 @@ def flat_buffer(like, extent: int, view: bool = False):
     Example:
         >>> import tvm
         >>> b = flat_buffer(tvm.tirx.decl_buffer((8, 8), "float16", "A", scope="shared"), 64)
-        >>> tuple(b.shape), b.dtype, b.scope()
+        >>> b.name
+        'A'
+        >>> tuple(int(e) for e in b.shape), str(b.dtype), b.scope()
         ((64,), 'float16', 'shared')
     """
     layout = None if view else "default"

@@ -125,8 +125,18 @@ def lower_layout_access(func):
     an access the layout does not allow, naming the buffer and what to write instead.
 
     Example:
-        >>> lower_layout_access.__name__
-        'lower_layout_access'
+        >>> import tvm
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((8, 8), "float32")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([64])
+        ...     Sm = T.alloc_shared((8, 8), "float32", layout=T.layout("S[(8, 8):(1, 8)]"))
+        ...     Sm[tx // 8, tx % 8] = A[tx // 8, tx % 8]
+        ... ''')
+        >>> lowered = lower_layout_access(func)
+        >>> print(lowered.script().splitlines()[-2:])  # doctest: +NORMALIZE_WHITESPACE
+        ['    Sm = T.alloc_shared((64,))', '    Sm[tx % 8 * 8 + tx // 8] = A[tx // 8, tx % 8]']
     """
     found = _Collected(func)
     if not found.allocs and not found.decl_layouts:

@@ -30,8 +30,7 @@ def build(kernel, arch: str = "sm_100a"):
     """Build a kernel (``PrimFunc`` or ``IRModule``) for CUDA ``arch`` with the ``"tirx_layout"`` pipeline.
 
     Example:
-        >>> build.__name__
-        'build'
+        ``build(kernel).imports[0].inspect_source()`` is the CUDA source of ``kernel`` for sm_100a.
     """
     target = tvm.target.Target({"kind": "cuda", "arch": arch})
     return tvm.tirx.build(kernel, target=target, pipeline=PIPELINE_NAME)
