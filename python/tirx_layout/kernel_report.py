@@ -123,7 +123,8 @@ class KernelReport:
 
 
 def report(name: str, kernel, expected, arch: str = "sm_100a") -> KernelReport:
-    """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` and compare with ``expected``.
+    """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` and compare with ``expected``
+    (the second parameter's value, or ``{output name: value}`` for several outputs).
 
     Example:
         ``print(report("staging", kernel, lambda a: a.T))`` prints the kernel's shared-memory lines and the verdicts.
@@ -131,6 +132,10 @@ def report(name: str, kernel, expected, arch: str = "sm_100a") -> KernelReport:
     cuda = build(kernel, arch).imports[0].inspect_source()
     a = sample_input(kernel)
     result = sim.run(kernel, [a], arch)
-    output = kernel.params[1].name
-    matches = np.array_equal(result[output].astype(np.float64), expected(a).astype(np.float64))
-    return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, bool((result.writes[output] == 1).all()))
+    wanted = expected(a)
+    if not isinstance(wanted, dict):  # one output: the second parameter
+        wanted = {kernel.params[1].name: wanted}
+    matches = all(np.array_equal(result[n].astype(np.float64), np.asarray(w).astype(np.float64))
+                  for n, w in wanted.items())  # fmt: skip
+    written_once = all(bool((result.writes[n] == 1).all()) for n in wanted)
+    return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once)

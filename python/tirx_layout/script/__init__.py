@@ -1,5 +1,5 @@
 """The TVMScript surface: ``T.alloc_shared(..., layout=L)`` and friends, ``T.decl_buffer(..., layout=L)``,
-``T.local_view(fragment)`` and ``T.layout("...")``, registered on ``from tvm.script import tirx as T`` when
+``T.local_view(fragment)``, ``T.layout("...")`` and ``T.tile_copy(dst, src)``, registered on ``from tvm.script import tirx as T`` when
 ``tirx_layout`` is imported; and printing that shows layouts as ``T.layout("...")``.
 
 Example:
@@ -14,7 +14,7 @@ from __future__ import annotations
 from tvm.tirx.script.builder.ir import register_script_namespace
 
 from ..notation import parse_layout
-from . import buffers
+from . import buffers, tile
 from .buffers import LAYOUT_KEY, buffer_layouts, layout_of, local_view
 from .printing import install_printer_rules, layout_source
 
@@ -26,6 +26,7 @@ _SCRIPT_NAMES = {
     "decl_buffer": buffers.decl_buffer,
     "local_view": local_view,
     "layout": parse_layout,
+    "tile_copy": tile.tile_copy,
 }
 
 

@@ -7,6 +7,16 @@ Example:
 """
 
 from .lower_layout_access import LowerLayoutAccess, lower_layout_access, storage_extent
+from .lower_tile_ops import LowerTileOps, lower_tile_ops
 from .pipeline import PIPELINE_NAME, build, tirx_layout_pipeline
 
-__all__ = ["PIPELINE_NAME", "LowerLayoutAccess", "build", "lower_layout_access", "storage_extent", "tirx_layout_pipeline"]
+__all__ = [
+    "PIPELINE_NAME",
+    "LowerLayoutAccess",
+    "LowerTileOps",
+    "build",
+    "lower_layout_access",
+    "lower_tile_ops",
+    "storage_extent",
+    "tirx_layout_pipeline",
+]

@@ -162,7 +162,7 @@ def lower_layout_access(func):
             return data
         if parent in registers:
             return registers[parent].data
-        if parent in flat and parent in found.allocs:
+        if parent in flat:  # an allocation's flat buffer, or a window's flat view of its parent's storage
             return flat[parent].buffer.data
         return data
 

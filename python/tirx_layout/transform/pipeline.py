@@ -1,4 +1,4 @@
-"""The ``"tirx_layout"`` pipeline: our passes, then TVM's standard TIRx lowering.
+"""The ``"tirx_layout"`` pipeline: LowerTileOps, LowerLayoutAccess, then TVM's standard TIRx lowering.
 
 Registered when ``tirx_layout`` is imported, and at ``import tvm`` through the ``tvm.backends`` entry point the
 package declares (``tirx_layout:_tvm_autoload``), so ``tvm.tirx.build(kernel, target, pipeline="tirx_layout")`` works either way.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import tvm
 
 from .lower_layout_access import LowerLayoutAccess
+from .lower_tile_ops import LowerTileOps
 
 PIPELINE_NAME = "tirx_layout"
 
@@ -22,7 +23,7 @@ def tirx_layout_pipeline():
         'tirx_layout'
     """
     base, finalize_host, finalize_device = tvm.tirx.compilation_pipeline.tirx_pipeline()
-    passes = tvm.transform.Sequential([LowerLayoutAccess(), base], name=PIPELINE_NAME)
+    passes = tvm.transform.Sequential([LowerTileOps(), LowerLayoutAccess(), base], name=PIPELINE_NAME)
     return passes, finalize_host, finalize_device
 
 

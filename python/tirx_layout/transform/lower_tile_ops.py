@@ -1,0 +1,429 @@
+"""LowerTileOps: ``T.tile_copy(dst, src)`` becomes per-thread loads and stores.
+
+How a copy is split between threads depends on its sides:
+
+* **memory to memory** (global/shared, any layouts): the tile is cut into vectors, dealt round-robin to the
+  threads of the copy's scope (CTA, warpgroup or warp), with a guard on the last round when they do not divide;
+* **register fragment to or from memory**: each thread walks its own register slots; the fragment layout's inverse
+  (:class:`~tirx_layout.inverse.PlaceInverse`) says which logical element a (thread, slot) holds, and the memory
+  layout says where that element lives;
+* **fragment to fragment** with the same layout: slot by slot.
+
+Vectors are the widest of 16, 8 or 4 bytes for which the tile is contiguous and aligned on both sides (inside one
+swizzle chunk for a swizzled layout, checked on the layout's whole address table); otherwise scalar accesses.
+
+Replica guards: a fragment replicated over threads stores from replica 0 only; a memory destination with replicas
+(``R[...]`` on ``m``) is written at every replica place; a fragment destination replicated over threads is loaded
+by every replica. Accesses go through flat views of each buffer's physical storage (``<name>_flat``), which
+LowerLayoutAccess later points at the flat buffers it makes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import tvm
+from tvm import tirx
+from tvm.ir import Call
+
+from ..inverse import PlaceInverse, unflatten
+from ..layout import TileLayout
+from ..script.buffers import LAYOUT_KEY, layout_threads, slot_count
+from ..script.tile import COPY_OP_NAME, EXEC_SCOPES
+from ..swizzle import ComposeLayout
+from ._rewrite import AllocBuffer, AttrStmt, DeclBuffer, map_function, sequence, walk
+from .lower_layout_access import storage_extent
+
+VECTOR_BYTES = (16, 8, 4)
+
+
+# ---- the CTA's threads ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Threads:
+    """The CTA-wide thread index (an expression over the kernel's thread id variables) and the thread count."""
+
+    index: object
+    count: int
+    bounds: dict  # var -> extent, for simplification
+
+
+_SCOPE_PAIR = re.compile(r'"(\w+)", "(\w+)"\)$')
+_LEVELS = ("cta", "warpgroup", "warp", "thread")  # coarse to fine
+_LEVEL_SIZE = {"thread": 1, "warp": 32, "warpgroup": 128}
+
+
+def cta_threads(func) -> Threads:
+    """The CTA-wide thread index and thread count of a kernel, from its ``T.thread_id`` or ``T.warpgroup_id`` /
+    ``T.warp_id`` / ``T.lane_id`` definitions (``warp * 32 + lane``, for instance).
+
+    Example:
+        >>> import tvm, tirx_layout
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((64,), "float32")):
+        ...     T.device_entry()
+        ...     warp = T.warp_id([2])
+        ...     lane = T.lane_id([32])
+        ...     A[warp * 32 + lane] = T.float32(0)
+        ... ''')
+        >>> threads = cta_threads(func)
+        >>> threads.index, threads.count
+        (warp * 32 + lane, 64)
+    """
+    defined, bounds = {}, {}
+
+    def on_def(stmt):
+        definition = getattr(stmt, "def")
+        match = _SCOPE_PAIR.search(str(definition))
+        if match is None or match.group(1) not in _LEVELS or match.group(2) not in _LEVELS:
+            return
+        index, extent = 0, 1
+        for var, e in zip(definition.def_ids, definition.extents, strict=True):
+            bounds[var] = int(e)
+            index = index * int(e) + var
+            extent *= int(e)
+        defined[match.groups()] = (index, extent)
+
+    walk(func.body, [(tirx.ScopeIdDefStmt, on_def)])
+    level, index, count = "cta", None, None
+    while level != "thread":
+        finer = [child for child in _LEVELS[_LEVELS.index(level) + 1 :] if (level, child) in defined]
+        if not finer:
+            raise ValueError(f"the kernel does not define its threads below the {level} level "
+                             "(write T.thread_id([n]), or T.warp_id([w]) with T.lane_id([32]))")  # fmt: skip
+        child = finer[-1] if (level, "thread") in defined else finer[0]
+        var_index, extent = defined[(level, child)]
+        term = var_index * _LEVEL_SIZE[child] if _LEVEL_SIZE[child] > 1 else var_index
+        index = term if index is None else index + term
+        if count is None:
+            count = extent * _LEVEL_SIZE[child]
+        level = child
+    return Threads(index, count, bounds)
+
+
+def thread_axis_place(axis: str, tid, count: int):
+    """The place on thread axis ``axis`` of CTA thread ``tid`` and how many places the axis has for ``count``
+    threads.
+
+    Example:
+        >>> thread_axis_place("wid_in_wg", 200, 256)
+        (2, 4)
+    """
+    forms = {
+        "laneid": (lambda t: tirx.floormod(t, 32) if not isinstance(t, int) else t % 32, min(count, 32)),
+        "warpid": (lambda t: tirx.floordiv(t, 32) if not isinstance(t, int) else t // 32, max(count // 32, 1)),
+        "tx": (lambda t: t, count),
+        "tid_in_wg": (lambda t: tirx.floormod(t, 128) if not isinstance(t, int) else t % 128, min(count, 128)),
+        "wid_in_wg": (lambda t: tirx.floormod(tirx.floordiv(t, 32), 4) if not isinstance(t, int) else t // 32 % 4,
+                      min(max(count // 32, 1), 4)),  # fmt: skip
+        "wgid": (lambda t: tirx.floordiv(t, 128) if not isinstance(t, int) else t // 128, max(count // 128, 1)),
+    }
+    if axis not in forms:
+        raise ValueError(f"a register fragment cannot be laid out on axis {axis!r} (per-thread axes: {sorted(forms)})")
+    place, extent = forms[axis]
+    return place(tid), extent
+
+
+# ---- the two sides of a copy ----------------------------------------------------------------------------------
+
+
+def _static(expr) -> int | None:
+    if isinstance(expr, int):
+        return expr
+    if isinstance(expr, tirx.IntImm):
+        return int(expr.value)
+    return None
+
+
+class Side:
+    """One operand of a copy: a region of a buffer, its layout, and its flat view."""
+
+    def __init__(self, region, layouts: dict, role: str):
+        self.buffer = region.source
+        self.role = role
+        self.layout = layouts.get(self.buffer)
+        self.shape = tuple(int(e) for e in self.buffer.shape)
+        self.begins = [r.min for r in region.region]
+        self.extents = [_static(r.extent) for r in region.region]
+        if any(e is None for e in self.extents):
+            raise ValueError(f"the {role} region of {self.buffer.name} has a symbolic extent: {region}")
+        self.dtype = str(self.buffer.dtype)
+        self.element_bytes = tvm.runtime.DataType(self.dtype).bits // 8
+        self.distributed = self.layout is not None and bool(layout_threads(self.layout))
+        if self.distributed:
+            if not isinstance(self.layout, TileLayout):
+                raise ValueError(f"register fragment {self.buffer.name} needs a TileLayout, got {self.layout!r}")
+            if any(_static(b) != 0 for b in self.begins) or tuple(self.extents) != self.shape:
+                raise ValueError(f"a register fragment is copied whole: {self.buffer.name} has shape {self.shape}, "
+                                 f"the {role} is {region}")  # fmt: skip
+            self.extent = slot_count(self.layout)
+        else:
+            self.extent = storage_extent(self.layout) if self.layout is not None else math.prod(self.shape)
+        self.view = tvm.tirx.decl_buffer((self.extent,), self.dtype, f"{self.buffer.name}_flat",
+                                         scope=self.buffer.scope(), layout=None)  # fmt: skip
+
+    def __str__(self) -> str:
+        where = f"layout {self.layout}" if self.layout is not None else "row-major"
+        return f"{self.buffer.name} ({self.buffer.scope()}, {where})"
+
+    @property
+    def tile_shape(self) -> tuple:
+        return tuple(e for e in self.extents if e != 1)
+
+    def declaration(self):
+        return DeclBuffer(self.view, data=self.buffer.data)
+
+    # -- memory sides ---------------------------------------------------------------------------------------------
+
+    def places(self, local_coords, every_replica: bool) -> list:
+        """Flat storage addresses of the region element at ``local_coords`` (one per replica if asked)."""
+        coords = [b + c for b, c in zip(self.begins, local_coords, strict=True)]
+        if self.layout is None:
+            flat = 0
+            for c, e in zip(coords, self.shape, strict=True):
+                flat = flat * e + c
+            return [flat]
+        if every_replica:
+            return [p.get("m", 0) for p in self.layout.apply_all(*coords, shape=self.shape)]
+        return [self.layout.apply(*coords, shape=self.shape).get("m", 0)]
+
+    def address_table(self) -> list[np.ndarray]:
+        """Addresses of every element of the whole buffer, one array per replica, in the buffer's shape."""
+        if self.layout is None:
+            return [np.arange(math.prod(self.shape)).reshape(self.shape)]
+        grids = np.meshgrid(*[np.arange(e) for e in self.shape], indexing="ij")
+        places = self.layout.apply_all(*grids, shape=self.shape)
+        return [np.asarray(m) for m in np.asarray(places["m"]).reshape((-1, *self.shape))]
+
+    def memory_vector_ok(self, v: int) -> bool:
+        """Whether every aligned run of ``v`` elements along the last dimension is contiguous and aligned in
+        storage (for every replica), and the region starts and ends on such runs."""
+        if self.shape[-1] % v or self.extents[-1] % v:
+            return False
+        begin = _static(self.begins[-1])
+        if begin is None or begin % v:
+            return False
+        for table in self.address_table():
+            runs = table.reshape((*self.shape[:-1], self.shape[-1] // v, v))
+            if (runs[..., 0] % v).any() or (runs - runs[..., :1] != np.arange(v)).any():
+                return False
+        return True
+
+    # -- fragment sides -------------------------------------------------------------------------------------------
+
+    def fragment_vector_ok(self, v: int) -> bool:
+        """Whether each aligned run of ``v`` logical elements along the last dimension sits in ``v`` consecutive,
+        aligned register slots of one thread."""
+        if self.shape[-1] % v:
+            return False
+        grids = np.meshgrid(*[np.arange(e) for e in self.shape], indexing="ij")
+        places = self.layout.apply(*grids, shape=self.shape)
+        for axis, table in places.items():
+            runs = np.asarray(table).reshape((*self.shape[:-1], self.shape[-1] // v, v))
+            step = np.arange(v) if axis == "m" else 0
+            if (runs - runs[..., :1] != step).any() or (axis == "m" and (runs[..., 0] % v).any()):
+                return False
+        return True
+
+    def vector_ok(self, v: int) -> bool:
+        return self.fragment_vector_ok(v) if self.distributed else self.memory_vector_ok(v)
+
+
+def vector_width(dst: Side, src: Side) -> int:
+    """Elements per access: the widest of 16/8/4 bytes both sides allow, else 1.
+
+    Example:
+        >>> vector_width.__name__
+        'vector_width'
+    """
+    for nbytes in VECTOR_BYTES:
+        v = nbytes // dst.element_bytes
+        if v >= 1 and nbytes % dst.element_bytes == 0 and v > 1 and dst.vector_ok(v) and src.vector_ok(v):
+            return v
+    return 1
+
+
+def _lanes(index, v: int):
+    return index if v == 1 else tirx.Ramp(index, 1, v)
+
+
+def _load(side: Side, index, v: int):
+    return tvm.tirx.BufferLoad(side.view, [_lanes(index, v)])
+
+
+def _store(side: Side, index, value, v: int):
+    return tirx.BufferStore(side.view, value, [_lanes(index, v)])
+
+
+def _aligned(index, v: int):
+    """``index``, written so that its alignment to ``v`` is visible. CUDA code generation issues a vector load only
+    when TVM's modular analysis proves the base a multiple of the vector length, which it cannot see through a
+    swizzle's XOR; ``(a // v) * v`` equals ``a`` (every base was checked aligned on the layout's whole address
+    table) and shows it."""
+    return index if v == 1 or isinstance(index, int) else tirx.floordiv(index, v) * v
+
+
+# ---- the lowering ---------------------------------------------------------------------------------------------
+
+
+class _CopyLowering:
+    def __init__(self, func):
+        self.layouts = {}
+
+        def on_alloc(stmt):
+            if LAYOUT_KEY in stmt.annotations:
+                self.layouts[stmt.buffer] = stmt.annotations[LAYOUT_KEY]
+
+        def on_attr(stmt):
+            if stmt.attr_key == LAYOUT_KEY:
+                self.layouts[stmt.value] = stmt.node
+
+        walk(func.body, [(AllocBuffer, on_alloc), (AttrStmt, on_attr)])
+        self.func = func
+        self._threads = None
+        self.analyzer = tvm.sym.Analyzer()
+
+    @property
+    def threads(self) -> Threads:
+        if self._threads is None:
+            self._threads = cta_threads(self.func)
+            for var, extent in self._threads.bounds.items():
+                self.analyzer.bind(var, tvm.ir.Range(0, extent))
+        return self._threads
+
+    def simplify(self, expr):
+        return expr if isinstance(expr, int | bool) else self.analyzer.simplify(expr)
+
+    def lower(self, call: Call):
+        dst_region, src_region, scope = call.args
+        dst, src = Side(dst_region, self.layouts, "destination"), Side(src_region, self.layouts, "source")
+        if dst.dtype != src.dtype:
+            raise ValueError(f"tile_copy from {src} to {dst}: dtypes differ ({src.dtype} vs {dst.dtype})")
+        if dst.tile_shape != src.tile_shape:
+            raise ValueError(f"tile_copy from {src} to {dst}: region shapes {src.extents} and {dst.extents} differ")
+        v = vector_width(dst, src)
+        if dst.distributed and src.distributed:
+            body = self.fragment_to_fragment(dst, src, v)
+        elif dst.distributed or src.distributed:
+            body = self.fragment_and_memory(dst, src, v)
+        else:
+            body = self.memory_to_memory(dst, src, v, str(scope.value))
+        return sequence([dst.declaration(), src.declaration(), body])
+
+    # -- memory <-> memory ----------------------------------------------------------------------------------------
+
+    def memory_to_memory(self, dst: Side, src: Side, v: int, scope: str):
+        threads = self.threads
+        size = EXEC_SCOPES[scope] or threads.count
+        if size > threads.count:
+            raise ValueError(f"a {scope}-scope tile_copy needs {size} threads; the kernel has {threads.count}")
+        tid = threads.index if size == threads.count else tirx.floormod(threads.index, size)
+        units = math.prod(src.tile_shape) // v
+        rounds = -(-units // size)
+        step = tirx.Var("copy_round", "int32")
+        unit = step * size + tid
+        local = unflatten(unit * v, src.extents)
+        dst_local = unflatten(unit * v, dst.extents)
+        value = _load(src, _aligned(self.simplify(src.places(local, every_replica=False)[0]), v), v)
+        stores = [_store(dst, _aligned(self.simplify(p), v), value, v) for p in dst.places(dst_local, True)]
+        body = sequence(stores)
+        if units % size:
+            body = tirx.IfThenElse(unit < units, body, None)
+        return tirx.For(step, 0, rounds, tirx.ForKind.SERIAL, body)
+
+    # -- fragment <-> memory --------------------------------------------------------------------------------------
+
+    def _fragment_places(self, fragment: Side, slot):
+        inverse = PlaceInverse(fragment.layout)
+        places = {"m": slot}
+        for axis in inverse.axes:
+            if axis == "m":
+                continue
+            place, extent = thread_axis_place(axis, self.threads.index, self.threads.count)
+            if inverse.reach(axis) > extent:
+                raise ValueError(f"register fragment {fragment.buffer.name} uses {axis} up to {inverse.reach(axis) - 1}"
+                                 f" but the kernel has {extent} places on it ({self.threads.count} threads)")  # fmt: skip
+            places[axis] = place
+        return inverse, places
+
+    def _holes(self, fragment: Side, inverse: PlaceInverse) -> bool:
+        for axis in inverse.axes:
+            extent = fragment.extent if axis == "m" else thread_axis_place(axis, 0, self.threads.count)[1]
+            if not inverse.covered(axis, extent).all():
+                return True
+        return False
+
+    def fragment_and_memory(self, dst: Side, src: Side, v: int):
+        fragment, memory = (src, dst) if src.distributed else (dst, src)
+        storing = fragment is src
+        slot = tirx.Var("slot", "int32")
+        start = slot * v
+        inverse, places = self._fragment_places(fragment, start)
+        flat = inverse.flat_index(places)
+        local = unflatten(flat, memory.extents)
+        if storing:
+            value = _load(fragment, start, v)
+            body = sequence([_store(memory, _aligned(self.simplify(p), v), value, v) for p in memory.places(local, True)])
+            replicas = [d for d in inverse.replica_digits(places) if not isinstance(d, int)]
+            if replicas:  # a value held by several threads (or slots) is stored by replica 0 only
+                body = tirx.IfThenElse(self.simplify(_conjunction([d == 0 for d in replicas])), body, None)
+        else:
+            index = _aligned(self.simplify(memory.places(local, every_replica=False)[0]), v)
+            body = _store(fragment, start, _load(memory, index, v), v)
+        if self._holes(fragment, inverse):
+            body = tirx.IfThenElse(self.simplify(inverse.holds(places)), body, None)
+        return tirx.For(slot, 0, fragment.extent // v, tirx.ForKind.UNROLLED, body)
+
+    def fragment_to_fragment(self, dst: Side, src: Side, v: int):
+        if dst.layout != src.layout:
+            raise ValueError(f"tile_copy between register fragments with different layouts ({src} to {dst}) would "
+                             "move data between threads; copy through shared memory instead")  # fmt: skip
+        slot = tirx.Var("slot", "int32")
+        body = _store(dst, slot * v, _load(src, slot * v, v), v)
+        return tirx.For(slot, 0, dst.extent // v, tirx.ForKind.UNROLLED, body)
+
+
+def _conjunction(conditions):
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = tirx.And(out, c)
+    return out
+
+
+def lower_tile_ops(func):
+    """``func`` with every ``T.tile_copy`` lowered to per-thread accesses (see the module docstring).
+
+    Example:
+        >>> lower_tile_ops.__name__
+        'lower_tile_ops'
+    """
+    lowering = None
+
+    def on_evaluate(stmt):
+        nonlocal lowering
+        value = stmt.value
+        if not (isinstance(value, Call) and getattr(value.op, "name", "") == COPY_OP_NAME):
+            return stmt
+        lowering = lowering or _CopyLowering(func)
+        return lowering.lower(value)
+
+    return map_function(func, [(tirx.Evaluate, on_evaluate)])
+
+
+@tvm.tirx.transform.prim_func_pass(opt_level=0, name="tirx_layout.LowerTileOps")
+class LowerTileOps:
+    """The registered pass: :func:`lower_tile_ops` on every PrimFunc of a module.
+
+    Example:
+        >>> import tvm
+        >>> isinstance(LowerTileOps(), tvm.transform.Pass)
+        True
+    """
+
+    def transform_function(self, func, mod, ctx):
+        return lower_tile_ops(func)
