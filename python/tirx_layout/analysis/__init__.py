@@ -1,4 +1,5 @@
-"""Analyses of layouts: shared-memory bank conflicts and swizzle choice."""
+"""Analyses of layouts and kernels: shared-memory bank conflicts, swizzle choice, and the memory instructions of a
+lowered kernel (vector widths and wavefronts, measured in the simulator)."""
 
 from .bank_conflicts import (
     AccessPattern,
@@ -8,6 +9,20 @@ from .bank_conflicts import (
     contiguous,
     pick_swizzle,
     row_vectors,
+    warp_wavefronts,
 )
+from .kernel_accesses import AccessReport, access_table, kernel_accesses
 
-__all__ = ["AccessPattern", "BankReport", "bank_conflicts", "column", "contiguous", "pick_swizzle", "row_vectors"]
+__all__ = [
+    "AccessPattern",
+    "AccessReport",
+    "BankReport",
+    "access_table",
+    "bank_conflicts",
+    "column",
+    "contiguous",
+    "kernel_accesses",
+    "pick_swizzle",
+    "row_vectors",
+    "warp_wavefronts",
+]

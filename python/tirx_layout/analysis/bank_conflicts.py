@@ -133,19 +133,35 @@ def bank_conflicts(layout, dtype, access: AccessPattern) -> BankReport:
     vectorized = bool(
         np.all(np.diff(per_lane, axis=1) == size) and np.all(per_lane[:, 0] % max(access.vector_bytes, size) == 0)
     )
-    lanes_per_phase = 32 if access.vector_bytes <= WORD_BYTES else 32 * WORD_BYTES // access.vector_bytes
+    phases, minimum = warp_wavefronts(list(per_lane), access.vector_bytes, size)
+    return BankReport(sum(phases), minimum, tuple(phases), vectorized)
+
+
+def warp_wavefronts(lane_bytes: Sequence, access_bytes: int, element_bytes: int) -> tuple[list[int], int]:
+    """Wavefronts of one warp-wide shared-memory instruction: ``lane_bytes[l]`` lists the byte address of every
+    element lane ``l`` touches (empty for an inactive lane), each access moving ``access_bytes``. Returns the
+    wavefronts of each phase and the fewest any placement of the same words could need.
+
+    Example:
+        >>> phases, minimum = warp_wavefronts([[4 * 32 * l] for l in range(32)], 4, 4)  # a column of floats
+        >>> sum(phases), minimum
+        (32, 1)
+    """
+    lanes_per_phase = 32 if access_bytes <= WORD_BYTES else 32 * WORD_BYTES // access_bytes
     phases, minimum = [], 0
     for start in range(0, 32, lanes_per_phase):
         words = set()
-        for lane in range(start, start + lanes_per_phase):
-            for address in per_lane[lane]:
-                words.update(range(int(address) // WORD_BYTES, (int(address) + size - 1) // WORD_BYTES + 1))
+        for lane in range(start, min(start + lanes_per_phase, len(lane_bytes))):
+            for address in lane_bytes[lane]:
+                words.update(range(int(address) // WORD_BYTES, (int(address) + element_bytes - 1) // WORD_BYTES + 1))
+        if not words:
+            continue
         per_bank: dict[int, int] = {}
         for word in words:
             per_bank[word % BANKS] = per_bank.get(word % BANKS, 0) + 1
         phases.append(max(per_bank.values()))
         minimum += math.ceil(len(words) / BANKS)
-    return BankReport(sum(phases), minimum, tuple(phases), vectorized)
+    return phases, minimum
 
 
 def swizzled_tile(shape: Sequence[int], dtype, mode: str):

@@ -92,9 +92,11 @@ def _named_inputs(kernel, inputs) -> dict:
     return dict(zip(names, inputs, strict=False))
 
 
-def run(kernel, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (), arch: str = "sm_100a") -> SimResult:
+def run(kernel, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (), arch: str = "sm_100a",
+        observer=None) -> SimResult:  # fmt: skip
     """Lower ``kernel`` and run its device code on the CPU. ``inputs`` gives initial contents of buffer parameters,
     by name or in order; parameters not given start as zeros. Returns every buffer parameter after the run.
+    ``observer``, if given, sees every shared and global access (see ``Launch.observer``).
 
     Raises :class:`OutOfBounds` or :class:`DataRace` (both :class:`SimulationError`) when the kernel misbehaves.
     Example: see the module docstring.
@@ -124,7 +126,7 @@ def run(kernel, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (), ar
     tags = sorted(blocks)
     interval = 0
     for block, coords in enumerate(itertools.product(*(range(blocks[t]) for t in tags))):
-        launch = Launch(block, dict(zip(tags, coords, strict=True)), threads, by_pointer, interval)
+        launch = Launch(block, dict(zip(tags, coords, strict=True)), threads, by_pointer, interval, observer=observer)
         CtaInterpreter(launch).run(device.body)
         interval = launch.interval + 1
     outputs = {p.name: memories[p.name].data.reshape(tuple(int(e) for e in p.shape)) for p in kernel.params}

@@ -100,6 +100,9 @@ class Launch:
     globals: dict  # param var -> Memory
     interval: int = 0
     shared: dict = field(default_factory=dict)
+    #: called as ``observer(node, kind, memory, addresses, active)`` for every shared/global access instruction,
+    #: with ``addresses`` of shape ``(threads,)`` or ``(threads, lanes)`` and ``active`` the running threads.
+    observer: object = None
 
     @property
     def threads(self) -> int:
@@ -185,6 +188,7 @@ class CtaInterpreter:
             return
         value = self.eval(stmt.value)
         index = self.eval(stmt.indices[-1])
+        self._observe(stmt, "store", stmt.buffer, index)
         self._store(stmt.buffer, index, value)
 
     def stmt_Evaluate(self, stmt):
@@ -274,6 +278,11 @@ class CtaInterpreter:
         out[active] = memory.load(index[active], threads[active], self.launch.block, self.launch.interval)
         return out
 
+    def _observe(self, node, kind: str, buffer, index) -> None:
+        if self.launch.observer is not None and buffer in self.memories and self.mask.any():
+            index = self._per_thread(np.asarray(index, np.int64))
+            self.launch.observer(node, kind, self.memories[buffer], index, self.mask)
+
     def _register_bounds(self, buffer, regs, index):
         bad = (index < 0) | (index >= regs.shape[1])
         if bad.any():
@@ -307,7 +316,9 @@ class CtaInterpreter:
         raise SimulationError(f"variable {expr.name} is used before it has a value")
 
     def expr_TensorLoad(self, expr):
-        return self._load(expr.source, self.eval(expr.indices[-1]))
+        index = self.eval(expr.indices[-1])
+        self._observe(expr, "load", expr.source, index)
+        return self._load(expr.source, index)
 
     def expr_Not(self, expr):
         return np.logical_not(self.eval(expr.a))

@@ -327,14 +327,41 @@ class _CopyLowering:
         rounds = -(-units // size)
         step = tirx.Var("copy_round", "int32")
         unit = step * size + tid
-        local = unflatten(unit * v, src.extents)
-        dst_local = unflatten(unit * v, dst.extents)
+        flat = next((f for f in (self._storage_order(dst, v, unit), self._storage_order(src, v, unit)) if f is not None),
+                    unit * v)  # fmt: skip
+        local, dst_local = unflatten(flat, src.extents), unflatten(flat, dst.extents)
         value = _load(src, _aligned(self.simplify(src.places(local, every_replica=False)[0]), v), v)
         stores = [_store(dst, _aligned(self.simplify(p), v), value, v) for p in dst.places(dst_local, True)]
         body = sequence(stores)
         if units % size:
             body = tirx.IfThenElse(unit < units, body, None)
         return tirx.For(step, 0, rounds, tirx.ForKind.SERIAL, body)
+
+    @staticmethod
+    def _storage_order(side: Side, v: int, unit):
+        """The logical index of vector ``unit`` when vectors are dealt in the storage order of ``side``, a whole
+        shared buffer whose layout fills its storage exactly, or ``None``. Consecutive lanes then touch consecutive
+        shared addresses, which no swizzle or interleaving can make conflict, while the other side still gets whole
+        aligned vectors."""
+        layout = side.layout
+        if side.buffer.scope() != "shared" or layout is None or tuple(side.extents) != side.shape:
+            return None
+        swizzle, tile = (layout.swizzle, layout.tile_layout) if isinstance(layout, ComposeLayout) else (None, layout)
+        if not isinstance(tile, TileLayout) or tile.replica or tile.size() != side.extent:
+            return None
+        try:
+            inverse = PlaceInverse(tile)
+        except ValueError:
+            return None
+        if set(inverse.axes) - {"m"} or not inverse.covered("m", side.extent).all():
+            return None
+        address = unit * v
+        if swizzle is not None:
+            period = np.arange(swizzle.size())
+            if (swizzle.apply(swizzle.apply(period)) != period).any():
+                return None  # not its own inverse: keep logical order
+            address = swizzle.apply(address)
+        return inverse.flat_index({"m": address})
 
     # -- fragment <-> memory --------------------------------------------------------------------------------------
 
