@@ -16,6 +16,7 @@ from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_copy, layout=..., the pipeline)
 from tirx_layout import S, R, TileLayout, laneid, mma_shared_layout, tcgen05_atom_layout, warpid, wg_local_layout
+from tirx_layout.analysis import fragment_accesses, pick_swizzle
 
 COLS = 64
 
@@ -34,10 +35,21 @@ FRAGMENTS = {
 }
 
 
+def staging_layout(dtype: str, swizzle: str, fragment: str):
+    """The shared tile's layout: the MMA operand layout of a swizzle mode ("32B", "64B", "128B", "none"), or with
+    ``"matched"`` the swizzle of a row-major tile that the bank analysis finds cheapest for filling this fragment
+    (every XOR swizzle tried; used where the staging tile feeds registers, not an MMA)."""
+    rows, _, make = FRAGMENTS[fragment]
+    if swizzle != "matched":
+        return mma_shared_layout(dtype, swizzle, (rows, COLS))
+    accesses = fragment_accesses(make(dtype, COLS), (rows, COLS), dtype)
+    return pick_swizzle(dtype, (rows, COLS), accesses, search="all")
+
+
 def round_trip_kernel(dtype: str, swizzle: str, fragment: str):
     """Global ``A`` -> shared tile (``swizzle``d) -> register fragment -> global ``B``; so ``B == A``."""
     rows, threads, make = FRAGMENTS[fragment]
-    shared_layout = mma_shared_layout(dtype, swizzle, (rows, COLS))
+    shared_layout = staging_layout(dtype, swizzle, fragment)
     fragment_layout = make(dtype, COLS)
 
     @T.prim_func
@@ -105,7 +117,7 @@ KERNELS = {
     f"copy_{fragment}_{_SHORT[dtype]}_{swizzle}": (round_trip_kernel(dtype, swizzle, fragment), same)
     for fragment in FRAGMENTS
     for dtype in ("float16", "bfloat16", "float32")
-    for swizzle in ("128B", "64B", "32B")
+    for swizzle in ("128B", "64B", "32B", "matched")
 }
 KERNELS["replica_over_lanes"] = (
     replicated_fragment_kernel(TileLayout(S[(16, 8):(1 @ laneid, 1)] + R[2:16 @ laneid]), (16, 8), 32),

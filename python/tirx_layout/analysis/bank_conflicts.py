@@ -97,6 +97,30 @@ def column(shape: Sequence[int], dtype) -> AccessPattern:
     return _pattern("column", shape, dtype, dtype_bytes(dtype), lambda l: (l % rows, l // rows))
 
 
+def fragment_accesses(layout, shape: Sequence[int], dtype) -> list[AccessPattern]:
+    """The shared-memory accesses that fill or drain register fragment ``layout`` of a ``shape`` tile: one warp-wide
+    access per warp and per vector of register slots (vectors as wide as the slots allow, up to 16 bytes), as
+    LowerTileOps emits them.
+
+    Example:
+        >>> from tirx_layout import wg_local_layout
+        >>> accesses = fragment_accesses(wg_local_layout(64), (128, 64), "float16")
+        >>> len(accesses), accesses[0].vector_bytes, accesses[0].lanes[3][0]
+        (32, 16, (3, 0))
+    """
+    from ..fragments import fragment_threads, fragment_vector_width, warp_slot_elements
+    from ..script.buffers import slot_count
+
+    size = dtype_bytes(dtype)
+    v = fragment_vector_width(layout, shape, size)
+    accesses = []
+    for warp in range(fragment_threads(layout) // 32):
+        for first in range(0, slot_count(layout), v):
+            lanes = tuple(tuple(lane) for lane in warp_slot_elements(layout, shape, warp, first, v))
+            accesses.append(AccessPattern(f"warp {warp} slots {first}..{first + v - 1}", tuple(shape), v * size, lanes))
+    return accesses
+
+
 @dataclass(frozen=True)
 class BankReport:
     """Wavefronts a warp access needs under a layout, against the fewest any layout could need."""
@@ -126,14 +150,16 @@ def bank_conflicts(layout, dtype, access: AccessPattern) -> BankReport:
     if not isinstance(access, AccessPattern):
         raise TypeError(f"access must be an AccessPattern (row_vectors, contiguous, column, ...), got {access!r}")
     size = dtype_bytes(dtype)
-    coords = np.array([c for lane in access.lanes for c in lane], dtype=np.int64)
-    addresses = layout.apply(coords[:, 0], coords[:, 1], shape=list(access.shape))["m"]
-    per_lane = np.asarray(addresses).reshape(32, -1) * size
+    coords = np.array([c for lane in access.lanes for c in lane], dtype=np.int64).reshape(-1, 2)
+    addresses = np.asarray(layout.apply(coords[:, 0], coords[:, 1], shape=list(access.shape))["m"]) * size
+    bounds = np.cumsum([0] + [len(lane) for lane in access.lanes])
+    per_lane = [addresses[bounds[i] : bounds[i + 1]] for i in range(len(access.lanes))]  # a lane may hold nothing
     # A vector access needs its elements contiguous and aligned in memory.
-    vectorized = bool(
-        np.all(np.diff(per_lane, axis=1) == size) and np.all(per_lane[:, 0] % max(access.vector_bytes, size) == 0)
+    vectorized = all(
+        len(lane) == 0 or (np.all(np.diff(lane) == size) and lane[0] % max(access.vector_bytes, size) == 0)
+        for lane in per_lane
     )
-    phases, minimum = warp_wavefronts(list(per_lane), access.vector_bytes, size)
+    phases, minimum = warp_wavefronts(per_lane, access.vector_bytes, size)
     return BankReport(sum(phases), minimum, tuple(phases), vectorized)
 
 
@@ -184,11 +210,29 @@ def swizzled_tile(shape: Sequence[int], dtype, mode: str):
     return ComposeLayout(SwizzleLayout(per_element, SWIZZLE_MODES.index(mode), 3), tile)
 
 
-def pick_swizzle(dtype, shape: Sequence[int], accesses: Sequence[AccessPattern] | None = None):
+def _general_swizzles(shape: Sequence[int], dtype) -> list:
+    """Row-major tiles under every XOR swizzle that keeps 4-byte words whole and repeats within the tile."""
+    from .. import ComposeLayout, S, SwizzleLayout, TileLayout  # the package imports analysis lazily
+
+    rows, cols = (int(s) for s in shape)
+    tile = TileLayout(S[(rows, cols):(cols, 1)])
+    unit = max(0, int(math.log2(WORD_BYTES // dtype_bytes(dtype)))) if dtype_bytes(dtype) < WORD_BYTES else 0
+    out = []
+    for per_element in range(unit, 5):
+        for bits in range(1, 5):
+            for atom in range(bits, 8):
+                swizzle = SwizzleLayout(per_element, bits, atom)
+                if rows * cols % swizzle.size() == 0:
+                    out.append(ComposeLayout(swizzle, tile))
+    return out
+
+
+def pick_swizzle(dtype, shape: Sequence[int], accesses: Sequence[AccessPattern] | None = None, search: str = "mma"):
     """The layout of a ``shape`` tile that needs the fewest wavefronts over ``accesses`` (default: the 16-byte
-    row-vector and contiguous patterns), among the plain row-major tile and the MMA operand layouts of each swizzle
-    mode (``mma_shared_layout``: 8-row atoms as wide as the swizzle). Ties go to the plain tile, then to the
-    narrower swizzle.
+    row-vector and contiguous patterns). ``search="mma"`` chooses among the plain row-major tile and the MMA operand
+    layouts of each swizzle mode (``mma_shared_layout``: 8-row atoms as wide as the swizzle); ``search="all"`` also
+    tries every XOR swizzle of the row-major tile (for staging buffers that no MMA reads). Ties go to the earlier
+    candidate: the plain tile, then the narrower MMA swizzle, then the smaller general swizzle.
 
     Example:
         >>> pick_swizzle("float16", (8, 64)).swizzle
@@ -196,6 +240,8 @@ def pick_swizzle(dtype, shape: Sequence[int], accesses: Sequence[AccessPattern] 
     """
     from ..constructors import mma_shared_layout  # constructors build on this module's dtype helpers
 
+    if search not in ("mma", "all"):
+        raise ValueError(f"search must be 'mma' or 'all', got {search!r}")
     accesses = accesses or [row_vectors(shape, dtype), contiguous(shape, dtype)]
     candidates = [swizzled_tile(shape, dtype, "none")]
     for mode in SWIZZLE_MODES[1:]:
@@ -203,5 +249,20 @@ def pick_swizzle(dtype, shape: Sequence[int], accesses: Sequence[AccessPattern] 
             candidates.append(mma_shared_layout(dtype, mode, shape))
         except ValueError:
             continue  # the tile is not whole atoms of this mode
-    costs = [sum(bank_conflicts(layout, dtype, a).wavefronts for a in accesses) for layout in candidates]
-    return candidates[costs.index(min(costs))]
+    if search == "all":
+        candidates += _general_swizzles(shape, dtype)
+    # No layout beats the sum of the accesses' minimums, so the first candidate reaching it is the answer; a
+    # candidate is dropped as soon as it costs more than the best so far.
+    floor = sum(bank_conflicts(candidates[0], dtype, a).minimum for a in accesses)
+    best, best_cost = None, math.inf
+    for layout in candidates:
+        cost = 0
+        for access in accesses:
+            cost += bank_conflicts(layout, dtype, access).wavefronts
+            if cost >= best_cost:
+                break
+        if cost < best_cost:
+            best, best_cost = layout, cost
+            if cost == floor:
+                break
+    return best

@@ -29,6 +29,7 @@ import tvm
 from tvm import tirx
 from tvm.ir import Call
 
+from ..fragments import fragment_vector_ok, thread_axis_place
 from ..inverse import PlaceInverse, unflatten
 from ..layout import TileLayout
 from ..script.buffers import LAYOUT_KEY, layout_threads, slot_count
@@ -104,29 +105,6 @@ def cta_threads(func) -> Threads:
             count = extent * _LEVEL_SIZE[child]
         level = child
     return Threads(index, count, bounds)
-
-
-def thread_axis_place(axis: str, tid, count: int):
-    """The place on thread axis ``axis`` of CTA thread ``tid`` and how many places the axis has for ``count``
-    threads.
-
-    Example:
-        >>> thread_axis_place("wid_in_wg", 200, 256)
-        (2, 4)
-    """
-    forms = {
-        "laneid": (lambda t: tirx.floormod(t, 32) if not isinstance(t, int) else t % 32, min(count, 32)),
-        "warpid": (lambda t: tirx.floordiv(t, 32) if not isinstance(t, int) else t // 32, max(count // 32, 1)),
-        "tx": (lambda t: t, count),
-        "tid_in_wg": (lambda t: tirx.floormod(t, 128) if not isinstance(t, int) else t % 128, min(count, 128)),
-        "wid_in_wg": (lambda t: tirx.floormod(tirx.floordiv(t, 32), 4) if not isinstance(t, int) else t // 32 % 4,
-                      min(max(count // 32, 1), 4)),  # fmt: skip
-        "wgid": (lambda t: tirx.floordiv(t, 128) if not isinstance(t, int) else t // 128, max(count // 128, 1)),
-    }
-    if axis not in forms:
-        raise ValueError(f"a register fragment cannot be laid out on axis {axis!r} (per-thread axes: {sorted(forms)})")
-    place, extent = forms[axis]
-    return place(tid), extent
 
 
 # ---- the two sides of a copy ----------------------------------------------------------------------------------
@@ -216,22 +194,8 @@ class Side:
 
     # -- fragment sides -------------------------------------------------------------------------------------------
 
-    def fragment_vector_ok(self, v: int) -> bool:
-        """Whether each aligned run of ``v`` logical elements along the last dimension sits in ``v`` consecutive,
-        aligned register slots of one thread."""
-        if self.shape[-1] % v:
-            return False
-        grids = np.meshgrid(*[np.arange(e) for e in self.shape], indexing="ij")
-        places = self.layout.apply(*grids, shape=self.shape)
-        for axis, table in places.items():
-            runs = np.asarray(table).reshape((*self.shape[:-1], self.shape[-1] // v, v))
-            step = np.arange(v) if axis == "m" else 0
-            if (runs - runs[..., :1] != step).any() or (axis == "m" and (runs[..., 0] % v).any()):
-                return False
-        return True
-
     def vector_ok(self, v: int) -> bool:
-        return self.fragment_vector_ok(v) if self.distributed else self.memory_vector_ok(v)
+        return fragment_vector_ok(self.layout, self.shape, v) if self.distributed else self.memory_vector_ok(v)
 
 
 def vector_width(dst: Side, src: Side) -> int:
