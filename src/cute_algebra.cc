@@ -42,46 +42,64 @@ std::vector<Mode> MovingModes(const Layout& l, const char* op) {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
-Layout ComposeLeaf(const Layout& a, const Layout& b) {
-  const int64_t shape = b.leaf.shape;
-  const Stride& stride = b.leaf.stride;
-  if (!stride.IsPlain()) {
-    FailValue("composition ", a.ToString(), " o ", b.ToString(),
-              ": the right layout indexes the left one's domain, so its strides must be integers");
+/*! \brief A's coalesced flat modes, and how far the digits B has placed so far reach into each of them. */
+struct CompositionWalk {
+  const Layout& a;
+  const Layout& b;
+  std::vector<Mode> flat;
+  std::vector<int64_t> reach;
+
+  CompositionWalk(const Layout& a, const Layout& b) : a(a), b(b), flat(Coalesce(a).Flatten()), reach(flat.size(), 0) {}
+
+  [[noreturn]] void Reject(const std::string& why) const {
+    FailValue("composition ", a.ToString(), " o ", b.ToString(), ": ", why, " (the coalesced left layout is ",
+              Layout::FromModes(flat).ToString(), ")");
   }
-  if (stride.value < 0) {
-    FailValue("composition ", a.ToString(), " o ", b.ToString(), ": negative stride ", stride.value,
-              " in the right layout");
+
+  /*! \brief Compose one leaf `shape:stride` of B, recording the largest digit it puts into each mode of A. */
+  Layout Leaf(const Layout& leaf) {
+    const int64_t shape = leaf.leaf.shape;
+    const Stride& stride = leaf.leaf.stride;
+    if (!stride.IsPlain()) Reject("the right layout indexes the left one's domain, so its strides must be integers");
+    if (stride.value < 0) Reject(Concat("negative stride ", stride.value, " in the right layout"));
+    if (stride.value == 0) return Layout::Leaf(shape, Stride(0));
+    std::vector<Mode> out;
+    int64_t rest_shape = shape, rest_stride = stride.value;
+    // Every mode but the last has a bound; the last one extends A past its size, as in CuTe.
+    for (size_t k = 0; k + 1 < flat.size() && rest_shape > 1; ++k) {
+      const int64_t n = flat[k].shape;
+      if (rest_stride % n == 0) {  // this leaf steps over the whole mode
+        rest_stride /= n;
+        continue;
+      }
+      if (n % rest_stride != 0) {
+        Reject(Concat("stride ", rest_stride, " neither divides nor is a multiple of extent ", n, " of mode ", k));
+      }
+      const int64_t take = std::min(n / rest_stride, rest_shape);
+      if (rest_shape % take != 0) {
+        Reject(Concat("the remaining ", rest_shape, " elements do not split into whole runs of ", take,
+                      " along extent ", n, " of mode ", k));
+      }
+      out.push_back(Mode{take, flat[k].stride.Scaled(rest_stride)});
+      reach[k] = CheckedAdd(reach[k], CheckedMul(take - 1, rest_stride));
+      if (reach[k] >= n) {
+        Reject(Concat("the modes of the right layout together reach digit ", reach[k], " of mode ", k,
+                      " of extent ", n, ": their sum carries, so A o B is no by-mode composition"));
+      }
+      rest_shape /= take;
+      rest_stride = 1;
+    }
+    if (rest_shape > 1 || out.empty()) out.push_back(Mode{rest_shape, flat.back().stride.Scaled(rest_stride)});
+    return Layout::FromModes(out);
   }
-  if (stride.value == 0) return Layout::Leaf(shape, Stride(0));
-  const std::vector<Mode> flat = Coalesce(a).Flatten();
-  std::vector<Mode> out;
-  int64_t rest_shape = shape, rest_stride = stride.value;
-  // Every mode but the last has a bound; the last one extends A past its size, as in CuTe.
-  for (size_t k = 0; k + 1 < flat.size() && rest_shape > 1; ++k) {
-    const int64_t n = flat[k].shape;
-    if (rest_stride % n == 0) {  // B steps over this whole mode
-      rest_stride /= n;
-      continue;
-    }
-    if (n % rest_stride != 0) {
-      FailValue("composition ", a.ToString(), " o ", b.ToString(), ": stride ", rest_stride,
-                " neither divides nor is a multiple of extent ", n, " (mode ", k, " of the coalesced left layout ",
-                Coalesce(a).ToString(), ")");
-    }
-    const int64_t take = std::min(n / rest_stride, rest_shape);
-    if (rest_shape % take != 0) {
-      FailValue("composition ", a.ToString(), " o ", b.ToString(), ": the remaining ", rest_shape,
-                " elements do not split into whole runs of ", take, " along extent ", n, " (mode ", k,
-                " of the coalesced left layout ", Coalesce(a).ToString(), ")");
-    }
-    out.push_back(Mode{take, flat[k].stride.Scaled(rest_stride)});
-    rest_shape /= take;
-    rest_stride = 1;
+
+  Layout Compose(const Layout& node) {
+    if (node.is_leaf) return Leaf(node);
+    std::vector<Layout> modes;
+    for (const Layout& mode : node.modes) modes.push_back(Compose(mode));
+    return Layout::Tuple(std::move(modes));
   }
-  if (rest_shape > 1 || out.empty()) out.push_back(Mode{rest_shape, flat.back().stride.Scaled(rest_stride)});
-  return Layout::FromModes(out);
-}
+};
 
 /*! \brief `l` with 1:0 modes appended up to rank `r` (a leaf stays a leaf when r == 1). */
 Layout Append(const Layout& l, int64_t r) {
@@ -129,10 +147,8 @@ Layout Filter(const Layout& layout) {
 }
 
 Layout Composition(const Layout& a, const Layout& b) {
-  if (b.is_leaf) return ComposeLeaf(a, b);
-  std::vector<Layout> modes;
-  for (const Layout& mode : b.modes) modes.push_back(Composition(a, mode));
-  return Layout::Tuple(std::move(modes));
+  CompositionWalk walk(a, b);
+  return walk.Compose(b);
 }
 
 Layout Complement(const Layout& layout, int64_t cotarget) {

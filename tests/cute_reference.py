@@ -18,16 +18,17 @@ def leaves(shape, stride):
     return [(shape, stride)]
 
 
-def evaluate(shape, stride, index: int) -> int:
-    """``L(index)`` by the definition: split the index column-major over the flat modes, the last one unbounded."""
+def evaluate(shape, stride, index):
+    """``L(index)`` by the definition: split the index column-major over the flat modes, the last one unbounded.
+    ``index`` is an int or an integer numpy array (evaluated elementwise)."""
     flat = leaves(shape, stride)
-    total = 0
+    total = 0 * index
     for k, (s, d) in enumerate(flat):
         if k == len(flat) - 1:
-            total += index * d
+            total = total + index * d
         else:
-            total += (index % s) * d
-            index //= s
+            total = total + (index % s) * d
+            index = index // s
     return total
 
 
@@ -36,9 +37,9 @@ def size_of(shape) -> int:
 
 
 def table(layout, n=None) -> list[int]:
-    """Every value of a plain layout (ours or pycute's) on ``[0, n)`` (default: its size)."""
+    """Every value of a plain layout (ours or pycute's) on ``[0, n)`` (default: its size), by the definition."""
     n = size_of(layout.shape) if n is None else n
-    return [evaluate(layout.shape, layout.stride, i) for i in range(n)]
+    return evaluate(layout.shape, layout.stride, np.arange(n, dtype=np.int64)).tolist()
 
 
 def ours(p: pycute.Layout) -> Layout:

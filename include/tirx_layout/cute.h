@@ -103,7 +103,10 @@ int64_t Cosize(const Layout& layout, const std::string& axis = "");
 Layout Coalesce(const Layout& layout);
 /*! \brief Coalesce after dropping stride-0 modes (the image without broadcasts); `1:0` when nothing is left. */
 Layout Filter(const Layout& layout);
-/*! \brief `A o B`: the layout `i -> A(B(i))` with B's shape (by mode when B is a tuple). */
+/*!
+ * \brief `A o B`: the layout `i -> A(B(i))` with B's shape, composed leaf by leaf of B. ValueError unless every leaf
+ *        splits A's coalesced modes into whole runs and the leaves' digits never carry into the next mode of A.
+ */
 Layout Composition(const Layout& a, const Layout& b);
 /*! \brief The layout of the positions below `cotarget` that `layout` does not reach, ordered by stride. */
 Layout Complement(const Layout& layout, int64_t cotarget);

@@ -99,7 +99,7 @@ def filter(layout: Layout, profile=None) -> Layout:  # noqa: A001  (CuTe's name)
 
 def composition(a, b):
     """``A o B``: the layout ``i -> A(B(i))`` on B's domain (by mode when ``B`` is a tuple tiler). B's strides
-    index A's domain; A's last mode extends past its size, as in CuTe. ``ValueError`` when B does not split A's
+    index A's domain; past its size, A runs on through the last mode of its coalesced form, as in CuTe. ``ValueError`` when B does not split A's
     modes into whole runs (where a weak divisibility check would return some other function).
 
     Example:
