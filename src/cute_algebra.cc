@@ -117,7 +117,7 @@ Layout ZipProduct(const Layout& a, const Layout& b, bool a_first) {
   std::vector<Layout> modes;
   for (int64_t i = 0; i < r; ++i) {
     const Layout& ai = pa.Get(i);
-    const Layout& bi = copies.Get(i);
+    const Layout& bi = r == 1 ? copies : copies.Get(i);  // with one mode, the copies may be a flat tuple
     modes.push_back(a_first ? Layout::Tuple({ai, bi}) : Layout::Tuple({bi, ai}));
   }
   return r == 1 ? modes[0] : Layout::Tuple(std::move(modes));
