@@ -157,7 +157,8 @@ def to_cute_flat(tile: TileLayout) -> Layout | None:
     strides = _probe_strides(tile)
     if strides is None or any(v < 0 for v, _ in strides):
         return None
-    order = list(dict.fromkeys(a for v, a in strides if v))
+    axes = list(dict.fromkeys(a for v, a in strides if v))
+    order = [a for a in axes if _axis(a).is_thread()] + [a for a in axes if not _axis(a).is_thread()]
     radix = {a: tile.span(a) for a in order}
     scale = {}
     for k, axis in enumerate(order):

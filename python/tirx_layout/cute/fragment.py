@@ -237,9 +237,10 @@ class Fragment:
         """
         if not isinstance(tile, TileLayout):
             raise TypeError(f"Fragment.from_tile_layout takes a TileLayout, got {tile!r}")
+        original = tile
         with tvm.target.Target("cuda"):
             tile = tile.canonicalize()
-        threads = {it.axis.name for it in (*tile.shard, *tile.replica) if it.axis.is_thread()}
+        threads = _thread_axes(tile) or _thread_axes(original)  # a one-thread layout loses its unit iter
         if len(threads) != 1 or any(not it.axis.is_thread() for it in tile.replica):
             return None
         (axis,) = threads
@@ -273,3 +274,6 @@ class Fragment:
             f"layout: {self.packed}, thread_range: {self.thread_range})"
         )
 
+
+def _thread_axes(tile: TileLayout) -> set[str]:
+    return {it.axis.name for it in (*tile.shard, *tile.replica) if it.axis.is_thread()}
