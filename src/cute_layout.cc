@@ -141,6 +141,9 @@ struct Parsed {
 
 class Parser {
  public:
+  /*! \brief Nesting bound: deeper input is refused rather than allowed to exhaust the stack. */
+  static constexpr int kMaxDepth = 64;
+
   explicit Parser(const std::string& text) : text_(text) {}
 
   Layout Run() {
@@ -186,14 +189,15 @@ class Parser {
     if (start == pos_ || std::isdigit(static_cast<unsigned char>(text_[start]))) Fail("expected an axis name");
     return text_.substr(start, pos_ - start);
   }
-  Parsed Tree(bool stride) {
+  Parsed Tree(bool stride, int depth = 0) {
     Skip();
     Parsed node;
     if (pos_ < text_.size() && text_[pos_] == '(') {
+      if (depth >= kMaxDepth) Fail(Concat("nesting deeper than ", kMaxDepth, " levels"));
       ++pos_;
       node.is_leaf = false;
       while (true) {
-        node.children.push_back(Tree(stride));
+        node.children.push_back(Tree(stride, depth + 1));
         Skip();
         if (pos_ < text_.size() && text_[pos_] == ',') {
           ++pos_;
@@ -280,6 +284,8 @@ int64_t Swizzle::Apply(int64_t offset) const {
 
 CuteLayout::CuteLayout(cute::Layout value) {
   value.Size();  // a size beyond int64 is rejected once, here
+  // Every tree the FFI holds is this shallow, so the recursive walks over trees stay far from the stack limit.
+  if (value.Depth() > 64) FailValue("a CuTe layout may nest at most 64 levels deep");
   data_ = ffi::make_object<CuteLayoutObj>(std::move(value));
 }
 

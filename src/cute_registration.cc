@@ -23,10 +23,11 @@ namespace refl = tvm::ffi::reflection;
 using cute::Layout;
 
 Layout Build(const ffi::Any& shape, const ffi::Array<int64_t>& values, const ffi::Array<ffi::String>& axes,
-             size_t* next) {
+             size_t* next, int depth = 0) {
   if (auto array = shape.try_cast<ffi::Array<ffi::Any>>()) {
+    if (depth >= 64) FailValue("a CuTe shape nests deeper than 64 levels");
     std::vector<Layout> modes;
-    for (const ffi::Any& child : *array) modes.push_back(Build(child, values, axes, next));
+    for (const ffi::Any& child : *array) modes.push_back(Build(child, values, axes, next, depth + 1));
     if (modes.empty()) FailValue("a CuTe shape tuple must not be empty");
     return Layout::Tuple(std::move(modes));
   }

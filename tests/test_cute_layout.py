@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import random
 
 import numpy as np
 import pycute
@@ -116,6 +117,25 @@ def test_call_by_index_and_by_coordinate():
 def test_bad_input_raises(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_random_text_parses_or_raises_cleanly():
+    rng = random.Random(5)
+    alphabet = "()(),,::@@_-0123456789 laneidxTCol"
+    parsed = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        if rng.random() < 0.3:
+            text = str(Layout.parse("((2,4),3):((1@laneid,2),8)"))[: rng.randint(0, 27)] + text[:3]
+        try:
+            layout = Layout.parse(text)
+        except (ValueError, KeyError):
+            continue
+        parsed += 1
+        assert Layout.parse(str(layout)) == layout
+    assert parsed > 0
+    with pytest.raises(ValueError, match="deeper"):
+        Layout.parse("(" * 100_000 + "1" + ")" * 100_000 + ":1")
 
 
 # ---- the worked examples of the CuTe documentation -----------------------------------------------------------
