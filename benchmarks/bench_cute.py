@@ -7,14 +7,13 @@ exactly, pycute asserts a weaker one.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import pycute
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import best_times_interleaved  # noqa: E402
+from _timing import ratio_main  # noqa: E402
 
 from tirx_layout import cute  # noqa: E402
 
@@ -49,15 +48,5 @@ def cases():
     yield "logical_divide", "(4,2,3):(2,1,8) / 4:2", lambda: cute.logical_divide(h, c), lambda: pycute.logical_divide(ph, pc)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args()
-    print(f"{'operation':15s} {'input':42s} {'ours us':>9s} {'pycute us':>10s} {'pycute/ours':>12s}")
-    for op, what, ours, theirs in cases():
-        mine, other = best_times_interleaved([ours, theirs], args.repeats)
-        print(f"{op:15s} {what:42s} {mine * 1e6:9.2f} {other * 1e6:10.2f} {other / mine:11.2f}x")
-
-
 if __name__ == "__main__":
-    main()
+    ratio_main(cases, "pycute", __doc__)

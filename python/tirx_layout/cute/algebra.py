@@ -35,6 +35,16 @@ def _by_mode(op, layout: Layout, tiler: tuple) -> Layout:
     return make_layout(*modes, *(layout[i] for i in range(len(tiler), layout.rank())))
 
 
+def _with_tiler(op, core, a, tiler, name: str) -> Layout:
+    """``core(a, tiler)`` in C++ for a Layout or int tiler, ``op`` mode by mode for a tuple, ``a`` for ``None``."""
+    a = _layout(a, f"{name}'s left operand")
+    if tiler is None:
+        return a
+    if isinstance(tiler, tuple):
+        return _by_mode(op, a, tiler)
+    return core(a, _tiler_leaf(tiler))
+
+
 def size(layout) -> int:
     """Number of points of the domain of a layout (or of a shape).
 
@@ -110,12 +120,7 @@ def composition(a, b):
     """
     if isinstance(a, ComposedLayout):
         return a.compose(b)
-    a = _layout(a, "composition's left operand")
-    if b is None:
-        return a
-    if isinstance(b, tuple):
-        return _by_mode(composition, a, b)
-    return _ffi.CuteComposition(a, _tiler_leaf(b))
+    return _with_tiler(composition, _ffi.CuteComposition, a, b, "composition")
 
 
 def complement(layout: Layout, cotarget: int = 1) -> Layout:
@@ -182,12 +187,7 @@ def logical_divide(a: Layout, tiler) -> Layout:
         >>> print(logical_divide(Layout.parse("(4,2,3):(2,1,8)"), Layout.parse("4:2")))
         ((2,2),(2,3)):((4,1),(2,8))
     """
-    a = _layout(a, "logical_divide's left operand")
-    if tiler is None:
-        return a
-    if isinstance(tiler, tuple):
-        return _by_mode(logical_divide, a, tiler)
-    return _ffi.CuteLogicalDivide(a, _tiler_leaf(tiler))
+    return _with_tiler(logical_divide, _ffi.CuteLogicalDivide, a, tiler, "logical_divide")
 
 
 def _unzip(op, a: Layout, tiler) -> Layout:
@@ -232,12 +232,7 @@ def logical_product(a: Layout, tiler) -> Layout:
         >>> print(logical_product(Layout.parse("(2,2):(4,1)"), Layout.parse("6:1")))
         ((2,2),(2,3)):((4,1),(2,8))
     """
-    a = _layout(a, "logical_product's left operand")
-    if tiler is None:
-        return a
-    if isinstance(tiler, tuple):
-        return _by_mode(logical_product, a, tiler)
-    return _ffi.CuteLogicalProduct(a, _tiler_leaf(tiler))
+    return _with_tiler(logical_product, _ffi.CuteLogicalProduct, a, tiler, "logical_product")
 
 
 def zipped_product(a: Layout, tiler) -> Layout:
