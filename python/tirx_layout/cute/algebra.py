@@ -68,12 +68,22 @@ def cosize(layout: Layout, axis=None) -> int:
 
 
 def rank(layout: Layout) -> int:
-    """Number of top-level modes (``rank(Layout.parse("(2,(3,4)):(1,(2,6))")) == 2``)."""
+    """Number of top-level modes.
+
+    Example:
+        >>> rank(Layout.parse("(2,(3,4)):(1,(2,6))"))
+        2
+    """
     return _layout(layout, "rank's argument").rank()
 
 
 def depth(layout: Layout) -> int:
-    """Nesting depth (``depth(Layout.parse("(2,(3,4)):(1,(2,6))")) == 2``)."""
+    """Nesting depth (0 for a single mode).
+
+    Example:
+        >>> depth(Layout.parse("(2,(3,4)):(1,(2,6))"))
+        2
+    """
     return _layout(layout, "depth's argument").depth()
 
 

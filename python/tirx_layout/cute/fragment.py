@@ -80,35 +80,70 @@ class Fragment:
 
     @property
     def forward(self) -> Layout:
-        """The logical modes' layout (replica 0)."""
+        """The logical modes' layout (replica 0).
+
+        Example:
+            >>> print(Fragment(Layout((4, 8), (1 @ Axis.get("tx"), 1)), 2).forward)
+            (4,8):(1@tx,1)
+        """
         modes = [self.packed[i] for i in range(self.rank)]
         return modes[0] if self.rank == 1 else make_layout(*modes)
 
     @property
     def rep(self) -> Layout:
-        """The rep mode's layout onto the thread axis."""
+        """The rep mode's layout onto the thread axis.
+
+        Example:
+            >>> print(Fragment(Layout((4, 8), (1 @ Axis.get("tx"), 1)), 2).rep)
+            2:4@tx
+        """
         return self.packed[self.rank]
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """The logical shape, one entry per logical mode."""
+        """The logical shape, one entry per logical mode.
+
+        Example:
+            >>> Fragment(Layout((4, (2, 4)), (1 @ Axis.get("tx"), (1, 2)))).shape
+            (4, 8)
+        """
         return tuple(self.packed[i].size() for i in range(self.rank))
 
     @property
     def replicate_size(self) -> int:
-        """How many threads hold each element."""
+        """How many threads hold each element.
+
+        Example:
+            >>> Fragment(Layout(4, 1 @ Axis.get("tx")), 3).replicate_size
+            3
+        """
         return self.rep.size()
 
     def thread_extent(self) -> int:
-        """Number of threads the (normalised) thread map reaches, replicas included."""
+        """Number of threads the (normalised) thread map reaches, replicas included.
+
+        Example:
+            >>> Fragment(Layout(4, 1 @ Axis.get("tx")), 3).thread_extent()
+            12
+        """
         return self.packed.cosize(self.thread_axis)
 
     def num_slots(self) -> int:
-        """Number of register slots per thread."""
+        """Number of register slots per thread.
+
+        Example:
+            >>> Fragment(Layout((4, 8), (1 @ Axis.get("tx"), 1))).num_slots()
+            8
+        """
         return self.packed.cosize(PLAIN_AXIS)
 
     def __call__(self, *coord, rep: int = 0) -> tuple[int, int]:
-        """(thread, slot) of a logical coordinate (one entry per logical mode) in replica ``rep``."""
+        """(thread, slot) of a logical coordinate (one entry per logical mode) in replica ``rep``.
+
+        Example:
+            >>> Fragment(Layout((4, 8), (1 @ Axis.get("tx"), 1)), 2)(3, 5, rep=1)
+            (7, 5)
+        """
         if len(coord) != self.rank:
             raise ValueError(f"the fragment has {self.rank} logical modes, got coordinate {coord!r}")
         if not 0 <= static_int(rep, "a replica index") < self.replicate_size:

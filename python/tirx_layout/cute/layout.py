@@ -178,12 +178,22 @@ class Layout(Object):
 
     @property
     def shape(self):
-        """The nested shape: an int or a tuple."""
+        """The nested shape: an int or a tuple.
+
+        Example:
+            >>> Layout.parse("((2,4),3):((1,2),8)").shape
+            ((2, 4), 3)
+        """
         return self._cached()[0]
 
     @property
     def stride(self):
-        """The nested stride, congruent to the shape: ints and ``value @ axis`` terms."""
+        """The nested stride, congruent to the shape: ints and ``value @ axis`` terms.
+
+        Example:
+            >>> Layout.parse("((2,4),3):((1@laneid,2),8)").stride
+            ((1@laneid, 2), 8)
+        """
         return self._cached()[1]
 
     def axes(self) -> tuple[str, ...]:
@@ -205,7 +215,12 @@ class Layout(Object):
         return self.axes() in ((), (PLAIN_AXIS,))
 
     def size(self) -> int:
-        """Number of points of the domain: the product of the extents (``Layout((2, 3)).size() == 6``)."""
+        """Number of points of the domain: the product of the extents.
+
+        Example:
+            >>> Layout((2, 3)).size()
+            6
+        """
         return _ffi.CuteLayoutSize(self)
 
     def cosize(self, axis: str | Axis | None = None) -> int:
@@ -220,11 +235,21 @@ class Layout(Object):
         return _ffi.CuteLayoutCosize(self, "" if name == PLAIN_AXIS else name)
 
     def rank(self) -> int:
-        """Number of top-level modes (1 for a single mode ``s:d``)."""
+        """Number of top-level modes (1 for a single mode ``s:d``).
+
+        Example:
+            >>> Layout.parse("(2,(3,4)):(1,(2,6))").rank(), Layout(4).rank()
+            (2, 1)
+        """
         return _ffi.CuteLayoutRank(self)
 
     def depth(self) -> int:
-        """Nesting depth: 0 for ``s:d``, 1 for a flat tuple, and so on."""
+        """Nesting depth: 0 for ``s:d``, 1 for a flat tuple, and so on.
+
+        Example:
+            >>> Layout(4).depth(), Layout((2, 3)).depth(), Layout((2, (3, 4))).depth()
+            (0, 1, 2)
+        """
         return _ffi.CuteLayoutDepth(self)
 
     def __len__(self) -> int:
@@ -239,7 +264,13 @@ class Layout(Object):
 
     def __call__(self, *coord):
         """The place of an index or a (hierarchical) coordinate: an int when the layout is plain, else
-        ``{axis: value}``. Indices past the size run on in the last mode, as in CuTe."""
+        ``{axis: value}``. Indices past the size run on in the last mode, as in CuTe.
+
+        Example:
+            >>> L = Layout.parse("(4,8):(8,1)")
+            >>> L(9), L((1, 2)), L(1, 2)
+            (10, 10, 10)
+        """
         if len(coord) == 1 and type(coord[0]) is int:
             index = coord[0]
         else:

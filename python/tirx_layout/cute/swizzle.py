@@ -41,7 +41,12 @@ class Swizzle(Object):
         )  # fmt: skip
 
     def __call__(self, offset):
-        """The swizzled offset of an int, or of every entry of an integer array."""
+        """The swizzled offset of an int, or of every entry of an integer array.
+
+        Example:
+            >>> Swizzle(2, 0, -3)(np.array([1, 2, 3])).tolist()
+            [9, 18, 27]
+        """
         if isinstance(offset, np.ndarray):
             out = np.array(int64_array(offset), dtype=np.int64, order="C")
             _ffi.CuteSwizzleApplyArray(self, from_dlpack(out))
@@ -100,6 +105,12 @@ class ComposedLayout:
             raise ValueError(f"a swizzle acts on plain offsets only, but {inner} or the offset uses named axes")
 
     def __call__(self, *coord):
+        """``outer(offset + inner(coord))`` for an index or a coordinate of the inner layout.
+
+        Example:
+            >>> ComposedLayout(Swizzle(1, 0, 1), 1, Layout(4))(1)
+            3
+        """
         return self._finish(self.inner(*coord))
 
     def apply_array(self, indices):
@@ -133,7 +144,12 @@ class ComposedLayout:
         return ComposedLayout(self.outer, self.offset, composition(self.inner, tiler))
 
     def size(self) -> int:
-        """The size of the inner layout's domain."""
+        """The size of the inner layout's domain.
+
+        Example:
+            >>> ComposedLayout(None, 0, Layout((4, 8))).size()
+            32
+        """
         return self.inner.size()
 
     def _key(self):
