@@ -267,6 +267,9 @@ int64_t Cosize(const Layout& layout, const std::string& axis) {
 
 Swizzle::Swizzle(int64_t bits, int64_t base, int64_t shift) : bits(bits), base(base), shift(shift) {
   if (bits < 0 || base < 0) FailValue("Swizzle<", bits, ",", base, ",", shift, ">: bits and base must be >= 0");
+  if (bits > 62 || base > 62 || shift < -62 || shift > 62) {
+    FailValue("Swizzle<", bits, ",", base, ",", shift, ">: period exceeds 2^62");
+  }
   const int64_t span = shift < 0 ? -shift : shift;
   if (span < bits) {
     FailValue("Swizzle<", bits, ",", base, ",", shift, ">: |shift| must be >= bits (the two bit fields overlap)");

@@ -138,6 +138,37 @@ def test_random_text_parses_or_raises_cleanly():
         Layout.parse("(" * 100_000 + "1" + ")" * 100_000 + ":1")
 
 
+def test_huge_values_raise_instead_of_overflowing():
+    rng = random.Random(11)
+    big = [1, 2, 3, 2**20, 2**31, 2**40, 2**62, -(2**62)]
+    ops = [
+        lambda a, b: composition(a, b),
+        lambda a, b: complement(a, abs(b.size())),
+        lambda a, b: logical_divide(a, b),
+        lambda a, b: logical_product(a, b),
+        lambda a, b: blocked_product(a, b),
+        lambda a, b: right_inverse(a),
+        lambda a, b: left_inverse(a),
+        lambda a, b: coalesce(a),
+        lambda a, b: a(2**62),
+        lambda a, b: a.cosize(),
+    ]
+    for _ in range(1500):
+        try:
+            a = Layout(tuple(rng.choice(big[:6]) for _ in range(2)), tuple(rng.choice(big) for _ in range(2)))
+            b = Layout(rng.choice(big[:5]), abs(rng.choice(big[:6])))
+        except ValueError:
+            continue  # the size itself overflows
+        for op in ops:
+            try:
+                op(a, b)
+            except ValueError:
+                pass
+    for args in [(2**62, 0, 0), (0, 2**62, 0), (0, 0, -(2**63)), (1, 2**62, 2**62)]:
+        with pytest.raises(ValueError):
+            Swizzle(*args)
+
+
 # ---- the worked examples of the CuTe documentation -----------------------------------------------------------
 
 
