@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import time
 
 
@@ -38,3 +40,22 @@ def best_times_interleaved(fns, repeats: int = 15, min_seconds: float = 0.02) ->
                 fn()
             best[k] = min(best[k], (time.perf_counter() - start) / number)
     return best
+
+
+def print_ratios(cases, other: str, repeats: int = 15) -> None:
+    """Time every ``(operation, input, ours, theirs)`` case (thunks, interleaved) and print microseconds per call for
+    both and the ratio ``theirs / ours`` (above 1: ours is faster)."""
+    rows = list(cases)
+    op_width = max(len("operation"), *(len(r[0]) for r in rows))
+    in_width = max(len("input"), *(len(r[1]) for r in rows))
+    print(f"{'operation':{op_width}s} {'input':{in_width}s} {'ours us':>9s} {other + ' us':>12s} {other + '/ours':>14s}")
+    for op, what, ours, theirs in rows:
+        mine, theirs_time = best_times_interleaved([ours, theirs], repeats)
+        print(f"{op:{op_width}s} {what:{in_width}s} {mine * 1e6:9.2f} {theirs_time * 1e6:12.2f} {theirs_time / mine:13.2f}x")
+
+
+def ratio_main(cases, other: str, description: str) -> None:
+    """Command line of a side-by-side benchmark: ``--repeats``, then :func:`print_ratios` over ``cases()``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--repeats", type=int, default=15)
+    print_ratios(cases(), other, parser.parse_args().repeats)

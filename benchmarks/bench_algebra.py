@@ -6,14 +6,13 @@ ratio upstream / ours (above 1: ours is faster).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from tvm.tirx import layout as up
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import best_times_interleaved  # noqa: E402
+from _timing import ratio_main  # noqa: E402
 
 from tirx_layout import R, S, TileLayout, laneid, warpid
 
@@ -71,15 +70,5 @@ def cases():
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args()
-    print(f"{'operation':14s} {'input':48s} {'ours us':>9s} {'upstream us':>12s} {'upstream/ours':>14s}")
-    for op, what, ours, theirs in cases():
-        mine, other = best_times_interleaved([ours, theirs], args.repeats)
-        print(f"{op:14s} {what:48s} {mine * 1e6:9.2f} {other * 1e6:12.2f} {other / mine:13.2f}x")
-
-
 if __name__ == "__main__":
-    main()
+    ratio_main(cases, "upstream", __doc__)

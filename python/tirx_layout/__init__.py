@@ -49,6 +49,7 @@ from .constructors import (
 from .layout import TileLayout
 from .spec import LayoutSpec, Offset, OnAxis, R, S
 from .swizzle import ComposeLayout, SwizzleLayout
+from . import cute  # noqa: E402,F401  (the CuTe algebra: tirx_layout.cute)
 
 __all__ = [
     "BUILTIN_AXES",
