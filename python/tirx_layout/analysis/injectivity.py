@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 #: Largest number of places enumerated (elements x replicas); bigger layouts are refused, not guessed.
-MAX_PLACES = 1 << 24
+MAX_PLACES = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,9 @@ def injectivity(layout) -> InjectivityReport:
         raise ValueError(f"{count} elements x {replicas} replicas is more than the {MAX_PLACES} places enumerated")
     result = layout.apply_all(np.arange(count, dtype=np.int64))
     names = list(result)
-    places = np.stack([np.broadcast_to(np.asarray(result[n]), (replicas, count)) for n in names], axis=-1)
-    flat = places.reshape(-1, len(names))
+    # A layout with no axes (S[()]) puts every element at the one empty place.
+    columns = [np.broadcast_to(np.asarray(result[n]), (replicas, count)) for n in names]
+    flat = np.stack(columns, axis=-1).reshape(-1, len(names)) if names else np.zeros((replicas * count, 0), np.int64)
     element = np.tile(np.arange(count), replicas)
     _, place_id = np.unique(flat, axis=0, return_inverse=True)
     place_id = place_id.reshape(-1)

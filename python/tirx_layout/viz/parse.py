@@ -38,7 +38,7 @@ class LayoutTextError(ValueError):
         ...     parse_layout("S[(8, 4):(4, 1]")
         ... except LayoutTextError as err:
         ...     print(err)
-        column 15: expected ')' but found ']'
+        column 15: expected ',' or ')' but found ']'
     """
 
     def __init__(self, message: str, column: int = 0):
@@ -101,6 +101,11 @@ class _Parser:
     def _shown(token: _Token) -> str:
         return token.text if token.kind == "end" else repr(token.text)
 
+    def _comma_or_close(self) -> None:
+        if not self._is(","):
+            self._fail("',' or ')'")
+        self._next()
+
     def _fail(self, what: str):
         raise LayoutTextError(f"expected {what} but found {self._shown(self.peek)}", self.peek.column)
 
@@ -131,7 +136,7 @@ class _Parser:
             else:
                 positional.append((self._argument(), self.tokens[self.at - 1].column))
             if not self._is(")"):
-                self._expect(",")
+                self._comma_or_close()
         self._expect(")")
         return _CALLS[name.text](name, [v for v, _ in positional], {k: v for k, (v, _) in keywords.items()})
 
@@ -205,7 +210,7 @@ class _Parser:
         while not self._is(")"):
             items.append(self._value())
             if not self._is(")"):
-                self._expect(",")
+                self._comma_or_close()
         self._expect(")")
         return tuple(items)
 

@@ -36,7 +36,7 @@ def scene_response(params: dict) -> dict:
         >>> answer["ok"], answer["scene"]["elements"][5]["places"]
         (True, [[1, 1]])
         >>> scene_response({"text": "S[(2, 4):(1@laneid, 1]"})
-        {'ok': False, 'error': "column 22: expected ')' but found ']'", 'column': 22}
+        {'ok': False, 'error': "column 22: expected ',' or ')' but found ']'", 'column': 22}
     """
     try:
         dtype = str(params.get("dtype") or "float32")
