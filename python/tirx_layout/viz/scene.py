@@ -80,7 +80,7 @@ def palette(count: int) -> list[str]:
 
     Example:
         >>> palette(2)
-        ['#f29d9d', '#9dc6f2']
+        ['#f19d9d', '#9db5f1']
     """
     out = []
     for k in range(count):
