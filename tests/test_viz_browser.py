@@ -113,7 +113,8 @@ def test_malformed_text_shows_the_parsers_error_and_the_page_recovers(page):
     with pytest.raises(LayoutTextError) as info:
         parse_layout(bad)
     page.fill("#swizzle", "none")
-    page.fill("#text", bad)
+    page.fill("#text", "")
+    page.locator("#text").press_sequentially(bad)
     page.wait_for_function("() => document.body.dataset.state === 'error'")
     assert page.inner_text("#error").splitlines()[0] == str(info.value)
     _screenshot(page, "error")

@@ -255,6 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         if args.command is None:
@@ -262,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return COMMANDS[args.command].run(args)
     except UsageError as err:
-        where = f"{PROG} {args.command}" if "args" in locals() and args.command else PROG
+        where = f"{PROG} {args.command}" if args is not None and args.command else PROG
         print(f"{where}: error: {err}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, KeyError) as err:
