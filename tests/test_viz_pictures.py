@@ -63,7 +63,7 @@ def test_physical_cells_sit_under_their_place(name):
     layout, scene = _scene(name)
     physical = scene["physical"]
     rows = [a.strip() for a in physical["row_title"].split(",")]
-    cols = [a.strip() for a in physical["col_title"].split(",")]
+    cols = [a.split(" (")[0].strip() for a in physical["col_title"].split(",")]
     seen = {}
     for place, row_label, col_label, position in _cell_keys(scene):
         if scene["kind"] == "banks":

@@ -165,6 +165,9 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
         physical = {"kind": kind, "row_title": rows.title, "col_title": cols.title, "rows": len(rows.values),
                     "cols": len(cols.values), "row_labels": rows.labels, "col_labels": cols.labels}
         colour_of = rows_of[0]
+        if kind == "tmem" and size < WORD_BYTES and physical["col_title"].startswith("TCol"):
+            # TCol counts elements; narrow types share a 32-bit hardware column (the guide's s // 4 for 8 bits).
+            physical["col_title"] += f" ({WORD_BYTES // size} elements per 32-bit column)"
     if physical["rows"] * physical["cols"] > MAX_GRID_CELLS:
         raise ValueError(f"the physical space is {physical['rows']} x {physical['cols']}; too sparse to draw")
     replicas, count = places.shape[:2]
