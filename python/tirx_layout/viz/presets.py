@@ -45,6 +45,10 @@ def _guide_fragment() -> TileLayout:
     return TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid] + 5 @ warpid)
 
 
+def _two_stages() -> TileLayout:
+    return TileLayout(S[(2, 128, 16):(16 @ TCol, 1 @ TLane, 1 @ TCol)])
+
+
 def _scale_factor_atom() -> TileLayout:
     return TileLayout(S[(32, 4):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])
 
@@ -54,6 +58,8 @@ _ALL = [
            (128, 32), "float32", "tcgen05.mma result: row i on TMEM lane i, columns on TCol"),
     Preset("tmem-accumulator-m64", "TMEM accumulator (datapath F, M=64)", lambda: tmem_datapath_layout("F", 64, 32),
            (64, 32), "float32", "16 rows per warp slab, in the lower half of each 32-lane slab"),
+    Preset("tmem-two-stages", "Two accumulator stages side by side in TMEM (guide)", _two_stages, (2, 128, 16),
+           "float32", "the guide's S[(2, 128, 112):(112@TCol, 1@TLane, 1@TCol)], narrowed to 16 columns per stage"),
     Preset("warp-fragment", "Warp fragment with replica and offset (guide)", _guide_fragment, (8, 16), "float32",
            "lanes and warps; R[2:4@warpid] puts a copy 4 warps on, 5@warpid shifts it all"),
     Preset("scale-factor-atom", "Scale-factor atom, 4 replicas (guide)", _scale_factor_atom, (32, 4), "uint8",
