@@ -24,6 +24,7 @@ from .symbolic import (
     split_symbolic_offsets,
     with_symbolic_offsets,
 )
+from .viz import notebook as _notebook
 
 
 def _coord_kind(values) -> str:
@@ -585,6 +586,8 @@ class TileLayout(Object):
 
     def __repr__(self) -> str:
         return f"TileLayout({self})"
+
+    _repr_svg_, _repr_html_ = _notebook.repr_svg, _notebook.repr_html  # notebooks draw the layout
 
     def __reduce__(self):
         return (TileLayout.from_iters, (list(self.shard), list(self.replica), dict(self.offset)))

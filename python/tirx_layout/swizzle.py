@@ -12,6 +12,7 @@ from tvm_ffi import Object, from_dlpack
 from . import _ffi
 from ._values import int64_array, offset_value, static_int
 from .layout import TileLayout
+from .viz import notebook as _notebook
 
 
 def _log2_exact(n: int, what: str) -> int:
@@ -246,6 +247,8 @@ class ComposeLayout(Object):
 
     def __repr__(self) -> str:
         return f"ComposeLayout({self.swizzle!r}, {self.tile_layout!r})"
+
+    _repr_svg_, _repr_html_ = _notebook.repr_svg, _notebook.repr_html  # notebooks draw the layout
 
     def __reduce__(self):
         return (ComposeLayout, (self.swizzle, self.tile_layout))

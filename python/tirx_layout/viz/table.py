@@ -1,0 +1,78 @@
+"""A layout as terminal text: a summary, then one table per output axis over the logical tile (base places), the
+4-byte bank table for a shared-memory layout, and where the replicas lie."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..analysis.bank_conflicts import BANKS, WORD_BYTES, dtype_bytes
+from .scene import MAX_ELEMENTS, all_places, check_shape
+
+
+def grid_text(values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> list[str]:
+    """Right-aligned rows of a 2-D table with its row and column headers.
+
+    Example:
+        >>> print("\\n".join(grid_text(np.array([[0, 1], [10, 11]]), ["0", "1"], ["0", "1"])))
+             0  1
+          0  0  1
+          1 10 11
+    """
+    width = max(len(str(v)) for v in [*values.reshape(-1).tolist(), *col_labels]) + 1
+    lead = max(len(r) for r in row_labels) + 2
+    lines = [" " * lead + "".join(c.rjust(width) for c in col_labels)]
+    for label, row in zip(row_labels, values.tolist(), strict=True):
+        lines.append(label.rjust(lead) + "".join(str(v).rjust(width) for v in row))
+    return lines
+
+
+def _summary(layout) -> str:
+    try:
+        scope = layout.get_scope()
+    except ValueError:
+        scope = "ill-formed"
+    return f"size {layout.size()}  span {layout.span()}  scope {scope or 'memory only'}"
+
+
+def layout_table(layout, shape=None, dtype: str = "float32") -> str:
+    """What ``tirx-layout show`` prints for ``layout`` over a logical ``shape`` tile of ``dtype``.
+
+    Example:
+        >>> print(layout_table(TileLayout(S[(2, 4):(1 @ laneid, 1)] + R[2:2 @ laneid]), (2, 4)))
+        TileLayout(S[(2, 4):(1@laneid, 1)] + R[2:2@laneid])
+        shape (2, 4)  dtype float32  size 8  span 4  scope ('thread', 'warp')
+        laneid:
+                0 1 2 3
+             0  0 0 0 0
+             1  1 1 1 1
+        m:
+                0 1 2 3
+             0  0 1 2 3
+             1  0 1 2 3
+        replicas: every element also at +2@laneid
+    """
+    shape = check_shape(layout, shape)
+    if layout.size() > MAX_ELEMENTS:
+        raise ValueError(f"the tile has {layout.size()} elements; tables stop at {MAX_ELEMENTS} (slice it first)")
+    names, places = all_places(layout, shape)
+    rows, cols = math.prod(shape[:-1]), shape[-1]
+    lead = np.indices(shape[:-1]).reshape(len(shape) - 1, -1).T if len(shape) > 1 else [[]]
+    row_labels = [",".join(map(str, r)) or "0" for r in np.asarray(lead).tolist()]
+    col_labels = [str(c) for c in range(cols)]
+    lines = [repr(layout), f"shape {shape}  dtype {dtype}  {_summary(layout)}"]
+    for a, name in enumerate(names):
+        lines.append(f"{name}:")
+        lines += grid_text(places[0, :, a].reshape(rows, cols), row_labels, col_labels)
+    if names == ["m"]:
+        size = dtype_bytes(dtype)
+        lines.append(f"bank ({BANKS} banks of {WORD_BYTES} bytes, {size}-byte elements):")
+        banks = places[0, :, 0] * size // WORD_BYTES % BANKS
+        lines += grid_text(banks.reshape(rows, cols), row_labels, col_labels)
+    if places.shape[0] > 1:
+        # Replica places differ from the base by the same vector for every element; element 0 shows them.
+        shifts = places[1:, 0, :] - places[0, 0, :]
+        words = [" + ".join(f"{int(v)}@{n}" for n, v in zip(names, row, strict=True) if v) or "+0" for row in shifts]
+        lines.append("replicas: every element also at " + ", ".join(f"+{w}" for w in words))
+    return "\n".join(lines)
