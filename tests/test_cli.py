@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from tirx_layout import ComposeLayout, S, SwizzleLayout, TileLayout
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 from tirx_layout.analysis.bank_conflicts import column
 from tirx_layout.cli import COMMANDS, main
 from tirx_layout.viz.presets import PRESETS
@@ -118,6 +120,10 @@ def test_check_finds_conflicts_and_problems(capsys):
         (["serve", "--port", "x"], "tirx-layout: error: argument --port: invalid int value: 'x'"),
         (["frobnicate"], "tirx-layout: error: argument COMMAND: invalid choice: 'frobnicate'"),
         (["show", "S[4:1]", "--bogus"], "tirx-layout: error: unrecognized arguments: --bogus"),
+        (["compile", "/nonexistent/k.py"], "tirx-layout compile: error: no such file: /nonexistent/k.py"),
+        (["compile", str(EXAMPLES / "warp_fragment.py"), "--target", "100"], "--target must be a CUDA architecture"),
+        (["compile", str(EXAMPLES / "warp_fragment.py"), "--kernel", "nope"], "no kernel 'nope' in"),
+        (["compile", __file__.replace("test_cli.py", "conftest.py")], "defines no @T.prim_func kernels"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
@@ -171,3 +177,32 @@ def test_serve_answers_on_loopback_and_survives_bad_requests():
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_compile_prints_the_kernels_cuda(capsys):
+    status, out, err = run(capsys, "compile", str(EXAMPLES / "tile_copies.py"), "--kernel", "copy_wg_local_fp16_128B")
+    assert status == 0 and err == ""
+    assert out.startswith('extern "C" __global__ void __launch_bounds__(128) round_trip_kernel(')
+    assert "*(uint4*)(tile_ptr + " in out and "^" in out
+
+
+def test_compile_every_kernel_of_a_file_and_the_whole_source(capsys):
+    status, out, _ = run(capsys, "compile", str(EXAMPLES / "warp_fragment.py"), "--full")
+    assert status == 0 and "#include" in out and "fragment_kernel" in out
+
+
+def test_compile_reports_a_kernel_that_does_not_build(capsys, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import tirx_layout\n"
+        "from tvm.script import tirx as T\n"
+        "@T.prim_func\n"
+        "def k(A: T.Buffer((8,), 'float32')):\n"
+        "    T.device_entry()\n"
+        "    tx = T.thread_id([8])\n"
+        "    frag = T.alloc_local((8,), 'float32', layout=T.layout('S[8:1@laneid]'))\n"
+        "    frag[tx] = A[tx]\n"
+    )
+    status, out, err = run(capsys, "compile", str(bad))
+    assert status == 2 and out == "" and len(err.splitlines()) == 1
+    assert "kernel k does not build for sm_100a" in err and "T.local_view(frag)" in err

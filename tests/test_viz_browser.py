@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tirx_layout.analysis.bank_conflicts import column
-from tirx_layout.viz.parse import LayoutTextError, parse_layout
+from tirx_layout.notation import LayoutTextError, parse_layout
 from tirx_layout.viz.presets import PRESETS
 from tirx_layout.viz.server import make_server
 from viz_helpers import as_int_dicts

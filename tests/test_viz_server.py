@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from tirx_layout.viz.parse import LayoutTextError, parse_layout
+from tirx_layout.notation import LayoutTextError, parse_layout
 from tirx_layout.viz.presets import PRESETS
 from tirx_layout.viz.server import MAX_BODY, make_server
 from viz_helpers import as_int_dicts

@@ -4,6 +4,7 @@
     tirx-layout render "S[(32,4):(1@TLane,1@TCol)] + R[4:32@TLane]" -o sf.svg   a picture (.svg or .png)
     tirx-layout check "S[(2,4):(0,1@laneid)]"                             well-formedness, scope, injectivity, banks
     tirx-layout serve --port 8765                                         the interactive page on 127.0.0.1
+    tirx-layout compile examples/tile_copies.py --target sm_100a --kernel copy_wg_local_fp16_128B   the CUDA
 
 Subcommands live in ``COMMANDS``: a ``Command`` is a name, a one-line help, a function that adds its arguments to
 an ``argparse`` parser and a function that runs it and returns the exit status. Adding one is one entry there.
@@ -210,6 +211,64 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- compile ---------------------------------------------------------------------------------------------------
+
+
+def _compile_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kernel_file", help="a Python file defining TVMScript kernels (module-level @T.prim_func "
+                        "objects, or a KERNELS dict as in examples/)")  # fmt: skip
+    parser.add_argument("--target", default="sm_100a", help="CUDA architecture (default sm_100a)")
+    parser.add_argument("--kernel", help="compile only this kernel (default: every kernel in the file)")
+    parser.add_argument("--full", action="store_true", help="print the whole CUDA file, not just the kernels")
+
+
+def _kernels_in(path: Path) -> dict:
+    import importlib.util
+
+    import tvm
+
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    spec = importlib.util.spec_from_file_location(f"tirx_layout_cli_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # the user's file: any error it raises is bad input here
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UsageError(f"{path} failed to load: {first}") from None
+    kernels = {name: value for name, value in vars(module).items() if isinstance(value, tvm.tirx.PrimFunc)}
+    for name, entry in getattr(module, "KERNELS", {}).items():
+        kernels[name] = entry[0] if isinstance(entry, tuple) else entry
+    return kernels
+
+
+def _compile(args: argparse.Namespace) -> int:
+    import re
+
+    from .kernel_report import kernel_source
+    from .transform import build
+
+    if not re.fullmatch(r"sm_\d+[a-z]?", args.target):
+        raise UsageError(f"--target must be a CUDA architecture like sm_100a, got {args.target!r}")
+    kernels = _kernels_in(Path(args.kernel_file))
+    if not kernels:
+        raise UsageError(f"{args.kernel_file} defines no @T.prim_func kernels")
+    if args.kernel is not None:
+        if args.kernel not in kernels:
+            raise UsageError(f"no kernel {args.kernel!r} in {args.kernel_file}; it has {', '.join(kernels)}")
+        kernels = {args.kernel: kernels[args.kernel]}
+    for name, kernel in kernels.items():
+        try:
+            cuda = build(kernel, args.target).imports[0].inspect_source()
+        except Exception as err:  # TVM's build errors carry long traces; the first line says what went wrong
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise UsageError(f"kernel {name} does not build for {args.target}: {first}") from None
+        if len(kernels) > 1:
+            print(f"// ==== {name} ====")
+        print(cuda if args.full else kernel_source(cuda))
+    return 0
+
+
 #: The subcommands, in the order --help lists them. To add one, append a Command.
 COMMANDS: dict[str, Command] = {
     c.name: c
@@ -218,6 +277,8 @@ COMMANDS: dict[str, Command] = {
         Command("render", "draw a layout to an SVG or PNG file", _render_arguments, _render),
         Command("check", "check well-formedness, scope, injectivity and bank conflicts", _check_arguments, _check),
         Command("serve", "serve the interactive layout page on 127.0.0.1", _serve_arguments, _serve),
+        Command("compile", "build a TVMScript kernel file for a CUDA architecture and print the CUDA",
+                _compile_arguments, _compile),  # fmt: skip
     )
 }
 

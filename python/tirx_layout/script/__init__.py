@@ -18,6 +18,17 @@ from . import buffers, tile
 from .buffers import LAYOUT_KEY, buffer_layouts, layout_of, local_view
 from .printing import install_printer_rules, layout_source
 
+def script_layout(text: str):
+    """``T.layout("...")``: the layout a printed kernel spells, read by :func:`tirx_layout.notation.parse_layout`
+    (a bare swizzle included, since a buffer may carry one).
+
+    Example:
+        >>> script_layout("SwizzleLayout(3, 3, 3)")
+        SwizzleLayout(3, 3, 3)
+    """
+    return parse_layout(text, swizzle_alone=True)
+
+
 _SCRIPT_NAMES = {
     "alloc_buffer": buffers.alloc_buffer,
     "alloc_shared": buffers.alloc_shared,
@@ -25,7 +36,7 @@ _SCRIPT_NAMES = {
     "alloc_local": buffers.alloc_local,
     "decl_buffer": buffers.decl_buffer,
     "local_view": local_view,
-    "layout": parse_layout,
+    "layout": script_layout,
     "tile_copy": tile.tile_copy,
 }
 

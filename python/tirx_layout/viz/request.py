@@ -8,7 +8,7 @@ import re
 
 from ..analysis.bank_conflicts import SWIZZLE_MODES, dtype_bytes
 from ..swizzle import ComposeLayout, SwizzleLayout
-from .parse import parse_layout
+from ..notation import parse_layout
 
 
 def parse_shape(text: str | None) -> tuple[int, ...] | None:

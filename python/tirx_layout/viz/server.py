@@ -19,7 +19,7 @@ from importlib import resources
 from urllib.parse import parse_qs, urlsplit
 
 from .banks import bank_view
-from .parse import LayoutTextError
+from ..notation import LayoutTextError
 from .presets import PRESETS
 from .request import layout_from, parse_shape
 from .scene import build_scene

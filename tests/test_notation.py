@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from strategies import build, layouts
 from tirx_layout import R, S, Axis, ComposeLayout, SwizzleLayout, TileLayout, TLane, TCol, laneid, warpid
-from tirx_layout.viz.parse import MAX_TEXT, LayoutTextError, parse_layout
+from tirx_layout.notation import MAX_TEXT, LayoutTextError, parse_layout
 
 GUIDE_FRAGMENT = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid] + 5 @ warpid)
 
