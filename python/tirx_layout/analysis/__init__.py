@@ -12,11 +12,12 @@ from .bank_conflicts import (
     row_vectors,
     warp_wavefronts,
 )
-from .kernel_accesses import AccessReport, access_table, kernel_accesses
+from .kernel_accesses import AccessReport, AccessSummary, access_table, kernel_accesses, summarize
 
 __all__ = [
     "AccessPattern",
     "AccessReport",
+    "AccessSummary",
     "BankReport",
     "access_table",
     "bank_conflicts",
@@ -26,5 +27,6 @@ __all__ = [
     "kernel_accesses",
     "pick_swizzle",
     "row_vectors",
+    "summarize",
     "warp_wavefronts",
 ]

@@ -211,14 +211,17 @@ def swizzled_tile(shape: Sequence[int], dtype, mode: str):
 
 
 def _general_swizzles(shape: Sequence[int], dtype) -> list:
-    """Row-major tiles under every XOR swizzle that keeps 4-byte words whole and repeats within the tile."""
+    """Row-major tiles under every XOR swizzle that repeats within the tile, those that keep 16-byte vectors whole
+    first (widest chunks first), down to those that keep only 4-byte words whole."""
     from .. import ComposeLayout, S, SwizzleLayout, TileLayout  # the package imports analysis lazily
 
     rows, cols = (int(s) for s in shape)
     tile = TileLayout(S[(rows, cols):(cols, 1)])
-    unit = max(0, int(math.log2(WORD_BYTES // dtype_bytes(dtype)))) if dtype_bytes(dtype) < WORD_BYTES else 0
+    size = dtype_bytes(dtype)
+    widest = int(math.log2(max(16 // size, 1)))
+    narrowest = int(math.log2(WORD_BYTES // size)) if size < WORD_BYTES else 0
     out = []
-    for per_element in range(unit, 5):
+    for per_element in range(widest, narrowest - 1, -1):
         for bits in range(1, 5):
             for atom in range(bits, 8):
                 swizzle = SwizzleLayout(per_element, bits, atom)
@@ -231,8 +234,9 @@ def pick_swizzle(dtype, shape: Sequence[int], accesses: Sequence[AccessPattern] 
     """The layout of a ``shape`` tile that needs the fewest wavefronts over ``accesses`` (default: the 16-byte
     row-vector and contiguous patterns). ``search="mma"`` chooses among the plain row-major tile and the MMA operand
     layouts of each swizzle mode (``mma_shared_layout``: 8-row atoms as wide as the swizzle); ``search="all"`` also
-    tries every XOR swizzle of the row-major tile (for staging buffers that no MMA reads). Ties go to the earlier
-    candidate: the plain tile, then the narrower MMA swizzle, then the smaller general swizzle.
+    tries every XOR swizzle of the row-major tile (for staging buffers that no MMA reads), those that keep 16-byte
+    vectors whole first. Ties go to the earlier candidate: the plain tile, then the narrower MMA swizzle, then the
+    general swizzles in that order.
 
     Example:
         >>> pick_swizzle("float16", (8, 64)).swizzle

@@ -56,8 +56,11 @@ def kernel_accesses(kernel, inputs=(), arch: str = "sm_100a") -> list[AccessRepo
         ...     for i in range(32):
         ...         S[tx, i] = A[i, tx]
         ... ''')
-        >>> [(r.kind, r.scope, r.vector_bytes, r.wavefronts // r.warp_executions) for r in kernel_accesses(kernel)]
-        [('load', 'global', 4, 1), ('store', 'shared', 4, 32)]
+        >>> load, store = kernel_accesses(kernel)  # A[i, tx] is read, S[tx, i] written: a column of S per warp
+        >>> (load.kind, load.scope, load.vector_bytes), (store.kind, store.scope, store.vector_bytes)
+        (('load', 'global', 4), ('store', 'shared', 4))
+        >>> store.wavefronts // store.warp_executions, store.minimum_wavefronts // store.warp_executions
+        (32, 1)
     """
     reports: dict[int, AccessReport] = {}
 
@@ -88,6 +91,41 @@ def kernel_accesses(kernel, inputs=(), arch: str = "sm_100a") -> list[AccessRepo
     return list(reports.values())
 
 
+@dataclass
+class AccessSummary:
+    """All instructions of one kind (load/store) on one scope (global/shared), added up."""
+
+    instructions: int
+    warp_executions: int
+    vector_bytes: tuple
+    wavefronts: int
+    minimum_wavefronts: int
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.wavefronts == self.minimum_wavefronts
+
+
+def summarize(reports: list[AccessReport]) -> dict[tuple[str, str], AccessSummary]:
+    """``{(kind, scope): AccessSummary}`` over the instructions of :func:`kernel_accesses`.
+
+    Example:
+        >>> summarize([AccessReport("x", "S", "shared", "load", 16, 2, 8, 8)])[("load", "shared")].vector_bytes
+        (16,)
+    """
+    out: dict = {}
+    for r in reports:
+        old = out.get((r.kind, r.scope), AccessSummary(0, 0, (), 0, 0))
+        out[(r.kind, r.scope)] = AccessSummary(
+            old.instructions + 1,
+            old.warp_executions + r.warp_executions,
+            tuple(sorted(set(old.vector_bytes) | {r.vector_bytes})),
+            old.wavefronts + r.wavefronts,
+            old.minimum_wavefronts + r.minimum_wavefronts,
+        )
+    return out
+
+
 def access_table(kernel, inputs=(), arch: str = "sm_100a") -> str:
     """:func:`kernel_accesses` as a table: kind, scope, buffer, vector width, warp executions and, for shared
     memory, wavefronts per warp execution against the minimum.
@@ -100,4 +138,4 @@ def access_table(kernel, inputs=(), arch: str = "sm_100a") -> str:
     return "\n".join([header, *(r.row() for r in kernel_accesses(kernel, inputs, arch))])
 
 
-__all__ = ["AccessReport", "access_table", "kernel_accesses"]
+__all__ = ["AccessReport", "AccessSummary", "access_table", "kernel_accesses", "summarize"]

@@ -224,14 +224,6 @@ def _store(side: Side, index, value, v: int):
     return tirx.BufferStore(side.view, value, [_lanes(index, v)])
 
 
-def _aligned(index, v: int):
-    """``index``, written so that its alignment to ``v`` is visible. CUDA code generation issues a vector load only
-    when TVM's modular analysis proves the base a multiple of the vector length, which it cannot see through a
-    swizzle's XOR; ``(a // v) * v`` equals ``a`` (every base was checked aligned on the layout's whole address
-    table) and shows it."""
-    return index if v == 1 or isinstance(index, int) else tirx.floordiv(index, v) * v
-
-
 # ---- the lowering ---------------------------------------------------------------------------------------------
 
 
@@ -260,8 +252,31 @@ class _CopyLowering:
                 self.analyzer.bind(var, tvm.ir.Range(0, extent))
         return self._threads
 
+    def loop_var(self, name: str, extent: int):
+        """A loop variable over ``range(extent)``, known to the simplifier; the constant 0 for a one-trip loop."""
+        if extent == 1:
+            return 0
+        var = tirx.Var(name, "int32")
+        self.analyzer.bind(var, tvm.ir.Range(0, extent))
+        return var
+
+    @staticmethod
+    def loop(var, extent: int, kind, body):
+        return body if extent == 1 else tirx.For(var, 0, extent, kind, body)
+
     def simplify(self, expr):
         return expr if isinstance(expr, int | bool) else self.analyzer.simplify(expr)
+
+    def aligned(self, index, v: int):
+        """The simplified ``index``, written so that its alignment to ``v`` is visible. CUDA code generation issues
+        a vector load only when TVM's modular analysis proves the base a multiple of the vector length, which it
+        cannot see through a swizzle's XOR; there ``(a // v) * v``, equal to ``a`` (every base was checked aligned
+        on the layout's whole address table), shows it."""
+        index = self.simplify(index)
+        if v == 1 or isinstance(index, int):
+            return index
+        known = self.analyzer.modular_set(index)
+        return index if known.coeff % v == 0 and known.base % v == 0 else tirx.floordiv(index, v) * v
 
     def lower(self, call: Call):
         dst_region, src_region, scope = call.args
@@ -289,17 +304,17 @@ class _CopyLowering:
         tid = threads.index if size == threads.count else tirx.floormod(threads.index, size)
         units = math.prod(src.tile_shape) // v
         rounds = -(-units // size)
-        step = tirx.Var("copy_round", "int32")
+        step = self.loop_var("copy_round", rounds)
         unit = step * size + tid
         flat = next((f for f in (self._storage_order(dst, v, unit), self._storage_order(src, v, unit)) if f is not None),
                     unit * v)  # fmt: skip
         local, dst_local = unflatten(flat, src.extents), unflatten(flat, dst.extents)
-        value = _load(src, _aligned(self.simplify(src.places(local, every_replica=False)[0]), v), v)
-        stores = [_store(dst, _aligned(self.simplify(p), v), value, v) for p in dst.places(dst_local, True)]
+        value = _load(src, self.aligned(src.places(local, every_replica=False)[0], v), v)
+        stores = [_store(dst, self.aligned(p, v), value, v) for p in dst.places(dst_local, True)]
         body = sequence(stores)
         if units % size:
             body = tirx.IfThenElse(unit < units, body, None)
-        return tirx.For(step, 0, rounds, tirx.ForKind.SERIAL, body)
+        return self.loop(step, rounds, tirx.ForKind.SERIAL, body)
 
     @staticmethod
     def _storage_order(side: Side, v: int, unit):
@@ -352,31 +367,31 @@ class _CopyLowering:
     def fragment_and_memory(self, dst: Side, src: Side, v: int):
         fragment, memory = (src, dst) if src.distributed else (dst, src)
         storing = fragment is src
-        slot = tirx.Var("slot", "int32")
+        slot = self.loop_var("slot", fragment.extent // v)
         start = slot * v
         inverse, places = self._fragment_places(fragment, start)
         flat = inverse.flat_index(places)
         local = unflatten(flat, memory.extents)
         if storing:
             value = _load(fragment, start, v)
-            body = sequence([_store(memory, _aligned(self.simplify(p), v), value, v) for p in memory.places(local, True)])
+            body = sequence([_store(memory, self.aligned(p, v), value, v) for p in memory.places(local, True)])
             replicas = [d for d in inverse.replica_digits(places) if not isinstance(d, int)]
             if replicas:  # a value held by several threads (or slots) is stored by replica 0 only
                 body = tirx.IfThenElse(self.simplify(_conjunction([d == 0 for d in replicas])), body, None)
         else:
-            index = _aligned(self.simplify(memory.places(local, every_replica=False)[0]), v)
+            index = self.aligned(memory.places(local, every_replica=False)[0], v)
             body = _store(fragment, start, _load(memory, index, v), v)
         if self._holes(fragment, inverse):
             body = tirx.IfThenElse(self.simplify(inverse.holds(places)), body, None)
-        return tirx.For(slot, 0, fragment.extent // v, tirx.ForKind.UNROLLED, body)
+        return self.loop(slot, fragment.extent // v, tirx.ForKind.UNROLLED, body)
 
     def fragment_to_fragment(self, dst: Side, src: Side, v: int):
         if dst.layout != src.layout:
             raise ValueError(f"tile_copy between register fragments with different layouts ({src} to {dst}) would "
                              "move data between threads; copy through shared memory instead")  # fmt: skip
-        slot = tirx.Var("slot", "int32")
+        slot = self.loop_var("slot", dst.extent // v)
         body = _store(dst, slot * v, _load(src, slot * v, v), v)
-        return tirx.For(slot, 0, dst.extent // v, tirx.ForKind.UNROLLED, body)
+        return self.loop(slot, dst.extent // v, tirx.ForKind.UNROLLED, body)
 
 
 def _conjunction(conditions):
