@@ -51,3 +51,6 @@ KERNELS = {
     for swizzle in ("128B", "64B", "32B")
     for dtype in ("float16", "bfloat16", "float32")
 }
+
+#: The kernels the main job shows in full; the rest get a verdict line.
+SHOWCASE = ["staging_fp16_128B"]

@@ -128,3 +128,6 @@ KERNELS["replica_over_warps"] = (
     same,
 )
 KERNELS["shared_memory_replica"] = (shared_replica_kernel(), lambda a: {"B": a.copy(), "C": a.copy()})
+
+#: The kernels the main job shows in full; the rest get a verdict line.
+SHOWCASE = ["copy_wg_local_fp16_128B", "copy_warp_fp16_matched", "replica_over_warps", "shared_memory_replica"]

@@ -213,3 +213,19 @@ def test_registered_pass_is_first_in_the_pipeline():
     assert passes.info.name == "tirx_layout"
     mod = LowerTileOps()(tvm.IRModule({"main": parse(SWIZZLED_TO_FRAGMENT)}))
     assert "tile_copy" not in mod["main"].script()
+
+
+def test_warpgroup_scope_copies_each_warpgroups_rows():
+    text = """
+@T.prim_func
+def k(A: T.Buffer((4, 256), "float16"), B: T.Buffer((4, 256), "float16")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    T.tile_copy(B[tx // 128 * 2:tx // 128 * 2 + 2, 0:256], A[tx // 128 * 2:tx // 128 * 2 + 2, 0:256], "warpgroup")
+"""
+    a = (np.arange(1024) % 97).astype(np.float16).reshape(4, 256)
+    result = sim.run(parse(text), [a])
+    np.testing.assert_array_equal(result["B"], a)
+    assert (result.writes["B"] == 1).all()
+    # 512 halves per warpgroup in 16-byte vectors: 64 vectors for 128 threads, so half of them idle
+    assert "tx % 128 < 64" in lower_tile_ops(parse(text)).script()

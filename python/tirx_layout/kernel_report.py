@@ -24,19 +24,29 @@ from .transform import build
 _INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|cta_sync|__syncthreads|uint4|float4|uint2|_ptr\[\d+\];")
 
 
-def load_examples(directory: str | Path) -> dict:
+def _example_modules(directory: str | Path) -> list:
+    modules = []
+    for path in sorted(Path(directory).glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"tirx_layout_examples.{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules.append(module)
+    return modules
+
+
+def load_examples(directory: str | Path, showcase_only: bool = False) -> dict:
     """Every ``KERNELS`` entry of the modules in ``directory``: name -> (PrimFunc, expected(input) -> output).
+    With ``showcase_only``, only those a module lists in ``SHOWCASE`` (all of them when it has no such list).
 
     Example:
         >>> load_examples("/nonexistent")
         {}
     """
     kernels = {}
-    for path in sorted(Path(directory).glob("*.py")):
-        spec = importlib.util.spec_from_file_location(f"tirx_layout_examples.{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        kernels.update(getattr(module, "KERNELS", {}))
+    for module in _example_modules(directory):
+        found = getattr(module, "KERNELS", {})
+        wanted = getattr(module, "SHOWCASE", found) if showcase_only else found
+        kernels.update({name: found[name] for name in wanted})
     return kernels
 
 
@@ -113,13 +123,22 @@ class KernelReport:
     matches: bool
     written_once: bool
 
-    def __str__(self) -> str:
+    @property
+    def ok(self) -> bool:
+        """Whether nvcc (where installed) and the simulator are both satisfied."""
+        return self.matches and self.written_once and (self.assembled is None or self.assembled[0])
+
+    def verdict(self) -> str:
+        """nvcc's and the simulator's verdicts, in one line."""
         nvcc = "nvcc not installed" if self.assembled is None else ("nvcc -arch=sm_100a: ok" if self.assembled[0]
                                                                     else f"nvcc FAILED: {self.assembled[1]}")  # fmt: skip
         verdict = "output equals numpy" if self.matches else "OUTPUT DIFFERS from numpy"
         once = "every output element written once" if self.written_once else "SOME ELEMENTS WRITTEN 0 OR 2+ TIMES"
+        return f"{nvcc}; simulator: {verdict}, {once}"
+
+    def __str__(self) -> str:
         lines = "\n".join("    " + line for line in interesting_lines(self.cuda))
-        return f"== {self.name} ==\n{lines}\n  {nvcc}; simulator: {verdict}, {once}"
+        return f"== {self.name} ==\n{lines}\n  {self.verdict()}"
 
 
 def report(name: str, kernel, expected, arch: str = "sm_100a") -> KernelReport:

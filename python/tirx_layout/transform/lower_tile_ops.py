@@ -306,11 +306,18 @@ class _CopyLowering:
         rounds = -(-units // size)
         step = self.loop_var("copy_round", rounds)
         unit = step * size + tid
-        flat = next((f for f in (self._storage_order(dst, v, unit), self._storage_order(src, v, unit)) if f is not None),
-                    unit * v)  # fmt: skip
+        flat, ordered = unit * v, None
+        for side in (dst, src):
+            logical = self._storage_order(side, v, unit)
+            if logical is not None:
+                flat, ordered = logical, side
+                break
         local, dst_local = unflatten(flat, src.extents), unflatten(flat, dst.extents)
-        value = _load(src, self.aligned(src.places(local, every_replica=False)[0], v), v)
-        stores = [_store(dst, self.aligned(p, v), value, v) for p in dst.places(dst_local, True)]
+        # The side dealt in storage order is addressed by the storage index itself, not through its layout.
+        src_places = [unit * v] if ordered is src else src.places(local, every_replica=False)
+        dst_places = [unit * v] if ordered is dst else dst.places(dst_local, every_replica=True)
+        value = _load(src, self.aligned(src_places[0], v), v)
+        stores = [_store(dst, self.aligned(p, v), value, v) for p in dst_places]
         body = sequence(stores)
         if units % size:
             body = tirx.IfThenElse(unit < units, body, None)
