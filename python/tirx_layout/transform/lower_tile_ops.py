@@ -32,10 +32,10 @@ from tvm.ir import Call
 from ..fragments import fragment_vector_ok, thread_axis_place
 from ..inverse import PlaceInverse, unflatten
 from ..layout import TileLayout
-from ..script.buffers import LAYOUT_KEY, layout_threads, slot_count
+from ..script.buffers import buffer_layouts, layout_threads, slot_count
 from ..script.tile import COPY_OP_NAME, EXEC_SCOPES
 from ..swizzle import ComposeLayout
-from ._rewrite import AllocBuffer, AttrStmt, DeclBuffer, map_function, sequence, walk
+from ._rewrite import DeclBuffer, map_function, sequence, walk
 from .lower_layout_access import storage_extent
 
 VECTOR_BYTES = (16, 8, 4)
@@ -229,17 +229,7 @@ def _store(side: Side, index, value, v: int):
 
 class _CopyLowering:
     def __init__(self, func):
-        self.layouts = {}
-
-        def on_alloc(stmt):
-            if LAYOUT_KEY in stmt.annotations:
-                self.layouts[stmt.buffer] = stmt.annotations[LAYOUT_KEY]
-
-        def on_attr(stmt):
-            if stmt.attr_key == LAYOUT_KEY:
-                self.layouts[stmt.value] = stmt.node
-
-        walk(func.body, [(AllocBuffer, on_alloc), (AttrStmt, on_attr)])
+        self.layouts = buffer_layouts(func)
         self.func = func
         self._threads = None
         self.analyzer = tvm.sym.Analyzer()
