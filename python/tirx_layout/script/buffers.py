@@ -98,6 +98,19 @@ def alloc_local(shape, dtype="float32", *args, **kwargs):
     return alloc_buffer(shape, dtype, *args, scope="local", **kwargs)
 
 
+def alloc_tmem(shape, dtype="float32", *args, layout=None, **kwargs):
+    """``T.alloc_tmem``: a tensor-memory buffer whose ``layout`` (a TileLayout on ``TLane``/``TCol``, replicas
+    allowed) says where each element lives. LowerTileOps turns it into ``tcgen05.alloc`` ... ``tcgen05.dealloc``
+    (``transform/tmem.py``); it prints as ``T.alloc_buffer(..., scope="tmem", layout=...)``, which parses back.
+
+    Example:
+        ``acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))``
+    """
+    if not is_layout(layout):
+        raise ValueError(f"T.alloc_tmem needs a tirx_layout layout on TLane/TCol, got {layout!r}")
+    return alloc_buffer(shape, dtype, *args, scope="tmem", layout=layout, **kwargs)
+
+
 def decl_buffer(shape, dtype="float32", *args, layout="default", **kwargs):
     """``T.decl_buffer`` that also takes a tirx_layout ``layout``: the layout maps the buffer's indices to places
     in the storage of ``data`` (or of a fresh buffer). Stored as ``T.attr(layout, LAYOUT_KEY, buffer)``.
