@@ -24,7 +24,7 @@ import tvm
 from tvm import tirx
 from tvm.ir import Call
 
-from ..constructors import TCGEN05_COLUMNS_PER_NUM, TCGEN05_MAX_NUM, TCGEN05_ROWS, tcgen05_atom_layout
+from .. import constructors  # the module, not its names: constructors -> analysis -> sim -> transform imports us
 from ..layout import TileLayout
 from ..script.buffers import LAYOUT_KEY, slot_count
 from ..script.tile import COPY_OP_NAME
@@ -144,15 +144,15 @@ class TmemCopy:
         self._place(tmem_places)
 
     def _match(self, shape: str, thread, slot) -> str | None:
-        if self.rows not in TCGEN05_ROWS[shape]:
-            return f"takes {TCGEN05_ROWS[shape]} rows, the tile has {self.rows}"
-        unit = TCGEN05_COLUMNS_PER_NUM[shape] * self.pack
+        if self.rows not in constructors.TCGEN05_ROWS[shape]:
+            return f"takes {constructors.TCGEN05_ROWS[shape]} rows, the tile has {self.rows}"
+        unit = constructors.TCGEN05_COLUMNS_PER_NUM[shape] * self.pack
         if self.cols % unit:
             return f"moves columns in units of {unit}, the tile has {self.cols}"
         chunks, offset = [], 0
         want_thread, want_slot = np.zeros_like(thread), np.zeros_like(slot)
-        for start, width in _chunks(self.cols, unit, TCGEN05_MAX_NUM[shape]):
-            atom = tcgen05_atom_layout(shape, (self.rows, width), self.dtype)
+        for start, width in _chunks(self.cols, unit, constructors.TCGEN05_MAX_NUM[shape]):
+            atom = constructors.tcgen05_atom_layout(shape, (self.rows, width), self.dtype)
             t, s = _fragment_table(atom, self.rows, width)
             want_thread[:, start : start + width], want_slot[:, start : start + width] = t, s + offset
             chunks.append((start, width, offset))
@@ -201,7 +201,7 @@ class TmemCopy:
     def instructions(self):
         """``(num, half, register slot offset, 32-bit column)`` of each instruction, in issue order."""
         per_half = calls.REGISTERS_PER_NUM[self.shape] * self.pack
-        unit = TCGEN05_COLUMNS_PER_NUM[self.shape] * self.pack
+        unit = constructors.TCGEN05_COLUMNS_PER_NUM[self.shape] * self.pack
         out = []
         for start, width, offset in self.chunks:
             num = width // unit

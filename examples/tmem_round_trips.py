@@ -1,0 +1,84 @@
+"""Round trips through tensor memory: global -> registers -> TMEM -> registers -> global, so ``B == A``.
+
+For every ``tcgen05.ld/st`` shape the PTX ISA allows with a datapath (D: 128 rows, row i on lane i; F: 64 rows,
+16 per warp slab; ``32x32b`` moves 32 rows per warp, so it needs D) and every 32/16-bit dtype, the kernel stages
+``A`` in the register fragment of that shape (``tcgen05_atom_layout``), stores it into a TMEM buffer laid out by
+``tmem_datapath_layout``, loads it back into a second fragment and writes ``B``.
+
+``tmem_two_stage_accumulator`` is the guide's two-stage accumulator ``S[(2,128,112):(112@TCol,1@TLane,1@TCol)]``:
+224 columns, so 256 are allocated; each stage's (128, 112) window goes through ``32x32b`` loads/stores (.x64, .x32,
+.x16: 112 is no power of two).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm.script import tirx as T
+
+import tirx_layout  # noqa: F401  (T.alloc_tmem, layout=..., T.tile_copy, the pipeline)
+from tirx_layout import S, TCol, TileLayout, TLane, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+
+SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
+DTYPES = ("float32", "float16", "bfloat16")
+COLS = 32  # elements: 32 fp32 columns, or 16 32-bit columns of packed 16-bit pairs
+
+
+def combinations() -> list[tuple[str, str, str]]:
+    """Every (shape, dtype, datapath) the PTX ISA allows: 32x32b takes 128 rows (datapath D) only."""
+    return [(s, d, p) for p in "DF" for s in SHAPES for d in DTYPES if not (p == "F" and s == "32x32b")]
+
+
+def round_trip_kernel(shape: str, dtype: str, datapath: str, cols: int = COLS):
+    """The round trip through a ``datapath`` TMEM tile with ``shape`` fragments."""
+    rows = 128 if datapath == "D" else 64
+    tmem_layout = tmem_datapath_layout(datapath, rows, cols)
+    fragment = tcgen05_atom_layout(shape, (rows, cols), dtype)
+
+    @T.prim_func
+    def round_trip(A: T.Buffer((rows, cols), dtype), B: T.Buffer((rows, cols), dtype)):
+        T.device_entry()
+        tx = T.thread_id([128])
+        acc = T.alloc_tmem((rows, cols), dtype, layout=tmem_layout)
+        into = T.alloc_local((rows, cols), dtype, layout=fragment)
+        out = T.alloc_local((rows, cols), dtype, layout=fragment)
+        T.tile_copy(into, A[0:rows, 0:cols], "warpgroup")
+        T.tile_copy(acc, into, "warpgroup")
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(B[0:rows, 0:cols], out, "warpgroup")
+
+    return round_trip
+
+
+ACCUMULATOR = TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])
+
+
+def accumulator_kernel():
+    """Both stages of the guide's two-stage accumulator, each written and read back with 32x32b."""
+    fragment = wg_local_layout(112)
+
+    @T.prim_func
+    def accumulator(A: T.Buffer((2, 128, 112), "float32"), B: T.Buffer((2, 128, 112), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        acc = T.alloc_tmem((2, 128, 112), "float32", layout=ACCUMULATOR)
+        into = T.alloc_local((128, 112), "float32", layout=fragment)
+        out = T.alloc_local((128, 112), "float32", layout=fragment)
+        T.tile_copy(into, A[0, 0:128, 0:112], "warpgroup")
+        T.tile_copy(acc[0, 0:128, 0:112], into, "warpgroup")
+        T.tile_copy(into, A[1, 0:128, 0:112], "warpgroup")
+        T.tile_copy(acc[1, 0:128, 0:112], into, "warpgroup")
+        T.tile_copy(out, acc[0, 0:128, 0:112], "warpgroup")
+        T.tile_copy(B[0, 0:128, 0:112], out, "warpgroup")
+        T.tile_copy(out, acc[1, 0:128, 0:112], "warpgroup")
+        T.tile_copy(B[1, 0:128, 0:112], out, "warpgroup")
+
+    return accumulator
+
+
+def identity(a: np.ndarray) -> np.ndarray:
+    """What every kernel here computes."""
+    return a
+
+
+KERNELS = {f"tmem_{s}_{d}_{p}": (round_trip_kernel(s, d, p), identity) for s, d, p in combinations()}
+KERNELS["tmem_two_stage_accumulator"] = (accumulator_kernel(), identity)
