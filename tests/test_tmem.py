@@ -1,0 +1,203 @@
+"""Tensor memory: the exact tcgen05 instructions each round trip emits, the allocation, the simulator's TMEM model
+checked against the PTX ISA figures, and the errors for layouts the hardware cannot serve. (Building, assembling and
+simulating every example kernel is test_examples.py's job.)"""
+
+import re
+
+import numpy as np
+import pytest
+import tvm
+
+from kernels import example_kernels, parse
+from tirx_layout import S, TCol, TileLayout, TLane, sim, tid_in_wg, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+from tirx_layout.kernel_report import kernel_source, sample_input
+from tirx_layout.sim.tmem import TensorMemory, fragment_offsets
+from tirx_layout.transform import build
+from tirx_layout.transform.tmem import allocation_columns
+
+KERNELS = example_kernels()
+ROUND_TRIPS = sorted(name for name in KERNELS if re.fullmatch(r"tmem_\d+x\d+b_\w+_[DF]", name))
+REGISTERS_PER_NUM = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4}
+COLUMNS_PER_NUM = {"32x32b": 1, "16x64b": 2, "16x128b": 4, "16x256b": 8}
+
+
+def calls(cuda: str) -> list[str]:
+    """The tcgen05 helper calls of a kernel body, in order, as ``ld_32x32b_x16`` etc."""
+    return re.findall(r"tirx_layout_tcgen05_(\w+)\(", kernel_source(cuda))
+
+
+def test_every_shape_dtype_datapath_the_isa_allows_is_an_example():
+    assert len(ROUND_TRIPS) == 4 * 3 + 3 * 3  # 32x32b has no datapath F (it moves 32 rows per warp)
+
+
+@pytest.mark.parametrize("name", ROUND_TRIPS)
+def test_round_trip_emits_exactly_the_expected_tcgen05_instructions(name):
+    _, shape, dtype, datapath = name.split("_")
+    pack = 1 if dtype == "float32" else 2
+    num = 32 // (COLUMNS_PER_NUM[shape] * pack)  # 32 elements per row
+    issues = 2 if datapath == "D" and shape != "32x32b" else 1  # 16-lane shapes cover 128 rows in two halves
+    cuda = build(KERNELS[name][0]).imports[0].inspect_source()
+    ld, st = f"ld_{shape}_x{num}", f"st_{shape}_x{num}"
+    assert calls(cuda) == ["alloc", "relinquish_alloc_permit", "fence_before", "fence_after",
+                           *[st] * issues, "wait_st", *[ld] * issues, "wait_ld",
+                           "fence_before", "fence_after", "dealloc"]  # fmt: skip
+    for kind in ("ld", "st"):
+        assert cuda.count(f"tcgen05.{kind}.sync.aligned.{shape}.x{num}.b32 ") == 1  # one helper definition
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32" in cuda
+    assert "(uint)32)" in kernel_source(cuda)  # 32 columns is the smallest allocation
+    registers = REGISTERS_PER_NUM[shape] * num
+    assert f"unsigned int r[{registers}];" in cuda
+
+
+def test_the_16_lane_halves_and_warps_get_their_own_lane_bases():
+    cuda = kernel_source(build(KERNELS["tmem_16x64b_float32_D"][0]).imports[0].inspect_source())
+    # warp w: lanes 32w (first 16 rows) and 32w + 16 (next 16): lane << 16 in the address
+    assert "((((int)threadIdx.x) >> 5) * 2097152)" in cuda
+    assert "((((int)threadIdx.x) >> 5) * 2097152) + 1048576)" in cuda
+
+
+def test_two_stage_accumulator_allocates_256_columns_and_reads_each_stage_with_32x32b():
+    assert allocation_columns(TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)]), (2, 128, 112),
+                              "float32") == 256  # fmt: skip
+    cuda = build(KERNELS["tmem_two_stage_accumulator"][0]).imports[0].inspect_source()
+    body = kernel_source(cuda)
+    assert "tirx_layout_tcgen05_alloc((&(acc_taddr_ptr[0])), (uint)256)" in body
+    loads = [c for c in calls(cuda) if c.startswith("ld_")]
+    assert loads == ["ld_32x32b_x64", "ld_32x32b_x32", "ld_32x32b_x16"] * 2
+    # stage 1 starts at column 112
+    assert re.search(r"ld_32x32b_x64\(\(acc_taddr_ptr\[0\] \+ \(\(uint\)\(\(\(\(\(int\)threadIdx.x\) >> 5\) \* 2097152\) "
+                     r"\+ 112\)\)\)", body)  # fmt: skip
+
+
+@pytest.mark.parametrize("stored", ["16x64b", "16x128b", "16x256b"])
+def test_tmem_written_with_one_shape_reads_back_with_another(stored):
+    # The simulator's fragment figures and tcgen05_atom_layout were written separately; a value stored with one
+    # shape and loaded with 32x32b lands in the right row and column only if both agree with the TMEM layout.
+    tmem, into, out = (tmem_datapath_layout("D", 128, 32), tcgen05_atom_layout(stored, (128, 32), "float32"),
+                       wg_local_layout(32))  # fmt: skip
+    kernel = parse("""
+@T.prim_func
+def k(A: T.Buffer((128, 32), "float32"), B: T.Buffer((128, 32), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    acc = T.alloc_tmem((128, 32), "float32", layout=TM)
+    f = T.alloc_local((128, 32), "float32", layout=INTO)
+    g = T.alloc_local((128, 32), "float32", layout=OUT)
+    T.tile_copy(f, A[0:128, 0:32], "warpgroup")
+    T.tile_copy(acc, f, "warpgroup")
+    T.tile_copy(g, acc, "warpgroup")
+    T.tile_copy(B[0:128, 0:32], g, "warpgroup")
+""".replace("TM", repr(tmem)).replace("INTO", repr(into)).replace("OUT", repr(out)))
+    a = sample_input(kernel)
+    assert np.array_equal(sim.run(kernel, [a])["B"], a)
+
+
+def test_fragment_offsets_follow_the_isa_figures():
+    lanes, cols = fragment_offsets("32x32b", 2)
+    assert (lanes[7] == 7).all() and list(cols[7]) == [0, 1]
+    lanes, cols = fragment_offsets("16x128b", 1)  # lane 5: rows 1 and 9, column 1
+    assert list(lanes[5]) == [1, 9] and list(cols[5]) == [1, 1]
+    lanes, cols = fragment_offsets("16x256b", 1)  # lane 6: rows 1,1,9,9; columns 4,5,4,5
+    assert list(lanes[6]) == [1, 1, 9, 9] and list(cols[6]) == [4, 5, 4, 5]
+    # every shape covers its 16 or 32 lanes x columns exactly once
+    for shape, lanes_per in (("32x32b", 32), ("16x64b", 16), ("16x128b", 16), ("16x256b", 16)):
+        lanes, cols = fragment_offsets(shape, 4)
+        cells = set(zip(lanes.ravel().tolist(), cols.ravel().tolist(), strict=True))
+        assert len(cells) == lanes.size == lanes_per * (cols.max() + 1)
+
+
+def test_tensor_memory_allocation_rules():
+    tm = TensorMemory()
+    assert tm.alloc(256) == 0 and tm.alloc(32) == 256 and tm.alloc(64) == 320
+    with pytest.raises(sim.SimulationError, match="power of two"):
+        tm.alloc(48)
+    with pytest.raises(sim.SimulationError, match="not an allocation"):
+        tm.dealloc(256, 64)
+    with pytest.raises(sim.SimulationError, match="lanes 32..63 only"):
+        tm.check(1, np.array([5]), np.array([0]), "tcgen05.ld")
+    with pytest.raises(sim.OutOfBounds, match="not allocated"):
+        tm.check(0, np.array([5]), np.array([400]), "tcgen05.ld")
+
+
+_RAW = """
+@T.prim_func
+def k(A: T.Buffer((128,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    slot = T.alloc_shared((1,), "uint32")
+    r = T.alloc_local((1,), "float32")
+    if tx < 32:
+        T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_alloc", T.address_of(slot[0]),
+                                 T.uint32(32), ""))
+    T.cuda.cta_sync()
+    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_ld_32x32b_x1", LANE_BASE,
+                             T.address_of(r[0]), ""))
+    A[tx] = r[0]
+    T.cuda.cta_sync()
+    if tx < 32:
+        T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_dealloc", slot[0], T.uint32(32), ""))
+"""
+
+
+def test_simulator_rejects_a_warp_reaching_outside_its_lane_window():
+    ok = parse(_RAW.replace("LANE_BASE", "slot[0] + T.Cast('uint32', tx // 32 * 32 * 65536)"))
+    assert (sim.run(ok)["A"] == 0).all()
+    bad = parse(_RAW.replace("LANE_BASE", "slot[0] + T.Cast('uint32', (tx // 32 + 1) % 4 * 32 * 65536)"))
+    with pytest.raises(sim.SimulationError, match="warp 0 of its warpgroup touches TMEM lane 32"):
+        sim.run(bad)
+
+
+def test_simulator_rejects_a_kernel_that_leaks_tmem():
+    leak = parse(_RAW.replace("LANE_BASE", "slot[0] + T.Cast('uint32', tx // 32 * 32 * 65536)")
+                 .replace('"tirx_layout_tcgen05_dealloc"', '"tirx_layout_tcgen05_wait_ld"')
+                 .replace("slot[0], T.uint32(32), \"\"))", '""))'))  # fmt: skip
+    with pytest.raises(sim.SimulationError, match="still allocated"):
+        sim.run(leak)
+
+
+def _copy_kernel(tmem_layout, fragment, rows=128, cols=32, tmem_shape=None):
+    tmem_shape = tmem_shape or (rows, cols)
+    return parse(f"""
+@T.prim_func
+def k(A: T.Buffer(({rows}, {cols}), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    acc = T.alloc_tmem({tmem_shape}, "float32", layout={tmem_layout!r})
+    f = T.alloc_local(({rows}, {cols}), "float32", layout={fragment!r})
+    T.tile_copy(f, A[0:{rows}, 0:{cols}], "warpgroup")
+    T.tile_copy(acc, f, "warpgroup")
+""")
+
+
+def test_fragment_that_is_no_tcgen05_image_is_an_error_naming_both_layouts():
+    tmem = tmem_datapath_layout("D", 128, 32)
+    fragment = TileLayout(S[(128, 32):(1, 1 @ tid_in_wg)])  # transposed: column c on thread c
+    with pytest.raises(ValueError, match=r"no tcgen05.ld/st shape moves TMEM S\[.*\] and fragment S\[.*32x32b"):
+        build(_copy_kernel(tmem, fragment))
+
+
+def test_tmem_rows_outside_the_moving_warps_window_are_an_error():
+    # rows 32..63 (moved by warp 1) placed on lanes 64..95
+    tmem = TileLayout(S[(2, 2, 32, 32):(32 @ TLane, 64 @ TLane, 1 @ TLane, 1 @ TCol)])
+    with pytest.raises(ValueError, match=r"moved by warp 1, which may only access lanes 32..63; they are at lanes 64"):
+        build(_copy_kernel(tmem, wg_local_layout(32)))
+
+
+def test_datapath_F_with_a_32x32b_fragment_is_an_error():
+    with pytest.raises(ValueError, match="32x32b: takes \\(128,\\) rows"):
+        build(_copy_kernel(tmem_datapath_layout("F", 64, 32), wg_local_layout(32, rows=64), rows=64))
+
+
+def test_allocation_errors():
+    with pytest.raises(ValueError, match="spans 1024 32-bit columns"):
+        allocation_columns(TileLayout(S[(128, 1024):(1 @ TLane, 1 @ TCol)]), (128, 1024), "float32")
+    with pytest.raises(ValueError, match="only TLane and TCol"):
+        allocation_columns(TileLayout(S[(128, 4):(1, 128)]), (128, 4), "float32")
+    assert allocation_columns(TileLayout(S[(128, 64):(1 @ TLane, 1 @ TCol)]), (128, 64), "float16") == 32
+
+
+def test_alloc_tmem_prints_and_parses_back():
+    func = KERNELS["tmem_two_stage_accumulator"][0]
+    text = func.script()
+    assert 'scope="tmem", layout=T.layout(\'S[(2, 128, 112):(112@TCol, 1@TLane, 1@TCol)]\')' in text
+    tvm.ir.assert_structural_equal(parse(text), func)
