@@ -28,7 +28,15 @@ from .memory import OutOfBounds, SimulationError
 LANES, COLUMNS = 128, 512
 PREFIX = "tirx_layout_tcgen05_"
 _LD_ST = re.compile(r"tirx_layout_tcgen05_(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
-_NO_OPS = ("wait_ld", "wait_st", "fence_before", "fence_after")
+_NO_OPS = ("wait_ld", "wait_st", "fence_before", "fence_after", "fence_proxy_async")
+# tcgen05.cp (PTX ISA 9.7.16.8.1): rows, 128-bit pieces per row, lane(s) of row r relative to taddr's lane.
+_CP = {
+    "128x256b": (128, 2, lambda r: [r]),
+    "128x128b": (128, 1, lambda r: [r]),
+    "64x128b_warpx2_02_13": (64, 1, lambda r: [r, r + 64]),
+    "64x128b_warpx2_01_23": (64, 1, lambda r: [64 * (r // 32) + r % 32, 64 * (r // 32) + r % 32 + 32]),
+    "32x128b_warpx4": (32, 1, lambda r: [r, r + 32, r + 64, r + 96]),
+}
 
 
 def fragment_offsets(shape: str, num: int) -> tuple[np.ndarray, np.ndarray]:
@@ -71,6 +79,7 @@ class TensorMemory:
         self.cells = np.zeros((LANES, COLUMNS), np.uint32)
         self.allocated: dict[int, int] = {}  # first column -> nCols
         self.relinquished = False
+        self.barriers: dict = {}  # (shared memory name, word) -> [expected arrivals, pending, completed phases]
 
     def alloc(self, ncols: int) -> int:
         if self.relinquished:
@@ -92,17 +101,20 @@ class TensorMemory:
                                   f"(allocated {self.allocated})")  # fmt: skip
         del self.allocated[column]
 
+    def check_columns(self, cols: np.ndarray, what: str) -> None:
+        ok = np.zeros(cols.shape, bool)
+        for start, n in self.allocated.items():
+            ok |= (cols >= start) & (cols < start + n)
+        if not ok.all():
+            raise OutOfBounds(f"{what}: TMEM column {int(cols[~ok][0])} is not allocated (allocated {self.allocated})")
+
     def check(self, warp_in_wg: int, lanes: np.ndarray, cols: np.ndarray, what: str) -> None:
         low = 32 * warp_in_wg
         bad = (lanes < low) | (lanes >= low + 32)
         if bad.any():
             raise SimulationError(f"{what}: warp {warp_in_wg} of its warpgroup touches TMEM lane {int(lanes[bad][0])}"
                                   f"; it may access lanes {low}..{low + 31} only")  # fmt: skip
-        ok = np.zeros(cols.shape, bool)
-        for start, n in self.allocated.items():
-            ok |= (cols >= start) & (cols < start + n)
-        if not ok.all():
-            raise OutOfBounds(f"{what}: TMEM column {int(cols[~ok][0])} is not allocated (allocated {self.allocated})")
+        self.check_columns(cols, what)
 
 
 def _register_target(interp, expr):
@@ -179,6 +191,12 @@ def execute(interp, name: str, args) -> None:
                 raise SimulationError(f"tcgen05.dealloc address {taddr:#x} has a lane field")
             tm.dealloc(taddr & 0xFFFF, ncols)
         return
+    if what.startswith("cp_"):
+        _cp(interp, tm, what[3:], args)
+        return
+    if what in ("mbarrier_init", "commit", "mbarrier_wait"):
+        _barrier(interp, tm, what, args)
+        return
     match = _LD_ST.match(name)
     if match is None:
         raise SimulationError(f"the simulator does not implement the tcgen05 helper {name}")
@@ -205,6 +223,69 @@ def execute(interp, name: str, args) -> None:
         else:
             values = np.ascontiguousarray(regs[rows, window])
             tm.cells[lanes, cols] = values.view(np.uint32).reshape(32, count)
+
+
+def _shared_word(interp, expr, what: str):
+    if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
+        raise SimulationError(f"{what} needs a shared-memory address, got {expr}")
+    load = expr.args[0]
+    memory = interp._memory(load.source)
+    if memory.scope != "shared":
+        raise SimulationError(f"{what} takes a shared-memory address; {load.source.name} is {memory.scope}")
+    return memory, np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
+
+
+def _cp(interp, tm, shape: str, args) -> None:
+    """tcgen05.cp, per issuing thread: the descriptor's canonical address walk (PTX ISA 9.7.16.4.1), no swizzle."""
+    if shape not in _CP:
+        raise SimulationError(f"the simulator does not implement tcgen05.cp.{shape}")
+    rows, pieces, lanes_of = _CP[shape]
+    memory, start = _shared_word(interp, args[1], "tcgen05.cp")
+    taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
+    lbo, sbo, swizzle = (int(np.asarray(interp.eval(a)).flat[0]) for a in args[2:5])
+    if swizzle:
+        raise SimulationError(f"the simulator models no-swizzle tcgen05.cp descriptors only (swizzle field {swizzle})")
+    size = memory.data.dtype.itemsize
+    for t in np.nonzero(interp.mask)[0]:
+        base = int(start[t]) * size
+        lane0, col0 = int(taddrs[t]) >> 16, int(taddrs[t]) & 0xFFFF
+        for r in range(rows):
+            for p in range(pieces):
+                byte = base + (r // 8) * sbo + (r % 8) * 16 + p * lbo
+                if byte % 16:
+                    raise SimulationError(f"tcgen05.cp reads shared memory at byte {byte}, not 16-byte aligned")
+                index = byte // size + np.arange(16 // size)
+                thread = np.full(index.shape, interp.launch.block * interp.count + t)
+                words = np.ascontiguousarray(memory.load(index, thread, interp.launch.block,
+                                                         interp.launch.interval)).view(np.uint32)  # fmt: skip
+                cols = col0 + 4 * p + np.arange(4)
+                tm.check_columns(cols, f"tcgen05.cp.{shape}")
+                for lane in lanes_of(r):
+                    if not 0 <= lane0 + lane < LANES:
+                        raise OutOfBounds(f"tcgen05.cp.{shape} writes TMEM lane {lane0 + lane}")
+                    tm.cells[lane0 + lane, cols] = words
+
+
+def _barrier(interp, tm, what: str, args) -> None:
+    """mbarrier.init / tcgen05.commit (arrives at once: the simulator completes copies when issued) / wait."""
+    memory, index = _shared_word(interp, args[0], what)
+    for t in np.nonzero(interp.mask)[0]:
+        key = (memory.name, int(index[t]))
+        if what == "mbarrier_init":
+            count = int(np.asarray(interp.eval(args[1])).flat[0])
+            tm.barriers[key] = [count, count, 0]
+            continue
+        if key not in tm.barriers:
+            raise SimulationError(f"{what} on an mbarrier that was never initialised ({key})")
+        state = tm.barriers[key]
+        if what == "commit":
+            state[1] -= 1
+            if state[1] == 0:
+                state[1], state[2] = state[0], state[2] + 1
+        else:
+            parity = int(np.asarray(interp.eval(args[1])).flat[0])
+            if state[2] % 2 == parity and state[2] <= parity:  # that phase never completed: the wait would hang
+                raise SimulationError(f"mbarrier wait on phase parity {parity} would never return ({key})")
 
 
 def finish(interp) -> None:

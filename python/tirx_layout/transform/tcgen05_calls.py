@@ -56,6 +56,8 @@ _SIMPLE = {
     # Around a CTA barrier, so that tcgen05 work before it is ordered with tcgen05 work after it (PTX ISA 9.7.16.6.4).
     "fence_before": _simple("fence_before", "tcgen05.fence::before_thread_sync;"),
     "fence_after": _simple("fence_after", "tcgen05.fence::after_thread_sync;"),
+    # Generic-proxy writes to shared memory made visible to tcgen05.cp, which reads through the async proxy.
+    "fence_proxy_async": _simple("fence_proxy_async", "fence.proxy.async.shared::cta;"),
 }
 
 
@@ -94,7 +96,7 @@ def dealloc(taddr, ncols: int):
 
 
 def simple(what: str):
-    """One of ``wait_ld``, ``wait_st``, ``fence_before``, ``fence_after`` (no operands).
+    """One of ``wait_ld``, ``wait_st``, ``fence_before``, ``fence_after``, ``fence_proxy_async`` (no operands).
 
     Example:
         >>> "wait::ld" in str(simple("wait_ld"))
@@ -149,3 +151,114 @@ def ld_st(kind: str, shape: str, num: int, taddr, registers):
         True
     """
     return _call(ld_st_name(kind, shape, num), ld_st_source(kind, shape, num), taddr, registers)
+
+
+# ---- tcgen05.cp and its completion (PTX ISA 9.7.16.8.1 tcgen05.cp, 9.7.16.9 tcgen05.commit, 9.7.13.15 mbarrier) ---
+
+#: Shared-memory descriptor swizzle field (bits 61-63) of each swizzle mode (PTX ISA 9.7.16.4.1, matrix descriptor).
+DESCRIPTOR_SWIZZLE = {"none": 0, "128B": 2, "64B": 4, "32B": 6}
+#: tcgen05.cp shapes with their multicast qualifier, as they appear in the instruction.
+CP_SHAPES = ("128x256b", "128x128b", "64x128b.warpx2::02_13", "64x128b.warpx2::01_23", "32x128b.warpx4")
+
+
+def cp_name(shape: str) -> str:
+    """The helper name of ``tcgen05.cp.cta_group::1.<shape>``.
+
+    Example:
+        >>> cp_name("32x128b.warpx4")
+        'tirx_layout_tcgen05_cp_32x128b_warpx4'
+    """
+    return PREFIX + "cp_" + shape.replace(".", "_").replace("::", "_")
+
+
+def cp_source(shape: str) -> str:
+    """CUDA source of ``cp(taddr, smem, lbo, sbo, swizzle)``: builds the shared-memory matrix descriptor (PTX ISA
+    9.7.16.4.1: bits 0-13 start address >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte offset >> 4,
+    46-48 the fixed 0b001, 49-51 base offset 0, 61-63 swizzle mode) and issues the copy.
+
+    Example:
+        >>> "tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" in cp_source("32x128b.warpx4")
+        True
+    """
+    if shape not in CP_SHAPES:
+        raise ValueError(f"cp_source: shape must be one of {CP_SHAPES}, got {shape!r}")
+    return f"""
+__device__ __forceinline__ void {cp_name(shape)}(unsigned int taddr, const void* smem, unsigned int lbo,
+                                                  unsigned int sbo, unsigned int swizzle) {{
+  unsigned long long start = (unsigned long long)__cvta_generic_to_shared(smem);
+  unsigned long long desc = ((start & 0x3FFFFull) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16)
+                          | ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 46)
+                          | ((unsigned long long)(swizzle & 7) << 61);
+  asm volatile("tcgen05.cp.cta_group::1.{shape} [%0], %1;" :: "r"(taddr), "l"(desc) : "memory");
+}}
+"""
+
+
+def cp(shape: str, taddr, smem_address, lbo: int, sbo: int, swizzle: str):
+    """One ``tcgen05.cp`` of ``shape`` from the shared matrix at ``smem_address`` (an ``address_of``) into ``taddr``.
+
+    Example:
+        >>> "cp_128x128b" in str(cp("128x128b", tvm.tirx.const(0, "uint32"), tvm.tirx.const(0), 0, 128, "none"))
+        True
+    """
+    u32 = [tvm.tirx.const(v, "uint32") for v in (lbo, sbo, DESCRIPTOR_SWIZZLE[swizzle])]
+    return _call(cp_name(shape), cp_source(shape), taddr, smem_address, *u32)
+
+
+_MBAR_INIT = PREFIX + "mbarrier_init"
+_MBAR_INIT_SRC = f"""
+__device__ __forceinline__ void {_MBAR_INIT}(void* bar, unsigned int count) {{
+  unsigned int addr = (unsigned int)__cvta_generic_to_shared(bar);
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(addr), "r"(count) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}}
+"""
+_COMMIT = PREFIX + "commit"
+_COMMIT_SRC = f"""
+__device__ __forceinline__ void {_COMMIT}(void* bar) {{
+  // Arrives on the mbarrier once this thread's earlier tcgen05 operations (the copies) are complete.
+  unsigned int addr = (unsigned int)__cvta_generic_to_shared(bar);
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(addr) : "memory");
+}}
+"""
+_MBAR_WAIT = PREFIX + "mbarrier_wait"
+_MBAR_WAIT_SRC = f"""
+__device__ __forceinline__ void {_MBAR_WAIT}(void* bar, unsigned int parity) {{
+  unsigned int addr = (unsigned int)__cvta_generic_to_shared(bar);
+  unsigned int done = 0;
+  while (!done) {{
+    asm volatile("{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }}"
+                 : "=r"(done) : "r"(addr), "r"(parity) : "memory");
+  }}
+}}
+"""
+
+
+def mbarrier_init(bar, count: int = 1):
+    """``mbarrier.init`` of the shared mbarrier at ``bar`` (an ``address_of``) for ``count`` arrivals.
+
+    Example:
+        >>> "mbarrier_init" in str(mbarrier_init(tvm.tirx.const(0)))
+        True
+    """
+    return _call(_MBAR_INIT, _MBAR_INIT_SRC, bar, tvm.tirx.const(count, "uint32"))
+
+
+def commit(bar):
+    """``tcgen05.commit ... mbarrier::arrive::one`` on ``bar``: it arrives when the thread's copies are done.
+
+    Example:
+        >>> "commit" in str(commit(tvm.tirx.const(0)))
+        True
+    """
+    return _call(_COMMIT, _COMMIT_SRC, bar)
+
+
+def mbarrier_wait(bar, parity: int = 0):
+    """Wait until the phase of ``bar`` with ``parity`` has completed.
+
+    Example:
+        >>> "mbarrier_wait" in str(mbarrier_wait(tvm.tirx.const(0)))
+        True
+    """
+    return _call(_MBAR_WAIT, _MBAR_WAIT_SRC, bar, tvm.tirx.const(parity, "uint32"))

@@ -307,6 +307,10 @@ class TmemLowering:
         if self.is_tmem(dst.buffer) and self.is_tmem(src.buffer):
             raise ValueError(f"tile_copy from {src} to {dst}: TMEM to TMEM has no tcgen05 instruction")
         tmem, other = (src, dst) if self.is_tmem(src.buffer) else (dst, src)
+        if tmem is dst and other.buffer.scope() == "shared" and not other.distributed:
+            from .tmem_cp import lower_shared_to_tmem  # tmem_cp builds on this module
+
+            return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer))
         if not other.distributed:
             raise ValueError(f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "
                              "(tcgen05.ld/st) or, from shared memory, by tcgen05.cp")  # fmt: skip
