@@ -8,6 +8,8 @@ For every ``tcgen05.ld/st`` shape the PTX ISA allows with a datapath (D: 128 row
 ``tmem_two_stage_accumulator`` is the guide's two-stage accumulator ``S[(2,128,112):(112@TCol,1@TLane,1@TCol)]``:
 224 columns, so 256 are allocated; each stage's (128, 112) window goes through ``32x32b`` loads/stores (.x64, .x32,
 .x16: 112 is no power of two).
+
+``tmem_cp_128x256b_float32`` fills TMEM from shared memory with ``tcgen05.cp`` and reads it back with ``32x32b``.
 """
 
 from __future__ import annotations
@@ -75,6 +77,32 @@ def accumulator_kernel():
     return accumulator
 
 
+# A (128, 8) float32 tile in shared memory as the tcgen05 descriptor's canonical no-swizzle K-major image: 8-row x
+# 16-byte core matrices, rows 16 bytes apart, the second 16 bytes of each row 128 bytes on (LBO), the next 8 rows
+# 256 bytes on (SBO).
+CANONICAL = TileLayout(S[(16, 8, 2, 4):(64, 4, 32, 1)]).group([128, 8])[0]
+
+
+def cp_kernel():
+    """global -> shared (canonical image) -> ``tcgen05.cp .128x256b`` -> TMEM (datapath D) -> 32x32b -> global."""
+    fragment = wg_local_layout(8)
+    tmem_layout = tmem_datapath_layout("D", 128, 8)
+
+    @T.prim_func
+    def cp_round_trip(A: T.Buffer((128, 8), "float32"), B: T.Buffer((128, 8), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        staged = T.alloc_shared((128, 8), "float32", layout=CANONICAL)
+        acc = T.alloc_tmem((128, 8), "float32", layout=tmem_layout)
+        out = T.alloc_local((128, 8), "float32", layout=fragment)
+        T.tile_copy(staged, A[0:128, 0:8])
+        T.tile_copy(acc, staged)
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(B[0:128, 0:8], out, "warpgroup")
+
+    return cp_round_trip
+
+
 def identity(a: np.ndarray) -> np.ndarray:
     """What every kernel here computes."""
     return a
@@ -82,3 +110,4 @@ def identity(a: np.ndarray) -> np.ndarray:
 
 KERNELS = {f"tmem_{s}_{d}_{p}": (round_trip_kernel(s, d, p), identity) for s, d, p in combinations()}
 KERNELS["tmem_two_stage_accumulator"] = (accumulator_kernel(), identity)
+KERNELS["tmem_cp_128x256b_float32"] = (cp_kernel(), identity)

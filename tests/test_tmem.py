@@ -9,7 +9,7 @@ import pytest
 import tvm
 
 from kernels import example_kernels, parse
-from tirx_layout import S, TCol, TileLayout, TLane, sim, tid_in_wg, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+from tirx_layout import R, S, TCol, TileLayout, TLane, sim, tid_in_wg, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
 from tirx_layout.kernel_report import kernel_source, sample_input
 from tirx_layout.sim.tmem import TensorMemory, fragment_offsets
 from tirx_layout.transform import build
@@ -201,3 +201,69 @@ def test_alloc_tmem_prints_and_parses_back():
     text = func.script()
     assert 'scope="tmem", layout=T.layout(\'S[(2, 128, 112):(112@TCol, 1@TLane, 1@TCol)]\')' in text
     tvm.ir.assert_structural_equal(parse(text), func)
+
+
+# ---- tcgen05.cp ------------------------------------------------------------------------------------------------
+
+
+def _cp_kernel(tmem_layout, rows, cols, dtype, shared_layout=None):
+    shared = "" if shared_layout is None else f", layout={shared_layout!r}"
+    return parse(f"""
+@T.prim_func
+def k(A: T.Buffer(({rows}, {cols}), "{dtype}")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    sm = T.alloc_shared(({rows}, {cols}), "{dtype}"{shared})
+    t = T.alloc_tmem(({rows}, {cols}), "{dtype}", layout={tmem_layout!r})
+    T.tile_copy(sm, A[0:{rows}, 0:{cols}])
+    T.tile_copy(t, sm)
+""")
+
+
+@pytest.mark.parametrize("dtype, sf", [("uint8", 16), ("float32", 8)])
+def test_guide_scale_factors_land_in_all_four_lane_windows_through_cp_warpx4(dtype, sf):
+    layout = TileLayout(S[(32, sf):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])  # the guide's scale-factor atom
+    # uint8: one 16-byte piece per row, row-major is canonical; float32: two pieces, 8-row core matrices
+    shared = None if dtype == "uint8" else TileLayout(S[(4, 8, 2, 4):(64, 4, 32, 1)]).group([32, 8])[0]
+    kernel = _cp_kernel(layout, 32, sf, dtype, shared)
+    cuda = build(kernel).imports[0].inspect_source()
+    copies = [c for c in calls(cuda) if c.startswith("cp_")]
+    assert copies == ["cp_32x128b_warpx4"] * (sf * np.dtype(dtype).itemsize // 16)
+    assert "tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" in cuda
+    a = (np.arange(32 * sf) % 251).astype(dtype).reshape(32, sf)
+    cells = sim.run(kernel, [a]).tmem[0]
+    words = a.view(np.uint32)
+    for window in range(4):
+        assert np.array_equal(cells[32 * window : 32 * window + 32, : words.shape[1]], words), window
+    assert not cells[:, words.shape[1] :].any()
+
+
+@pytest.mark.parametrize("multicast, layout, lane_of", [
+    ("02_13", TileLayout(S[(64, 4):(1 @ TLane, 1 @ TCol)] + R[2:64 @ TLane]), lambda r: r),
+    ("01_23", TileLayout(S[(2, 32, 4):(64 @ TLane, 1 @ TLane, 1 @ TCol)] + R[2:32 @ TLane]),
+     lambda r: 64 * (r // 32) + r % 32),
+])  # fmt: skip
+def test_cp_warpx2_multicasts(multicast, layout, lane_of):
+    rows = 64
+    tmem = layout if multicast == "02_13" else layout.group([64, 4])[0]
+    kernel = _cp_kernel(tmem, rows, 4, "float32")
+    assert [c for c in calls(build(kernel).imports[0].inspect_source()) if c.startswith("cp_")] == \
+        [f"cp_64x128b_warpx2_{multicast}"]  # fmt: skip
+    a = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+    cells = sim.run(kernel, [a]).tmem[0]
+    shift = 64 if multicast == "02_13" else 32
+    for r in range(rows):
+        for lane in (lane_of(r), lane_of(r) + shift):
+            assert np.array_equal(cells[lane, :4], a[r].view(np.uint32)), (r, lane)
+
+
+def test_cp_from_a_non_canonical_shared_layout_is_an_error_naming_both_layouts():
+    tmem = TileLayout(S[(128, 8):(1 @ TLane, 1 @ TCol)])
+    with pytest.raises(ValueError, match=r"tcgen05.cp from sm \(shared, layout S\[.*\]\) into t \(tmem, layout S\[.*canonical no-swizzle"):
+        build(_cp_kernel(tmem, 128, 8, "float32", TileLayout(S[(128, 8):(8, 1)])))  # rows 32 bytes apart
+
+
+def test_cp_into_a_lane_pattern_no_multicast_has_is_an_error():
+    tmem = TileLayout(S[(32, 4):(1 @ TLane, 1 @ TCol)] + R[2:32 @ TLane])
+    with pytest.raises(ValueError, match=r"replicas \(0, 32\) lanes apart; tcgen05.cp moves 128 rows"):
+        build(_cp_kernel(tmem, 32, 4, "float32"))

@@ -124,7 +124,7 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr):
     if shared.buffer.scope() != "shared":
         raise ValueError(f"tcgen05.cp copies from shared memory; {shared.buffer.name} is in {shared.buffer.scope()}")
     pack = 4 // shared.element_bytes
-    what = f"tcgen05.cp from shared {shared.layout} into TMEM {tmem.layout}"
+    what = f"tcgen05.cp from {shared} into {tmem}"
     shapes, column = cp_shapes(tmem, rows, cols, pack)
     for shape in shapes:
         bits = int(shape.split("x")[1].split("b")[0])
