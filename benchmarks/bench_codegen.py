@@ -1,6 +1,6 @@
 """What the assembler makes of our TMEM round trips, against the same kernels written with upstream TVM's
 ``Tx.wg.copy_async`` (its tcgen05.ld/st dispatch), in one table: registers per thread (``ptxas -v``), PTX
-instructions in the kernel, and tcgen05 PTX instructions.
+instructions in the kernel, and tcgen05 PTX instructions (all, the ld/st among them, the fences among them).
 
 The upstream kernels declare their TMEM buffer with ``allocated_addr=0`` (the address a CTA's only allocation gets):
 upstream 0.27 does not build ``allocated_addr=<shared slot>[0]`` in a ``T.device_entry()`` kernel (MakePackedAPI
@@ -84,14 +84,18 @@ def assemble(cuda: str) -> dict:
     lines = [line.strip() for line in body.splitlines()]
     instructions = [line for line in lines if line.endswith(";") and not line.startswith((".", "//", "{", "}"))]
     tcgen05 = [line for line in instructions if "tcgen05." in line]
-    return {"registers": registers, "instructions": len(instructions), "tcgen05": len(tcgen05)}
+    moves = [line for line in tcgen05 if line.startswith(("tcgen05.ld", "tcgen05.st"))]
+    fences = [line for line in tcgen05 if line.startswith("tcgen05.fence")]
+    return {"registers": registers, "instructions": len(instructions), "tcgen05": len(tcgen05),
+            "ld/st": len(moves), "fences": len(fences)}  # fmt: skip
 
 
 def main() -> None:
     if find_nvcc() is None:
         print("bench_codegen: nvcc not found; nothing to measure")
         return
-    header = f"{'kernel':34} {'regs ours/up':>13} {'PTX instrs ours/up':>19} {'tcgen05 ours/up':>16}"
+    keys = ("registers", "instructions", "tcgen05", "ld/st", "fences")
+    header = f"{'kernel (ours/upstream)':34}" + "".join(f"{k:>14}" for k in keys)
     print(header)
     print("-" * len(header))
     for shape, dtype, datapath in tmem_round_trips.combinations():
@@ -106,8 +110,7 @@ def main() -> None:
         if "error" in theirs or "error" in ours:
             print(f"{name:34} ours {ours}  upstream: {theirs.get('error', theirs)}")
             continue
-        cells = [f"{ours[k]}/{theirs[k]}" for k in ("registers", "instructions", "tcgen05")]
-        print(f"{name:34} {cells[0]:>13} {cells[1]:>19} {cells[2]:>16}")
+        print(f"{name:34}" + "".join(f"{f'{ours[k]}/{theirs[k]}':>14}" for k in keys))
 
 
 if __name__ == "__main__":
