@@ -30,11 +30,13 @@ def combinations() -> list[tuple[str, str, str]]:
     return [(s, d, p) for p in "DF" for s in SHAPES for d in DTYPES if not (p == "F" and s == "32x32b")]
 
 
-def round_trip_kernel(shape: str, dtype: str, datapath: str, cols: int = COLS):
-    """The round trip through a ``datapath`` TMEM tile with ``shape`` fragments."""
+def round_trip_kernel(shape: str, dtype: str, datapath: str, cols: int = COLS, load_shape: str | None = None):
+    """The round trip through a ``datapath`` TMEM tile, stored from a ``shape`` fragment and loaded into a
+    ``load_shape`` one (the same shape by default)."""
     rows = 128 if datapath == "D" else 64
     tmem_layout = tmem_datapath_layout(datapath, rows, cols)
     fragment = tcgen05_atom_layout(shape, (rows, cols), dtype)
+    loaded = tcgen05_atom_layout(load_shape or shape, (rows, cols), dtype)
 
     @T.prim_func
     def round_trip(A: T.Buffer((rows, cols), dtype), B: T.Buffer((rows, cols), dtype)):
@@ -42,7 +44,7 @@ def round_trip_kernel(shape: str, dtype: str, datapath: str, cols: int = COLS):
         tx = T.thread_id([128])
         acc = T.alloc_tmem((rows, cols), dtype, layout=tmem_layout)
         into = T.alloc_local((rows, cols), dtype, layout=fragment)
-        out = T.alloc_local((rows, cols), dtype, layout=fragment)
+        out = T.alloc_local((rows, cols), dtype, layout=loaded)
         T.tile_copy(into, A[0:rows, 0:cols], "warpgroup")
         T.tile_copy(acc, into, "warpgroup")
         T.tile_copy(out, acc, "warpgroup")
@@ -109,5 +111,9 @@ def identity(a: np.ndarray) -> np.ndarray:
 
 
 KERNELS = {f"tmem_{s}_{d}_{p}": (round_trip_kernel(s, d, p), identity) for s, d, p in combinations()}
+# Stored with a 16-lane shape, loaded with 32x32b: the simulator's fragment figures (from the PTX ISA) and
+# tcgen05_atom_layout were written separately, and must agree on where every element lands.
+KERNELS.update({f"tmem_cross_{s}_to_32x32b": (round_trip_kernel(s, "float32", "D", load_shape="32x32b"), identity)
+                for s in SHAPES[1:]})  # fmt: skip
 KERNELS["tmem_two_stage_accumulator"] = (accumulator_kernel(), identity)
 KERNELS["tmem_cp_128x256b_float32"] = (cp_kernel(), identity)
