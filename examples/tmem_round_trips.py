@@ -9,6 +9,7 @@ For every ``tcgen05.ld/st`` shape the PTX ISA allows with a datapath (D: 128 row
 224 columns, so 256 are allocated; each stage's (128, 112) window goes through ``32x32b`` loads/stores (.x64, .x32,
 .x16: 112 is no power of two).
 
+``tmem_32x32b_<dtype>_B`` is datapath B (two column halves on the two lane halves) through 32x32b.
 ``tmem_cp_128x256b_float32`` fills TMEM from shared memory with ``tcgen05.cp`` and reads it back with ``32x32b``.
 """
 
@@ -18,7 +19,8 @@ import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (T.alloc_tmem, layout=..., T.tile_copy, the pipeline)
-from tirx_layout import S, TCol, TileLayout, TLane, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+from tirx_layout import (S, TCol, TileLayout, TLane, tcgen05_atom_layout, tid_in_wg, tmem_datapath_layout,
+                         wg_local_layout)
 
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -105,6 +107,27 @@ def cp_kernel():
     return cp_round_trip
 
 
+def datapath_b_kernel(dtype: str, cols: int = COLS):
+    """Datapath B (64 rows, column halves on lanes 0-63 and 64-127) through 32x32b: thread ``r + 64h`` holds row
+    ``r``'s half ``h``, which is TMEM lane ``r + 64h``."""
+    tmem_layout = tmem_datapath_layout("B", 64, cols)
+    fragment = TileLayout(S[(64, 2, cols // 2):(1 @ tid_in_wg, 64 @ tid_in_wg, 1)])
+
+    @T.prim_func
+    def datapath_b(A: T.Buffer((64, cols), dtype), B: T.Buffer((64, cols), dtype)):
+        T.device_entry()
+        tx = T.thread_id([128])
+        acc = T.alloc_tmem((64, cols), dtype, layout=tmem_layout)
+        into = T.alloc_local((64, cols), dtype, layout=fragment)
+        out = T.alloc_local((64, cols), dtype, layout=fragment)
+        T.tile_copy(into, A[0:64, 0:cols], "warpgroup")
+        T.tile_copy(acc, into, "warpgroup")
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(B[0:64, 0:cols], out, "warpgroup")
+
+    return datapath_b
+
+
 def identity(a: np.ndarray) -> np.ndarray:
     """What every kernel here computes."""
     return a
@@ -116,4 +139,5 @@ KERNELS = {f"tmem_{s}_{d}_{p}": (round_trip_kernel(s, d, p), identity) for s, d,
 KERNELS.update({f"tmem_cross_{s}_to_32x32b": (round_trip_kernel(s, "float32", "D", load_shape="32x32b"), identity)
                 for s in SHAPES[1:]})  # fmt: skip
 KERNELS["tmem_two_stage_accumulator"] = (accumulator_kernel(), identity)
+KERNELS.update({f"tmem_32x32b_{d}_B": (datapath_b_kernel(d), identity) for d in DTYPES})
 KERNELS["tmem_cp_128x256b_float32"] = (cp_kernel(), identity)

@@ -120,6 +120,23 @@ def _fragment_table(layout, rows: int, cols: int):
     return thread, places.get("m", np.zeros((rows, cols), np.int64))
 
 
+def _lane_space(thread, slot, places: dict, describe: str):
+    """The copy re-indexed by TMEM position: row = rank of the element's lane among the lanes the tile uses,
+    column = its TMEM column minus the first. Datapaths D and F keep their logical order; B (two column halves
+    on lanes 0-63 and 64-127) becomes one 128-lane tile of half the columns, which 32x32b moves."""
+    lanes, cols = places["TLane"], places["TCol"]
+    used_lanes, used_cols = np.unique(lanes), np.unique(cols)
+    if used_lanes.size * used_cols.size != lanes.size or (used_cols != used_cols[0] + np.arange(used_cols.size)).any():
+        raise ValueError(f"{describe}: the tile does not fill a block of TMEM lanes x consecutive columns")
+    row, col = np.searchsorted(used_lanes, lanes), cols - used_cols[0]
+    shape = (used_lanes.size, used_cols.size)
+    out_thread, out_slot = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
+    out_thread[row, col], out_slot[row, col] = thread, slot
+    grid_lanes = np.broadcast_to(used_lanes[:, None], shape)
+    grid_cols = np.broadcast_to(used_cols[None, :], shape)
+    return out_thread, out_slot, {"TLane": grid_lanes, "TCol": grid_cols}
+
+
 class TmemCopy:
     """How one TMEM <-> fragment copy is issued: the shape, the column chunks and the lane bases."""
 
@@ -133,6 +150,9 @@ class TmemCopy:
         if self.pack not in (1, 2):
             raise ValueError(f"{self.describe}: tcgen05.ld/st move 32- or 16-bit data, not {dtype}")
         thread, slot = _fragment_table(fragment, rows, cols)
+        thread, slot, tmem_places = _lane_space(thread, slot, tmem_places, self.describe)
+        self.rows, self.cols = thread.shape
+        self._where = tmem_places
         reasons = []
         for shape in SHAPES:
             reason = self._match(shape, thread, slot)
@@ -140,7 +160,8 @@ class TmemCopy:
                 break
             reasons.append(f"{shape}: {reason}")
         else:
-            raise ValueError(f"no tcgen05.ld/st shape moves {self.describe}: " + "; ".join(reasons))
+            raise ValueError(f"no tcgen05.ld/st shape moves {self.describe}: " + "; ".join(reasons)
+                             + " (warp w of a warpgroup moves TMEM lanes 32w..32w+31, PTX ISA 9.7.16.2.1)")
         self._place(tmem_places)
 
     def _match(self, shape: str, thread, slot) -> str | None:
@@ -159,8 +180,9 @@ class TmemCopy:
             offset += slot_count(atom)
         if (want_thread != thread).any() or (want_slot != slot).any():
             r, c = np.argwhere((want_thread != thread) | (want_slot != slot))[0]
-            return (f"element ({r}, {c}) would be in thread {want_thread[r, c]} slot {want_slot[r, c]}, the fragment "
-                    f"has it in thread {thread[r, c]} slot {slot[r, c]}")  # fmt: skip
+            lane, col = self._where["TLane"][r, c], self._where["TCol"][r, c]
+            return (f"the element at TMEM lane {lane} column {col} would be in thread {want_thread[r, c]} slot "
+                    f"{want_slot[r, c]}, the fragment has it in thread {thread[r, c]} slot {slot[r, c]}")  # fmt: skip
         self.shape, self.chunks = shape, chunks
         return None
 
@@ -181,8 +203,8 @@ class TmemCopy:
             block = lanes[q * group : (q + 1) * group]
             base = int(block[0, 0])
             if (block - np.arange(group)[:, None] != base).any():
-                raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are not on consecutive "
-                                 f"TMEM lanes in every column ({self.shape} moves {group} consecutive lanes)")  # fmt: skip
+                raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are not on "
+                                 f"consecutive TMEM lanes ({self.shape} moves {group} consecutive lanes)")  # fmt: skip
             # PTX ISA 9.7.16.2.1 (TMEM access restrictions): warp w%4 of a warpgroup reaches lanes 32(w%4)..+31.
             if base // 32 != warp or base % group:
                 raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are moved by warp {warp},"
