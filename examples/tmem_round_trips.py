@@ -10,7 +10,8 @@ For every ``tcgen05.ld/st`` shape the PTX ISA allows with a datapath (D: 128 row
 .x16: 112 is no power of two).
 
 ``tmem_32x32b_<dtype>_B`` is datapath B (two column halves on the two lane halves) through 32x32b.
-``tmem_cp_128x256b_float32`` fills TMEM from shared memory with ``tcgen05.cp`` and reads it back with ``32x32b``.
+``tmem_cp_128x256b_float32`` fills TMEM from shared memory with ``tcgen05.cp`` and reads it back with ``32x32b``;
+``tmem_cp_128x128b_float16_<mode>`` does the same from a 32B/64B/128B-swizzled MMA operand tile.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (T.alloc_tmem, layout=..., T.tile_copy, the pipeline)
-from tirx_layout import (S, TCol, TileLayout, TLane, tcgen05_atom_layout, tid_in_wg, tmem_datapath_layout,
-                         wg_local_layout)
+from tirx_layout import (S, TCol, TileLayout, TLane, mma_shared_layout, tcgen05_atom_layout, tid_in_wg,
+                         tmem_datapath_layout, wg_local_layout)
 
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -128,6 +129,30 @@ def datapath_b_kernel(dtype: str, cols: int = COLS):
     return datapath_b
 
 
+def swizzled_cp_kernel(mode: str):
+    """A (128, 64) fp16 tile in the ``mode``-swizzled MMA operand layout (``mma_shared_layout``), into TMEM by
+    ``tcgen05.cp .128x128b`` with the descriptor's swizzle, back out with 32x32b. The buffer is aligned to the
+    swizzle's repeat (8 rows of the swizzle width), as the hardware swizzles absolute addresses."""
+    shared = mma_shared_layout("float16", mode, (128, 64))
+    tmem_layout = tmem_datapath_layout("D", 128, 64)
+    fragment = wg_local_layout(64)
+    repeat = 8 * int(mode[:-1])
+
+    @T.prim_func
+    def swizzled_cp(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        staged = T.alloc_shared((128, 64), "float16", layout=shared, align=repeat)
+        acc = T.alloc_tmem((128, 64), "float16", layout=tmem_layout)
+        out = T.alloc_local((128, 64), "float16", layout=fragment)
+        T.tile_copy(staged, A[0:128, 0:64])
+        T.tile_copy(acc, staged)
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(B[0:128, 0:64], out, "warpgroup")
+
+    return swizzled_cp
+
+
 def identity(a: np.ndarray) -> np.ndarray:
     """What every kernel here computes."""
     return a
@@ -141,3 +166,4 @@ KERNELS.update({f"tmem_cross_{s}_to_32x32b": (round_trip_kernel(s, "float32", "D
 KERNELS["tmem_two_stage_accumulator"] = (accumulator_kernel(), identity)
 KERNELS.update({f"tmem_32x32b_{d}_B": (datapath_b_kernel(d), identity) for d in DTYPES})
 KERNELS["tmem_cp_128x256b_float32"] = (cp_kernel(), identity)
+KERNELS.update({f"tmem_cp_128x128b_float16_{m}": (swizzled_cp_kernel(m), identity) for m in ("32B", "64B", "128B")})

@@ -9,7 +9,8 @@ import pytest
 import tvm
 
 from kernels import example_kernels, parse
-from tirx_layout import R, S, TCol, TileLayout, TLane, sim, tid_in_wg, tmem_datapath_layout, wg_local_layout
+from tirx_layout import (R, S, TCol, TileLayout, TLane, mma_shared_layout, sim, tid_in_wg, tmem_datapath_layout,
+                         wg_local_layout)
 from tirx_layout.kernel_report import kernel_source
 from tirx_layout.sim.tmem import TensorMemory, fragment_offsets
 from tirx_layout.transform import build
@@ -251,10 +252,27 @@ def test_cp_warpx2_multicasts(multicast, layout, lane_of):
             assert np.array_equal(cells[lane, :4], a[r].view(np.uint32)), (r, lane)
 
 
+@pytest.mark.parametrize("mode, field, sbo", [("32B", 6, 256), ("64B", 4, 512), ("128B", 2, 1024)])
+def test_swizzled_cp_descriptor_takes_the_shared_layouts_swizzle(mode, field, sbo):
+    # test_examples.py simulates and assembles these; here: 8 copies of 16 bytes per row, the descriptor fields
+    cuda = build(KERNELS[f"tmem_cp_128x128b_float16_{mode}"][0]).imports[0].inspect_source()
+    body = kernel_source(cuda)
+    copies = re.findall(r"tirx_layout_tcgen05_cp_128x128b\((.*)\);", body)
+    assert len(copies) == 8
+    assert all(c.endswith(f"(uint)16, (uint){sbo}, (uint){field}") for c in copies)
+    assert f"__shared__ alignas({8 * int(mode[:-1])}) half staged_ptr" in body
+
+
+def test_swizzled_cp_needs_the_buffer_aligned_to_the_swizzle_repeat():
+    shared = mma_shared_layout("float16", "128B", (128, 64))
+    with pytest.raises(ValueError, match=r"128B swizzle .* declare sm with align=1024 \(it has 64\)"):
+        build(_cp_kernel(tmem_datapath_layout("D", 128, 64), 128, 64, "float16", shared))
+
+
 def test_cp_from_a_non_canonical_shared_layout_is_an_error_naming_both_layouts():
     tmem = TileLayout(S[(128, 8):(1 @ TLane, 1 @ TCol)])
     with pytest.raises(ValueError, match=r"tcgen05.cp from sm \(shared, layout S\[.*\]\) into t \(tmem, layout "
-                                         r"S\[.*canonical no-swizzle"):
+                                         r"S\[.*canonical K-major image"):
         build(_cp_kernel(tmem, 128, 8, "float32", TileLayout(S[(128, 8):(8, 1)])))  # rows 32 bytes apart
 
 

@@ -236,22 +236,29 @@ def _shared_word(interp, expr, what: str):
 
 
 def _cp(interp, tm, shape: str, args) -> None:
-    """tcgen05.cp, per issuing thread: the descriptor's canonical address walk (PTX ISA 9.7.16.4.1), no swizzle."""
+    """tcgen05.cp, per issuing thread: the descriptor's canonical address walk, then its swizzle (PTX ISA
+    9.7.16.4.1). Shared addresses are buffer-relative: the lowering makes a swizzled buffer aligned to the repeat."""
     if shape not in _CP:
         raise SimulationError(f"the simulator does not implement tcgen05.cp.{shape}")
     rows, pieces, lanes_of = _CP[shape]
     memory, start = _shared_word(interp, args[1], "tcgen05.cp")
     taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
     lbo, sbo, swizzle = (int(np.asarray(interp.eval(a)).flat[0]) for a in args[2:5])
-    if swizzle:
-        raise SimulationError(f"the simulator models no-swizzle tcgen05.cp descriptors only (swizzle field {swizzle})")
+    # descriptor swizzle field -> log2 of (swizzle width / 16 bytes): none, 128B, 64B, 32B (PTX ISA 9.7.16.4.1)
+    if swizzle not in _SWIZZLE_FIELD:
+        raise SimulationError(f"tcgen05.cp descriptor swizzle field {swizzle} is not modelled")
+    bits = _SWIZZLE_FIELD[swizzle]
+    if bits and pieces != 1:
+        raise SimulationError(f"the simulator models swizzled tcgen05.cp for 128-bit rows only, not {shape}")
     size = memory.data.dtype.itemsize
     for t in np.nonzero(interp.mask)[0]:
         base = int(start[t]) * size
         lane0, col0 = int(taddrs[t]) >> 16, int(taddrs[t]) & 0xFFFF
         for r in range(rows):
             for p in range(pieces):
-                byte = base + (r // 8) * sbo + (r % 8) * 16 + p * lbo
+                byte = base + (r // 8) * sbo + (r % 8) * (16 << bits) + p * lbo
+                # the swizzle: 16-byte chunk bits [4, 4+s) XOR row bits [7, 7+s) of the (aligned) shared address
+                byte ^= ((byte >> 7) & ((1 << bits) - 1)) << 4
                 if byte % 16:
                     raise SimulationError(f"tcgen05.cp reads shared memory at byte {byte}, not 16-byte aligned")
                 index = byte // size + np.arange(16 // size)
@@ -264,6 +271,9 @@ def _cp(interp, tm, shape: str, args) -> None:
                     if not 0 <= lane0 + lane < LANES:
                         raise OutOfBounds(f"tcgen05.cp.{shape} writes TMEM lane {lane0 + lane}")
                     tm.cells[lane0 + lane, cols] = words
+
+
+_SWIZZLE_FIELD = {0: 0, 2: 3, 4: 2, 6: 1}
 
 
 def _barrier(interp, tm, what: str, args) -> None:

@@ -6,9 +6,11 @@ replica ``.64x128b.warpx2::01_23``; 128 rows without replicas ``.128x256b`` (or 
 whole number of 256-bit pieces or the shared layout has no single leading byte offset). Each instruction moves 128
 (256) bits of every row; wider rows take several, one TMEM column group after another.
 
-The shared layout must be the descriptor's canonical no-swizzle K-major image (PTX ISA 9.7.16.4.1, "Shared memory
-descriptor"): row ``r`` of an instruction's tile at ``start + (r//8)*SBO + (r%8)*16`` bytes, its second 128-bit piece
-(256-bit shapes) at ``+ LBO``. The descriptor is built from the start, LBO and SBO read off the layout.
+The shared layout must be the descriptor's canonical K-major image (PTX ISA 9.7.16.4.1, "Shared memory descriptor"
+and the canonical layouts): before the swizzle, row ``r`` of an instruction's tile at ``start + (r//8)*SBO +
+(r%8)*W`` bytes, ``W`` the swizzle width (32/64/128 bytes; 16 without a swizzle), the second 128-bit piece of a
+256-bit shape (no swizzle) at ``+ LBO``. The swizzle is the layout's own (``swizzle_mode``); the hardware applies it
+to absolute addresses, so a swizzled buffer must be aligned to the pattern's repeat (``align=`` 256/512/1024).
 
 One thread issues the copies and commits them to an mbarrier every thread then waits on.
 """
@@ -19,10 +21,13 @@ import numpy as np
 import tvm
 from tvm import tirx
 
+from ..constructors import swizzle_mode
+from ..swizzle import ComposeLayout
 from . import tcgen05_calls as calls
 from ._rewrite import AllocBuffer, sequence
 from .tmem import layout_places
 
+SWIZZLE_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128}  # bytes between rows 0..7 of a core matrix group
 # shape -> (rows, replica lane offsets, lane of row r)
 _LANE_PATTERNS = {
     "128x256b": (128, (0,), lambda r: r),
@@ -81,19 +86,38 @@ def cp_shapes(tmem, rows: int, cols: int, pack: int) -> tuple[list[str], int]:
     return shapes, col0 // pack
 
 
-def _descriptors(shared, rows: int, cols: int, bits: int, what: str) -> list[tuple[int, int, int]] | None:
-    """``(start element, LBO bytes, SBO bytes)`` per instruction, or ``None`` if the layout is not canonical."""
+def _swizzle(shared, what: str) -> tuple[str, object]:
+    """The shared layout's swizzle mode and its unswizzled tile layout (``None`` for a row-major buffer)."""
+    layout = shared.layout
+    if not isinstance(layout, ComposeLayout):
+        return "none", layout
+    mode = swizzle_mode(layout, shared.dtype)
+    if mode != "none":
+        repeat = 8 * SWIZZLE_BYTES[mode]  # 8 rows of the swizzle width: where the XOR pattern repeats
+        if int(shared.buffer.data_alignment) < repeat:
+            raise ValueError(f"{what}: the {mode} swizzle is applied by the hardware to absolute shared addresses; "
+                             f"declare {shared.buffer.name} with align={repeat} (it has "
+                             f"{int(shared.buffer.data_alignment)})")  # fmt: skip
+    return mode, layout.tile_layout
+
+
+def _descriptors(shared, rows: int, cols: int, bits: int, what: str):
+    """``(swizzle mode, [(start element, LBO bytes, SBO bytes)] per instruction)``, or ``None`` if the shared tile
+    is not the descriptor's canonical K-major image: before the swizzle, row ``r`` of an instruction at
+    ``start + (r//8)*SBO + (r%8)*W`` bytes with ``W`` the swizzle width (16 bytes without one), its second 128-bit
+    piece (256-bit shapes, no swizzle) at ``+ LBO``."""
     size = shared.element_bytes
-    if shared.layout is not None and not hasattr(shared.layout, "shard"):
-        raise ValueError(f"{what}: swizzled shared layouts are not supported by tcgen05.cp lowering yet "
-                         f"({shared.layout}); use a no-swizzle K-major layout")  # fmt: skip
+    mode, tile = _swizzle(shared, what)
+    row_bytes = SWIZZLE_BYTES[mode]
+    if mode != "none" and bits != 128:
+        return None
     grids = _grid(shared, rows, cols)
-    if shared.layout is None:
+    if tile is None:
         flat = np.zeros((rows, cols), np.int64)
         for g, e in zip(grids, shared.shape, strict=True):
             flat = flat * e + g
     else:
-        flat = layout_places(shared.layout, grids, shared.shape)["m"]
+        flat = layout_places(tile, grids, shared.shape)["m"]
     address = flat * size
     width = bits // 8 // size  # elements per instruction row
     r = np.arange(rows)[:, None]
@@ -103,12 +127,12 @@ def _descriptors(shared, rows: int, cols: int, bits: int, what: str) -> list[tup
         start = int(block[0, 0])
         sbo = int(block[8, 0] - start) if rows > 8 else 0
         piece = np.arange(width)[None, :] * size
-        lbo = int(block[0, 16 // size] - start) if bits == 256 else 0
-        want = start + (r // 8) * sbo + (r % 8) * 16 + (piece // 16) * lbo + piece % 16
+        lbo = int(block[0, 16 // size] - start) if bits == 256 else 16 * (mode != "none")
+        want = start + (r // 8) * sbo + (r % 8) * row_bytes + (piece // 16) * lbo + piece % 16
         if (block != want).any() or start % 16 or sbo % 16 or lbo % 16 or min(sbo, lbo) < 0 or max(sbo, lbo) >= 1 << 18:
             return None
         out.append((start // size, lbo, sbo))
-    return out
+    return mode, out
 
 
 def lower_shared_to_tmem(tmem, shared, threads, taddr):
@@ -128,12 +152,14 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr):
     shapes, column = cp_shapes(tmem, rows, cols, pack)
     for shape in shapes:
         bits = int(shape.split("x")[1].split("b")[0])
-        plan = _descriptors(shared, rows, cols, bits, what)
-        if plan is not None:
+        found = _descriptors(shared, rows, cols, bits, what)
+        if found is not None:
+            mode, plan = found
             break
     else:
-        raise ValueError(f"{what}: the shared tile is not the canonical no-swizzle K-major image (row r at "
-                         "start + (r//8)*SBO + (r%8)*16 bytes, 16-byte aligned)")  # fmt: skip
+        raise ValueError(f"{what}: the shared tile is not the descriptor's canonical K-major image (before the "
+                         "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
+                         "16-byte aligned)")  # fmt: skip
     bar = tvm.tirx.decl_buffer((1,), "uint64", f"{tmem.buffer.name}_cp_bar", scope="shared")
     bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
     first = threads.index == 0
@@ -141,7 +167,7 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr):
     for i, (start, lbo, sbo) in enumerate(plan):
         source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start)]))
         address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
-        copies.append(calls.cp(shape, address, source, lbo, sbo, "none"))
+        copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
     return sequence([
         shared.declaration(), AllocBuffer(bar),
         tirx.IfThenElse(first, calls.mbarrier_init(bar_address), None),
