@@ -1,18 +1,19 @@
 """Tensor memory and the tcgen05 instructions, simulated from the PTX ISA (not from our layout constructors).
 
-One CTA's TMEM is 128 lanes x 512 columns of 32 bits (PTX ISA 9.7.16.1). The instructions arrive as calls of the
+One CTA's TMEM is 128 lanes x 512 columns of 32 bits (PTX ISA, "Tensor Memory"). The instructions arrive as calls of the
 helpers ``tirx_layout_tcgen05_<what>`` (``transform/tcgen05_calls.py``); their meaning here is written from the
 PTX ISA text only:
 
 * ``alloc(slot, nCols)``: one whole warp; nCols a power of two in [32, 512]; the columns are the lowest free aligned
   range; the address (lane 0, first column) is written to the shared-memory ``slot``; no alloc after
   ``relinquish_alloc_permit``. ``dealloc(taddr, nCols)`` frees exactly an allocated range. Every allocation must be
-  freed before the CTA exits (9.7.16.7.1).
+  freed before the CTA exits (tcgen05.alloc/dealloc).
 * ``ld/st_<shape>_x<N>(taddr, registers)``: every thread of each issuing warp (``.sync.aligned``), one ``taddr``
-  per warp (lane in bits 31-16, column in bits 15-0). Lane ``l``'s register ``r`` holds (9.7.16.8.3, "Matrix
+  per warp (lane in bits 31-16, column in bits 15-0). Lane ``l``'s register ``r`` holds (9.7.16.2.3.1, "Matrix
   fragments"): 32x32b ``(l, r)``; 16x64b ``(l//4 + 8(l%2), (l//2)%2 + 2r)``; 16x128b ``(l//4 + 8(r%2),
   l%4 + 4(r//2))``; 16x256b ``(l//4 + 8((r//2)%2), r%2 + 2(l%4) + 8(r//4))``, as (lane, column) offsets from
-  ``taddr``. Warp ``w`` may touch lanes ``32(w%4)..32(w%4)+31`` only (9.7.16.2.1), and only allocated columns.
+  ``taddr``. Warp ``w`` may touch lanes ``32(w%4)..32(w%4)+31`` only (9.7.16.8.1, access restrictions), and
+  only allocated columns.
 * ``wait_ld`` / ``wait_st`` / fences: ordering only; the simulator completes every access at once.
 """
 
@@ -29,7 +30,8 @@ LANES, COLUMNS = 128, 512
 PREFIX = "tirx_layout_tcgen05_"
 _LD_ST = re.compile(r"tirx_layout_tcgen05_(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
 _NO_OPS = ("wait_ld", "wait_st", "fence_before", "fence_after", "fence_proxy_async")
-# tcgen05.cp (PTX ISA 9.7.16.8.1): rows, 128-bit pieces per row, lane(s) of row r relative to taddr's lane.
+# tcgen05.cp (PTX ISA, tcgen05.cp shapes and multicast): rows, 128-bit pieces per row, lane(s) of row r relative
+# to taddr's lane.
 _CP = {
     "128x256b": (128, 2, lambda r: [r]),
     "128x128b": (128, 1, lambda r: [r]),
@@ -237,14 +239,15 @@ def _shared_word(interp, expr, what: str):
 
 def _cp(interp, tm, shape: str, args) -> None:
     """tcgen05.cp, per issuing thread: the descriptor's canonical address walk, then its swizzle (PTX ISA
-    9.7.16.4.1). Shared addresses are buffer-relative: the lowering makes a swizzled buffer aligned to the repeat."""
+    "Shared Memory Descriptor"). Shared addresses are buffer-relative: the lowering makes a swizzled buffer aligned
+    to the repeat."""
     if shape not in _CP:
         raise SimulationError(f"the simulator does not implement tcgen05.cp.{shape}")
     rows, pieces, lanes_of = _CP[shape]
     memory, start = _shared_word(interp, args[1], "tcgen05.cp")
     taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
     lbo, sbo, swizzle = (int(np.asarray(interp.eval(a)).flat[0]) for a in args[2:5])
-    # descriptor swizzle field -> log2 of (swizzle width / 16 bytes): none, 128B, 64B, 32B (PTX ISA 9.7.16.4.1)
+    # descriptor swizzle field -> log2(swizzle width / 16 bytes): none, 128B, 64B, 32B ("Shared Memory Descriptor")
     if swizzle not in _SWIZZLE_FIELD:
         raise SimulationError(f"tcgen05.cp descriptor swizzle field {swizzle} is not modelled")
     bits = _SWIZZLE_FIELD[swizzle]
@@ -299,7 +302,7 @@ def _barrier(interp, tm, what: str, args) -> None:
 
 
 def finish(interp) -> None:
-    """Check, when a CTA exits, that it freed its TMEM (PTX ISA 9.7.16.7.1).
+    """Check, when a CTA exits, that it freed its TMEM (PTX ISA, tcgen05.alloc/dealloc).
 
     Example: called by ``tirx_layout.sim.run`` after each CTA; raises ``SimulationError`` on a leak.
     """

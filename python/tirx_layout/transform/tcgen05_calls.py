@@ -4,11 +4,11 @@ Each helper is a ``__device__`` function whose source rides in TVM's ``tirx.cuda
 generator prints every distinct helper once, above the kernel). Helper names are ``tirx_layout_tcgen05_<what>``;
 the simulator (``tirx_layout.sim.tmem``) executes a call from its name and arguments alone.
 
-PTX ISA sections (PTX ISA 8.6+, "Tensor Memory" chapter of the tcgen05 instructions):
-* 9.7.16.7.1 ``tcgen05.alloc`` / ``tcgen05.dealloc`` / ``tcgen05.relinquish_alloc_permit`` -- one warp, ``.sync
+PTX ISA, tcgen05 chapter (section numbers as in PTX ISA 9.2; they shift between releases, so titles are given too):
+* ``tcgen05.alloc`` / ``tcgen05.dealloc`` / ``tcgen05.relinquish_alloc_permit`` -- one warp, ``.sync
   .aligned``; ``nCols`` a power of two in [32, 512]; alloc writes the TMEM address into shared memory.
-* 9.7.16.8.3 / .4 ``tcgen05.ld`` / ``tcgen05.st`` ``.sync.aligned.<shape>.x<N>.b32``; 9.7.16.8.5 ``tcgen05.wait``.
-* 9.7.16.6.1 TMEM addresses: bits 31-16 the lane, bits 15-0 the 32-bit column.
+* ``tcgen05.ld`` / ``tcgen05.st`` ``.sync.aligned.<shape>.x<N>.b32`` (shapes: 9.7.16.2.3); ``tcgen05.wait``.
+* "Tensor Memory Addressing": bits 31-16 the lane, bits 15-0 the 32-bit column.
 
 Registers travel through ``__builtin_memcpy`` so that 16-bit fragments (two elements per 32-bit register) need no
 alignment beyond their own; nvcc turns the copies into plain register moves.
@@ -20,13 +20,13 @@ import tvm
 from tvm import tirx
 
 PREFIX = "tirx_layout_tcgen05_"
-#: 32-bit registers per thread for one repetition (``.x1``) of each ``tcgen05.ld/st`` shape (PTX ISA 9.7.16.8.3).
+#: 32-bit registers per thread for one repetition (``.x1``) of each ``tcgen05.ld/st`` shape (PTX ISA 9.7.16.2.3).
 REGISTERS_PER_NUM = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4}
 
 _ALLOC = PREFIX + "alloc"
 _ALLOC_SRC = f"""
 __device__ __forceinline__ void {_ALLOC}(void* slot, unsigned int ncols) {{
-  // PTX ISA 9.7.16.7.1: the allocated TMEM address is written to the shared-memory slot.
+  // PTX ISA, tcgen05.alloc: the allocated TMEM address is written to the shared-memory slot.
   unsigned int smem = (unsigned int)__cvta_generic_to_shared(slot);
   asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" :: "r"(smem), "r"(ncols) : "memory");
 }}
@@ -53,7 +53,8 @@ def _simple(name: str, ptx: str) -> tuple[str, str]:
 _SIMPLE = {
     "wait_ld": _simple("wait_ld", "tcgen05.wait::ld.sync.aligned;"),
     "wait_st": _simple("wait_st", "tcgen05.wait::st.sync.aligned;"),
-    # Around a CTA barrier, so that tcgen05 work before it is ordered with tcgen05 work after it (PTX ISA 9.7.16.6.4).
+    # Around a CTA barrier, so that tcgen05 work before it is ordered with tcgen05 work after it (PTX ISA:
+    # tcgen05.fence, tcgen05 memory consistency).
     "fence_before": _simple("fence_before", "tcgen05.fence::before_thread_sync;"),
     "fence_after": _simple("fence_after", "tcgen05.fence::after_thread_sync;"),
     # Generic-proxy writes to shared memory made visible to tcgen05.cp, which reads through the async proxy.
@@ -153,9 +154,9 @@ def ld_st(kind: str, shape: str, num: int, taddr, registers):
     return _call(ld_st_name(kind, shape, num), ld_st_source(kind, shape, num), taddr, registers)
 
 
-# ---- tcgen05.cp and its completion (PTX ISA 9.7.16.8.1 tcgen05.cp, 9.7.16.9 tcgen05.commit, 9.7.13.15 mbarrier) ---
+# ---- tcgen05.cp and its completion (PTX ISA: tcgen05.cp, tcgen05.commit, mbarrier) ---
 
-#: Shared-memory descriptor swizzle field (bits 61-63) of each swizzle mode (PTX ISA 9.7.16.4.1, matrix descriptor).
+#: Shared-memory descriptor swizzle field (bits 61-63) of each swizzle mode (PTX ISA, "Shared Memory Descriptor").
 DESCRIPTOR_SWIZZLE = {"none": 0, "128B": 2, "64B": 4, "32B": 6}
 #: tcgen05.cp shapes with their multicast qualifier, as they appear in the instruction.
 CP_SHAPES = ("128x256b", "128x128b", "64x128b.warpx2::02_13", "64x128b.warpx2::01_23", "32x128b.warpx4")
@@ -173,8 +174,8 @@ def cp_name(shape: str) -> str:
 
 def cp_source(shape: str) -> str:
     """CUDA source of ``cp(taddr, smem, lbo, sbo, swizzle)``: builds the shared-memory matrix descriptor (PTX ISA
-    9.7.16.4.1: bits 0-13 start address >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte offset >> 4,
-    46-48 the fixed 0b001, 49-51 base offset 0, 61-63 swizzle mode) and issues the copy.
+    "Shared Memory Descriptor": bits 0-13 start address >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte
+    offset >> 4, 46-48 the fixed 0b001, 49-51 base offset 0, 61-63 swizzle mode) and issues the copy.
 
     Example:
         >>> "tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" in cp_source("32x128b.warpx4")

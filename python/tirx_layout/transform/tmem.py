@@ -7,13 +7,13 @@ A TMEM buffer (``T.alloc_tmem(shape, dtype, layout=L)``, ``L`` on ``TLane``/``TC
 * at the end of the allocation's scope: fences and a barrier, then ``tcgen05.dealloc`` by warp 0.
 
 The column count is the smallest power of two >= 32 covering the layout's 32-bit column span, replicas included
-(PTX ISA 9.7.16.7.1).
+(PTX ISA, tcgen05.alloc/dealloc).
 
 ``T.tile_copy`` between a TMEM region and a register fragment becomes ``tcgen05.ld`` / ``tcgen05.st`` (then
 ``tcgen05.wait::ld/st``). The fragment must be, column chunk by column chunk, the register image of one shape
 (``tcgen05_atom_layout``): chunks are the widest power-of-two ``.xN`` first, their registers one after another.
 The TMEM side must put each 32-row (``32x32b``) or 16-row group of the tile on consecutive lanes inside the 32-lane
-window of the warp that moves it, and column ``c`` at ``col0 + c`` (PTX ISA 9.7.16.2.1, "warp w of a warpgroup
+window of the warp that moves it, and column ``c`` at ``col0 + c`` (PTX ISA 9.7.16.8.1, "warp w of a warpgroup
 accesses lanes 32*(w%4) .. 32*(w%4)+31"). Anything else is a ``ValueError`` naming both layouts and the reason.
 """
 
@@ -44,7 +44,8 @@ def _barrier():
 
 
 def _synchronised():
-    """A CTA barrier that also orders tcgen05 operations across it (PTX ISA 9.7.16.6.4)."""
+    """A CTA barrier that also orders tcgen05 operations across it (PTX ISA: tcgen05.fence, tcgen05 memory
+    consistency)."""
     return [calls.simple("fence_before"), _barrier(), calls.simple("fence_after")]
 
 
@@ -161,7 +162,7 @@ class TmemCopy:
             reasons.append(f"{shape}: {reason}")
         else:
             raise ValueError(f"no tcgen05.ld/st shape moves {self.describe}: " + "; ".join(reasons)
-                             + " (warp w of a warpgroup moves TMEM lanes 32w..32w+31, PTX ISA 9.7.16.2.1)")
+                             + " (warp w of a warpgroup moves TMEM lanes 32w..32w+31, PTX ISA 9.7.16.8.1)")
         self._place(tmem_places)
 
     def _match(self, shape: str, thread, slot) -> str | None:
@@ -205,7 +206,8 @@ class TmemCopy:
             if (block - np.arange(group)[:, None] != base).any():
                 raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are not on "
                                  f"consecutive TMEM lanes ({self.shape} moves {group} consecutive lanes)")  # fmt: skip
-            # PTX ISA 9.7.16.2.1 (TMEM access restrictions): warp w%4 of a warpgroup reaches lanes 32(w%4)..+31.
+            # PTX ISA 9.7.16.8.1 (Tensor Memory access restrictions): warp w%4 of a warpgroup reaches lanes
+            # 32(w%4)..+31.
             if base // 32 != warp or base % group:
                 raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are moved by warp {warp},"
                                  f" which may only access lanes {32 * warp}..{32 * warp + 31}; they are at lanes "

@@ -1,4 +1,4 @@
-"""Shared memory -> TMEM tile copies as ``tcgen05.cp`` (PTX ISA 9.7.16.8.1).
+"""Shared memory -> TMEM tile copies as ``tcgen05.cp`` (PTX ISA, ``tcgen05.cp``).
 
 The TMEM layout picks the shape and multicast: ``R[4:32@TLane]`` over 32 rows is ``.32x128b.warpx4``; 64 rows with
 a ``64@TLane`` replica ``.64x128b.warpx2::02_13``; 64 rows split 32/32 over lanes 0-31 and 64-95 with a ``32@TLane``
@@ -6,7 +6,7 @@ replica ``.64x128b.warpx2::01_23``; 128 rows without replicas ``.128x256b`` (or 
 whole number of 256-bit pieces or the shared layout has no single leading byte offset). Each instruction moves 128
 (256) bits of every row; wider rows take several, one TMEM column group after another.
 
-The shared layout must be the descriptor's canonical K-major image (PTX ISA 9.7.16.4.1, "Shared memory descriptor"
+The shared layout must be the descriptor's canonical K-major image (PTX ISA, "Shared Memory Descriptor"
 and the canonical layouts): before the swizzle, row ``r`` of an instruction's tile at ``start + (r//8)*SBO +
 (r%8)*W`` bytes, ``W`` the swizzle width (32/64/128 bytes; 16 without a swizzle), the second 128-bit piece of a
 256-bit shape (no swizzle) at ``+ LBO``. The swizzle is the layout's own (``swizzle_mode``); the hardware applies it
