@@ -153,6 +153,28 @@ def swizzled_cp_kernel(mode: str):
     return swizzled_cp
 
 
+def accumulator_loop_kernel():
+    """The two-stage accumulator with the stage as a loop variable: the stage moves the TMEM address by 112
+    columns, added to the address at run time."""
+    fragment = wg_local_layout(112)
+
+    @T.prim_func
+    def accumulator_loop(A: T.Buffer((2, 128, 112), "float32"), B: T.Buffer((2, 128, 112), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        acc = T.alloc_tmem((2, 128, 112), "float32", layout=ACCUMULATOR)
+        into = T.alloc_local((128, 112), "float32", layout=fragment)
+        out = T.alloc_local((128, 112), "float32", layout=fragment)
+        for stage in T.serial(2):
+            T.tile_copy(into, A[stage, 0:128, 0:112], "warpgroup")
+            T.tile_copy(acc[stage, 0:128, 0:112], into, "warpgroup")
+        for stage in T.serial(2):
+            T.tile_copy(out, acc[stage, 0:128, 0:112], "warpgroup")
+            T.tile_copy(B[stage, 0:128, 0:112], out, "warpgroup")
+
+    return accumulator_loop
+
+
 def identity(a: np.ndarray) -> np.ndarray:
     """What every kernel here computes."""
     return a
@@ -164,6 +186,7 @@ KERNELS = {f"tmem_{s}_{d}_{p}": (round_trip_kernel(s, d, p), identity) for s, d,
 KERNELS.update({f"tmem_cross_{s}_to_32x32b": (round_trip_kernel(s, "float32", "D", load_shape="32x32b"), identity)
                 for s in SHAPES[1:]})  # fmt: skip
 KERNELS["tmem_two_stage_accumulator"] = (accumulator_kernel(), identity)
+KERNELS["tmem_two_stage_accumulator_loop"] = (accumulator_loop_kernel(), identity)
 KERNELS.update({f"tmem_32x32b_{d}_B": (datapath_b_kernel(d), identity) for d in DTYPES})
 KERNELS["tmem_cp_128x256b_float32"] = (cp_kernel(), identity)
 KERNELS.update({f"tmem_cp_128x128b_float16_{m}": (swizzled_cp_kernel(m), identity) for m in ("32B", "64B", "128B")})

@@ -9,8 +9,8 @@ import pytest
 import tvm
 
 from kernels import example_kernels, parse
-from tirx_layout import (R, S, TCol, TileLayout, TLane, mma_shared_layout, sim, tid_in_wg, tmem_datapath_layout,
-                         wg_local_layout)
+from tirx_layout import (R, S, TCol, TileLayout, TLane, mma_shared_layout, sim, tcgen05_atom_layout, tid_in_wg,
+                         tmem_datapath_layout, wg_local_layout)
 from tirx_layout.kernel_report import kernel_source
 from tirx_layout.sim.tmem import TensorMemory, fragment_offsets
 from tirx_layout.transform import build
@@ -74,6 +74,29 @@ def test_two_stage_accumulator_allocates_256_columns_and_reads_each_stage_with_3
     assert loads == ["ld_32x32b_x64", "ld_32x32b_x32", "ld_32x32b_x16"] * 2
     # stage 1 starts at column 112
     assert "ld_32x32b_x64((acc_taddr_ptr[0] + ((uint)(((((int)threadIdx.x) >> 5) * 2097152) + 112)))" in body
+
+
+def test_accumulator_stage_as_a_loop_variable_moves_the_address_by_112_columns():
+    body = kernel_source(build(KERNELS["tmem_two_stage_accumulator_loop"][0]).imports[0].inspect_source())
+    stage_1_x32 = "ld_32x32b_x32((acc_taddr_ptr[0] + ((uint)((((((int)threadIdx.x) >> 5) * 2097152) + (stage_1 * 112)) + 64)))"
+    assert stage_1_x32 in body
+
+
+def test_symbolic_tmem_start_on_a_dimension_that_moves_lanes_is_an_error():
+    tmem = TileLayout(S[(2, 64, 32):(64 @ TLane, 1 @ TLane, 1 @ TCol)])
+    kernel = parse(f"""
+@T.prim_func
+def k(A: T.Buffer((64, 32), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    acc = T.alloc_tmem((2, 64, 32), "float32", layout={tmem!r})
+    f = T.alloc_local((64, 32), "float32", layout={tcgen05_atom_layout("16x64b", (64, 32), "float32")!r})
+    T.tile_copy(f, A[0:64, 0:32], "warpgroup")
+    for s in T.serial(2):
+        T.tile_copy(acc[s, 0:64, 0:32], f, "warpgroup")
+""")
+    with pytest.raises(ValueError, match="by a fixed number of whole 32-bit columns .on the same lanes."):
+        build(kernel)
 
 
 @pytest.mark.parametrize("stored", ["16x64b", "16x128b", "16x256b"])

@@ -234,13 +234,32 @@ class TmemCopy:
         return out
 
 
-def _static_coords(side) -> list[int]:
-    begins = []
-    for b in side.begins:
-        if not isinstance(b, tirx.IntImm | int):
-            raise ValueError(f"the TMEM region of {side.buffer.name} starts at {b}; TMEM copies need constant offsets")
-        begins.append(int(b))
-    return begins
+def _region_offset(side):
+    """Constant begins of a TMEM region, and the 32-bit column offset expression of its symbolic
+    begins (a loop over accumulator stages): a symbolic begin is allowed on a dimension the region takes one index
+    of, where the layout moves every element by the same number of columns per step (lanes fixed, so the warps'
+    lane windows hold for every step)."""
+    begins, col_step = [], 0
+    shape = [int(e) for e in side.shape]
+    pack = 4 // side.element_bytes
+    for d, (b, e) in enumerate(zip(side.begins, side.extents, strict=True)):
+        if isinstance(b, tirx.IntImm | int):
+            begins.append(int(b))
+            continue
+        if e != 1:
+            raise ValueError(f"the TMEM region of {side.buffer.name} starts at {b} on a dimension it takes {e} indices "
+                             "of; a symbolic start is allowed where the region takes one index")  # fmt: skip
+        steps = np.arange(shape[d])
+        coords = [np.zeros(shape[d], np.int64) if k != d else steps for k in range(len(shape))]
+        places = layout_places(side.layout, coords, shape)
+        lanes, cols = places.get("TLane", 0 * steps), places.get("TCol", 0 * steps)
+        dl, dc = (int(lanes[1] - lanes[0]), int(cols[1] - cols[0])) if shape[d] > 1 else (0, 0)
+        if dl or (cols - cols[0] != dc * steps).any() or dc % pack:  # lanes stay: each warp keeps its window
+            raise ValueError(f"TMEM {side.layout} does not move dimension {d} of {side.buffer.name} by a fixed number "
+                             f"of whole 32-bit columns (on the same lanes); index it with a constant")  # fmt: skip
+        begins.append(0)
+        col_step = col_step + dc // pack * b
+    return begins, col_step
 
 
 def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr):
@@ -256,7 +275,7 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr):
         raise ValueError(f"the fragment of a TMEM copy is a whole (rows, cols) buffer; {fragment.buffer.name} has "
                          f"shape {fragment.shape}")  # fmt: skip
     rows, cols = fragment.shape
-    begins = _static_coords(tmem)
+    begins, column_shift = _region_offset(tmem)
     grids, tile = [], iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
     for b, e in zip(begins, tmem.extents, strict=True):
         grids.append(np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b)
@@ -273,7 +292,7 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr):
         analyzer.bind(var, tvm.ir.Range(0, extent))
     stmts = []
     for num, half, slot, column in plan.instructions():
-        offset = analyzer.simplify(plan.lane_base(half, warp) * 65536 + column)
+        offset = analyzer.simplify(plan.lane_base(half, warp) * 65536 + column + column_shift)
         address = taddr + tirx.Cast("uint32", offset)
         registers = tvm.tirx.address_of(tvm.tirx.BufferLoad(fragment.view, [tirx.IntImm("int32", slot)]))
         stmts.append(calls.ld_st("ld" if loading else "st", plan.shape, num, address, registers))
