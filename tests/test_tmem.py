@@ -303,3 +303,40 @@ def test_cp_into_a_lane_pattern_no_multicast_has_is_an_error():
     tmem = TileLayout(S[(32, 4):(1 @ TLane, 1 @ TCol)] + R[2:32 @ TLane])
     with pytest.raises(ValueError, match=r"replicas \(0, 32\) lanes apart; tcgen05.cp moves 128 rows"):
         build(_cp_kernel(tmem, 32, 4, "float32"))
+
+
+# ---- several warpgroups; TMEM races -------------------------------------------------------------------------
+
+
+def _two_warpgroups(barrier: str):
+    layout = TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])
+    return parse(f"""
+@T.prim_func
+def k(A: T.Buffer((2, 128, 112), "float32"), B: T.Buffer((2, 128, 112), "float32")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    acc = T.alloc_tmem((2, 128, 112), "float32", layout={layout!r})
+    f = T.alloc_local((128, 112), "float32", layout={wg_local_layout(112)!r})
+    T.tile_copy(f, A[tx // 128, 0:128, 0:112], "warpgroup")
+    T.tile_copy(acc[tx // 128, 0:128, 0:112], f, "warpgroup")
+    {barrier}
+    T.tile_copy(f, acc[1 - tx // 128, 0:128, 0:112], "warpgroup")
+    T.tile_copy(B[tx // 128, 0:128, 0:112], f, "warpgroup")
+""")
+
+
+def test_each_warpgroup_copies_its_own_stage_and_reads_the_other_after_a_barrier():
+    kernel = _two_warpgroups("T.cuda.cta_sync()")
+    a = np.arange(2 * 128 * 112, dtype=np.float32).reshape(2, 128, 112)
+    assert np.array_equal(sim.run(kernel, [a])["B"], a[::-1])
+
+
+def test_simulator_reports_a_tmem_race_between_warpgroups_without_a_barrier():
+    with pytest.raises(sim.DataRace, match="data race on tmem TMEM"):
+        sim.run(_two_warpgroups("T.evaluate(0)"))
+
+
+def test_a_cta_scope_tmem_copy_in_a_kernel_of_several_warpgroups_is_an_error():
+    kernel = parse(_two_warpgroups("T.evaluate(0)").script().replace('"warpgroup")', '"cta")'))
+    with pytest.raises(ValueError, match='the kernel has 256 threads; with several warpgroups write scope="warpgroup"'):
+        build(kernel)

@@ -24,7 +24,7 @@ import re
 import numpy as np
 from tvm.ir import Call
 
-from .memory import OutOfBounds, SimulationError
+from .memory import Memory, OutOfBounds, SimulationError
 
 LANES, COLUMNS = 128, 512
 PREFIX = "tirx_layout_tcgen05_"
@@ -78,10 +78,34 @@ class TensorMemory:
     """
 
     def __init__(self):
-        self.cells = np.zeros((LANES, COLUMNS), np.uint32)
+        # Race-checked like shared memory, with one "thread" per warp: a warp's own tcgen05 accesses are ordered by
+        # its tcgen05.wait; other warps' only by a barrier (or an mbarrier wait by the whole CTA).
+        self.memory = Memory("TMEM", np.zeros(LANES * COLUMNS, np.uint32), "tmem")
         self.allocated: dict[int, int] = {}  # first column -> nCols
         self.relinquished = False
         self.barriers: dict = {}  # (shared memory name, word) -> [expected arrivals, pending, completed phases]
+
+    @property
+    def cells(self) -> np.ndarray:
+        """The 128 x 512 cells (a view)."""
+        return self.memory.data.reshape(LANES, COLUMNS)
+
+    def read(self, interp, lanes, cols, warp: int) -> np.ndarray:
+        """Cells at ``lanes`` x ``cols`` (same shapes) read by ``warp``, race-checked."""
+        return self._access(interp, lanes, cols, warp, None)
+
+    def write(self, interp, lanes, cols, warp: int, values) -> None:
+        """Store ``values`` at ``lanes`` x ``cols`` as ``warp``, race-checked."""
+        self._access(interp, lanes, cols, warp, np.asarray(values, np.uint32))
+
+    def _access(self, interp, lanes, cols, warp, values):
+        index = (np.asarray(lanes, np.int64) * COLUMNS + np.asarray(cols, np.int64)).ravel()
+        thread = np.full(index.shape, interp.launch.block * interp.count + 32 * warp)
+        block, interval = interp.launch.block, interp.launch.interval
+        if values is None:
+            return self.memory.load(index, thread, block, interval).reshape(np.shape(lanes))
+        self.memory.store(index, values.ravel(), thread, block, interval)
+        return None
 
     def alloc(self, ncols: int) -> int:
         if self.relinquished:
@@ -220,11 +244,11 @@ def execute(interp, name: str, args) -> None:
         window = start[:, None] + np.arange(count * pack)[None, :]
         rows = threads[:, None]
         if kind == "ld":
-            words = np.ascontiguousarray(tm.cells[lanes, cols])
+            words = np.ascontiguousarray(tm.read(interp, lanes, cols, w))
             regs[rows, window] = words.view(regs.dtype).reshape(32, count * pack)
         else:
             values = np.ascontiguousarray(regs[rows, window])
-            tm.cells[lanes, cols] = values.view(np.uint32).reshape(32, count)
+            tm.write(interp, lanes, cols, w, values.view(np.uint32).reshape(32, count))
 
 
 def _shared_word(interp, expr, what: str):
@@ -273,7 +297,7 @@ def _cp(interp, tm, shape: str, args) -> None:
                 for lane in lanes_of(r):
                     if not 0 <= lane0 + lane < LANES:
                         raise OutOfBounds(f"tcgen05.cp.{shape} writes TMEM lane {lane0 + lane}")
-                    tm.cells[lane0 + lane, cols] = words
+                    tm.write(interp, np.full(4, lane0 + lane), cols, t // 32, words)
 
 
 _SWIZZLE_FIELD = {0: 0, 2: 3, 4: 2, 6: 1}
@@ -299,6 +323,9 @@ def _barrier(interp, tm, what: str, args) -> None:
             parity = int(np.asarray(interp.eval(args[1])).flat[0])
             if state[2] % 2 == parity and state[2] <= parity:  # that phase never completed: the wait would hang
                 raise SimulationError(f"mbarrier wait on phase parity {parity} would never return ({key})")
+    if what == "mbarrier_wait" and interp.mask.all():
+        # Every thread of the CTA has seen the copies complete: later accesses are ordered after them.
+        interp.launch.interval += 1
 
 
 def finish(interp) -> None:

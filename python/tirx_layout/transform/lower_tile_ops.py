@@ -275,7 +275,7 @@ class _CopyLowering:
             raise ValueError(f"tile_copy from {src} to {dst}: dtypes differ ({src.dtype} vs {dst.dtype})")
         if dst.tile_shape != src.tile_shape:
             raise ValueError(f"tile_copy from {src} to {dst}: region shapes {src.extents} and {dst.extents} differ")
-        tmem = self.tmem.copy(dst, src)
+        tmem = self.tmem.copy(dst, src, str(scope.value))
         if tmem is not None:
             return tmem
         v = vector_width(dst, src)

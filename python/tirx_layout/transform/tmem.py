@@ -262,15 +262,17 @@ def _region_offset(side):
     return begins, col_step
 
 
-def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr):
+def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scope: str = "cta"):
     """The tcgen05.ld (``loading``) or tcgen05.st sequence of a TMEM <-> fragment copy, then its wait.
 
     ``tmem`` and ``fragment`` are :class:`~tirx_layout.transform.lower_tile_ops.Side` s; ``taddr`` the TMEM base
-    address expression. Example: ``T.tile_copy(frag, acc)`` with ``frag`` in ``tcgen05_atom_layout("32x32b", (128,
+    address expression. In a CTA of several warpgroups the copy has ``scope="warpgroup"``: every warpgroup runs it
+    (its region may depend on the warpgroup, e.g. ``acc[tx // 128, 0:128, 0:112]``). Example: ``T.tile_copy(frag, acc)`` with ``frag`` in ``tcgen05_atom_layout("32x32b", (128,
     64), "float32")`` and ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` becomes one ``32x32b.x64`` load.
     """
-    if threads.count != 128:
-        raise ValueError(f"TMEM copies run in one warpgroup: the kernel has {threads.count} threads, not 128")
+    if threads.count % 128 or (threads.count > 128 and scope != "warpgroup"):
+        raise ValueError(f"a TMEM copy is run by whole warpgroups: the kernel has {threads.count} threads; "
+                         "with several warpgroups write scope=\"warpgroup\" (each warpgroup copies)")  # fmt: skip
     if len(fragment.shape) != 2 or fragment.shape != fragment.tile_shape:
         raise ValueError(f"the fragment of a TMEM copy is a whole (rows, cols) buffer; {fragment.buffer.name} has "
                          f"shape {fragment.shape}")  # fmt: skip
@@ -344,7 +346,7 @@ class TmemLowering:
         slot = next(s for b, s in self.slots.items() if b.same_as(buffer))
         return tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])
 
-    def copy(self, dst, src):
+    def copy(self, dst, src, scope: str = "cta"):
         if not (self.is_tmem(dst.buffer) or self.is_tmem(src.buffer)):
             return None
         if self.is_tmem(dst.buffer) and self.is_tmem(src.buffer):
@@ -357,7 +359,7 @@ class TmemLowering:
         if not other.distributed:
             raise ValueError(f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "
                              "(tcgen05.ld/st) or, from shared memory, by tcgen05.cp")  # fmt: skip
-        return lower_tmem_fragment_copy(tmem, other, tmem is src, self._threads_of(), self.taddr(tmem.buffer))
+        return lower_tmem_fragment_copy(tmem, other, tmem is src, self._threads_of(), self.taddr(tmem.buffer), scope)
 
     def expand(self, seq):
         """A ``SeqStmt`` whose TMEM allocations become alloc ... dealloc around the rest of the sequence."""
