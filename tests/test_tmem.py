@@ -292,6 +292,17 @@ def test_swizzled_cp_needs_the_buffer_aligned_to_the_swizzle_repeat():
         build(_cp_kernel(tmem_datapath_layout("D", 128, 64), 128, 64, "float16", shared))
 
 
+def test_cp_4x256b_puts_four_rows_on_the_first_lane_of_each_warp_window():
+    kernel = _cp_kernel(TileLayout(S[(4, 8):(32 @ TLane, 1 @ TCol)]), 4, 8, "float32",
+                        TileLayout(S[(4, 2, 4):(4, 32, 1)]).group([4, 8])[0])  # fmt: skip
+    assert [c for c in calls(build(kernel).imports[0].inspect_source()) if c.startswith("cp_")] == ["cp_4x256b"]
+    a = np.arange(1, 33, dtype=np.float32).reshape(4, 8)
+    cells = sim.run(kernel, [a]).tmem[0]
+    for r in range(4):
+        assert np.array_equal(cells[32 * r, :8], a[r].view(np.uint32))
+    assert int((cells != 0).sum()) == 32
+
+
 def test_cp_from_a_non_canonical_shared_layout_is_an_error_naming_both_layouts():
     tmem = TileLayout(S[(128, 8):(1 @ TLane, 1 @ TCol)])
     with pytest.raises(ValueError, match=r"tcgen05.cp from sm \(shared, layout S\[.*\]\) into t \(tmem, layout "

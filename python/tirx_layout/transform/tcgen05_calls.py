@@ -159,7 +159,7 @@ def ld_st(kind: str, shape: str, num: int, taddr, registers):
 #: Shared-memory descriptor swizzle field (bits 61-63) of each swizzle mode (PTX ISA, "Shared Memory Descriptor").
 DESCRIPTOR_SWIZZLE = {"none": 0, "128B": 2, "64B": 4, "32B": 6}
 #: tcgen05.cp shapes with their multicast qualifier, as they appear in the instruction.
-CP_SHAPES = ("128x256b", "128x128b", "64x128b.warpx2::02_13", "64x128b.warpx2::01_23", "32x128b.warpx4")
+CP_SHAPES = ("128x256b", "128x128b", "64x128b.warpx2::02_13", "64x128b.warpx2::01_23", "32x128b.warpx4", "4x256b")
 
 
 def cp_name(shape: str) -> str:

@@ -2,8 +2,9 @@
 
 The TMEM layout picks the shape and multicast: ``R[4:32@TLane]`` over 32 rows is ``.32x128b.warpx4``; 64 rows with
 a ``64@TLane`` replica ``.64x128b.warpx2::02_13``; 64 rows split 32/32 over lanes 0-31 and 64-95 with a ``32@TLane``
-replica ``.64x128b.warpx2::01_23``; 128 rows without replicas ``.128x256b`` (or ``.128x128b`` when the row is no
-whole number of 256-bit pieces or the shared layout has no single leading byte offset). Each instruction moves 128
+replica ``.64x128b.warpx2::01_23``; 4 rows on lanes 0, 32, 64, 96 ``.4x256b``; 128 rows without replicas
+``.128x256b`` (or ``.128x128b`` when the row is no whole number of 256-bit pieces or the shared layout has no single
+leading byte offset). Each instruction moves 128
 (256) bits of every row; wider rows take several, one TMEM column group after another.
 
 The shared layout must be the descriptor's canonical K-major image (PTX ISA, "Shared Memory Descriptor"
@@ -35,6 +36,7 @@ _LANE_PATTERNS = {
     "64x128b.warpx2::02_13": (64, (0, 64), lambda r: r),
     "64x128b.warpx2::01_23": (64, (0, 32), lambda r: 64 * (r // 32) + r % 32),
     "32x128b.warpx4": (32, (0, 32, 64, 96), lambda r: r),
+    "4x256b": (4, (0,), lambda r: 32 * r),
 }
 
 
@@ -75,7 +77,7 @@ def cp_shapes(tmem, rows: int, cols: int, pack: int) -> tuple[list[str], int]:
     shapes = []
     for shape, (n, replicas, lane_of) in _LANE_PATTERNS.items():
         if rows == n and offsets == replicas and (base == lane_of(np.arange(rows))).all():
-            if shape == "128x256b" and (cols // pack) % 8:
+            if shape in ("128x256b", "4x256b") and (cols // pack) % 8:
                 continue
             shapes.append(shape)
     if not shapes:
@@ -125,7 +127,7 @@ def _descriptors(shared, rows: int, cols: int, bits: int, what: str):
     for first in range(0, cols, width):
         block = address[:, first : first + width]
         start = int(block[0, 0])
-        sbo = int(block[8, 0] - start) if rows > 8 else 0
+        sbo = int(block[8, 0] - start) if rows > 8 else 16 * (8 if mode == "none" else row_bytes // 16)
         piece = np.arange(width)[None, :] * size
         lbo = int(block[0, 16 // size] - start) if bits == 256 else 16 * (mode != "none")
         want = start + (r // 8) * sbo + (r % 8) * row_bytes + (piece // 16) * lbo + piece % 16
