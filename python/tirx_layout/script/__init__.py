@@ -34,6 +34,7 @@ _SCRIPT_NAMES = {
     "alloc_shared": buffers.alloc_shared,
     "smem": buffers.alloc_shared,
     "alloc_local": buffers.alloc_local,
+    "alloc_tmem": buffers.alloc_tmem,
     "decl_buffer": buffers.decl_buffer,
     "local_view": local_view,
     "layout": script_layout,

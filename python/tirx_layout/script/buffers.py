@@ -13,6 +13,7 @@ strings, no layout) to TVM's original builder unchanged.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 
@@ -67,17 +68,25 @@ def _shape_tuple(shape) -> tuple:
     return tuple(shape) if isinstance(shape, list | tuple) else (shape,)
 
 
-def alloc_buffer(shape, dtype="float32", *args, layout="default", scope="global", annotations=None, **kwargs):
+def _bound(upstream, shape, dtype, args, kwargs) -> dict:
+    # Bind by TVM's own signature: TVM's tile dispatch passes ``layout`` (and ``scope``) positionally.
+    return inspect.signature(upstream).bind_partial(shape, dtype, *args, **kwargs).arguments
+
+
+def alloc_buffer(shape, dtype="float32", *args, **kwargs):
     """``T.alloc_buffer`` that also takes a tirx_layout ``layout``; other layouts go to TVM unchanged.
 
     Example (inside a ``@T.prim_func``):
         ``Sm = T.alloc_buffer((64, 64), "float16", scope="shared", layout=mma_shared_layout("float16", "128B", (64, 64)))``
     """
+    bound = _bound(_upstream_alloc_buffer, shape, dtype, args, kwargs)
+    layout = bound.get("layout", "default")
     if not is_layout(layout):
-        return _upstream_alloc_buffer(shape, dtype, *args, layout=layout, scope=scope, annotations=annotations, **kwargs)
+        return _upstream_alloc_buffer(shape, dtype, *args, **kwargs)
     check_layout_fits(layout, _shape_tuple(shape), "the allocation")
-    annotations = {**(annotations or {}), LAYOUT_KEY: layout}
-    return _upstream_alloc_buffer(shape, dtype, *args, scope=scope, annotations=annotations, **kwargs)
+    bound["annotations"] = {**(bound.get("annotations") or {}), LAYOUT_KEY: layout}
+    bound["layout"] = "default"
+    return _upstream_alloc_buffer(**bound)
 
 
 def alloc_shared(shape, dtype="float32", *args, **kwargs):
@@ -98,17 +107,33 @@ def alloc_local(shape, dtype="float32", *args, **kwargs):
     return alloc_buffer(shape, dtype, *args, scope="local", **kwargs)
 
 
-def decl_buffer(shape, dtype="float32", *args, layout="default", **kwargs):
+def alloc_tmem(shape, dtype="float32", *args, layout=None, **kwargs):
+    """``T.alloc_tmem``: a tensor-memory buffer whose ``layout`` (a TileLayout on ``TLane``/``TCol``, replicas
+    allowed) says where each element lives. LowerTileOps turns it into ``tcgen05.alloc`` ... ``tcgen05.dealloc``
+    (``transform/tmem.py``); it prints as ``T.alloc_buffer(..., scope="tmem", layout=...)``, which parses back.
+
+    Example:
+        ``acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))``
+    """
+    if not is_layout(layout):
+        raise ValueError(f"T.alloc_tmem needs a tirx_layout layout on TLane/TCol, got {layout!r}")
+    return alloc_buffer(shape, dtype, *args, scope="tmem", layout=layout, **kwargs)
+
+
+def decl_buffer(shape, dtype="float32", *args, **kwargs):
     """``T.decl_buffer`` that also takes a tirx_layout ``layout``: the layout maps the buffer's indices to places
     in the storage of ``data`` (or of a fresh buffer). Stored as ``T.attr(layout, LAYOUT_KEY, buffer)``.
 
     Example (a 2-D window with its own layout over a flat shared buffer):
         ``W = T.decl_buffer((8, 8), "float32", data=Sm.data, scope="shared", layout=TileLayout(S[(8, 8):(1, 8)]))``
     """
+    bound = _bound(_upstream_decl_buffer, shape, dtype, args, kwargs)
+    layout = bound.get("layout", "default")
     if not is_layout(layout):
-        return _upstream_decl_buffer(shape, dtype, *args, layout=layout, **kwargs)
+        return _upstream_decl_buffer(shape, dtype, *args, **kwargs)
     check_layout_fits(layout, _shape_tuple(shape), "the declared buffer")
-    buffer = _upstream_decl_buffer(shape, dtype, *args, layout=None, **kwargs)
+    bound["layout"] = None
+    buffer = _upstream_decl_buffer(**bound)
     _enter_for_rest_of_scope(_builder.attr(layout, LAYOUT_KEY, buffer))
     return buffer
 

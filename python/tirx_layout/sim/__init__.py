@@ -34,6 +34,7 @@ from tvm.tirx.build import split_host_device_mods
 from ..transform._rewrite import walk
 from ..transform.pipeline import tirx_layout_pipeline
 from .interpreter import CtaInterpreter, Launch, numpy_dtype
+from .tmem import finish as finish_tmem
 from .memory import DataRace, Memory, OutOfBounds, SimulationError
 
 __all__ = ["DataRace", "OutOfBounds", "SimResult", "SimulationError", "device_functions", "run"]
@@ -46,6 +47,8 @@ class SimResult:
 
     outputs: dict
     writes: dict
+    #: each CTA's tensor memory (128 x 512 uint32 cells) as the CTA left it, ``None`` for a CTA that used none
+    tmem: list = None
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.outputs[name]
@@ -124,11 +127,14 @@ def run(kernel, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (), ar
         by_pointer[p] = memories[name]
     blocks, threads = _launch_extents(device)
     tags = sorted(blocks)
-    interval = 0
+    interval, tmem = 0, []
     for block, coords in enumerate(itertools.product(*(range(blocks[t]) for t in tags))):
         launch = Launch(block, dict(zip(tags, coords, strict=True)), threads, by_pointer, interval, observer=observer)
-        CtaInterpreter(launch).run(device.body)
+        interpreter = CtaInterpreter(launch)
+        interpreter.run(device.body)
+        finish_tmem(interpreter)
+        tmem.append(None if interpreter.tmem is None else interpreter.tmem.cells)
         interval = launch.interval + 1
     outputs = {p.name: memories[p.name].data.reshape(tuple(int(e) for e in p.shape)) for p in kernel.params}
     writes = {p.name: memories[p.name].writes.reshape(tuple(int(e) for e in p.shape)) for p in kernel.params}
-    return SimResult(outputs, writes)
+    return SimResult(outputs, writes, tmem)

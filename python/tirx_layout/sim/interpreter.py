@@ -17,6 +17,7 @@ import tvm
 from tvm import tirx
 from tvm.ir import Call, TensorLoad
 
+from . import tmem
 from .memory import Memory, OutOfBounds, SimulationError
 
 _NUMPY_DTYPES = {
@@ -121,6 +122,7 @@ class CtaInterpreter:
         self.env: dict = {}
         self.memories: dict = dict(launch.globals)  # buffer var / data var -> Memory
         self.registers: dict = {}  # local buffer var -> (threads, n) array
+        self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
 
     # ---- statements ---------------------------------------------------------------------------------------------
 
@@ -354,6 +356,9 @@ class CtaInterpreter:
             return np.asarray(self.eval(args[0])).view(numpy_dtype(expr.ty.dtype))
         if name == "bitwise_not":
             return ~self.eval(args[0])
+        if name == "cuda.func_call" and str(args[0].value).startswith(tmem.PREFIX):
+            tmem.execute(self, str(args[0].value), list(args[1:-1]))
+            return np.int32(0)
         raise SimulationError(f"the simulator does not implement the intrinsic {name}")
 
     def _guarded_select(self, args):

@@ -60,7 +60,10 @@ def flat_buffer(like, extent: int, view: bool = False):
         ((64,), 'float16', 'shared')
     """
     layout = None if view else "default"
-    return tvm.tirx.decl_buffer((extent,), like.dtype, like.name, scope=like.scope(), layout=layout)
+    # The alignment the kernel asked for is kept: hardware that applies a swizzle to absolute shared addresses
+    # (tcgen05.cp, MMA descriptors) needs the buffer aligned to the swizzle's repeat.
+    return tvm.tirx.decl_buffer((extent,), like.dtype, like.name, scope=like.scope(), layout=layout,
+                                data_alignment=int(like.data_alignment))
 
 
 def load(buffer, index):

@@ -37,6 +37,7 @@ from ..script.tile import COPY_OP_NAME, EXEC_SCOPES
 from ..swizzle import ComposeLayout
 from ._rewrite import DeclBuffer, map_function, sequence, walk
 from .lower_layout_access import storage_extent
+from .tmem import TmemLowering
 
 VECTOR_BYTES = (16, 8, 4)
 
@@ -133,6 +134,9 @@ class Side:
         self.dtype = str(self.buffer.dtype)
         self.element_bytes = tvm.runtime.DataType(self.dtype).bits // 8
         self.distributed = self.layout is not None and bool(layout_threads(self.layout))
+        if self.buffer.scope() == "tmem":  # reached by tcgen05 instructions only (transform/tmem.py), never a view
+            self.extent = 0
+            return
         if self.distributed:
             if not isinstance(self.layout, TileLayout):
                 raise ValueError(f"register fragment {self.buffer.name} needs a TileLayout, got {self.layout!r}")
@@ -233,6 +237,7 @@ class _CopyLowering:
         self.func = func
         self._threads = None
         self.analyzer = tvm.sym.Analyzer()
+        self.tmem = TmemLowering(func, lambda: self.threads)
 
     @property
     def threads(self) -> Threads:
@@ -275,6 +280,9 @@ class _CopyLowering:
             raise ValueError(f"tile_copy from {src} to {dst}: dtypes differ ({src.dtype} vs {dst.dtype})")
         if dst.tile_shape != src.tile_shape:
             raise ValueError(f"tile_copy from {src} to {dst}: region shapes {src.extents} and {dst.extents} differ")
+        tmem = self.tmem.copy(dst, src, str(scope.value))
+        if tmem is not None:
+            return tmem
         v = vector_width(dst, src)
         if dst.distributed and src.distributed:
             body = self.fragment_to_fragment(dst, src, v)
@@ -405,17 +413,18 @@ def lower_tile_ops(func):
         >>> lower_tile_ops.__name__
         'lower_tile_ops'
     """
-    lowering = None
+    lowering = _CopyLowering(func)
 
     def on_evaluate(stmt):
-        nonlocal lowering
         value = stmt.value
         if not (isinstance(value, Call) and getattr(value.op, "name", "") == COPY_OP_NAME):
             return stmt
-        lowering = lowering or _CopyLowering(func)
         return lowering.lower(value)
 
-    return map_function(func, [(tirx.Evaluate, on_evaluate)])
+    rules = [(tirx.Evaluate, on_evaluate)]
+    if lowering.tmem.allocs:  # TMEM allocations become tcgen05.alloc ... tcgen05.dealloc around their scope
+        rules.append((tirx.SeqStmt, lowering.tmem.expand))
+    return map_function(func, rules)
 
 
 @tvm.tirx.transform.prim_func_pass(opt_level=0, name="tirx_layout.LowerTileOps")

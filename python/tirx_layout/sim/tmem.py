@@ -1,0 +1,341 @@
+"""Tensor memory and the tcgen05 instructions, simulated from the PTX ISA (not from our layout constructors).
+
+One CTA's TMEM is 128 lanes x 512 columns of 32 bits (PTX ISA, "Tensor Memory"). The instructions arrive as calls of the
+helpers ``tirx_layout_tcgen05_<what>`` (``transform/tcgen05_calls.py``); their meaning here is written from the
+PTX ISA text only:
+
+* ``alloc(slot, nCols)``: one whole warp; nCols a power of two in [32, 512]; the columns are the lowest free aligned
+  range; the address (lane 0, first column) is written to the shared-memory ``slot``; no alloc after
+  ``relinquish_alloc_permit``. ``dealloc(taddr, nCols)`` frees exactly an allocated range. Every allocation must be
+  freed before the CTA exits (tcgen05.alloc/dealloc).
+* ``ld/st_<shape>_x<N>(taddr, registers)``: every thread of each issuing warp (``.sync.aligned``), one ``taddr``
+  per warp (lane in bits 31-16, column in bits 15-0). Lane ``l``'s register ``r`` holds (9.7.16.2.3.1, "Matrix
+  fragments"): 32x32b ``(l, r)``; 16x64b ``(l//4 + 8(l%2), (l//2)%2 + 2r)``; 16x128b ``(l//4 + 8(r%2),
+  l%4 + 4(r//2))``; 16x256b ``(l//4 + 8((r//2)%2), r%2 + 2(l%4) + 8(r//4))``, as (lane, column) offsets from
+  ``taddr``. Warp ``w`` may touch lanes ``32(w%4)..32(w%4)+31`` only (9.7.16.8.1, access restrictions), and
+  only allocated columns.
+* ``wait_ld`` / ``wait_st`` / fences: ordering only; the simulator completes every access at once.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from tvm.ir import Call
+
+from .memory import Memory, OutOfBounds, SimulationError
+
+LANES, COLUMNS = 128, 512
+PREFIX = "tirx_layout_tcgen05_"
+_LD_ST = re.compile(r"tirx_layout_tcgen05_(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
+_NO_OPS = ("wait_ld", "wait_st", "fence_before", "fence_after", "fence_proxy_async")
+# tcgen05.cp (PTX ISA, tcgen05.cp shapes and multicast): rows, 128-bit pieces per row, lane(s) of row r relative
+# to taddr's lane.
+_CP = {
+    "128x256b": (128, 2, lambda r: [r]),
+    "128x128b": (128, 1, lambda r: [r]),
+    "64x128b_warpx2_02_13": (64, 1, lambda r: [r, r + 64]),
+    "64x128b_warpx2_01_23": (64, 1, lambda r: [64 * (r // 32) + r % 32, 64 * (r // 32) + r % 32 + 32]),
+    "32x128b_warpx4": (32, 1, lambda r: [r, r + 32, r + 64, r + 96]),
+    "4x256b": (4, 2, lambda r: [32 * r]),
+}
+
+
+def fragment_offsets(shape: str, num: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lane, column)`` offsets from ``taddr`` of every (warp lane, register) of ``tcgen05.ld/st.<shape>.x<num>``,
+    each of shape ``(32, registers)``, by the PTX ISA's matrix-fragment figures.
+
+    Example:
+        >>> lanes, cols = fragment_offsets("16x64b", 1)
+        >>> int(lanes[5, 0]), int(cols[5, 0])
+        (9, 0)
+    """
+    l = np.arange(32)[:, None]  # noqa: E741  (the ISA's name)
+    if shape == "32x32b":
+        r = np.arange(num)[None, :]
+        return np.broadcast_to(l, (32, num)).copy(), np.broadcast_to(r, (32, num)).copy()
+    if shape == "16x64b":
+        r = np.arange(num)[None, :]
+        return np.broadcast_to(l // 4 + 8 * (l % 2), (32, num)).copy(), (l // 2) % 2 + 2 * r
+    if shape == "16x128b":
+        r = np.arange(2 * num)[None, :]
+        return l // 4 + 8 * (r % 2), l % 4 + 4 * (r // 2)
+    if shape == "16x256b":
+        r = np.arange(4 * num)[None, :]
+        return l // 4 + 8 * ((r // 2) % 2), r % 2 + 2 * (l % 4) + 8 * (r // 4)
+    raise SimulationError(f"unknown tcgen05.ld/st shape {shape}")
+
+
+class TensorMemory:
+    """One CTA's tensor memory: 32-bit cells, the allocated column ranges, and whether allocation is closed.
+
+    Example:
+        >>> tm = TensorMemory()
+        >>> tm.alloc(64), tm.alloc(32)
+        (0, 64)
+        >>> tm.dealloc(64, 32); tm.allocated
+        {0: 64}
+    """
+
+    def __init__(self):
+        # Race-checked like shared memory, with one "thread" per warp: a warp's own tcgen05 accesses are ordered by
+        # its tcgen05.wait; other warps' only by a barrier (or an mbarrier wait by the whole CTA).
+        self.memory = Memory("TMEM", np.zeros(LANES * COLUMNS, np.uint32), "tmem")
+        self.allocated: dict[int, int] = {}  # first column -> nCols
+        self.relinquished = False
+        self.barriers: dict = {}  # (shared memory name, word) -> [expected arrivals, pending, completed phases]
+
+    @property
+    def cells(self) -> np.ndarray:
+        """The 128 x 512 cells (a view)."""
+        return self.memory.data.reshape(LANES, COLUMNS)
+
+    def read(self, interp, lanes, cols, warp: int) -> np.ndarray:
+        """Cells at ``lanes`` x ``cols`` (same shapes) read by ``warp``, race-checked."""
+        return self._access(interp, lanes, cols, warp, None)
+
+    def write(self, interp, lanes, cols, warp: int, values) -> None:
+        """Store ``values`` at ``lanes`` x ``cols`` as ``warp``, race-checked."""
+        self._access(interp, lanes, cols, warp, np.asarray(values, np.uint32))
+
+    def _access(self, interp, lanes, cols, warp, values):
+        index = (np.asarray(lanes, np.int64) * COLUMNS + np.asarray(cols, np.int64)).ravel()
+        thread = np.full(index.shape, interp.launch.block * interp.count + 32 * warp)
+        block, interval = interp.launch.block, interp.launch.interval
+        if values is None:
+            return self.memory.load(index, thread, block, interval).reshape(np.shape(lanes))
+        self.memory.store(index, values.ravel(), thread, block, interval)
+        return None
+
+    def alloc(self, ncols: int) -> int:
+        if self.relinquished:
+            raise SimulationError("tcgen05.alloc after tcgen05.relinquish_alloc_permit")
+        if ncols < 32 or ncols > COLUMNS or ncols & (ncols - 1):
+            raise SimulationError(f"tcgen05.alloc of {ncols} columns: nCols must be a power of two in [32, 512]")
+        used = np.zeros(COLUMNS, bool)
+        for start, n in self.allocated.items():
+            used[start : start + n] = True
+        for start in range(0, COLUMNS, ncols):
+            if not used[start : start + ncols].any():
+                self.allocated[start] = ncols
+                return start
+        raise SimulationError(f"tcgen05.alloc of {ncols} columns: TMEM has no free range (allocated {self.allocated})")
+
+    def dealloc(self, column: int, ncols: int) -> None:
+        if self.allocated.get(column) != ncols:
+            raise SimulationError(f"tcgen05.dealloc of {ncols} columns at column {column}: not an allocation "
+                                  f"(allocated {self.allocated})")  # fmt: skip
+        del self.allocated[column]
+
+    def check_columns(self, cols: np.ndarray, what: str) -> None:
+        ok = np.zeros(cols.shape, bool)
+        for start, n in self.allocated.items():
+            ok |= (cols >= start) & (cols < start + n)
+        if not ok.all():
+            raise OutOfBounds(f"{what}: TMEM column {int(cols[~ok][0])} is not allocated (allocated {self.allocated})")
+
+    def check(self, warp_in_wg: int, lanes: np.ndarray, cols: np.ndarray, what: str) -> None:
+        low = 32 * warp_in_wg
+        bad = (lanes < low) | (lanes >= low + 32)
+        if bad.any():
+            raise SimulationError(f"{what}: warp {warp_in_wg} of its warpgroup touches TMEM lane {int(lanes[bad][0])}"
+                                  f"; it may access lanes {low}..{low + 31} only")  # fmt: skip
+        self.check_columns(cols, what)
+
+
+def _register_target(interp, expr):
+    """The register buffer and per-thread element index an ``address_of(buffer[index])`` argument points at."""
+    if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
+        raise SimulationError(f"tcgen05 registers must be passed as address_of(buffer[i]), got {expr}")
+    load = expr.args[0]
+    if load.source not in interp.registers:
+        raise SimulationError(f"tcgen05 registers {load.source.name} are not a register buffer")
+    index = np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
+    return interp.registers[load.source], index
+
+
+def _warps(interp) -> list[int]:
+    """The warps running this call; each must be whole (``.sync.aligned``)."""
+    warps = []
+    for w in range(interp.count // 32):
+        active = interp.mask[32 * w : 32 * w + 32]
+        if active.any() and not active.all():
+            raise SimulationError(f"a tcgen05 .sync.aligned instruction is reached by only some lanes of warp {w}")
+        if active.any():
+            warps.append(w)
+    return warps
+
+
+def _warp_uniform(values, w: int, what: str) -> int:
+    v = np.broadcast_to(np.asarray(values), (len(values) if np.ndim(values) else 1,))
+    part = v[32 * w : 32 * w + 32] if v.shape[0] > 1 else v
+    if (part != part[0]).any():
+        raise SimulationError(f"{what} differs between the lanes of warp {w}")
+    return int(part[0])
+
+
+def execute(interp, name: str, args) -> None:
+    """Run helper ``name`` with TIR ``args`` for the active threads of ``interp`` (a ``CtaInterpreter``).
+
+    Example: ``execute(interp, "tirx_layout_tcgen05_wait_ld", [])`` does nothing; an unknown name raises
+    ``SimulationError``.
+    """
+    if interp.tmem is None:
+        interp.tmem = TensorMemory()
+    tm = interp.tmem
+    what = name[len("tirx_layout_tcgen05_") :]
+    if what in _NO_OPS:
+        _warps(interp)
+        return
+    if what == "relinquish_alloc_permit":
+        if _warps(interp):
+            tm.relinquished = True
+        return
+    if what == "alloc":
+        warps = _warps(interp)
+        if len(warps) != 1:
+            raise SimulationError(f"tcgen05.alloc is issued by exactly one warp, here by warps {warps}")
+        slot = args[0]
+        if not (isinstance(slot, Call) and slot.op.name.endswith("address_of")):
+            raise SimulationError(f"tcgen05.alloc needs a shared-memory address, got {slot}")
+        load = slot.args[0]
+        ncols = int(np.asarray(interp.eval(args[1])).flat[0])
+        column = tm.alloc(ncols)
+        index = int(np.asarray(interp.eval(load.indices[-1])).flat[0])
+        memory = interp._memory(load.source)
+        if memory.scope != "shared":
+            raise SimulationError("tcgen05.alloc writes its address to shared memory")
+        thread = interp.launch.block * interp.count + 32 * warps[0]
+        memory.store(np.array([index]), np.array([column], memory.data.dtype), np.array([thread]),
+                     interp.launch.block, interp.launch.interval)  # fmt: skip
+        return
+    if what == "dealloc":
+        for w in _warps(interp):
+            taddr = _warp_uniform(interp.eval(args[0]), w, "the tcgen05.dealloc address")
+            ncols = _warp_uniform(interp.eval(args[1]), w, "the tcgen05.dealloc column count")
+            if taddr >> 16:
+                raise SimulationError(f"tcgen05.dealloc address {taddr:#x} has a lane field")
+            tm.dealloc(taddr & 0xFFFF, ncols)
+        return
+    if what.startswith("cp_"):
+        _cp(interp, tm, what[3:], args)
+        return
+    if what in ("mbarrier_init", "commit", "mbarrier_wait"):
+        _barrier(interp, tm, what, args)
+        return
+    match = _LD_ST.match(name)
+    if match is None:
+        raise SimulationError(f"the simulator does not implement the tcgen05 helper {name}")
+    kind, shape, num = match.group(1), match.group(2), int(match.group(3))
+    lane_off, col_off = fragment_offsets(shape, num)
+    regs, index = _register_target(interp, args[1])
+    pack = 4 // regs.dtype.itemsize
+    count = lane_off.shape[1]
+    taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
+    for w in _warps(interp):
+        taddr = _warp_uniform(taddrs, w, f"the tcgen05.{kind} address")
+        lanes, cols = (taddr >> 16) + lane_off, (taddr & 0xFFFF) + col_off
+        tm.check(w % 4, lanes, cols, f"tcgen05.{kind}.{shape}.x{num}")
+        threads = np.arange(32 * w, 32 * w + 32)
+        start = index[threads]
+        if (start < 0).any() or (start + count * pack > regs.shape[1]).any():
+            raise OutOfBounds(f"tcgen05.{kind} moves {count * pack} register elements from slot {int(start[0])}; "
+                              f"each thread holds {regs.shape[1]}")  # fmt: skip
+        window = start[:, None] + np.arange(count * pack)[None, :]
+        rows = threads[:, None]
+        if kind == "ld":
+            words = np.ascontiguousarray(tm.read(interp, lanes, cols, w))
+            regs[rows, window] = words.view(regs.dtype).reshape(32, count * pack)
+        else:
+            values = np.ascontiguousarray(regs[rows, window])
+            tm.write(interp, lanes, cols, w, values.view(np.uint32).reshape(32, count))
+
+
+def _shared_word(interp, expr, what: str):
+    if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
+        raise SimulationError(f"{what} needs a shared-memory address, got {expr}")
+    load = expr.args[0]
+    memory = interp._memory(load.source)
+    if memory.scope != "shared":
+        raise SimulationError(f"{what} takes a shared-memory address; {load.source.name} is {memory.scope}")
+    return memory, np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
+
+
+def _cp(interp, tm, shape: str, args) -> None:
+    """tcgen05.cp, per issuing thread: the descriptor's canonical address walk, then its swizzle (PTX ISA
+    "Shared Memory Descriptor"). Shared addresses are buffer-relative: the lowering makes a swizzled buffer aligned
+    to the repeat."""
+    if shape not in _CP:
+        raise SimulationError(f"the simulator does not implement tcgen05.cp.{shape}")
+    rows, pieces, lanes_of = _CP[shape]
+    memory, start = _shared_word(interp, args[1], "tcgen05.cp")
+    taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
+    lbo, sbo, swizzle = (int(np.asarray(interp.eval(a)).flat[0]) for a in args[2:5])
+    # descriptor swizzle field -> log2(swizzle width / 16 bytes): none, 128B, 64B, 32B ("Shared Memory Descriptor")
+    if swizzle not in _SWIZZLE_FIELD:
+        raise SimulationError(f"tcgen05.cp descriptor swizzle field {swizzle} is not modelled")
+    bits = _SWIZZLE_FIELD[swizzle]
+    if bits and pieces != 1:
+        raise SimulationError(f"the simulator models swizzled tcgen05.cp for 128-bit rows only, not {shape}")
+    size = memory.data.dtype.itemsize
+    for t in np.nonzero(interp.mask)[0]:
+        base = int(start[t]) * size
+        lane0, col0 = int(taddrs[t]) >> 16, int(taddrs[t]) & 0xFFFF
+        for r in range(rows):
+            for p in range(pieces):
+                byte = base + (r // 8) * sbo + (r % 8) * (16 << bits) + p * lbo
+                # the swizzle: 16-byte chunk bits [4, 4+s) XOR row bits [7, 7+s) of the (aligned) shared address
+                byte ^= ((byte >> 7) & ((1 << bits) - 1)) << 4
+                if byte % 16:
+                    raise SimulationError(f"tcgen05.cp reads shared memory at byte {byte}, not 16-byte aligned")
+                index = byte // size + np.arange(16 // size)
+                thread = np.full(index.shape, interp.launch.block * interp.count + t)
+                words = np.ascontiguousarray(memory.load(index, thread, interp.launch.block,
+                                                         interp.launch.interval)).view(np.uint32)  # fmt: skip
+                cols = col0 + 4 * p + np.arange(4)
+                tm.check_columns(cols, f"tcgen05.cp.{shape}")
+                for lane in lanes_of(r):
+                    if not 0 <= lane0 + lane < LANES:
+                        raise OutOfBounds(f"tcgen05.cp.{shape} writes TMEM lane {lane0 + lane}")
+                    tm.write(interp, np.full(4, lane0 + lane), cols, t // 32, words)
+
+
+_SWIZZLE_FIELD = {0: 0, 2: 3, 4: 2, 6: 1}
+
+
+def _barrier(interp, tm, what: str, args) -> None:
+    """mbarrier.init / tcgen05.commit (arrives at once: the simulator completes copies when issued) / wait."""
+    memory, index = _shared_word(interp, args[0], what)
+    for t in np.nonzero(interp.mask)[0]:
+        key = (memory.name, int(index[t]))
+        if what == "mbarrier_init":
+            count = int(np.asarray(interp.eval(args[1])).flat[0])
+            tm.barriers[key] = [count, count, 0]
+            continue
+        if key not in tm.barriers:
+            raise SimulationError(f"{what} on an mbarrier that was never initialised ({key})")
+        state = tm.barriers[key]
+        if what == "commit":
+            state[1] -= 1
+            if state[1] == 0:
+                state[1], state[2] = state[0], state[2] + 1
+        else:
+            parity = int(np.asarray(interp.eval(args[1])).flat[0])
+            if state[2] % 2 == parity and state[2] <= parity:  # that phase never completed: the wait would hang
+                raise SimulationError(f"mbarrier wait on phase parity {parity} would never return ({key})")
+    if what == "mbarrier_wait" and interp.mask.all():
+        # Every thread of the CTA has seen the copies complete: later accesses are ordered after them.
+        interp.launch.interval += 1
+
+
+def finish(interp) -> None:
+    """Check, when a CTA exits, that it freed its TMEM (PTX ISA, tcgen05.alloc/dealloc).
+
+    Example: called by ``tirx_layout.sim.run`` after each CTA; raises ``SimulationError`` on a leak.
+    """
+    if interp.tmem is not None and interp.tmem.allocated:
+        raise SimulationError(f"the CTA exits with TMEM columns still allocated: {interp.tmem.allocated}")
+
+
+__all__ = ["COLUMNS", "LANES", "TensorMemory", "execute", "finish", "fragment_offsets"]

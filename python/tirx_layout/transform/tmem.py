@@ -1,0 +1,396 @@
+"""Tensor memory: TMEM allocations and tile copies between TMEM and register fragments.
+
+A TMEM buffer (``T.alloc_tmem(shape, dtype, layout=L)``, ``L`` on ``TLane``/``TCol``) becomes
+
+* a one-word shared slot ``<name>_taddr`` that ``tcgen05.alloc`` (warp 0) fills with the TMEM address, then
+  ``tcgen05.relinquish_alloc_permit`` after the kernel's last TMEM allocation, a CTA barrier between tcgen05 fences;
+* at the end of the allocation's scope: fences and a barrier, then ``tcgen05.dealloc`` by warp 0.
+
+The column count is the smallest power of two >= 32 covering the layout's 32-bit column span, replicas included
+(PTX ISA, tcgen05.alloc/dealloc).
+
+``T.tile_copy`` between a TMEM region and a register fragment becomes ``tcgen05.ld`` / ``tcgen05.st`` (then
+``tcgen05.wait::ld/st``). The fragment must be, column chunk by column chunk, the register image of one shape
+(``tcgen05_atom_layout``): chunks are the widest power-of-two ``.xN`` first, their registers one after another.
+The TMEM side must put each 32-row (``32x32b``) or 16-row group of the tile on consecutive lanes inside the 32-lane
+window of the warp that moves it, and column ``c`` at ``col0 + c`` (PTX ISA 9.7.16.8.1, "warp w of a warpgroup
+accesses lanes 32*(w%4) .. 32*(w%4)+31"). Anything else is a ``ValueError`` naming both layouts and the reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+from tvm import tirx
+from tvm.ir import Call
+
+from .. import constructors  # the module, not its names: constructors -> analysis -> sim -> transform imports us
+from ..layout import TileLayout
+from ..script.buffers import LAYOUT_KEY, slot_count
+from ..script.tile import COPY_OP_NAME
+from . import tcgen05_calls as calls
+from ._rewrite import AllocBuffer, sequence, walk
+
+TMEM_SCOPE = "tmem"
+TMEM_LANES, TMEM_COLUMNS = 128, 512
+# Shapes tried in this order; a fragment matches at most one of them for a given tile.
+SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
+# Thread axes a TMEM copy's fragment may use, and the warpgroup thread one step on each is worth.
+_THREAD_UNIT = {"tid_in_wg": 1, "tx": 1, "laneid": 1, "wid_in_wg": 32, "warpid": 32}
+
+
+def _barrier():
+    return tirx.Evaluate(tvm.tirx.call_intrin("", "tirx.cuda.cta_sync"))
+
+
+def _synchronised():
+    """A CTA barrier that also orders tcgen05 operations across it (PTX ISA: tcgen05.fence, tcgen05 memory
+    consistency)."""
+    return [calls.simple("fence_before"), _barrier(), calls.simple("fence_after")]
+
+
+def layout_places(layout, coords, shape, every_replica: bool = False) -> dict:
+    """``layout`` applied to numpy coordinate grids: axis -> array (a leading replica axis if ``every_replica``).
+
+    Example:
+        >>> from tirx_layout import tmem_datapath_layout
+        >>> layout_places(tmem_datapath_layout("D", 128, 4), [np.arange(2), np.zeros(2, int)], [128, 4])["TLane"]
+        array([0, 1])
+    """
+    places = layout.apply_all(*coords, shape=list(shape)) if every_replica else layout.apply(*coords, shape=list(shape))
+    return {axis: np.asarray(value, np.int64) for axis, value in places.items()}
+
+
+def allocation_columns(layout, shape, dtype) -> int:
+    """The ``nCols`` of ``tcgen05.alloc`` for a TMEM buffer: a power of two >= 32 covering every 32-bit column the
+    layout touches (replicas included). ``ValueError`` if it needs more than 512 columns or 128 lanes.
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, TLane, TCol
+        >>> allocation_columns(TileLayout(S[(2, 128, 112):(112@TCol, 1@TLane, 1@TCol)]), (2, 128, 112), "float32")
+        256
+    """
+    if not isinstance(layout, TileLayout):
+        raise ValueError(f"a TMEM buffer needs a TileLayout on TLane/TCol, got {layout!r}")
+    axes = {it.axis.name for it in (*layout.shard, *layout.replica)}
+    if not axes <= {"TLane", "TCol"}:
+        raise ValueError(f"TMEM layout {layout} uses axes {sorted(axes - {'TLane', 'TCol'})}; only TLane and TCol "
+                         "are tensor-memory coordinates")  # fmt: skip
+    shape = [int(e) for e in shape]
+    grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
+    places = layout_places(layout, grids, shape, every_replica=True)
+    lanes, cols = places.get("TLane", np.zeros(1, np.int64)), places.get("TCol", np.zeros(1, np.int64))
+    if lanes.min() < 0 or lanes.max() >= TMEM_LANES:
+        raise ValueError(f"TMEM layout {layout} reaches lanes {lanes.min()}..{lanes.max()}; TMEM has {TMEM_LANES}")
+    per_column = 4 // max(1, tvm.runtime.DataType(dtype).bits // 8) if tvm.runtime.DataType(dtype).bits < 32 else 1
+    if tvm.runtime.DataType(dtype).bits > 32:
+        raise ValueError(f"TMEM holds 32-bit columns; dtype {dtype} is wider")
+    if cols.min() < 0:
+        raise ValueError(f"TMEM layout {layout} has negative columns")
+    span = -(-(int(cols.max()) + 1) // per_column)
+    ncols = max(32, 1 << (span - 1).bit_length())
+    if ncols > TMEM_COLUMNS:
+        raise ValueError(f"TMEM layout {layout} spans {span} 32-bit columns; TMEM has {TMEM_COLUMNS}")
+    return ncols
+
+
+# ---- TMEM <-> register fragment -------------------------------------------------------------------------------
+
+
+def _chunks(cols: int, unit: int, max_num: int) -> list[tuple[int, int]]:
+    """Column chunks ``(start, width)``: widest power-of-two repetition counts first."""
+    out, start = [], 0
+    while start < cols:
+        num = min(max_num, 1 << ((cols - start) // unit).bit_length() - 1)
+        out.append((start, num * unit))
+        start += num * unit
+    return out
+
+
+def _fragment_table(layout, rows: int, cols: int):
+    """(warpgroup thread, slot) of every element of a ``(rows, cols)`` fragment."""
+    grids = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    places = layout_places(layout, grids, [rows, cols])
+    thread = np.zeros((rows, cols), np.int64)
+    for axis, value in places.items():
+        if axis == "m":
+            continue
+        if axis not in _THREAD_UNIT:
+            raise ValueError(f"axis {axis} cannot place a fragment of a TMEM copy (use {sorted(_THREAD_UNIT)})")
+        thread = thread + value * _THREAD_UNIT[axis]
+    return thread, places.get("m", np.zeros((rows, cols), np.int64))
+
+
+def _lane_space(thread, slot, places: dict, describe: str):
+    """The copy re-indexed by TMEM position: row = rank of the element's lane among the lanes the tile uses,
+    column = its TMEM column minus the first. Datapaths D and F keep their logical order; B (two column halves
+    on lanes 0-63 and 64-127) becomes one 128-lane tile of half the columns, which 32x32b moves."""
+    lanes, cols = places["TLane"], places["TCol"]
+    used_lanes, used_cols = np.unique(lanes), np.unique(cols)
+    if used_lanes.size * used_cols.size != lanes.size or (used_cols != used_cols[0] + np.arange(used_cols.size)).any():
+        raise ValueError(f"{describe}: the tile does not fill a block of TMEM lanes x consecutive columns")
+    row, col = np.searchsorted(used_lanes, lanes), cols - used_cols[0]
+    shape = (used_lanes.size, used_cols.size)
+    out_thread, out_slot = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
+    out_thread[row, col], out_slot[row, col] = thread, slot
+    grid_lanes = np.broadcast_to(used_lanes[:, None], shape)
+    grid_cols = np.broadcast_to(used_cols[None, :], shape)
+    return out_thread, out_slot, {"TLane": grid_lanes, "TCol": grid_cols}
+
+
+class TmemCopy:
+    """How one TMEM <-> fragment copy is issued: the shape, the column chunks and the lane bases."""
+
+    def __init__(self, tmem, fragment, dtype: str, rows: int, cols: int, tmem_places: dict):
+        self.dtype = dtype
+        self.pack = 4 // (tvm.runtime.DataType(dtype).bits // 8)
+        self.rows, self.cols = rows, cols
+        self.describe = f"TMEM {tmem} and fragment {fragment}"
+        if fragment.replica:
+            raise ValueError(f"{self.describe}: a replicated register fragment has no tcgen05.ld/st form")
+        if self.pack not in (1, 2):
+            raise ValueError(f"{self.describe}: tcgen05.ld/st move 32- or 16-bit data, not {dtype}")
+        thread, slot = _fragment_table(fragment, rows, cols)
+        thread, slot, tmem_places = _lane_space(thread, slot, tmem_places, self.describe)
+        self.rows, self.cols = thread.shape
+        self._where = tmem_places
+        reasons = []
+        for shape in SHAPES:
+            reason = self._match(shape, thread, slot)
+            if reason is None:
+                break
+            reasons.append(f"{shape}: {reason}")
+        else:
+            raise ValueError(f"no tcgen05.ld/st shape moves {self.describe}: " + "; ".join(reasons)
+                             + " (warp w of a warpgroup moves TMEM lanes 32w..32w+31, PTX ISA 9.7.16.8.1)")
+        self._place(tmem_places)
+
+    def _match(self, shape: str, thread, slot) -> str | None:
+        if self.rows not in constructors.TCGEN05_ROWS[shape]:
+            return f"takes {constructors.TCGEN05_ROWS[shape]} rows, the tile has {self.rows}"
+        unit = constructors.TCGEN05_COLUMNS_PER_NUM[shape] * self.pack
+        if self.cols % unit:
+            return f"moves columns in units of {unit}, the tile has {self.cols}"
+        chunks, offset = [], 0
+        want_thread, want_slot = np.zeros_like(thread), np.zeros_like(slot)
+        for start, width in _chunks(self.cols, unit, constructors.TCGEN05_MAX_NUM[shape]):
+            atom = constructors.tcgen05_atom_layout(shape, (self.rows, width), self.dtype)
+            t, s = _fragment_table(atom, self.rows, width)
+            want_thread[:, start : start + width], want_slot[:, start : start + width] = t, s + offset
+            chunks.append((start, width, offset))
+            offset += slot_count(atom)
+        if (want_thread != thread).any() or (want_slot != slot).any():
+            r, c = np.argwhere((want_thread != thread) | (want_slot != slot))[0]
+            lane, col = self._where["TLane"][r, c], self._where["TCol"][r, c]
+            return (f"the element at TMEM lane {lane} column {col} would be in thread {want_thread[r, c]} slot "
+                    f"{want_slot[r, c]}, the fragment has it in thread {thread[r, c]} slot {slot[r, c]}")  # fmt: skip
+        self.shape, self.chunks = shape, chunks
+        return None
+
+    def _place(self, places: dict) -> None:
+        lanes, cols = places["TLane"], places["TCol"]
+        col0 = int(cols[0, 0])
+        if (cols - np.arange(self.cols)[None, :] != col0).any():
+            raise ValueError(f"{self.describe}: tcgen05.ld/st need tile column c at TMEM column col0 + c")
+        if col0 % self.pack:
+            raise ValueError(f"{self.describe}: 16-bit data starts on a whole 32-bit column, not at element {col0}")
+        self.column = col0 // self.pack
+        group = 32 if self.shape == "32x32b" else 16
+        halves = 2 if group == 16 and self.rows == 128 else 1
+        # bases[h][w]: first lane of the rows warp w moves in its half h (rows 32w+16h.. or 16w..).
+        self.bases = [[0] * 4 for _ in range(halves)]
+        for q in range(self.rows // group):
+            warp, half = divmod(q, halves)
+            block = lanes[q * group : (q + 1) * group]
+            base = int(block[0, 0])
+            if (block - np.arange(group)[:, None] != base).any():
+                raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are not on "
+                                 f"consecutive TMEM lanes ({self.shape} moves {group} consecutive lanes)")  # fmt: skip
+            # PTX ISA 9.7.16.8.1 (Tensor Memory access restrictions): warp w%4 of a warpgroup reaches lanes
+            # 32(w%4)..+31.
+            if base // 32 != warp or base % group:
+                raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are moved by warp {warp},"
+                                 f" which may only access lanes {32 * warp}..{32 * warp + 31}; they are at lanes "
+                                 f"{base}..{base + group - 1}")  # fmt: skip
+            self.bases[half][warp] = base
+
+    def lane_base(self, half: int, warp):
+        """The first lane of warp ``warp``'s rows in ``half``, as an expression of the warp index."""
+        b = self.bases[half]
+        step = b[1] - b[0]
+        if any(b[w] != b[0] + step * w for w in range(4)):
+            return tirx.Select(warp == 0, b[0], tirx.Select(warp == 1, b[1], tirx.Select(warp == 2, b[2], b[3])))
+        return b[0] + step * warp
+
+    def instructions(self):
+        """``(num, half, register slot offset, 32-bit column)`` of each instruction, in issue order."""
+        per_half = calls.REGISTERS_PER_NUM[self.shape] * self.pack
+        unit = constructors.TCGEN05_COLUMNS_PER_NUM[self.shape] * self.pack
+        out = []
+        for start, width, offset in self.chunks:
+            num = width // unit
+            for half in range(len(self.bases)):
+                out.append((num, half, offset + half * per_half * num, self.column + start // self.pack))
+        return out
+
+
+def _region_offset(side):
+    """Constant begins of a TMEM region, and the 32-bit column offset expression of its symbolic
+    begins (a loop over accumulator stages): a symbolic begin is allowed on a dimension the region takes one index
+    of, where the layout moves every element by the same number of columns per step (lanes fixed, so the warps'
+    lane windows hold for every step)."""
+    begins, col_step = [], 0
+    shape = [int(e) for e in side.shape]
+    pack = 4 // side.element_bytes
+    for d, (b, e) in enumerate(zip(side.begins, side.extents, strict=True)):
+        if isinstance(b, tirx.IntImm | int):
+            begins.append(int(b))
+            continue
+        if e != 1:
+            raise ValueError(f"the TMEM region of {side.buffer.name} starts at {b} on a dimension it takes {e} indices "
+                             "of; a symbolic start is allowed where the region takes one index")  # fmt: skip
+        steps = np.arange(shape[d])
+        coords = [np.zeros(shape[d], np.int64) if k != d else steps for k in range(len(shape))]
+        places = layout_places(side.layout, coords, shape)
+        lanes, cols = places.get("TLane", 0 * steps), places.get("TCol", 0 * steps)
+        dl, dc = (int(lanes[1] - lanes[0]), int(cols[1] - cols[0])) if shape[d] > 1 else (0, 0)
+        if dl or (cols - cols[0] != dc * steps).any() or dc % pack:  # lanes stay: each warp keeps its window
+            raise ValueError(f"TMEM {side.layout} does not move dimension {d} of {side.buffer.name} by a fixed number "
+                             f"of whole 32-bit columns (on the same lanes); index it with a constant")  # fmt: skip
+        begins.append(0)
+        col_step = col_step + dc // pack * b
+    return begins, col_step
+
+
+def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scope: str = "cta"):
+    """The tcgen05.ld (``loading``) or tcgen05.st sequence of a TMEM <-> fragment copy, then its wait.
+
+    ``tmem`` and ``fragment`` are :class:`~tirx_layout.transform.lower_tile_ops.Side` s; ``taddr`` the TMEM base
+    address expression. In a CTA of several warpgroups the copy has ``scope="warpgroup"``: every warpgroup runs it
+    (its region may depend on the warpgroup, e.g. ``acc[tx // 128, 0:128, 0:112]``). Example: ``T.tile_copy(frag, acc)`` with ``frag`` in ``tcgen05_atom_layout("32x32b", (128,
+    64), "float32")`` and ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` becomes one ``32x32b.x64`` load.
+    """
+    if threads.count % 128 or (threads.count > 128 and scope != "warpgroup"):
+        raise ValueError(f"a TMEM copy is run by whole warpgroups: the kernel has {threads.count} threads; "
+                         "with several warpgroups write scope=\"warpgroup\" (each warpgroup copies)")  # fmt: skip
+    if len(fragment.shape) != 2 or fragment.shape != fragment.tile_shape:
+        raise ValueError(f"the fragment of a TMEM copy is a whole (rows, cols) buffer; {fragment.buffer.name} has "
+                         f"shape {fragment.shape}")  # fmt: skip
+    rows, cols = fragment.shape
+    begins, column_shift = _region_offset(tmem)
+    grids, tile = [], iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
+    for b, e in zip(begins, tmem.extents, strict=True):
+        grids.append(np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b)
+    places = layout_places(tmem.layout, grids, tmem.shape)
+    places.setdefault("TLane", np.zeros((rows, cols), np.int64))
+    places.setdefault("TCol", np.zeros((rows, cols), np.int64))
+    if tmem.layout.replica and not loading:
+        raise ValueError(f"TMEM {tmem.layout} replicates elements over lanes; tcgen05.st would write one copy "
+                         f"only (fragment {fragment.layout}); fill it with tcgen05.cp from shared memory")  # fmt: skip
+    plan = TmemCopy(tmem.layout, fragment.layout, fragment.dtype, rows, cols, places)
+    warp = tirx.floormod(tirx.floordiv(threads.index, 32), 4)
+    analyzer = tvm.sym.Analyzer()
+    for var, extent in threads.bounds.items():
+        analyzer.bind(var, tvm.ir.Range(0, extent))
+    stmts = []
+    for num, half, slot, column in plan.instructions():
+        offset = analyzer.simplify(plan.lane_base(half, warp) * 65536 + column + column_shift)
+        address = taddr + tirx.Cast("uint32", offset)
+        registers = tvm.tirx.address_of(tvm.tirx.BufferLoad(fragment.view, [tirx.IntImm("int32", slot)]))
+        stmts.append(calls.ld_st("ld" if loading else "st", plan.shape, num, address, registers))
+    stmts.append(calls.simple("wait_ld" if loading else "wait_st"))
+    return sequence([fragment.declaration(), *stmts])
+
+
+# ---- the pass -------------------------------------------------------------------------------------------------
+
+
+def tmem_allocations(func) -> list:
+    """The ``AllocBuffer`` statements of TMEM buffers in ``func``, in program order.
+
+    Example:
+        >>> tmem_allocations.__name__
+        'tmem_allocations'
+    """
+    found = []
+
+    def on_alloc(stmt):
+        if stmt.buffer.scope() == TMEM_SCOPE:
+            found.append(stmt)
+
+    walk(func.body, [(AllocBuffer, on_alloc)])
+    return found
+
+
+class TmemLowering:
+    """Rewrites TMEM allocations and the tile copies that touch TMEM (see the module docstring)."""
+
+    def __init__(self, func, threads_of):
+        self.allocs = tmem_allocations(func)
+        self.slots, self.columns = {}, {}
+        for stmt in self.allocs:
+            buffer = stmt.buffer
+            if LAYOUT_KEY not in stmt.annotations:
+                raise ValueError(f"TMEM buffer {buffer.name} needs a tirx_layout layout on TLane/TCol "
+                                 "(T.alloc_tmem(shape, dtype, layout=...))")  # fmt: skip
+            layout = stmt.annotations[LAYOUT_KEY]
+            self.columns[buffer] = allocation_columns(layout, buffer.shape, str(buffer.dtype))
+            self.slots[buffer] = tvm.tirx.decl_buffer((1,), "uint32", f"{buffer.name}_taddr", scope="shared")
+        self.last = self.allocs[-1].buffer if self.allocs else None
+        self._threads_of = threads_of
+
+    def is_tmem(self, buffer) -> bool:
+        return any(buffer.same_as(b) for b in self.slots)
+
+    def taddr(self, buffer):
+        slot = next(s for b, s in self.slots.items() if b.same_as(buffer))
+        return tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])
+
+    def copy(self, dst, src, scope: str = "cta"):
+        if not (self.is_tmem(dst.buffer) or self.is_tmem(src.buffer)):
+            return None
+        if self.is_tmem(dst.buffer) and self.is_tmem(src.buffer):
+            raise ValueError(f"tile_copy from {src} to {dst}: TMEM to TMEM has no tcgen05 instruction")
+        tmem, other = (src, dst) if self.is_tmem(src.buffer) else (dst, src)
+        if tmem is dst and other.buffer.scope() == "shared" and not other.distributed:
+            from .tmem_cp import lower_shared_to_tmem  # tmem_cp builds on this module
+
+            return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer))
+        if not other.distributed:
+            raise ValueError(f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "
+                             "(tcgen05.ld/st) or, from shared memory, by tcgen05.cp")  # fmt: skip
+        return lower_tmem_fragment_copy(tmem, other, tmem is src, self._threads_of(), self.taddr(tmem.buffer), scope)
+
+    def expand(self, seq):
+        """A ``SeqStmt`` whose TMEM allocations become alloc ... dealloc around the rest of the sequence."""
+        stmts = list(seq.seq)
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, AllocBuffer) and self.is_tmem(stmt.buffer):
+                return sequence([*stmts[:i], *self._around(stmt.buffer, stmts[i + 1 :])])
+        return seq
+
+    def _around(self, buffer, rest):
+        buffer = next(b for b in self.slots if b.same_as(buffer))
+        slot, ncols = self.slots[buffer], self.columns[buffer]
+        first_warp = tvm.tirx.floordiv(self._threads_of().index, 32) == 0
+        issue = [calls.alloc(tvm.tirx.address_of(tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])), ncols)]
+        if buffer.same_as(self.last):
+            issue.append(calls.relinquish())
+        head = [AllocBuffer(slot), tirx.IfThenElse(first_warp, sequence(issue), None), *_synchronised()]
+        tail = [*_synchronised(), tirx.IfThenElse(first_warp, calls.dealloc(self.taddr(buffer), ncols), None)]
+        return [*head, *rest, *tail]
+
+
+def is_copy(stmt) -> bool:
+    """Whether ``stmt`` is an ``Evaluate`` of ``T.tile_copy``.
+
+    Example:
+        >>> is_copy(tvm.tirx.Evaluate(0))
+        False
+    """
+    value = stmt.value if isinstance(stmt, tirx.Evaluate) else None
+    return isinstance(value, Call) and getattr(value.op, "name", "") == COPY_OP_NAME
+
+
+__all__ = ["TMEM_SCOPE", "TmemCopy", "TmemLowering", "allocation_columns", "is_copy", "lower_tmem_fragment_copy",
+           "tmem_allocations"]  # fmt: skip
