@@ -183,6 +183,26 @@ def _memory_addresses(side: Side, flat: np.ndarray, v: int, every_replica: bool)
     return [t[index][..., None] + np.arange(v) for t in tables]
 
 
+_TABLES: dict = {}
+_HOLDERS: dict = {}
+
+
+def _cache_tables(side: Side) -> None:
+    """Give ``side`` a memoized ``address_table`` (the table depends only on the layout and the shape), so the
+    candidates a search revisits are not recomputed."""
+    key = (str(side.layout), side.shape)
+    compute = side.address_table
+
+    def address_table():
+        if key not in _TABLES:
+            if len(_TABLES) > 4096:
+                _TABLES.clear()
+            _TABLES[key] = compute()
+        return _TABLES[key]
+
+    side.address_table = address_table
+
+
 def _storage_flat(side: Side, v: int, units: np.ndarray):
     """The lowering's storage-order dealing (``_CopyLowering._storage_order``), for integer units: vector ``u``
     is the element whose final address is ``u * v`` (the swizzle is its own inverse), or ``None``."""
@@ -205,14 +225,15 @@ def memory_to_memory(dst: Side, src: Side, v: int, scope: str, threads: int) -> 
     units = math.prod(src.tile_shape) // v
     tid = np.arange(threads) % size
     cost = Cost()
-    for r in range(-(-units // size)):
-        unit = r * size + tid
-        active = unit < units
-        flat = next((f for f in (_storage_flat(dst, v, unit), _storage_flat(src, v, unit)) if f is not None), unit * v)
-        (load,) = _memory_addresses(src, flat, v, every_replica=False)
-        _instruction(cost, src.buffer.scope(), load, active, src.element_bytes)
-        for store in _memory_addresses(dst, flat, v, every_replica=True):
-            _instruction(cost, dst.buffer.scope(), store, active, dst.element_bytes)
+    unit = np.arange(-(-units // size))[:, None] * size + tid[None, :]  # (round, thread)
+    active = unit < units
+    flat = next((f for f in (_storage_flat(dst, v, unit), _storage_flat(src, v, unit)) if f is not None), unit * v)
+    (load,) = _memory_addresses(src, flat, v, every_replica=False)
+    stores = _memory_addresses(dst, flat, v, every_replica=True)
+    for r in range(unit.shape[0]):
+        _instruction(cost, src.buffer.scope(), load[r], active[r], src.element_bytes)
+        for store in stores:
+            _instruction(cost, dst.buffer.scope(), store[r], active[r], dst.element_bytes)
     return cost
 
 
@@ -228,6 +249,8 @@ def fragment_holders(layout, threads: int) -> tuple[np.ndarray, np.ndarray]:
     """
     size = int(layout.size())
     places = layout.apply_all(np.arange(size), shape=[size])
+    some = np.asarray(next(iter(places.values())))
+    places.setdefault("m", np.zeros_like(some))  # one slot per thread: no m iter at all
     slots = slot_count(layout)
     holder = np.full((threads, slots), -1, np.int64)
     replica = np.zeros((threads, slots), np.int64)
@@ -258,16 +281,20 @@ def fragment_and_memory(dst: Side, src: Side, v: int, threads: int) -> Cost:
     """
     fragment, memory = (src, dst) if src.distributed else (dst, src)
     storing = fragment is src
-    holder, replica = fragment_holders(fragment.layout, threads)
+    key = (str(fragment.layout), threads)
+    if key not in _HOLDERS:
+        _HOLDERS[key] = fragment_holders(fragment.layout, threads)
+    holder, replica = _HOLDERS[key]
     elements = math.prod(fragment.shape)
     cost = Cost()
-    for start in range(0, fragment.extent, v):
-        flat = holder[:, start]
-        active = (flat >= 0) & (flat < elements)
-        if storing:
-            active &= replica[:, start] == 0
-        for addresses in _memory_addresses(memory, flat, v, every_replica=storing):
-            _instruction(cost, memory.buffer.scope(), addresses, active, memory.element_bytes)
+    flat = holder[:, ::v].T  # (vector, thread)
+    active = (flat >= 0) & (flat < elements)
+    if storing:
+        active &= replica[:, ::v].T == 0
+    tables = _memory_addresses(memory, flat, v, every_replica=storing)
+    for k in range(flat.shape[0]):
+        for addresses in tables:
+            _instruction(cost, memory.buffer.scope(), addresses[k], active[k], memory.element_bytes)
     return cost
 
 
@@ -284,6 +311,8 @@ def copy_cost(dst_region, src_region, scope: str, layouts: dict, threads: int) -
         'bytes=512 instr=1 wavefronts=0 regs=0'
     """
     dst, src = Side(dst_region, layouts, "destination"), Side(src_region, layouts, "source")
+    for side in (dst, src):
+        _cache_tables(side)
     if _static_begins(dst) is None or _static_begins(src) is None:
         shared = sum(s.buffer.scope() == "shared" for s in (dst, src))
         return worst_case(math.prod(src.tile_shape), src.element_bytes, shared)
