@@ -40,7 +40,8 @@ from ..notation import S
 from ..script.buffers import LAYOUT_KEY, buffer_layouts, layout_threads
 from ..script.tile import COPY_OP_NAME
 from ._rewrite import AllocBuffer, map_function, walk
-from .cost_model import DEFAULT_COST_MODEL, Cost, copy_cost, cost_model, fragment_registers, worst_case
+from .cost_model import (DEFAULT_COST_MODEL, Cost, copy_cost, cost_model, fragment_holders, fragment_registers,
+                         worst_case)  # fmt: skip
 from .lower_tile_ops import cta_threads
 
 INFERRED_SCOPES = ("local", "shared")
@@ -201,31 +202,48 @@ def _scan(func) -> _Kernel:
     return kernel
 
 
-def _disagreement(first, second, shape) -> str:
+def _element_places(layout, shape, threads: int) -> dict:
+    """Logical flat index -> where it lives: ``(thread, slot)`` for a fragment (its base replica), else the places
+    the layout gives it."""
+    size = math.prod(int(e) for e in shape)
+    if layout_threads(layout) and threads:
+        holder, replica = fragment_holders(layout, threads)
+        out = {}
+        for t, s in zip(*np.nonzero((holder >= 0) & (replica == 0)), strict=True):
+            out.setdefault(int(holder[t, s]), f"thread {t} slot {s}")
+        return out
+    places = layout.apply(np.arange(size), shape=[size])
+    return {i: str({k: int(np.asarray(v)[i]) for k, v in places.items()}) for i in range(size)}
+
+
+def same_placement(first, second, shape, threads: int) -> bool:
+    """Whether two layouts put every element of a ``shape`` buffer in the same place (fragments: the same CTA
+    thread and slot, whatever thread axes they are spelled with).
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, laneid, warpid, wg_local_layout
+        >>> same_placement(wg_local_layout(8), TileLayout(S[(4, 32, 8):(1@warpid, 1@laneid, 1)]), (128, 8), 128)
+        True
+    """
+    return str(first) == str(second) or _element_places(first, shape, threads) == _element_places(second, shape, threads)
+
+
+def _disagreement(first, second, shape, threads: int) -> str:
     """The first logical coordinate whose places differ under two layouts, with both places."""
-    shape = tuple(int(e) for e in shape)
-    grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
-    a = first.apply(*grids, shape=list(shape)) if isinstance(first, TileLayout) else None
-    b = second.apply(*grids, shape=list(shape)) if isinstance(second, TileLayout) else None
-    if a is None or b is None:
-        return "(not comparable element by element)"
-    differs = np.zeros(shape, bool)
-    for axis in set(a) | set(b):
-        differs |= np.asarray(a.get(axis, 0)) != np.asarray(b.get(axis, 0))
-    if not differs.any():
-        return "(same places, different spelling)"
-    where = tuple(int(i[0]) for i in np.nonzero(differs))
-    pa = {k: int(np.asarray(v)[where]) for k, v in a.items()}
-    pb = {k: int(np.asarray(v)[where]) for k, v in b.items()}
-    return f"coordinate {where}: {pa} vs {pb}"
+    a, b = _element_places(first, shape, threads), _element_places(second, shape, threads)
+    for flat in range(math.prod(int(e) for e in shape)):
+        if a.get(flat) != b.get(flat):
+            where = tuple(int(c) for c in np.unravel_index(flat, tuple(int(e) for e in shape)))
+            return f"coordinate {where}: {a.get(flat, 'nowhere')} vs {b.get(flat, 'nowhere')}"
+    return "(no coordinate: same places)"
 
 
-def _conflict(buffer, first, second) -> LayoutConflict:
+def _conflict(buffer, first, second, threads: int) -> LayoutConflict:
     """``first`` and ``second`` are (layout, source buffer, copy) demands on ``buffer``."""
     (la, ba, ca), (lb, bb, cb) = first, second
     return LayoutConflict(
         f"layout conflict on {buffer.name}: {ca} gives it {ba.name}'s layout {la}, but {cb} gives it "
-        f"{bb.name}'s layout {lb}; they disagree at {_disagreement(la, lb, buffer.shape)}"
+        f"{bb.name}'s layout {lb}; they disagree at {_disagreement(la, lb, buffer.shape, threads)}"
     )
 
 
@@ -285,9 +303,9 @@ class _Inference:
     def assign(self, buffer, layout, level: str, source, copy, cost=None, candidates: int = 1, reason: str = ""):
         demand = (layout, source, copy)
         if buffer in self.fixed:
-            if str(self.fixed[buffer]) != str(layout):
+            if not same_placement(self.fixed[buffer], layout, buffer.shape, self.threads):
                 raise _conflict(buffer, self.origin.get(buffer, (self.fixed[buffer], buffer, "its declaration")),
-                                demand)  # fmt: skip
+                                demand, self.threads)  # fmt: skip
             return
         self.fixed[buffer] = layout
         self.origin[buffer] = demand
@@ -300,9 +318,9 @@ class _Inference:
             for rule in STRICT_RULES:
                 for buffer, layout in (rule(copy, dict(self.fixed), self.threads) or {}).items():
                     if buffer in self.kernel.known:
-                        if str(self.kernel.known[buffer]) != str(layout):
+                        if not same_placement(self.kernel.known[buffer], layout, buffer.shape, self.threads):
                             raise _conflict(buffer, (self.kernel.known[buffer], buffer, "its declaration"),
-                                            (layout, buffer, copy))  # fmt: skip
+                                            (layout, buffer, copy), self.threads)  # fmt: skip
                         continue
                     self.assign(buffer, layout, "strict", buffer, copy, reason=f"forced by {copy}")
 
@@ -319,9 +337,11 @@ class _Inference:
                     if other not in self.fixed or not layout_threads(self.fixed[other]):
                         continue
                     if this in self.fixed:
-                        if str(self.fixed[this]) != str(self.fixed[other]):
-                            first = self.origin.get(this, (self.fixed[this], this, "its declaration"))
-                            raise _conflict(this, first, (self.fixed[other], other, copy))
+                        if not same_placement(self.fixed[this], self.fixed[other], this.shape, self.threads):
+                            # Name the buffer that was inferred (its layout came through another copy).
+                            subject, fixed = (other, this) if other in self.origin else (this, other)
+                            first = self.origin.get(subject, (self.fixed[subject], subject, "its declaration"))
+                            raise _conflict(subject, first, (self.fixed[fixed], fixed, copy), self.threads)
                         continue
                     if this in self.kernel.open:
                         self.assign(this, self.fixed[other], "common", other, copy,
@@ -494,4 +514,5 @@ class InferLayouts:
 
 
 __all__ = ["STRICT_RULES", "CopyOp", "Decision", "InferLayouts", "LayoutConflict", "explain_layouts",
-           "fragment_candidates", "infer", "infer_layouts", "register_strict_rule", "shared_candidates"]  # fmt: skip
+           "fragment_candidates", "infer", "infer_layouts", "register_strict_rule", "same_placement",
+           "shared_candidates"]  # fmt: skip
