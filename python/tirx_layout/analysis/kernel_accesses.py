@@ -57,7 +57,7 @@ def kernel_accesses(kernel, inputs=(), arch: str = "sm_100a") -> list[AccessRepo
         ...         S[tx, i] = A[i, tx]
         ... ''')
         >>> [(r.kind, r.scope, r.vector_bytes, r.wavefronts // r.warp_executions) for r in kernel_accesses(kernel)]
-        [('load', 'global', 4, 1), ('store', 'shared', 4, 32)]
+        [('load', 'global', 4, 0), ('store', 'shared', 4, 32)]
     """
     reports: dict[int, AccessReport] = {}
 

@@ -489,7 +489,7 @@ def explain_layouts(func, cost_model: str = DEFAULT_COST_MODEL) -> str:
         ...     T.tile_copy(B, frag)
         ... ''')
         >>> print(explain_layouts(func))  # doctest: +ELLIPSIS
-        frag: S[(32, 4):(1@tid_in_wg, 1)] [common, io-aware: bytes=1024 instr=2 ...
+        frag: S[(32, 4):(1@tid_in_wg, 1)] [free, io-aware: bytes=1024 instr=2 ...
     """
     _, decisions = infer(func, cost_model)
     return "\n".join(str(d) for d in decisions) or "(no buffer to infer)"
