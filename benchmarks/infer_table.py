@@ -10,33 +10,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples")]
 
 import infer_kernels as ik  # noqa: E402
 import tile_copies as tc  # noqa: E402
-from tirx_layout import sim  # noqa: E402
-from tirx_layout.analysis import kernel_accesses  # noqa: E402
 from tirx_layout.script.buffers import layout_of  # noqa: E402
 from tirx_layout.transform import infer_layouts  # noqa: E402
 
 SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
-
-
-def measure(kernel) -> tuple[int, int, int, int]:
-    """(bytes, instructions, wavefronts, minimum wavefronts) of a kernel's global/shared accesses, simulated."""
-    moved = [0]
-
-    def observe(node, kind, memory, addresses, active):
-        lanes = addresses.shape[1] if addresses.ndim == 2 else 1
-        moved[0] += int(np.sum(active)) * lanes * memory.data.dtype.itemsize
-
-    sim.run(kernel, observer=observe)
-    reports = kernel_accesses(kernel)
-    return (moved[0], sum(r.warp_executions for r in reports), sum(r.wavefronts for r in reports),
-            sum(r.minimum_wavefronts for r in reports))  # fmt: skip
 
 
 def short(layout) -> str:
@@ -73,7 +55,8 @@ def main():
         for model in ("io-aware", "register-count"):
             chosen = infer_layouts(kernel, model)
             choice = "; ".join(f"{b}={short(layout_of(b, chosen))}" for b in open_.split("+"))
-            nbytes, instr, waves, minimum = measure(chosen)
+            cost = ik.measured(chosen)
+            nbytes, instr, waves, minimum = cost.bytes, cost.instructions, cost.wavefronts, cost.minimum_wavefronts
             print(f"| {name} | {open_} | {model} | `{choice}` | {nbytes} | {instr} | {waves} ({minimum}) |", flush=True)
 
 

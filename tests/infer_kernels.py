@@ -3,9 +3,29 @@ a conflicting kernel, and small random copies for the cost-model check."""
 
 from __future__ import annotations
 
+import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_copy and layout=)
+from tirx_layout import sim
+from tirx_layout.analysis import kernel_accesses
+from tirx_layout.transform.cost_model import Cost
+
+
+def measured(kernel) -> Cost:
+    """Bytes, instructions and wavefronts of ``kernel``'s shared/global instructions as the simulator runs the
+    lowered kernel: ``kernel_accesses`` for instructions and wavefronts, an observer for the bytes of active lanes."""
+    moved = [0]
+
+    def observe(node, kind, memory, addresses, active):
+        lanes = addresses.shape[1] if addresses.ndim == 2 else 1
+        moved[0] += int(np.sum(active)) * lanes * memory.data.dtype.itemsize
+
+    sim.run(kernel, observer=observe)
+    reports = kernel_accesses(kernel)
+    return Cost(bytes=moved[0], instructions=sum(r.warp_executions for r in reports),
+                global_instructions=sum(r.warp_executions for r in reports if r.scope == "global"),
+                wavefronts=sum(r.wavefronts for r in reports), minimum_wavefronts=sum(r.minimum_wavefronts for r in reports))  # fmt: skip
 
 
 def round_trip(dtype: str, rows: int, threads: int, shared_layout=None, frag_layout=None, cols: int = 64):

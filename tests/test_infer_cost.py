@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 
 import infer_kernels
-from tirx_layout import sim
-from tirx_layout.analysis import kernel_accesses
 from tirx_layout.transform import copy_cost
 from tirx_layout.transform.cost_model import Cost
-from tirx_layout.transform.infer_layouts import CopyOp, _scan, fragment_candidates, shared_candidates
+from tirx_layout.transform.infer_layouts import _scan, fragment_candidates, shared_candidates
 
 CASES = 60
-
 
 
 def _case(seed: int):
@@ -31,21 +27,6 @@ def _case(seed: int):
     return infer_kernels.staged(shape, dtype, threads, shared, frag), threads
 
 
-def measured(kernel) -> Cost:
-    """Bytes, instructions and wavefronts of ``kernel``'s shared/global instructions, as the simulator runs it."""
-    moved = [0]
-
-    def observe(node, kind, memory, addresses, active):
-        lanes = addresses.shape[1] if addresses.ndim == 2 else 1
-        moved[0] += int(np.sum(active)) * lanes * memory.data.dtype.itemsize
-
-    sim.run(kernel, observer=observe)
-    reports = kernel_accesses(kernel)
-    return Cost(bytes=moved[0], instructions=sum(r.warp_executions for r in reports),
-                global_instructions=sum(r.warp_executions for r in reports if r.scope == "global"),
-                wavefronts=sum(r.wavefronts for r in reports), minimum_wavefronts=sum(r.minimum_wavefronts for r in reports))  # fmt: skip
-
-
 def modelled(kernel, threads: int) -> Cost:
     scan = _scan(kernel)
     total = Cost()
@@ -57,6 +38,6 @@ def modelled(kernel, threads: int) -> Cost:
 @pytest.mark.parametrize("seed", range(CASES))
 def test_cost_model_matches_simulation(seed):
     kernel, threads = _case(seed)
-    expected = measured(kernel)
+    expected = infer_kernels.measured(kernel)
     assert expected.instructions > 0
     assert modelled(kernel, threads) == expected

@@ -477,19 +477,24 @@ def infer_layouts(func, cost_model: str = DEFAULT_COST_MODEL):
 def explain_layouts(func, cost_model: str = DEFAULT_COST_MODEL) -> str:
     """One line per inferred buffer: its layout, the level that chose it and the cost of its copies.
 
-    Example:
+    Example (a shared tile between global memory and a fragment with one row per lane):
         >>> import tvm, tirx_layout
         >>> func = tvm.script.from_source('''
         ... @T.prim_func
-        ... def k(A: T.Buffer((32, 4), "float32"), B: T.Buffer((32, 4), "float32")):
+        ... def k(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32")):
         ...     T.device_entry()
         ...     tx = T.thread_id([32])
-        ...     frag = T.alloc_local((32, 4), "float32")
-        ...     T.tile_copy(frag, A)
+        ...     tile = T.alloc_shared((32, 32), "float32")
+        ...     frag = T.alloc_local((32, 32), "float32", layout=T.layout("S[(32, 32):(1@laneid, 1)]"))
+        ...     T.tile_copy(tile, A)
+        ...     T.cuda.cta_sync()
+        ...     T.tile_copy(frag, tile)
         ...     T.tile_copy(B, frag)
         ... ''')
         >>> print(explain_layouts(func))  # doctest: +ELLIPSIS
-        frag: S[(32, 4):(1@tid_in_wg, 1)] [free, io-aware: bytes=1024 instr=2 ...
+        tile: ComposeLayout(SwizzleLayout(2, 1, 3), ...) [common, io-aware: bytes=12288 instr=24 wavefronts=64 ...
+        >>> print(explain_layouts(func, "register-count"))  # doctest: +ELLIPSIS
+        tile: S[(32, 32):(32, 1)] [common, register-count: bytes=12288 instr=24 wavefronts=288 ...
     """
     _, decisions = infer(func, cost_model)
     return "\n".join(str(d) for d in decisions) or "(no buffer to infer)"
