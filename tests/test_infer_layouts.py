@@ -129,8 +129,19 @@ def test_conflict_names_both_buffers_ops_layouts_and_coordinate():
 def test_same_placement_is_not_a_conflict():
     """wg_local over 128 threads and (warp, lane) rows place every element identically: not a conflict."""
     spelled = TileLayout(S[(4, 32, 8):(1 @ warpid, 1 @ laneid, 1)])
-    chosen, decisions = infer(ik.conflicting(wg_local_layout(8), spelled))
+    kernel = ik.conflicting(wg_local_layout(8), spelled)
+    chosen, decisions = infer(kernel)
     assert [d.level for d in decisions] == ["common"]
+    a = np.random.default_rng(2).standard_normal((128, 8)).astype("float32")
+    assert np.array_equal(sim.run(kernel, {"A": a})["B"], a)  # the fragment copies lower slot by slot
+
+
+@pytest.mark.parametrize("threads", [16, 48, 96])
+def test_any_thread_count(threads):
+    kernel = ik.fragment_only((7, 13), "float16", threads)
+    a = np.random.default_rng(3).standard_normal((7, 13)).astype("float16")
+    for model in ("io-aware", "register-count"):
+        assert np.array_equal(sim.run(infer_layouts(kernel, model), {"A": a})["B"], a)
 
 
 def test_printing_shows_inferred_layouts_and_explain_lists_levels():

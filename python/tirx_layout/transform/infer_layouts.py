@@ -39,7 +39,7 @@ from ..layout import TileLayout
 from ..notation import S
 from ..script.buffers import LAYOUT_KEY, buffer_layouts, layout_threads
 from ..script.tile import COPY_OP_NAME
-from ._rewrite import AllocBuffer, map_function, walk
+from ._rewrite import AllocBuffer, DeclBuffer, map_function, walk
 from .cost_model import (DEFAULT_COST_MODEL, Cost, copy_cost, cost_model, fragment_holders, fragment_registers,
                          worst_case)  # fmt: skip
 from .lower_tile_ops import cta_threads
@@ -139,8 +139,9 @@ def fragment_candidates(shape, dtype, threads: int) -> list:
         rounds = -(-n // (threads * v))
         if threads % 32 == 0:
             out.append(_tile([rounds, threads // 32, 32, v], [v, 1 @ warpid, 1 @ laneid, 1]))
-        else:
-            out.append(_tile([rounds, threads, v], [v, 1 @ laneid, 1]))
+        else:  # a partial warp: lanes if one warp, else the CTA-wide thread index
+            axis = laneid if threads <= 32 else Axis.get("tx")
+            out.append(_tile([rounds, threads, v], [v, 1 @ axis, 1]))
     unique = {}
     for c in out:
         unique.setdefault(str(c), c)
@@ -194,7 +195,14 @@ def _scan(func) -> _Kernel:
         if node.buffer in allocs:
             kernel.direct[node.buffer] = kernel.direct.get(node.buffer, 0) + 1
 
-    walk(func.body, [(AllocBuffer, on_alloc)])
+    viewed = set()
+
+    def on_decl(stmt):
+        viewed.add(stmt.buffer.data)
+
+    walk(func.body, [(AllocBuffer, on_alloc), (DeclBuffer, on_decl)])
+    # A buffer whose storage other declarations view keeps its row-major storage: the views were written for it.
+    allocs = {b: s for b, s in allocs.items() if b.data not in viewed}
     walk(func.body, [(tirx.Evaluate, on_evaluate), (tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
     # The copy regions' own loads are not direct accesses; only copies count.
     used = {b for c in kernel.copies for b in c.buffers}

@@ -378,7 +378,9 @@ class _CopyLowering:
         return tirx.For(slot, 0, fragment.extent // v, tirx.ForKind.UNROLLED, body)
 
     def fragment_to_fragment(self, dst: Side, src: Side, v: int):
-        if dst.layout != src.layout:
+        from .infer_layouts import same_placement  # layout inference: equal placements, any spelling
+
+        if dst.layout != src.layout and not same_placement(dst.layout, src.layout, dst.shape, self.threads.count):
             raise ValueError(f"tile_copy between register fragments with different layouts ({src} to {dst}) would "
                              "move data between threads; copy through shared memory instead")  # fmt: skip
         slot = tirx.Var("slot", "int32")
