@@ -48,12 +48,24 @@ INFERRED_SCOPES = ("local", "shared")
 
 
 class LayoutConflict(ValueError):
-    """Two copies demand different layouts of one buffer (or two fixed fragments copied into each other differ)."""
+    """Two copies demand different layouts of one buffer (or two fixed fragments copied into each other differ).
+
+    Example:
+        >>> issubclass(LayoutConflict, ValueError)
+        True
+    """
 
 
 @dataclass
 class CopyOp:
-    """One ``T.tile_copy`` of the kernel: its number (in program order), regions and text."""
+    """One ``T.tile_copy`` of the kernel: its number (in program order), regions and scope.
+
+    Example:
+        >>> import tvm
+        >>> A, F = tvm.tirx.decl_buffer((4,), "float32", "A"), tvm.tirx.decl_buffer((4,), "float32", "F", scope="local")
+        >>> str(CopyOp(0, F[0:4], A[0:4], "cta"))
+        'copy #0 T.tile_copy(F[0:4], A[0:4])'
+    """
 
     index: int
     dst: object
@@ -70,7 +82,12 @@ class CopyOp:
 
 @dataclass
 class Decision:
-    """The layout chosen for one buffer, the level that chose it and the cost of its copies under that choice."""
+    """The layout chosen for one buffer, the level that chose it and the cost of its copies under that choice.
+
+    Example:
+        >>> print(Decision("frag", "S[32:1@laneid]", "free", Cost(bytes=128, instructions=1), "io-aware"))
+        frag: S[32:1@laneid] [free, io-aware: bytes=128 instr=1 wavefronts=0 regs=0; 1 candidate(s)]
+    """
 
     buffer: str
     layout: object
@@ -424,9 +441,12 @@ class _Inference:
                 if best is None or key < best[0]:
                     best = (key, root, layouts)
         (_, _, _), root, layouts = best
+        first = len(self.decisions)
         for b in members:
-            self.assign(b, layouts[b], "free", b, "cost", candidates=tried,
+            self.assign(b, layouts[b], "free", b, "cost", cost=Cost(), candidates=tried,
                         reason=f"group {{{', '.join(m.name for m in members)}}}, root {root.name}")  # fmt: skip
+        for decision, b in zip(self.decisions[first:], members, strict=True):  # costs once the whole group is set
+            decision.cost = self.buffer_cost(b, self.fixed)
 
     def run(self):
         if not self.kernel.open:
