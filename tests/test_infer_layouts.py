@@ -191,3 +191,20 @@ def test_strict_rules_come_first_and_are_recorded():
         assert [d.level for d in decisions] == ["strict"] and str(decisions[0].layout) == str(forced)
     finally:
         STRICT_RULES.remove(rule)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_open_kernels_infer_and_simulate(seed):
+    """Any dtype, thread count (also not a multiple of 32) and shape: inference never fails on a valid kernel, and
+    what it picks computes the copy."""
+    import random
+
+    rng = random.Random(seed)
+    dtype = rng.choice(["int8", "float64", "int32", "float16", "uint8"])
+    threads = rng.choice([16, 32, 48, 64, 128])
+    shape = rng.choice([(3, 5), (8, 8), (16, 24), (4, 4, 4), (7,)])
+    model = rng.choice(["io-aware", "register-count"])
+    kernel = ik.round_trip(dtype, shape[0], threads, cols=shape[-1]) if len(shape) == 2 else ik.fragment_only(shape, dtype, threads)
+    full = (shape[0], shape[-1]) if len(shape) == 2 else shape
+    a = (np.arange(int(np.prod(full))) % 100).reshape(full).astype(dtype)
+    assert np.array_equal(sim.run(infer_layouts(kernel, model), {"A": a})["B"], a)
