@@ -10,6 +10,7 @@ import strategies
 from kernels import example_kernels, parse
 from tirx_layout import ComposeLayout, S, SwizzleLayout, TileLayout, layout_of, mma_shared_layout, parse_layout
 from tirx_layout.script import buffer_layouts
+from tirx_layout.transform import infer_layouts
 
 
 def round_trip(func):
@@ -23,6 +24,8 @@ def round_trip(func):
 @pytest.mark.parametrize("name", sorted(example_kernels()))
 def test_examples_print_layouts_readably_and_round_trip(name):
     kernel, _ = example_kernels()[name]
+    if not buffer_layouts(kernel):  # every layout left to inference: print the kernel with the inferred ones
+        kernel = infer_layouts(kernel)
     text = round_trip(kernel)
     assert ", layout=T.layout(" in text
     for buffer, layout in buffer_layouts(kernel).items():

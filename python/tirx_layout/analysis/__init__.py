@@ -9,6 +9,7 @@ from .bank_conflicts import (
     contiguous,
     fragment_accesses,
     pick_swizzle,
+    swizzle_candidates,
     row_vectors,
     warp_wavefronts,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "fragment_accesses",
     "kernel_accesses",
     "pick_swizzle",
+    "swizzle_candidates",
     "row_vectors",
     "summarize",
     "warp_wavefronts",

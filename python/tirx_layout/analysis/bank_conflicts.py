@@ -230,6 +230,29 @@ def _general_swizzles(shape: Sequence[int], dtype) -> list:
     return out
 
 
+def swizzle_candidates(dtype, shape: Sequence[int], search: str = "mma") -> list:
+    """The layouts :func:`pick_swizzle` chooses among, in its tie-break order: the row-major tile, the MMA operand
+    layouts of each swizzle mode that fits, and with ``search="all"`` every XOR swizzle of the row-major tile.
+
+    Example:
+        >>> [str(c.swizzle) for c in swizzle_candidates("float16", (8, 64))[1:]]
+        ['SwizzleLayout(3, 1, 3)', 'SwizzleLayout(3, 2, 3)', 'SwizzleLayout(3, 3, 3)']
+    """
+    from ..constructors import mma_shared_layout  # constructors build on this module's dtype helpers
+
+    if search not in ("mma", "all"):
+        raise ValueError(f"search must be 'mma' or 'all', got {search!r}")
+    candidates = [swizzled_tile(shape, dtype, "none")]
+    for mode in SWIZZLE_MODES[1:]:
+        try:
+            candidates.append(mma_shared_layout(dtype, mode, shape))
+        except ValueError:
+            continue  # the tile is not whole atoms of this mode
+    if search == "all":
+        candidates += _general_swizzles(shape, dtype)
+    return candidates
+
+
 def pick_swizzle(dtype, shape: Sequence[int], accesses: Sequence[AccessPattern] | None = None, search: str = "mma"):
     """The layout of a ``shape`` tile that needs the fewest wavefronts over ``accesses`` (default: the 16-byte
     row-vector and contiguous patterns). ``search="mma"`` chooses among the plain row-major tile and the MMA operand
@@ -242,19 +265,8 @@ def pick_swizzle(dtype, shape: Sequence[int], accesses: Sequence[AccessPattern] 
         >>> pick_swizzle("float16", (8, 64)).swizzle
         SwizzleLayout(3, 3, 3)
     """
-    from ..constructors import mma_shared_layout  # constructors build on this module's dtype helpers
-
-    if search not in ("mma", "all"):
-        raise ValueError(f"search must be 'mma' or 'all', got {search!r}")
     accesses = accesses or [row_vectors(shape, dtype), contiguous(shape, dtype)]
-    candidates = [swizzled_tile(shape, dtype, "none")]
-    for mode in SWIZZLE_MODES[1:]:
-        try:
-            candidates.append(mma_shared_layout(dtype, mode, shape))
-        except ValueError:
-            continue  # the tile is not whole atoms of this mode
-    if search == "all":
-        candidates += _general_swizzles(shape, dtype)
+    candidates = swizzle_candidates(dtype, shape, search)
     # No layout beats the sum of the accesses' minimums, so the first candidate reaching it is the answer; a
     # candidate is dropped as soon as it costs more than the best so far.
     floor = sum(bank_conflicts(candidates[0], dtype, a).minimum for a in accesses)

@@ -55,11 +55,15 @@ def check_layout_fits(layout, shape: Sequence, what: str) -> None:
         Traceback (most recent call last):
         ...
         ValueError: buffer A has shape (8, 4) (32 elements) but its layout S[(8, 8):(8, 1)] covers 64
+
+    A register fragment (a layout with thread axes) may cover more: its tail is predicated (:func:`tail_padded`).
     """
     if not all(isinstance(e, int) or isinstance(e, tvm.tirx.IntImm) for e in shape):
         raise ValueError(f"{what} has a symbolic shape {tuple(shape)}; a layout needs static extents")
     extents = tuple(int(e) for e in shape)
     covered = layout.size()
+    if covered > math.prod(extents) and layout_threads(layout):
+        return  # a register fragment with a tail: LowerTileOps predicates the places past the last element
     if math.prod(extents) != covered:
         raise ValueError(f"{what} has shape {extents} ({math.prod(extents)} elements) but its layout {layout} covers {covered}")
 
@@ -178,6 +182,19 @@ def layout_threads(layout) -> list[str]:
         if it.axis.is_thread() and it.axis.name not in names:
             names.append(it.axis.name)
     return names
+
+
+def tail_padded(layout, shape) -> bool:
+    """Whether a thread-distributed ``layout`` covers more places than a buffer of ``shape`` has elements: a
+    fragment whose size is not a multiple of its threads. Its logical elements are the row-major flat indices; the
+    places of indices past the buffer hold nothing, and copies guard them with ``flat < size`` (the tail predicate).
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, laneid, warpid
+        >>> tail_padded(TileLayout(S[(2, 4, 32):(1, 1@warpid, 1@laneid)]), (229,))
+        True
+    """
+    return bool(layout_threads(layout)) and int(layout.size()) > math.prod(int(e) for e in shape)
 
 
 def slot_count(layout) -> int:

@@ -6,11 +6,22 @@ Example:
     True
 """
 
+from .cost_model import COST_MODELS, Cost, copy_cost
+from .infer_layouts import InferLayouts, LayoutConflict, explain_layouts, infer_layouts, register_strict_rule
 from .lower_layout_access import LowerLayoutAccess, lower_layout_access, storage_extent
 from .lower_tile_ops import LowerTileOps, lower_tile_ops
-from .pipeline import PIPELINE_NAME, build, tirx_layout_pipeline
+from .pipeline import PIPELINE_NAME, build, pipeline_name, tirx_layout_pipeline
 
 __all__ = [
+    "COST_MODELS",
+    "Cost",
+    "InferLayouts",
+    "LayoutConflict",
+    "copy_cost",
+    "explain_layouts",
+    "infer_layouts",
+    "pipeline_name",
+    "register_strict_rule",
     "PIPELINE_NAME",
     "LowerLayoutAccess",
     "LowerTileOps",

@@ -32,7 +32,7 @@ from tvm.ir import Call
 from ..fragments import fragment_vector_ok, thread_axis_place
 from ..inverse import PlaceInverse, unflatten
 from ..layout import TileLayout
-from ..script.buffers import buffer_layouts, layout_threads, slot_count
+from ..script.buffers import buffer_layouts, layout_threads, slot_count, tail_padded
 from ..script.tile import COPY_OP_NAME, EXEC_SCOPES
 from ..swizzle import ComposeLayout
 from ._rewrite import DeclBuffer, map_function, sequence, walk
@@ -144,6 +144,7 @@ class Side:
                 raise ValueError(f"a register fragment is copied whole: {self.buffer.name} has shape {self.shape}, "
                                  f"the {role} is {region}")  # fmt: skip
             self.extent = slot_count(self.layout)
+            self.padded = tail_padded(self.layout, self.shape)
         else:
             self.extent = storage_extent(self.layout) if self.layout is not None else math.prod(self.shape)
         self.view = tvm.tirx.decl_buffer((self.extent,), self.dtype, f"{self.buffer.name}_flat",
@@ -199,7 +200,11 @@ class Side:
     # -- fragment sides -------------------------------------------------------------------------------------------
 
     def vector_ok(self, v: int) -> bool:
-        return fragment_vector_ok(self.layout, self.shape, v) if self.distributed else self.memory_vector_ok(v)
+        if not self.distributed:
+            return self.memory_vector_ok(v)
+        if self.padded:  # a tail layout: runs along the padded flat index, which must not cross rows
+            return self.shape[-1] % v == 0 and fragment_vector_ok(self.layout, (int(self.layout.size()),), v)
+        return fragment_vector_ok(self.layout, self.shape, v)
 
 
 def vector_width(dst: Side, src: Side) -> int:
@@ -386,12 +391,16 @@ class _CopyLowering:
         else:
             index = self.aligned(memory.places(local, every_replica=False)[0], v)
             body = _store(fragment, start, _load(memory, index, v), v)
+        if fragment.padded:  # tail predicate: places past the buffer's last element hold nothing
+            body = tirx.IfThenElse(self.simplify(flat < math.prod(fragment.shape)), body, None)
         if self._holes(fragment, inverse):
             body = tirx.IfThenElse(self.simplify(inverse.holds(places)), body, None)
         return self.loop(slot, fragment.extent // v, tirx.ForKind.UNROLLED, body)
 
     def fragment_to_fragment(self, dst: Side, src: Side, v: int):
-        if dst.layout != src.layout:
+        from .infer_layouts import same_placement  # layout inference: equal placements, any spelling
+
+        if dst.layout != src.layout and not same_placement(dst.layout, src.layout, dst.shape, self.threads.count):
             raise ValueError(f"tile_copy between register fragments with different layouts ({src} to {dst}) would "
                              "move data between threads; copy through shared memory instead")  # fmt: skip
         slot = self.loop_var("slot", dst.extent // v)
