@@ -50,18 +50,16 @@ def _score(kernel, buffer):
 @pytest.mark.parametrize("fragment", ["wg_local", "warp"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_staging_tile_inferred_from_its_fragment(fragment, dtype):
-    """The examples' "matched" staging swizzle, inferred from the fragment alone. The hand-written one was picked on
-    the fragment's reads only; inference also counts the fill copy, so where two swizzles tie on the reads (the
-    16-bit warp fragment) it keeps the one whose fill stays 16-byte vectors — never a costlier layout."""
+    """The examples' "matched" staging swizzle (``pick_swizzle(search="all")`` on the fragment's reads, 16-byte
+    chunks first), inferred from the fragment alone: the same layout, or where another ties with it on every count,
+    one that scores no worse."""
     rows, threads, make = tile_copies.FRAGMENTS[fragment]
     kernel = ik.round_trip(dtype, rows, threads, frag_layout=make(dtype, tile_copies.COLS))
     inferred = infer_layouts(kernel)
     hand = tile_copies.staging_layout(dtype, "matched", fragment)
-    if fragment == "warp" and dtype != "float32":
+    if str(layout_of("tile", inferred)) != str(hand):
         written = ik.round_trip(dtype, rows, threads, shared_layout=hand, frag_layout=make(dtype, tile_copies.COLS))
-        assert _score(inferred, "tile") < _score(written, "tile")
-    else:
-        assert str(layout_of("tile", inferred)) == str(hand)
+        assert _score(inferred, "tile") <= _score(written, "tile")
 
 
 @pytest.mark.parametrize("swizzle", ["128B", "64B", "32B", "matched"])

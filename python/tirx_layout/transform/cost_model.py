@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, fields
 
 import numpy as np
+import tvm
 
 from ..fragments import thread_axis_place
 from ..script.buffers import slot_count
@@ -310,6 +311,13 @@ def copy_cost(dst_region, src_region, scope: str, layouts: dict, threads: int) -
         >>> copy_cost(F[0:32, 0:4], A[0:32, 0:4], "cta", {F: TileLayout(S[(32, 4):(1 @ laneid, 1)])}, 32).short()
         'bytes=512 instr=1 wavefronts=0 regs=0'
     """
+    if "tmem" in (dst_region.source.scope(), src_region.source.scope()):
+        # tcgen05.ld/st/cp: not enumerated here. A fragment next to TMEM is fixed by the strict rule anyway; a
+        # shared operand of tcgen05.cp is charged the worst case, as every statement the model does not know.
+        elements = math.prod(int(r.extent) for r in src_region.region)
+        element_bytes = tvm.runtime.DataType(str(src_region.source.dtype)).bits // 8
+        return worst_case(elements, element_bytes, int("shared" in (dst_region.source.scope(),
+                                                                     src_region.source.scope())))  # fmt: skip
     dst, src = Side(dst_region, layouts, "destination"), Side(src_region, layouts, "source")
     for side in (dst, src):
         _cache_tables(side)

@@ -262,6 +262,42 @@ def _region_offset(side):
     return begins, col_step
 
 
+def tile_places(tmem, rows: int, cols: int) -> tuple[dict, object]:
+    """TMEM lane and column of each element of a ``(rows, cols)`` tile read from region ``tmem`` (a
+    :class:`~tirx_layout.transform.lower_tile_ops.Side`), and the column shift of its symbolic begins.
+
+    Example: for ``acc[0:128, 0:64]`` in ``tmem_datapath_layout("D", 128, 64)``, ``places["TLane"][r, c] == r``.
+    """
+    begins, column_shift = _region_offset(tmem)
+    grids, tile = [], iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
+    for b, e in zip(begins, tmem.extents, strict=True):
+        grids.append(np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b)
+    places = layout_places(tmem.layout, grids, tmem.shape)
+    places.setdefault("TLane", np.zeros((rows, cols), np.int64))
+    places.setdefault("TCol", np.zeros((rows, cols), np.int64))
+    return places, column_shift
+
+
+def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
+    """The register fragment that ``tcgen05.ld/st`` moves for a ``(rows, cols)`` tile of TMEM region ``tmem``: the
+    first shape of ``SHAPES`` whose register image (``tcgen05_atom_layout``) the copy accepts. ``ValueError`` with
+    every shape's reason when none does.
+
+    Example: ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` gives ``tcgen05_atom_layout("32x32b", (128, 64), dt)``.
+    """
+    places, _ = tile_places(tmem, rows, cols)
+    reasons = []
+    for shape in SHAPES:
+        try:
+            candidate = constructors.tcgen05_atom_layout(shape, (rows, cols), dtype)
+            TmemCopy(tmem.layout, candidate, dtype, rows, cols, places)
+            return candidate
+        except ValueError as err:
+            reasons.append(f"{shape}: {err}")
+    raise ValueError(f"no tcgen05.ld/st fragment moves a ({rows}, {cols}) {dtype} tile of TMEM {tmem.layout}: "
+                     + "; ".join(reasons))  # fmt: skip
+
+
 def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scope: str = "cta"):
     """The tcgen05.ld (``loading``) or tcgen05.st sequence of a TMEM <-> fragment copy, then its wait.
 
@@ -277,13 +313,7 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scop
         raise ValueError(f"the fragment of a TMEM copy is a whole (rows, cols) buffer; {fragment.buffer.name} has "
                          f"shape {fragment.shape}")  # fmt: skip
     rows, cols = fragment.shape
-    begins, column_shift = _region_offset(tmem)
-    grids, tile = [], iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
-    for b, e in zip(begins, tmem.extents, strict=True):
-        grids.append(np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b)
-    places = layout_places(tmem.layout, grids, tmem.shape)
-    places.setdefault("TLane", np.zeros((rows, cols), np.int64))
-    places.setdefault("TCol", np.zeros((rows, cols), np.int64))
+    places, column_shift = tile_places(tmem, rows, cols)
     if tmem.layout.replica and not loading:
         raise ValueError(f"TMEM {tmem.layout} replicates elements over lanes; tcgen05.st would write one copy "
                          f"only (fragment {fragment.layout}); fill it with tcgen05.cp from shared memory")  # fmt: skip

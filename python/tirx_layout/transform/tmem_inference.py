@@ -1,0 +1,34 @@
+"""The strict inference rule of tensor memory: a register fragment copied to or from a TMEM buffer takes the
+register image of the ``tcgen05.ld/st`` shape that moves that TMEM tile (``tmem.fragment_for``), because no other
+fragment can be moved by the hardware. Registered with InferLayouts when the transform package is imported.
+"""
+
+from __future__ import annotations
+
+from .infer_layouts import CopyOp, register_strict_rule
+from .lower_tile_ops import Side
+from .tmem import TMEM_SCOPE, fragment_for
+
+
+def tcgen05_fragment_rule(copy: CopyOp, known: dict, threads: int) -> dict:
+    """``{fragment buffer: layout}`` for a copy between a TMEM region with a known layout and an open 2-D register
+    fragment; empty for any other copy.
+
+    Example: ``T.tile_copy(frag, acc)`` with ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` (float32) and
+    ``frag`` declared without a layout gives ``frag`` the layout ``tcgen05_atom_layout("32x32b", (128, 64),
+    "float32")``.
+    """
+    forced = {}
+    for tmem_region, fragment_region in ((copy.src, copy.dst), (copy.dst, copy.src)):
+        tmem, fragment = tmem_region.source, fragment_region.source
+        if tmem.scope() != TMEM_SCOPE or fragment.scope() != "local" or tmem not in known or fragment in known:
+            continue
+        shape = tuple(int(e) for e in fragment.shape)
+        if len(shape) != 2:
+            raise ValueError(f"the fragment {fragment.name} of {copy} is copied to or from tensor memory, so it is a "
+                             f"(rows, cols) tile; it has shape {shape}")  # fmt: skip
+        forced[fragment] = fragment_for(Side(tmem_region, known, "TMEM side"), *shape, str(fragment.dtype))
+    return forced
+
+
+register_strict_rule(tcgen05_fragment_rule)
