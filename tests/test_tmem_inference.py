@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kernels import parse
-from tirx_layout import sim, tcgen05_atom_layout, tmem_datapath_layout
+from tirx_layout import S, TileLayout, sim, tcgen05_atom_layout, tmem_datapath_layout
 from tirx_layout.script import buffer_layouts
 from tirx_layout.transform import explain_layouts, infer_layouts
 from tirx_layout.transform.infer_layouts import same_placement
@@ -59,3 +59,28 @@ def test_declared_layouts_are_kept_by_the_rule():
     )
     inferred = {b.name: layout for b, layout in buffer_layouts(infer_layouts(parse(text))).items()}
     assert inferred["into"] == tcgen05_atom_layout("32x32b", (128, 32), "float32")
+
+
+@pytest.mark.parametrize(("dtype", "sf", "expected"), [("uint8", 16, "row-major"), ("float32", 8, "none")])
+def test_open_shared_tile_for_tcgen05_cp_gets_a_descriptor_layout_and_lands_in_all_four_windows(dtype, sf, expected):
+    from tirx_layout import mma_shared_layout
+
+    text = f"""
+@T.prim_func
+def k(A: T.Buffer((32, {sf}), "{dtype}")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    sm = T.alloc_shared((32, {sf}), "{dtype}")
+    t = T.alloc_tmem((32, {sf}), "{dtype}", layout=T.layout("S[(32, {sf}):(1@TLane, 1@TCol)] + R[4:32@TLane]"))
+    T.tile_copy(sm, A[0:32, 0:{sf}])
+    T.tile_copy(t, sm)
+"""
+    kernel = parse(text)
+    chosen = {b.name: layout for b, layout in buffer_layouts(infer_layouts(kernel)).items()}["sm"]
+    want = TileLayout(S[(32, sf)]) if expected == "row-major" else mma_shared_layout(dtype, expected, (32, sf))
+    assert chosen == want
+    a = (np.arange(32 * sf) % 251).astype(dtype).reshape(32, sf)
+    cells = sim.run(kernel, [a]).tmem[0]
+    words = a.view(np.uint32)
+    for window in range(4):
+        assert np.array_equal(cells[32 * window : 32 * window + 32, : words.shape[1]], words), window

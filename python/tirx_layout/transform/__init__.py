@@ -11,7 +11,7 @@ from .infer_layouts import InferLayouts, LayoutConflict, explain_layouts, infer_
 from .lower_layout_access import LowerLayoutAccess, lower_layout_access, storage_extent
 from .lower_tile_ops import LowerTileOps, lower_tile_ops
 from .pipeline import PIPELINE_NAME, build, pipeline_name, tirx_layout_pipeline
-from .tmem_inference import tcgen05_fragment_rule  # registers the tensor-memory strict rule with InferLayouts
+from .tmem_inference import tcgen05_cp_operand_rule, tcgen05_fragment_rule  # InferLayouts' TMEM strict rules
 
 __all__ = [
     "COST_MODELS",
@@ -30,6 +30,7 @@ __all__ = [
     "lower_layout_access",
     "lower_tile_ops",
     "storage_extent",
+    "tcgen05_cp_operand_rule",
     "tcgen05_fragment_rule",
     "tirx_layout_pipeline",
 ]

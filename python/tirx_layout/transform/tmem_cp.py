@@ -22,7 +22,7 @@ import numpy as np
 import tvm
 from tvm import tirx
 
-from ..constructors import swizzle_mode
+from .. import constructors  # the module, not its names: constructors -> analysis -> sim -> transform imports us
 from ..swizzle import ComposeLayout
 from . import tcgen05_calls as calls
 from ._rewrite import AllocBuffer, sequence
@@ -93,7 +93,7 @@ def _swizzle(shared, what: str) -> tuple[str, object]:
     layout = shared.layout
     if not isinstance(layout, ComposeLayout):
         return "none", layout
-    mode = swizzle_mode(layout, shared.dtype)
+    mode = constructors.swizzle_mode(layout, shared.dtype)
     if mode != "none":
         repeat = 8 * SWIZZLE_BYTES[mode]  # 8 rows of the swizzle width: where the XOR pattern repeats
         if int(shared.buffer.data_alignment) < repeat:
@@ -135,6 +135,45 @@ def _descriptors(shared, rows: int, cols: int, bits: int, what: str):
             return None
         out.append((start // size, lbo, sbo))
     return mode, out
+
+
+def shared_operand_for(tmem, shared_region, known: dict):
+    """A layout for the open shared buffer of ``T.tile_copy(tmem, shared)`` that the ``tcgen05.cp`` descriptor can
+    express: row-major if that is already the canonical K-major image, else the first MMA operand layout
+    (``mma_shared_layout``: 128B, 64B, 32B swizzle, then none) that is, skipping swizzles the buffer's declared
+    alignment cannot hold. ``tmem`` is the TMEM :class:`~tirx_layout.transform.lower_tile_ops.Side`.
+
+    Example: a ``(32, 8)`` float32 tile for the guide's scale-factor layout gets ``mma_shared_layout("float32",
+    "none", (32, 8))`` (two 16-byte pieces per row: row-major is not canonical, and the default alignment holds no
+    swizzle).
+    """
+    from ..constructors import mma_shared_layout  # constructors import the analysis, which imports the passes
+    from ..layout import TileLayout
+    from ..spec import S
+    from .lower_tile_ops import Side
+
+    buffer = shared_region.source
+    shape = tuple(int(e) for e in buffer.shape)
+    rows, cols = shape
+    element_bytes = tvm.runtime.DataType(str(buffer.dtype)).bits // 8
+    shapes, _ = cp_shapes(tmem, rows, cols, 4 // element_bytes)
+    candidates = [TileLayout(S[shape])]
+    for mode in ("128B", "64B", "32B", "none"):
+        if mode != "none" and int(buffer.data_alignment) < 8 * SWIZZLE_BYTES[mode]:
+            continue
+        try:
+            candidates.append(mma_shared_layout(str(buffer.dtype), mode, shape))
+        except ValueError:
+            continue  # the tile is not whole atoms of this mode
+    what = f"tcgen05.cp from {buffer.name} into {tmem}"
+    for layout in candidates:
+        side = Side(shared_region, {**known, buffer: layout}, "source")
+        for shape_name in shapes:
+            bits = int(shape_name.split("x")[1].split("b")[0])
+            if _descriptors(side, rows, cols, bits, what) is not None:
+                return layout
+    raise ValueError(f"{what}: no row-major or MMA operand layout of a {shape} {buffer.dtype} tile is the "
+                     "descriptor's canonical K-major image")  # fmt: skip
 
 
 def lower_shared_to_tmem(tmem, shared, threads, taddr):

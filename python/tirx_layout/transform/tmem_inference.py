@@ -1,6 +1,8 @@
-"""The strict inference rule of tensor memory: a register fragment copied to or from a TMEM buffer takes the
-register image of the ``tcgen05.ld/st`` shape that moves that TMEM tile (``tmem.fragment_for``), because no other
-fragment can be moved by the hardware. Registered with InferLayouts when the transform package is imported.
+"""The strict inference rules of tensor memory, registered with InferLayouts when the transform package is
+imported: a register fragment copied to or from a TMEM buffer takes the register image of the ``tcgen05.ld/st`` shape
+that moves that TMEM tile (``tmem.fragment_for``), and an open shared tile copied into TMEM takes a layout the
+``tcgen05.cp`` descriptor can express (``tmem_cp.shared_operand_for``): no other layouts can be moved by the
+hardware.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from .infer_layouts import CopyOp, register_strict_rule
 from .lower_tile_ops import Side
 from .tmem import TMEM_SCOPE, fragment_for
+from .tmem_cp import shared_operand_for
 
 
 def tcgen05_fragment_rule(copy: CopyOp, known: dict, threads: int) -> dict:
@@ -31,4 +34,22 @@ def tcgen05_fragment_rule(copy: CopyOp, known: dict, threads: int) -> dict:
     return forced
 
 
+def tcgen05_cp_operand_rule(copy: CopyOp, known: dict, threads: int) -> dict:
+    """``{shared buffer: layout}`` for ``T.tile_copy(tmem, shared)`` with a known TMEM layout and a whole, open 2-D
+    shared tile; empty for any other copy.
+
+    Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]`` (uint8)
+    keeps ``sf_shared`` row-major: one 16-byte piece per row is already the descriptor's canonical image.
+    """
+    tmem, shared = copy.dst.source, copy.src.source
+    if tmem.scope() != TMEM_SCOPE or shared.scope() != "shared" or tmem not in known or shared in known:
+        return {}
+    region = copy.src
+    if len(shared.shape) != 2 or any(int(r.min) != 0 or int(r.extent) != int(e)
+                                     for r, e in zip(region.region, shared.shape, strict=True)):  # fmt: skip
+        return {}
+    return {shared: shared_operand_for(Side(copy.dst, known, "TMEM side"), region, known)}
+
+
 register_strict_rule(tcgen05_fragment_rule)
+register_strict_rule(tcgen05_cp_operand_rule)
