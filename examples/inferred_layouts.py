@@ -69,3 +69,6 @@ KERNELS = {
     "inferred_both_fp32": (round_trip("float32", 16, 64), same),
     **{f"inferred_tail_{w}": (tail_kernel(w), same) for w in (192, 229, 257)},
 }
+
+#: The kernels the main job shows in full; the rest get a verdict line.
+SHOWCASE = ["inferred_both_fp32", "inferred_tail_229"]

@@ -190,3 +190,6 @@ KERNELS["tmem_two_stage_accumulator_loop"] = (accumulator_loop_kernel(), identit
 KERNELS.update({f"tmem_32x32b_{d}_B": (datapath_b_kernel(d), identity) for d in DTYPES})
 KERNELS["tmem_cp_128x256b_float32"] = (cp_kernel(), identity)
 KERNELS.update({f"tmem_cp_128x128b_float16_{m}": (swizzled_cp_kernel(m), identity) for m in ("32B", "64B", "128B")})
+
+#: The kernels the main job shows in full; the rest get a verdict line.
+SHOWCASE = ["tmem_16x64b_float16_F", "tmem_two_stage_accumulator", "tmem_cp_128x128b_float16_128B"]
