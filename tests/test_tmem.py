@@ -14,7 +14,7 @@ from tirx_layout import (R, S, TCol, TileLayout, TLane, mma_shared_layout, sim, 
 from tirx_layout.kernel_report import kernel_source
 from tirx_layout.sim.tmem import TensorMemory, fragment_offsets
 from tirx_layout.transform import build
-from tirx_layout.transform.tmem import allocation_columns
+from tirx_layout.transform.tmem import allocation_columns, fence_barriers_between_accesses
 
 KERNELS = example_kernels()
 ROUND_TRIPS = sorted(name for name in KERNELS if re.fullmatch(r"tmem_\d+x\d+b_\w+_[DF]", name))
@@ -39,9 +39,10 @@ def test_round_trip_emits_exactly_the_expected_tcgen05_instructions(name):
     issues = 2 if datapath == "D" and shape != "32x32b" else 1  # 16-lane shapes cover 128 rows in two halves
     cuda = build(KERNELS[name][0]).imports[0].inspect_source()
     ld, st = f"ld_{shape}_x{num}", f"st_{shape}_x{num}"
-    assert calls(cuda) == ["alloc", "relinquish_alloc_permit", "fence_before", "fence_after",
-                           *[st] * issues, "wait_st", *[ld] * issues, "wait_ld",
-                           "fence_before", "fence_after", "dealloc"]  # fmt: skip
+    # no tcgen05 fences: no barrier separates one warp's TMEM accesses from another's (alloc and dealloc are
+    # synchronous, PTX ISA 9.7.16.6.1)
+    assert calls(cuda) == ["alloc", "relinquish_alloc_permit", *[st] * issues, "wait_st", *[ld] * issues, "wait_ld",
+                           "dealloc"]  # fmt: skip
     for kind in ("ld", "st"):
         assert cuda.count(f"tcgen05.{kind}.sync.aligned.{shape}.x{num}.b32 ") == 1  # one helper definition
     assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32" in cuda
@@ -73,12 +74,12 @@ def test_two_stage_accumulator_allocates_256_columns_and_reads_each_stage_with_3
     loads = [c for c in calls(cuda) if c.startswith("ld_")]
     assert loads == ["ld_32x32b_x64", "ld_32x32b_x32", "ld_32x32b_x16"] * 2
     # stage 1 starts at column 112
-    assert "ld_32x32b_x64((acc_taddr_ptr[0] + ((uint)(((((int)threadIdx.x) >> 5) * 2097152) + 112)))" in body
+    assert "ld_32x32b_x64((acc_taddr + ((uint)(((((int)threadIdx.x) >> 5) * 2097152) + 112)))" in body
 
 
 def test_accumulator_stage_as_a_loop_variable_moves_the_address_by_112_columns():
     body = kernel_source(build(KERNELS["tmem_two_stage_accumulator_loop"][0]).imports[0].inspect_source())
-    stage_1_x32 = "ld_32x32b_x32((acc_taddr_ptr[0] + ((uint)((((((int)threadIdx.x) >> 5) * 2097152) + (stage_1 * 112)) + 64)))"
+    stage_1_x32 = "ld_32x32b_x32((acc_taddr + ((uint)((((((int)threadIdx.x) >> 5) * 2097152) + (stage_1 * 112)) + 64)))"
     assert stage_1_x32 in body
 
 
@@ -147,6 +148,7 @@ def k(A: T.Buffer((128,), "float32")):
     T.cuda.cta_sync()
     T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_ld_32x32b_x1", LANE_BASE,
                              T.address_of(r[0]), ""))
+    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_wait_ld", ""))
     A[tx] = r[0]
     T.cuda.cta_sync()
     if tx < 32:
@@ -351,3 +353,109 @@ def test_a_cta_scope_tmem_copy_in_a_kernel_of_several_warpgroups_is_an_error():
     kernel = parse(_two_warpgroups("T.evaluate(0)").script().replace('"warpgroup")', '"cta")'))
     with pytest.raises(ValueError, match='the kernel has 256 threads; with several warpgroups write scope="warpgroup"'):
         build(kernel)
+
+
+# ---- tcgen05 ordering (PTX ISA 9.7.16.6): where the lowering puts fences, and what the simulator rejects -------
+
+
+def test_a_barrier_between_two_warpgroups_tmem_accesses_is_fenced_on_both_sides():
+    body = kernel_source(build(_two_warpgroups("T.cuda.cta_sync()")).imports[0].inspect_source())
+    order = re.findall(r"tcgen05_(wait_st|fence_before|fence_after|dealloc)\(|(cta_sync)\(", body)
+    assert ["".join(o) for o in order] == ["cta_sync", "wait_st", "fence_before", "cta_sync", "fence_after",
+                                           "cta_sync", "dealloc"]  # fmt: skip
+
+
+def test_a_barrier_with_tmem_accesses_on_one_side_only_is_not_fenced():
+    kernel = parse(_two_warpgroups("T.evaluate(0)").script().replace(
+        "    T.tile_copy(f[0:128, 0:112], A[", "    T.cuda.cta_sync()\n    T.tile_copy(f[0:128, 0:112], A[", 1))  # fmt: skip
+    body = kernel_source(build(kernel).imports[0].inspect_source())
+    assert "fence" not in body and body.count("cta_sync();") == 3
+
+
+def test_a_barrier_in_a_loop_with_tmem_accesses_is_fenced():
+    def ld(name):
+        return tvm.tirx.Evaluate(tvm.tirx.call_intrin("void", "tirx.cuda.func_call", name, 0, 0, ""))
+
+    barrier = tvm.tirx.Evaluate(tvm.tirx.call_intrin("", "tirx.cuda.cta_sync"))
+    i = tvm.tirx.Var("i", "int32")
+    loop = tvm.tirx.For(i, 0, 2, tvm.tirx.ForKind.SERIAL,
+                        tvm.tirx.SeqStmt([ld("tirx_layout_tcgen05_ld_32x32b_x1"), barrier]))  # fmt: skip
+    fenced = fence_barriers_between_accesses(loop)  # the access after the barrier is the next iteration's
+    assert [str(s.value.args[0].value) if s.value.args else "cta_sync" for s in fenced.body.seq] == [
+        "tirx_layout_tcgen05_ld_32x32b_x1", "tirx_layout_tcgen05_fence_before", "cta_sync",
+        "tirx_layout_tcgen05_fence_after"]  # fmt: skip
+    once = tvm.tirx.SeqStmt([ld("tirx_layout_tcgen05_ld_32x32b_x1"), barrier])
+    assert fence_barriers_between_accesses(once).same_as(once)
+
+
+def _call(name, *args):
+    operands = ", ".join([f'"tirx_layout_tcgen05_{name}"', *args, '""'])
+    return f'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", {operands}))'
+
+
+def _exchange(*, wait_st=True, fence_before=True, fence_after=True, barrier=True):
+    """Warp 0 stores one TMEM column, warp 4 (the same 32-lane window, PTX ISA 9.7.16.8.1) loads it."""
+    lines = [
+        "if warp == 0:",
+        "    " + _call("st_32x32b_x1", "slot[0]", "T.address_of(r[0])"),
+        "    " + (_call("wait_st") if wait_st else "T.evaluate(0)"),
+        "    " + (_call("fence_before") if fence_before else "T.evaluate(0)"),
+        "T.cuda.cta_sync()" if barrier else "T.evaluate(0)",
+        "if warp == 4:",
+        "    " + (_call("fence_after") if fence_after else "T.evaluate(0)"),
+        "    " + _call("ld_32x32b_x1", "slot[0]", "T.address_of(r[0])"),
+        "    " + _call("wait_ld"),
+        "    B[tx % 32] = r[0]",
+    ]
+    body = "\n    ".join(lines)
+    return parse(f"""
+@T.prim_func
+def k(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    r = T.alloc_local((1,), "float32")
+    r[0] = A[tx % 32]
+    if warp == 0:
+        {_call("alloc", "T.address_of(slot[0])", "T.uint32(32)")}
+    T.cuda.cta_sync()
+    {body}
+    T.cuda.cta_sync()
+    if warp == 0:
+        {_call("dealloc", "slot[0]", "T.uint32(32)")}
+""")
+
+
+def test_simulator_accepts_a_tmem_exchange_between_warps_ordered_as_the_isa_asks():
+    a = np.arange(32, dtype=np.float32)
+    assert np.array_equal(sim.run(_exchange(), [a])["B"], a)
+
+
+@pytest.mark.parametrize("missing", ["wait_st", "fence_before", "fence_after", "barrier"])
+def test_simulator_rejects_a_tmem_exchange_between_warps_missing_one_step(missing):
+    with pytest.raises(sim.DataRace, match=r"store by warp 0, not ordered; .*fence::before_thread_sync, a barrier"):
+        sim.run(_exchange(**{missing: False}))
+
+
+def test_simulator_rejects_a_load_of_cells_the_same_warp_stored_without_wait_st():
+    raw = _RAW.replace("LANE_BASE", "slot[0] + T.Cast('uint32', tx // 32 * 32 * 65536)").replace(
+        '    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_ld_32x32b_x1"',
+        '    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_st_32x32b_x1", '
+        "slot[0] + T.Cast('uint32', tx // 32 * 32 * 65536), T.address_of(r[0]), \"\"))\n"
+        '    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_ld_32x32b_x1"')  # fmt: skip
+    with pytest.raises(sim.SimulationError, match="its own tcgen05.st has not finished with: put tcgen05.wait::st"):
+        sim.run(parse(raw))
+
+
+def test_simulator_rejects_reading_registers_before_wait_ld_and_dealloc_before_completion():
+    ok = _RAW.replace("LANE_BASE", "slot[0] + T.Cast('uint32', tx // 32 * 32 * 65536)")
+    no_wait = ok.replace('"tirx_layout_tcgen05_wait_ld"', '"tirx_layout_tcgen05_fence_before"')
+    with pytest.raises(sim.SimulationError, match=r"reads r\[0\], which its tcgen05.ld has not finished writing"):
+        sim.run(parse(no_wait))
+    unread = no_wait.replace("    A[tx] = r[0]\n", "")
+    with pytest.raises(sim.SimulationError, match="tcgen05.dealloc while warp 0's tcgen05.ld .* has not completed"):
+        sim.run(parse(unread))
+    no_barrier = ok.replace("    A[tx] = r[0]\n    T.cuda.cta_sync()\n", "    A[tx] = r[0]\n")
+    with pytest.raises(sim.SimulationError, match="tcgen05.dealloc by warp 0 with no barrier after warp 1's last"):
+        sim.run(parse(no_barrier))

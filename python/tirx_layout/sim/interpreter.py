@@ -199,6 +199,8 @@ class CtaInterpreter:
             if not self.mask.all():
                 raise SimulationError("a barrier is reached by only some threads of the CTA (divergent barrier)")
             self.launch.interval += 1
+            if self.tmem is not None:
+                self.tmem.order.barrier()
             return
         if isinstance(value, Call | TensorLoad):
             self.eval(value)
@@ -272,6 +274,8 @@ class CtaInterpreter:
             out = np.zeros(index.shape, regs.dtype)
             rows = np.broadcast_to(self.thread_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
             self._register_bounds(buffer, regs, index[active])
+            if self.tmem is not None:
+                self.tmem.check_registers(buffer, rows[active], index[active])
             out[active] = regs[rows[active], index[active]]
             return out
         memory = self._memory(buffer)

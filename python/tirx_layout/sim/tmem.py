@@ -14,7 +14,9 @@ PTX ISA text only:
   l%4 + 4(r//2))``; 16x256b ``(l//4 + 8((r//2)%2), r%2 + 2(l%4) + 8(r//4))``, as (lane, column) offsets from
   ``taddr``. Warp ``w`` may touch lanes ``32(w%4)..32(w%4)+31`` only (9.7.16.8.1, access restrictions), and
   only allocated columns.
-* ``wait_ld`` / ``wait_st`` / fences: ordering only; the simulator completes every access at once.
+* ``wait_ld`` / ``wait_st`` / ``fence_before`` / ``fence_after`` / ``commit``: the simulator performs every access
+  when it is issued, and checks that the kernel orders it as the ISA's tcgen05 memory model asks
+  (``tmem_order.TmemOrder``): a TMEM access that nothing orders after a conflicting one is an error.
 """
 
 from __future__ import annotations
@@ -24,12 +26,19 @@ import re
 import numpy as np
 from tvm.ir import Call
 
-from .memory import Memory, OutOfBounds, SimulationError
+from .memory import OutOfBounds, SimulationError
+from .tmem_order import TmemOrder
 
 LANES, COLUMNS = 128, 512
 PREFIX = "tirx_layout_tcgen05_"
 _LD_ST = re.compile(r"tirx_layout_tcgen05_(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
-_NO_OPS = ("wait_ld", "wait_st", "fence_before", "fence_after", "fence_proxy_async")
+_NO_OPS = ("fence_proxy_async",)  # orders shared memory for the async proxy; the simulator has one proxy
+_ORDERING = {
+    "wait_ld": lambda tm, w: tm.wait_ld(w),
+    "wait_st": lambda tm, w: tm.order.complete(w, "st"),
+    "fence_before": lambda tm, w: tm.order.fence_before(w),
+    "fence_after": lambda tm, w: tm.order.fence_after(w),
+}
 # tcgen05.cp (PTX ISA, tcgen05.cp shapes and multicast): rows, 128-bit pieces per row, lane(s) of row r relative
 # to taddr's lane.
 _CP = {
@@ -68,7 +77,8 @@ def fragment_offsets(shape: str, num: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class TensorMemory:
-    """One CTA's tensor memory: 32-bit cells, the allocated column ranges, and whether allocation is closed.
+    """One CTA's tensor memory: 32-bit cells, the allocated column ranges, whether allocation is closed, and the
+    ordering state of its ``warps`` warps' accesses.
 
     Example:
         >>> tm = TensorMemory()
@@ -78,35 +88,47 @@ class TensorMemory:
         {0: 64}
     """
 
-    def __init__(self):
-        # Race-checked like shared memory, with one "thread" per warp: a warp's own tcgen05 accesses are ordered by
-        # its tcgen05.wait; other warps' only by a barrier (or an mbarrier wait by the whole CTA).
-        self.memory = Memory("TMEM", np.zeros(LANES * COLUMNS, np.uint32), "tmem")
+    def __init__(self, warps: int = 4):
+        self.data = np.zeros(LANES * COLUMNS, np.uint32)
+        self.order = TmemOrder(warps, LANES * COLUMNS)
         self.allocated: dict[int, int] = {}  # first column -> nCols
         self.relinquished = False
-        self.barriers: dict = {}  # (shared memory name, word) -> [expected arrivals, pending, completed phases]
+        # (shared memory name, word) -> [expected arrivals, pending, completed phases, what the commits published,
+        # the warps that committed]
+        self.barriers: dict = {}
+        self.loading: dict = {}  # register buffer var -> (threads, slots): written by a tcgen05.ld not yet waited for
+
+    def check_registers(self, buffer, threads, slots) -> None:
+        """A thread reads register ``slots`` of ``buffer``: none may be the destination of its own tcgen05.ld that
+        no ``tcgen05.wait::ld`` has completed (PTX ISA, tcgen05.wait)."""
+        loading = self.loading.get(buffer)
+        if loading is not None and loading[threads, slots].any():
+            i = int(np.argmax(loading[threads, slots]))
+            raise SimulationError(f"thread {int(threads[i])} reads {buffer.name}[{int(slots[i])}], which its "
+                                  "tcgen05.ld has not finished writing: tcgen05.wait::ld first")  # fmt: skip
+
+    def wait_ld(self, warp: int) -> None:
+        """``tcgen05.wait::ld`` by ``warp``: its loads are complete, their registers readable."""
+        self.order.complete(warp, "ld")
+        for loading in self.loading.values():
+            loading[32 * warp : 32 * warp + 32] = False
 
     @property
     def cells(self) -> np.ndarray:
         """The 128 x 512 cells (a view)."""
-        return self.memory.data.reshape(LANES, COLUMNS)
+        return self.data.reshape(LANES, COLUMNS)
 
-    def read(self, interp, lanes, cols, warp: int) -> np.ndarray:
-        """Cells at ``lanes`` x ``cols`` (same shapes) read by ``warp``, race-checked."""
-        return self._access(interp, lanes, cols, warp, None)
+    def read(self, lanes, cols, warp: int, kind: str = "ld") -> np.ndarray:
+        """Cells at ``lanes`` x ``cols`` (same shapes) read by ``warp``'s ``kind``, ordering-checked."""
+        index = np.asarray(lanes, np.int64) * COLUMNS + np.asarray(cols, np.int64)
+        self.order.access(warp, index, write=False, kind=kind)
+        return self.data[index]
 
-    def write(self, interp, lanes, cols, warp: int, values) -> None:
-        """Store ``values`` at ``lanes`` x ``cols`` as ``warp``, race-checked."""
-        self._access(interp, lanes, cols, warp, np.asarray(values, np.uint32))
-
-    def _access(self, interp, lanes, cols, warp, values):
-        index = (np.asarray(lanes, np.int64) * COLUMNS + np.asarray(cols, np.int64)).ravel()
-        thread = np.full(index.shape, interp.launch.block * interp.count + 32 * warp)
-        block, interval = interp.launch.block, interp.launch.interval
-        if values is None:
-            return self.memory.load(index, thread, block, interval).reshape(np.shape(lanes))
-        self.memory.store(index, values.ravel(), thread, block, interval)
-        return None
+    def write(self, lanes, cols, warp: int, values, kind: str = "st") -> None:
+        """Store ``values`` at ``lanes`` x ``cols`` as ``warp``'s ``kind``, ordering-checked."""
+        index = np.asarray(lanes, np.int64) * COLUMNS + np.asarray(cols, np.int64)
+        self.order.access(warp, index, write=True, kind=kind)
+        self.data[index] = np.asarray(values, np.uint32)
 
     def alloc(self, ncols: int) -> int:
         if self.relinquished:
@@ -145,14 +167,15 @@ class TensorMemory:
 
 
 def _register_target(interp, expr):
-    """The register buffer and per-thread element index an ``address_of(buffer[index])`` argument points at."""
+    """The register buffer (its var and its array) and per-thread element index an ``address_of(buffer[index])``
+    argument points at."""
     if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
         raise SimulationError(f"tcgen05 registers must be passed as address_of(buffer[i]), got {expr}")
     load = expr.args[0]
     if load.source not in interp.registers:
         raise SimulationError(f"tcgen05 registers {load.source.name} are not a register buffer")
     index = np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
-    return interp.registers[load.source], index
+    return load.source, interp.registers[load.source], index
 
 
 def _warps(interp) -> list[int]:
@@ -182,11 +205,15 @@ def execute(interp, name: str, args) -> None:
     ``SimulationError``.
     """
     if interp.tmem is None:
-        interp.tmem = TensorMemory()
+        interp.tmem = TensorMemory(interp.count // 32)
     tm = interp.tmem
     what = name[len("tirx_layout_tcgen05_") :]
     if what in _NO_OPS:
         _warps(interp)
+        return
+    if what in _ORDERING:
+        for w in _warps(interp):
+            _ORDERING[what](tm, w)
         return
     if what == "relinquish_alloc_permit":
         if _warps(interp):
@@ -216,6 +243,7 @@ def execute(interp, name: str, args) -> None:
             ncols = _warp_uniform(interp.eval(args[1]), w, "the tcgen05.dealloc column count")
             if taddr >> 16:
                 raise SimulationError(f"tcgen05.dealloc address {taddr:#x} has a lane field")
+            tm.order.check_dealloc(w)
             tm.dealloc(taddr & 0xFFFF, ncols)
         return
     if what.startswith("cp_"):
@@ -229,7 +257,7 @@ def execute(interp, name: str, args) -> None:
         raise SimulationError(f"the simulator does not implement the tcgen05 helper {name}")
     kind, shape, num = match.group(1), match.group(2), int(match.group(3))
     lane_off, col_off = fragment_offsets(shape, num)
-    regs, index = _register_target(interp, args[1])
+    source, regs, index = _register_target(interp, args[1])
     pack = 4 // regs.dtype.itemsize
     count = lane_off.shape[1]
     taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
@@ -245,11 +273,12 @@ def execute(interp, name: str, args) -> None:
         window = start[:, None] + np.arange(count * pack)[None, :]
         rows = threads[:, None]
         if kind == "ld":
-            words = np.ascontiguousarray(tm.read(interp, lanes, cols, w))
+            words = np.ascontiguousarray(tm.read(lanes, cols, w))
             regs[rows, window] = words.view(regs.dtype).reshape(32, count * pack)
+            tm.loading.setdefault(source, np.zeros(regs.shape, bool))[rows, window] = True
         else:
             values = np.ascontiguousarray(regs[rows, window])
-            tm.write(interp, lanes, cols, w, values.view(np.uint32).reshape(32, count))
+            tm.write(lanes, cols, w, values.view(np.uint32).reshape(32, count))
 
 
 def _shared_word(interp, expr, what: str):
@@ -298,25 +327,28 @@ def _cp(interp, tm, shape: str, args) -> None:
                 for lane in lanes_of(r):
                     if not 0 <= lane0 + lane < LANES:
                         raise OutOfBounds(f"tcgen05.cp.{shape} writes TMEM lane {lane0 + lane}")
-                    tm.write(interp, np.full(4, lane0 + lane), cols, t // 32, words)
+                    tm.write(np.full(4, lane0 + lane), cols, t // 32, words, kind="cp")
 
 
 _SWIZZLE_FIELD = {0: 0, 2: 3, 4: 2, 6: 1}
 
 
 def _barrier(interp, tm, what: str, args) -> None:
-    """mbarrier.init / tcgen05.commit (arrives at once: the simulator completes copies when issued) / wait."""
+    """mbarrier.init / tcgen05.commit (it arrives at once: the simulator performs copies when issued) / mbarrier
+    wait (which completes the waiting warp's committed copies)."""
     memory, index = _shared_word(interp, args[0], what)
     for t in np.nonzero(interp.mask)[0]:
         key = (memory.name, int(index[t]))
         if what == "mbarrier_init":
             count = int(np.asarray(interp.eval(args[1])).flat[0])
-            tm.barriers[key] = [count, count, 0]
+            tm.barriers[key] = [count, count, 0, np.zeros(tm.order.warps, np.int64), set()]
             continue
         if key not in tm.barriers:
             raise SimulationError(f"{what} on an mbarrier that was never initialised ({key})")
         state = tm.barriers[key]
         if what == "commit":
+            np.maximum(state[3], tm.order.commit(int(t) // 32), out=state[3])
+            state[4].add(int(t) // 32)
             state[1] -= 1
             if state[1] == 0:
                 state[1], state[2] = state[0], state[2] + 1
@@ -324,6 +356,7 @@ def _barrier(interp, tm, what: str, args) -> None:
             parity = int(np.asarray(interp.eval(args[1])).flat[0])
             if state[2] % 2 == parity and state[2] <= parity:  # that phase never completed: the wait would hang
                 raise SimulationError(f"mbarrier wait on phase parity {parity} would never return ({key})")
+            tm.order.mbarrier_wait(int(t) // 32, state[3], state[4])
     if what == "mbarrier_wait" and interp.mask.all():
         # Every thread of the CTA has seen the copies complete: later accesses are ordered after them.
         interp.launch.interval += 1

@@ -24,6 +24,16 @@ def map_function(func: PrimFunc, rules: Sequence[Rule]) -> PrimFunc:
     return func.with_body(tvm_ffi.structural_map(func.body, list(rules), order="post"))
 
 
+def map_stmt(stmt, rules: Sequence[Rule]):
+    """``stmt`` with ``rules`` applied bottom-up (``map_function`` for a statement rather than a function).
+
+    Example:
+        >>> map_stmt(tvm.tirx.Evaluate(0), [(tvm.tirx.Evaluate, lambda s: tvm.tirx.Evaluate(1))]).value
+        1
+    """
+    return tvm_ffi.structural_map(stmt, list(rules), order="post")
+
+
 def walk(root, rules: Sequence[Rule]) -> None:
     """Call each rule on every node of its type under ``root`` (children first)."""
     tvm_ffi.structural_walk(root, list(rules))
@@ -77,10 +87,18 @@ def store(buffer, value, index):
 
 
 def sequence(stmts: Sequence):
-    """One statement for ``stmts`` (the statement itself when there is one)."""
-    stmts = list(stmts)
-    return stmts[0] if len(stmts) == 1 else tvm.tirx.SeqStmt(stmts)
+    """One statement for ``stmts`` (the statement itself when there is one); nested sequences are flattened.
+
+    Example:
+        >>> e = tvm.tirx.Evaluate(0)
+        >>> len(sequence([e, sequence([e, e])]).seq)
+        3
+    """
+    flat = []
+    for stmt in stmts:
+        flat.extend(stmt.seq if isinstance(stmt, tvm.tirx.SeqStmt) else [stmt])
+    return flat[0] if len(flat) == 1 else tvm.tirx.SeqStmt(flat)
 
 
 __all__ = ["AllocBuffer", "AttrStmt", "DeclBuffer", "Rule", "accesses_to", "flat_buffer", "load", "map_function",
-           "sequence", "store", "walk"]  # fmt: skip
+           "map_stmt", "sequence", "store", "walk"]  # fmt: skip

@@ -53,8 +53,7 @@ def _simple(name: str, ptx: str) -> tuple[str, str]:
 _SIMPLE = {
     "wait_ld": _simple("wait_ld", "tcgen05.wait::ld.sync.aligned;"),
     "wait_st": _simple("wait_st", "tcgen05.wait::st.sync.aligned;"),
-    # Around a CTA barrier, so that tcgen05 work before it is ordered with tcgen05 work after it (PTX ISA:
-    # tcgen05.fence, tcgen05 memory consistency).
+    # Around a CTA barrier between asynchronous tcgen05 accesses of different threads (PTX ISA 9.7.16.6.3).
     "fence_before": _simple("fence_before", "tcgen05.fence::before_thread_sync;"),
     "fence_after": _simple("fence_after", "tcgen05.fence::after_thread_sync;"),
     # Generic-proxy writes to shared memory made visible to tcgen05.cp, which reads through the async proxy.
@@ -64,6 +63,22 @@ _SIMPLE = {
 
 def _call(name: str, source: str, *args):
     return tirx.Evaluate(tvm.tirx.call_intrin("void", "tirx.cuda.func_call", name, *args, source))
+
+
+def is_asynchronous(stmt) -> bool:
+    """Whether ``stmt`` issues an *asynchronous* tcgen05 instruction (``ld``, ``st`` or ``cp``): the ones the
+    tcgen05 thread-sync fences order (PTX ISA 9.7.16.6.1 lists alloc, dealloc, relinquish, fences, waits and commit
+    as synchronous).
+
+    Example:
+        >>> is_asynchronous(simple("wait_ld")), is_asynchronous(_call(ld_st_name("ld", "32x32b", 1), "", 0, 0))
+        (False, True)
+    """
+    value = stmt.value if isinstance(stmt, tirx.Evaluate) else None
+    if not (isinstance(value, tvm.ir.Call) and getattr(value.op, "name", "") == "tirx.cuda.func_call"):
+        return False
+    name = str(value.args[0].value) if isinstance(value.args[0], tvm.ir.StringImm) else ""
+    return name.startswith(PREFIX) and name[len(PREFIX) :].startswith(("ld_", "st_", "cp_"))
 
 
 def alloc(slot_address, ncols: int):

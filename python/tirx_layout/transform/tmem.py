@@ -3,8 +3,10 @@
 A TMEM buffer (``T.alloc_tmem(shape, dtype, layout=L)``, ``L`` on ``TLane``/``TCol``) becomes
 
 * a one-word shared slot ``<name>_taddr`` that ``tcgen05.alloc`` (warp 0) fills with the TMEM address, then
-  ``tcgen05.relinquish_alloc_permit`` after the kernel's last TMEM allocation, a CTA barrier between tcgen05 fences;
-* at the end of the allocation's scope: fences and a barrier, then ``tcgen05.dealloc`` by warp 0.
+  ``tcgen05.relinquish_alloc_permit`` after the kernel's last TMEM allocation, and a CTA barrier;
+* at the end of the allocation's scope: a barrier, then ``tcgen05.dealloc`` by warp 0;
+* in between, tcgen05 thread-sync fences around each barrier that separates asynchronous TMEM accesses
+  (:func:`fence_barriers_between_accesses`).
 
 The column count is the smallest power of two >= 32 covering the layout's 32-bit column span, replicas included
 (PTX ISA, tcgen05.alloc/dealloc).
@@ -29,7 +31,7 @@ from ..layout import TileLayout
 from ..script.buffers import LAYOUT_KEY, slot_count
 from ..script.tile import COPY_OP_NAME
 from . import tcgen05_calls as calls
-from ._rewrite import AllocBuffer, sequence, walk
+from ._rewrite import AllocBuffer, map_stmt, sequence, walk
 
 TMEM_SCOPE = "tmem"
 TMEM_LANES, TMEM_COLUMNS = 128, 512
@@ -39,14 +41,63 @@ SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
 _THREAD_UNIT = {"tid_in_wg": 1, "tx": 1, "laneid": 1, "wid_in_wg": 32, "warpid": 32}
 
 
+_BARRIERS = ("tirx.cuda.cta_sync", "tirx.tvm_storage_sync", "tirx.cuda.__syncthreads")
+
+
 def _barrier():
     return tirx.Evaluate(tvm.tirx.call_intrin("", "tirx.cuda.cta_sync"))
 
 
-def _synchronised():
-    """A CTA barrier that also orders tcgen05 operations across it (PTX ISA: tcgen05.fence, tcgen05 memory
-    consistency)."""
-    return [calls.simple("fence_before"), _barrier(), calls.simple("fence_after")]
+def _is_barrier(stmt) -> bool:
+    value = stmt.value if isinstance(stmt, tirx.Evaluate) else None
+    return isinstance(value, Call) and getattr(value.op, "name", "") in _BARRIERS
+
+
+def fence_barriers_between_accesses(body):
+    """``body`` with ``tcgen05.fence::before_thread_sync`` / ``after_thread_sync`` around each CTA barrier that has
+    asynchronous tcgen05 accesses (ld/st/cp) on both sides, in program order or through an enclosing loop. Such a
+    barrier is how one warp's TMEM accesses get ordered with another's, and without the fences it orders nothing
+    for them (PTX ISA 9.7.16.6.3 and the patterns of 9.7.16.6.4.4). A barrier with no asynchronous tcgen05 access on
+    one side needs none: the fences order asynchronous operations only, and ``tcgen05.alloc``/``dealloc`` are
+    synchronous (9.7.16.6.1).
+
+    Example: in ``st(acc[wg]); T.cuda.cta_sync(); ld(acc[1 - wg])`` the barrier becomes
+    ``fence_before; cta_sync; fence_after``.
+    """
+    events = []  # (is_barrier, stmt, enclosing loops)
+
+    def scan(stmt, loops):
+        if isinstance(stmt, tirx.SeqStmt):
+            for part in stmt.seq:
+                scan(part, loops)
+        elif isinstance(stmt, tirx.IfThenElse):
+            scan(stmt.then_case, loops)
+            if stmt.else_case is not None:
+                scan(stmt.else_case, loops)
+        elif isinstance(stmt, tirx.For | tirx.While):
+            scan(stmt.body, (*loops, stmt))
+        elif _is_barrier(stmt) or calls.is_asynchronous(stmt):
+            events.append((_is_barrier(stmt), stmt, loops))
+        elif isinstance(getattr(stmt, "body", None), tirx.Stmt):
+            scan(stmt.body, loops)
+
+    scan(body, ())
+
+    def access_on(side, i, loops):
+        return any(not barrier and (side(j, i) or any(a.same_as(b) for a in loops for b in theirs))
+                   for j, (barrier, _, theirs) in enumerate(events))  # fmt: skip
+
+    fenced = [stmt for i, (barrier, stmt, loops) in enumerate(events)
+              if barrier and access_on(lambda j, i: j < i, i, loops) and access_on(lambda j, i: j > i, i, loops)]  # fmt: skip
+    if not fenced:
+        return body
+
+    def fence(stmt):
+        if not any(stmt.same_as(b) for b in fenced):
+            return stmt
+        return sequence([calls.simple("fence_before"), stmt, calls.simple("fence_after")])
+
+    return map_stmt(body, [(tirx.Evaluate, fence), (tirx.SeqStmt, lambda seq: sequence(seq.seq))])
 
 
 def layout_places(layout, coords, shape, every_replica: bool = False) -> dict:
@@ -357,7 +408,7 @@ class TmemLowering:
 
     def __init__(self, func, threads_of):
         self.allocs = tmem_allocations(func)
-        self.slots, self.columns = {}, {}
+        self.slots, self.columns, self.addresses = {}, {}, {}
         for stmt in self.allocs:
             buffer = stmt.buffer
             if LAYOUT_KEY not in stmt.annotations:
@@ -366,6 +417,9 @@ class TmemLowering:
             layout = stmt.annotations[LAYOUT_KEY]
             self.columns[buffer] = allocation_columns(layout, buffer.shape, str(buffer.dtype))
             self.slots[buffer] = tvm.tirx.decl_buffer((1,), "uint32", f"{buffer.name}_taddr", scope="shared")
+            # Read once after the allocation barrier: each tcgen05 helper is an asm volatile with a memory clobber,
+            # after which nvcc would load the slot again.
+            self.addresses[buffer] = tirx.Var(f"{buffer.name}_taddr", "uint32")
         self.last = self.allocs[-1].buffer if self.allocs else None
         self._threads_of = threads_of
 
@@ -373,8 +427,8 @@ class TmemLowering:
         return any(buffer.same_as(b) for b in self.slots)
 
     def taddr(self, buffer):
-        slot = next(s for b, s in self.slots.items() if b.same_as(buffer))
-        return tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])
+        """The TMEM address of ``buffer``: a variable bound from its shared slot after the allocation barrier."""
+        return next(a for b, a in self.addresses.items() if b.same_as(buffer))
 
     def copy(self, dst, src, scope: str = "cta"):
         if not (self.is_tmem(dst.buffer) or self.is_tmem(src.buffer)):
@@ -406,9 +460,15 @@ class TmemLowering:
         issue = [calls.alloc(tvm.tirx.address_of(tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])), ncols)]
         if buffer.same_as(self.last):
             issue.append(calls.relinquish())
-        head = [AllocBuffer(slot), tirx.IfThenElse(first_warp, sequence(issue), None), *_synchronised()]
-        tail = [*_synchronised(), tirx.IfThenElse(first_warp, calls.dealloc(self.taddr(buffer), ncols), None)]
-        return [*head, *rest, *tail]
+        # No tcgen05 fences around these two barriers: alloc and dealloc are synchronous tcgen05 instructions,
+        # which the thread-sync fences do not order (PTX ISA 9.7.16.6.1, 9.7.16.6.3). The address reaches the other
+        # warps through shared memory, which the barrier orders (alloc's shared-memory write keeps same-address
+        # order with ordinary instructions, 9.7.16.6.1). Before dealloc, every ld/st this lowering emits has been
+        # completed by its tcgen05.wait and every cp by its mbarrier wait, ahead of the barrier.
+        head = [AllocBuffer(slot), tirx.IfThenElse(first_warp, sequence(issue), None), _barrier(),
+                tirx.Bind(self.taddr(buffer), tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]))]
+        tail = [_barrier(), tirx.IfThenElse(first_warp, calls.dealloc(self.taddr(buffer), ncols), None)]
+        return [*head, fence_barriers_between_accesses(sequence(rest)), *tail]
 
 
 def is_copy(stmt) -> bool:
@@ -422,5 +482,5 @@ def is_copy(stmt) -> bool:
     return isinstance(value, Call) and getattr(value.op, "name", "") == COPY_OP_NAME
 
 
-__all__ = ["TMEM_SCOPE", "TmemCopy", "TmemLowering", "allocation_columns", "is_copy", "lower_tmem_fragment_copy",
-           "tmem_allocations"]  # fmt: skip
+__all__ = ["TMEM_SCOPE", "TmemCopy", "TmemLowering", "allocation_columns", "fence_barriers_between_accesses", "is_copy",
+           "lower_tmem_fragment_copy", "tmem_allocations"]  # fmt: skip

@@ -1,0 +1,159 @@
+"""When two tcgen05 accesses to one TMEM cell are ordered: the PTX ISA's tcgen05 memory-consistency rules (9.7.16.6),
+checked per warp with vector clocks.
+
+What the rules say, and how they are modelled:
+
+* ``tcgen05.ld``/``st``/``cp`` are *asynchronous*: a thread's own ones are ordered only through completion
+  (``tcgen05.wait::ld``/``wait::st``; ``tcgen05.commit`` and an mbarrier for ``cp``). Here each warp keeps the cells
+  of its uncompleted loads, stores and copies; a later access of the same warp that conflicts with them is an error.
+* Across threads, an async access before a barrier is ordered before an async access after it only when the first
+  has completed and its thread then ran ``tcgen05.fence::before_thread_sync`` (``tcgen05.commit`` does that for the
+  copies it commits), and the second thread ran ``tcgen05.fence::after_thread_sync`` after the barrier (9.7.16.6.3,
+  the patterns of 9.7.16.6.4.4). Here ``fence::before`` ends a warp's *release window* (its completed accesses get
+  published at the next barrier or commit-completed mbarrier phase), and ``fence::after`` takes in what the sync
+  points since the warp's last fence published. Access ``X`` by warp ``A`` in A's window ``s`` is ordered before an
+  access by warp ``B`` iff ``s < known[B, A]``.
+* ``tcgen05.alloc``/``dealloc``/``relinquish_alloc_permit`` are *synchronous* and touch no cells; ``dealloc`` needs
+  every warp's accesses completed, and each other warp's last access before a barrier.
+
+Example:
+    >>> order = TmemOrder(warps=2, cells=4)
+    >>> order.access(0, np.array([1]), write=True, kind="st"); order.complete(0, "st"); order.fence_before(0)
+    >>> order.barrier(); order.fence_after(1)
+    >>> order.access(1, np.array([1]), write=False, kind="ld")   # ordered: no error
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .memory import DataRace, SimulationError
+
+NOBODY = -1
+_WAIT = {"ld": "tcgen05.wait::ld", "st": "tcgen05.wait::st", "cp": "tcgen05.commit and an mbarrier wait"}
+_HOW = ("tcgen05 accesses of different warps are ordered only by completion, tcgen05.fence::before_thread_sync, "
+        "a barrier, then tcgen05.fence::after_thread_sync (PTX ISA 9.7.16.6.4.4)")  # fmt: skip
+
+
+class TmemOrder:
+    """The ordering state of one CTA's TMEM accesses: ``warps`` warps over ``cells`` 32-bit cells."""
+
+    def __init__(self, warps: int, cells: int):
+        self.warps = warps
+        self.window = np.zeros(warps, np.int64)  # each warp's current release window
+        self.known = np.zeros((warps, warps), np.int64)  # known[B, A]: A's windows below this are ordered for B
+        self.offered = np.zeros((warps, warps), np.int64)  # what B's next fence::after takes in
+        self.writer = np.full(cells, NOBODY, np.int64)
+        self.writer_window = np.zeros(cells, np.int64)
+        self.read_window = np.full((warps, cells), NOBODY, np.int64)  # per warp: window of its last read, or -1
+        self.pending = {kind: np.zeros((warps, cells), bool) for kind in _WAIT}
+        self.since_barrier: set[int] = set()  # warps that touched TMEM since the last CTA barrier
+
+    # ---- accesses -----------------------------------------------------------------------------------------------
+
+    def access(self, warp: int, cells: np.ndarray, write: bool, kind: str) -> None:
+        """Warp ``warp``'s ``kind`` (``ld``/``st``/``cp``) reads or writes ``cells``; raise if it is unordered with
+        an earlier access."""
+        cells = np.unique(np.asarray(cells, np.int64).ravel())
+        self._same_warp(warp, cells, write, kind)
+        unordered = self._unordered(warp, self.writer[cells], self.writer_window[cells])
+        if unordered.any():
+            self._race(cells[unordered][0], warp, int(self.writer[cells[unordered][0]]), "after a store by")
+        if write:
+            for other in range(self.warps):
+                seen = self.read_window[other, cells]
+                late = (other != warp) & (seen != NOBODY) & (seen >= self.known[warp, other])
+                if late.any():
+                    self._race(cells[late][0], warp, other, "a store after a load by")
+            self.writer[cells], self.writer_window[cells] = warp, self.window[warp]
+            self.read_window[:, cells] = NOBODY
+        else:
+            self.read_window[warp, cells] = self.window[warp]
+        self.pending[kind][warp, cells] = True
+        self.since_barrier.add(warp)
+
+    def _same_warp(self, warp, cells, write, kind):
+        # One warp's async accesses are ordered only through completion (9.7.16.6.4.2): a store after any
+        # uncompleted access of the same cells, or a load after an uncompleted store or copy, is unordered.
+        clashes = ("ld", "st", "cp") if write else ("st", "cp")
+        for earlier in clashes:
+            hit = self.pending[earlier][warp, cells]
+            if hit.any():
+                raise SimulationError(f"tcgen05.{kind} by warp {warp} touches TMEM cell {_cell(cells[hit][0])} that "
+                                      f"its own tcgen05.{earlier} has not finished with: put {_WAIT[earlier]} "
+                                      "between them (PTX ISA 9.7.16.6.4.2)")  # fmt: skip
+
+    def _unordered(self, warp, who, windows):
+        known = self.known[warp, np.where(who == NOBODY, 0, who)]
+        return (who != NOBODY) & (who != warp) & (windows >= known)
+
+    def _race(self, cell, warp, other, what):
+        raise DataRace(f"data race on tmem TMEM cell {_cell(cell)}: an access by warp {warp} {what} warp {other}, "
+                       f"not ordered; {_HOW}")  # fmt: skip
+
+    # ---- completion, fences and sync points -------------------------------------------------------------------
+
+    def complete(self, warp: int, kind: str) -> None:
+        """``tcgen05.wait::ld/st`` (kind ``ld``/``st``), or the commit of copies (``cp``), by ``warp``."""
+        self.pending[kind][warp] = False
+
+    def fence_before(self, warp: int) -> None:
+        """``tcgen05.fence::before_thread_sync``: the warp's completed accesses are released; uncompleted ones move
+        to the next window (a fence does not complete them)."""
+        self._release(warp, ("ld", "st", "cp"))
+
+    def commit(self, warp: int) -> np.ndarray:
+        """``tcgen05.commit`` by ``warp``: the mbarrier it arrives at when its copies complete publishes them (the
+        commit's implicit ``fence::before_thread_sync``); returns what a wait on that mbarrier takes in. The copies
+        stay uncompleted for the warp itself until it waits on the mbarrier too."""
+        self._release(warp, ("ld", "st"))
+        return self.window.copy()
+
+    def _release(self, warp: int, unfinished: tuple) -> None:
+        self.window[warp] += 1
+        busy = np.zeros(self.writer.shape, bool)
+        for kind in unfinished:
+            busy |= self.pending[kind][warp]
+        mine = busy & (self.writer == warp)
+        self.writer_window[mine] = self.window[warp]
+        reads = busy & (self.read_window[warp] != NOBODY)
+        self.read_window[warp, reads] = self.window[warp]
+
+    def barrier(self) -> None:
+        """A CTA barrier: every warp's released windows are offered to every warp's next ``fence::after``."""
+        np.maximum(self.offered, self.window[None, :], out=self.offered)
+        self.since_barrier.clear()
+
+    def mbarrier_wait(self, warp: int, published: np.ndarray, committers) -> None:
+        """``warp`` saw an mbarrier phase complete whose commits (by ``committers``) published ``published``."""
+        np.maximum(self.offered[warp], published, out=self.offered[warp])
+        if warp in committers:
+            self.complete(warp, "cp")
+
+    def fence_after(self, warp: int) -> None:
+        """``tcgen05.fence::after_thread_sync``: later accesses of ``warp`` are ordered after what it was offered."""
+        np.maximum(self.known[warp], self.offered[warp], out=self.known[warp])
+
+    # ---- deallocation -------------------------------------------------------------------------------------------
+
+    def check_dealloc(self, warp: int) -> None:
+        """``tcgen05.dealloc`` by ``warp`` (synchronous): every access of the CTA must have completed, and each
+        other warp's last access must come before a barrier."""
+        for kind, cells in self.pending.items():
+            busy = np.argwhere(cells)
+            if busy.size:
+                other, cell = (int(v) for v in busy[0])
+                raise SimulationError(f"tcgen05.dealloc while warp {other}'s tcgen05.{kind} of TMEM cell "
+                                      f"{_cell(cell)} has not completed ({_WAIT[kind]} first)")  # fmt: skip
+        others = sorted(self.since_barrier - {warp})
+        if others:
+            raise SimulationError(f"tcgen05.dealloc by warp {warp} with no barrier after warp {others[0]}'s last "
+                                  "TMEM access")  # fmt: skip
+
+
+def _cell(index) -> str:
+    lane, column = divmod(int(index), 512)
+    return f"(lane {lane}, column {column})"
+
+
+__all__ = ["TmemOrder"]
