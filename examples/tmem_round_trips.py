@@ -12,6 +12,14 @@ For every ``tcgen05.ld/st`` shape the PTX ISA allows with a datapath (D: 128 row
 ``tmem_32x32b_<dtype>_B`` is datapath B (two column halves on the two lane halves) through 32x32b.
 ``tmem_cp_128x256b_float32`` fills TMEM from shared memory with ``tcgen05.cp`` and reads it back with ``32x32b``;
 ``tmem_cp_128x128b_float16_<mode>`` does the same from a 32B/64B/128B-swizzled MMA operand tile.
+
+``tmem_scale_factors_per_warp`` copies the guide's scale-factor atom ``S[(32,8):(1@TLane,1@TCol)] + R[4:32@TLane]``
+into all four lane windows with ``tcgen05.cp .32x128b.warpx4``, then every warp loads its own window's copy into a
+fragment replicated over warps and writes it to its own block of ``B``.
+
+``tmem_warpgroup_exchange``: two warpgroups each store one accumulator stage and, after a barrier, load the other
+warpgroup's stage; the barrier gets ``tcgen05.fence::before_thread_sync`` / ``after_thread_sync`` around it, which
+is what orders one warp's TMEM writes before another warp's reads (PTX ISA 9.7.16.6.4.4).
 """
 
 from __future__ import annotations
@@ -20,8 +28,8 @@ import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (T.alloc_tmem, layout=..., T.tile_copy, the pipeline)
-from tirx_layout import (S, TCol, TileLayout, TLane, mma_shared_layout, tcgen05_atom_layout, tid_in_wg,
-                         tmem_datapath_layout, wg_local_layout)
+from tirx_layout import (R, S, TCol, TileLayout, TLane, laneid, mma_shared_layout, tcgen05_atom_layout, tid_in_wg,
+                         tmem_datapath_layout, warpid, wg_local_layout)
 
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -175,6 +183,49 @@ def accumulator_loop_kernel():
     return accumulator_loop
 
 
+def scale_factors_per_warp_kernel():
+    """The guide's scale factors into the four lane windows (``.warpx4``), then each warp reads its own copy."""
+    scale_factors = TileLayout(S[(32, 8):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])
+    per_warp = TileLayout(S[(32, 8):(1 @ laneid, 1)] + R[4:1 @ warpid])  # every warp holds the whole tile
+    core_matrices = TileLayout(S[(4, 8, 2, 4):(64, 4, 32, 1)]).group([32, 8])[0]  # the descriptor's canonical image
+
+    @T.prim_func
+    def scale_factors(A: T.Buffer((32, 8), "float32"), B: T.Buffer((4, 32, 8), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        staged = T.alloc_shared((32, 8), "float32", layout=core_matrices)
+        sf = T.alloc_tmem((32, 8), "float32", layout=scale_factors)
+        mine = T.alloc_local((32, 8), "float32", layout=per_warp)
+        T.tile_copy(staged, A[0:32, 0:8])
+        T.tile_copy(sf, staged)
+        T.tile_copy(mine, sf)
+        registers = T.local_view(mine)
+        for j in range(8):
+            B[tx // 32, tx % 32, j] = registers[j]
+
+    return scale_factors
+
+
+def warpgroup_exchange_kernel():
+    """Warpgroup g stores stage g of a two-stage accumulator, then loads stage 1 - g after a barrier."""
+    stages = TileLayout(S[(2, 128, 32):(32 @ TCol, 1 @ TLane, 1 @ TCol)])
+    fragment = wg_local_layout(32)
+
+    @T.prim_func
+    def exchange(A: T.Buffer((2, 128, 32), "float32"), B: T.Buffer((2, 128, 32), "float32")):
+        T.device_entry()
+        tx = T.thread_id([256])
+        acc = T.alloc_tmem((2, 128, 32), "float32", layout=stages)
+        f = T.alloc_local((128, 32), "float32", layout=fragment)
+        T.tile_copy(f, A[tx // 128, 0:128, 0:32], "warpgroup")
+        T.tile_copy(acc[tx // 128, 0:128, 0:32], f, "warpgroup")
+        T.cuda.cta_sync()
+        T.tile_copy(f, acc[1 - tx // 128, 0:128, 0:32], "warpgroup")
+        T.tile_copy(B[tx // 128, 0:128, 0:32], f, "warpgroup")
+
+    return exchange
+
+
 def identity(a: np.ndarray) -> np.ndarray:
     """What every kernel here computes."""
     return a
@@ -191,5 +242,9 @@ KERNELS.update({f"tmem_32x32b_{d}_B": (datapath_b_kernel(d), identity) for d in 
 KERNELS["tmem_cp_128x256b_float32"] = (cp_kernel(), identity)
 KERNELS.update({f"tmem_cp_128x128b_float16_{m}": (swizzled_cp_kernel(m), identity) for m in ("32B", "64B", "128B")})
 
+KERNELS["tmem_scale_factors_per_warp"] = (scale_factors_per_warp_kernel(), lambda a: np.broadcast_to(a, (4, 32, 8)))
+KERNELS["tmem_warpgroup_exchange"] = (warpgroup_exchange_kernel(), lambda a: a[::-1])
+
 #: The kernels the main job shows in full; the rest get a verdict line.
-SHOWCASE = ["tmem_16x64b_float16_F", "tmem_two_stage_accumulator", "tmem_cp_128x128b_float16_128B"]
+SHOWCASE = ["tmem_16x64b_float16_F", "tmem_two_stage_accumulator", "tmem_cp_128x128b_float16_128B",
+            "tmem_scale_factors_per_warp", "tmem_warpgroup_exchange"]

@@ -9,8 +9,8 @@ import pytest
 import tvm
 
 from kernels import example_kernels, parse
-from tirx_layout import (R, S, TCol, TileLayout, TLane, mma_shared_layout, sim, tcgen05_atom_layout, tid_in_wg,
-                         tmem_datapath_layout, wg_local_layout)
+from tirx_layout import (R, S, TCol, TileLayout, TLane, laneid, mma_shared_layout, sim, tcgen05_atom_layout,
+                         tid_in_wg, tmem_datapath_layout, warpid, wg_local_layout)
 from tirx_layout.kernel_report import kernel_source
 from tirx_layout.sim.tmem import TensorMemory, fragment_offsets
 from tirx_layout.transform import build
@@ -258,6 +258,56 @@ def test_guide_scale_factors_land_in_all_four_lane_windows_through_cp_warpx4(dty
     assert not cells[:, words.shape[1] :].any()
 
 
+def _scale_factor_read_back(fragment, sf=8):
+    """The guide's scale factors into all four lane windows by tcgen05.cp, then loaded into ``fragment`` and each
+    warp's registers written to its own row block of B."""
+    layout = TileLayout(S[(32, sf):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])
+    shared = TileLayout(S[(4, 8, 2, 4):(64, 4, 32, 1)]).group([32, 8])[0]
+    return parse(f"""
+@T.prim_func
+def k(A: T.Buffer((32, {sf}), "float32"), B: T.Buffer((4, 32, {sf}), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    sm = T.alloc_shared((32, {sf}), "float32", layout={shared!r})
+    t = T.alloc_tmem((32, {sf}), "float32", layout={layout!r})
+    f = T.alloc_local((32, {sf}), "float32", layout={fragment!r})
+    T.tile_copy(sm, A[0:32, 0:{sf}])
+    T.tile_copy(t, sm)
+    T.tile_copy(f, t)
+    mine = T.local_view(f)
+    for j in range({sf}):
+        B[tx // 32, tx % 32, j] = mine[j]
+""")
+
+
+def test_each_warp_loads_its_own_replica_of_the_scale_factors():
+    kernel = _scale_factor_read_back(TileLayout(S[(32, 8):(1 @ laneid, 1)] + R[4:1 @ warpid]))
+    body = kernel_source(build(kernel).imports[0].inspect_source())
+    assert [c for c in calls(body) if c[:3] in ("cp_", "ld_")] == ["cp_32x128b_warpx4", "cp_32x128b_warpx4",
+                                                                   "ld_32x32b_x8"]  # fmt: skip
+    assert "ld_32x32b_x8((t_taddr + ((uint)((((int)threadIdx.x) >> 5) * 2097152)))" in body  # lane 32w: warp w
+    a = np.arange(32 * 8, dtype=np.float32).reshape(32, 8)
+    assert np.array_equal(sim.run(kernel, [a])["B"], np.broadcast_to(a, (4, 32, 8)))
+
+
+def test_replicated_fragments_that_do_not_match_the_tmem_replicas_are_errors():
+    two = TileLayout(S[(32, 8):(1 @ laneid, 1)] + R[2:2 @ warpid])  # copies on warps 0 and 2; TMEM has four
+    with pytest.raises(ValueError, match="the fragment's 2 replicas and the TMEM layout's 4 replicas do not pair"):
+        build(_scale_factor_read_back(two))
+    four = TileLayout(S[(32, 8):(1 @ laneid, 1)] + R[4:1 @ warpid])
+    plain = parse(f"""
+@T.prim_func
+def k(A: T.Buffer((32, 8), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    t = T.alloc_tmem((128, 8), "float32", layout={tmem_datapath_layout("D", 128, 8)!r})
+    f = T.alloc_local((32, 8), "float32", layout={four!r})
+    T.tile_copy(f, t[0:32, 0:8])
+""")
+    with pytest.raises(ValueError, match="a fragment replicated over threads is loaded from TMEM that holds one copy"):
+        build(plain)
+
+
 @pytest.mark.parametrize("multicast, layout, lane_of", [
     ("02_13", TileLayout(S[(64, 4):(1 @ TLane, 1 @ TCol)] + R[2:64 @ TLane]), lambda r: r),
     ("01_23", TileLayout(S[(2, 32, 4):(64 @ TLane, 1 @ TLane, 1 @ TCol)] + R[2:32 @ TLane]),
@@ -322,25 +372,15 @@ def test_cp_into_a_lane_pattern_no_multicast_has_is_an_error():
 
 
 def _two_warpgroups(barrier: str):
-    layout = TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])
-    return parse(f"""
-@T.prim_func
-def k(A: T.Buffer((2, 128, 112), "float32"), B: T.Buffer((2, 128, 112), "float32")):
-    T.device_entry()
-    tx = T.thread_id([256])
-    acc = T.alloc_tmem((2, 128, 112), "float32", layout={layout!r})
-    f = T.alloc_local((128, 112), "float32", layout={wg_local_layout(112)!r})
-    T.tile_copy(f, A[tx // 128, 0:128, 0:112], "warpgroup")
-    T.tile_copy(acc[tx // 128, 0:128, 0:112], f, "warpgroup")
-    {barrier}
-    T.tile_copy(f, acc[1 - tx // 128, 0:128, 0:112], "warpgroup")
-    T.tile_copy(B[tx // 128, 0:128, 0:112], f, "warpgroup")
-""")
+    """The example ``tmem_warpgroup_exchange`` with ``barrier`` in place of its barrier."""
+    script = KERNELS["tmem_warpgroup_exchange"][0].script()
+    assert script.count("T.cuda.cta_sync()") == 1
+    return parse(script.replace("T.cuda.cta_sync()", barrier))
 
 
 def test_each_warpgroup_copies_its_own_stage_and_reads_the_other_after_a_barrier():
     kernel = _two_warpgroups("T.cuda.cta_sync()")
-    a = np.arange(2 * 128 * 112, dtype=np.float32).reshape(2, 128, 112)
+    a = np.arange(2 * 128 * 32, dtype=np.float32).reshape(2, 128, 32)
     assert np.array_equal(sim.run(kernel, [a])["B"], a[::-1])
 
 
@@ -367,7 +407,7 @@ def test_a_barrier_between_two_warpgroups_tmem_accesses_is_fenced_on_both_sides(
 
 def test_a_barrier_with_tmem_accesses_on_one_side_only_is_not_fenced():
     kernel = parse(_two_warpgroups("T.evaluate(0)").script().replace(
-        "    T.tile_copy(f[0:128, 0:112], A[", "    T.cuda.cta_sync()\n    T.tile_copy(f[0:128, 0:112], A[", 1))  # fmt: skip
+        "    T.tile_copy(f[0:128, 0:32], A[", "    T.cuda.cta_sync()\n    T.tile_copy(f[0:128, 0:32], A[", 1))  # fmt: skip
     body = kernel_source(build(kernel).imports[0].inspect_source())
     assert "fence" not in body and body.count("cta_sync();") == 3
 

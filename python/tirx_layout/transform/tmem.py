@@ -158,18 +158,45 @@ def _chunks(cols: int, unit: int, max_num: int) -> list[tuple[int, int]]:
     return out
 
 
-def _fragment_table(layout, rows: int, cols: int):
-    """(warpgroup thread, slot) of every element of a ``(rows, cols)`` fragment."""
+def _fragment_table(layout, rows: int, cols: int, every_replica: bool = False):
+    """(warpgroup thread, slot) of every element of a ``(rows, cols)`` fragment (with a leading replica axis if
+    ``every_replica``)."""
     grids = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
-    places = layout_places(layout, grids, [rows, cols])
-    thread = np.zeros((rows, cols), np.int64)
+    places = layout_places(layout, grids, [rows, cols], every_replica)
+    shape = next(iter(places.values())).shape if places else (rows, cols)
+    thread = np.zeros(shape, np.int64)
     for axis, value in places.items():
         if axis == "m":
             continue
         if axis not in _THREAD_UNIT:
             raise ValueError(f"axis {axis} cannot place a fragment of a TMEM copy (use {sorted(_THREAD_UNIT)})")
         thread = thread + value * _THREAD_UNIT[axis]
-    return thread, places.get("m", np.zeros((rows, cols), np.int64))
+    return thread, places.get("m", np.zeros(shape, np.int64))
+
+
+def _stack_replicas(fragment, rows: int, cols: int, tmem_replicas: dict, describe: str):
+    """A load of a replicated TMEM tile into a fragment replicated over warps, as one unreplicated load: each
+    fragment replica is paired with the TMEM replica in the lane windows of its own warps (PTX ISA 9.7.16.8.1),
+    and the pairs are stacked as rows. Returns the stacked (thread, slot) tables and TMEM places."""
+    threads, slots = _fragment_table(fragment, rows, cols, every_replica=True)
+    lanes, columns = tmem_replicas["TLane"], tmem_replicas["TCol"]
+    windows = [frozenset(np.unique(lanes[t] // 32).tolist()) for t in range(lanes.shape[0])]
+    pairs = []
+    for f in range(threads.shape[0]):
+        warps = frozenset(np.unique(threads[f] // 32).tolist())
+        if warps not in windows:
+            raise ValueError(f"{describe}: fragment replica {f} is held by warps {sorted(warps)} of the warpgroup, "
+                             f"but no TMEM replica lies in their lane windows (the replicas' windows: "
+                             f"{[sorted(w) for w in windows]}; warp w reads lanes 32w..32w+31, PTX ISA 9.7.16.8.1)")  # fmt: skip
+        pairs.append((f, windows.index(warps)))
+    if len({t for _, t in pairs}) != len(pairs) or len(pairs) != len(windows):
+        raise ValueError(f"{describe}: the fragment's {threads.shape[0]} replicas and the TMEM layout's "
+                         f"{len(windows)} replicas do not pair up warp window by warp window")  # fmt: skip
+    thread = np.concatenate([threads[f] for f, _ in pairs])
+    slot = np.concatenate([slots[f] for f, _ in pairs])
+    places = {"TLane": np.concatenate([lanes[t] for _, t in pairs]),
+              "TCol": np.concatenate([columns[t] for _, t in pairs])}  # fmt: skip
+    return thread, slot, places
 
 
 def _lane_space(thread, slot, places: dict, describe: str):
@@ -192,16 +219,23 @@ def _lane_space(thread, slot, places: dict, describe: str):
 class TmemCopy:
     """How one TMEM <-> fragment copy is issued: the shape, the column chunks and the lane bases."""
 
-    def __init__(self, tmem, fragment, dtype: str, rows: int, cols: int, tmem_places: dict):
+    def __init__(self, tmem, fragment, dtype: str, rows: int, cols: int, tmem_places: dict, tmem_replicas=None):
+        """``tmem_places``: the tile's TMEM lanes and columns; ``tmem_replicas``: the same for every replica (a
+        load into a fragment replicated over warps reads each warp's own replica)."""
         self.dtype = dtype
         self.pack = 4 // (tvm.runtime.DataType(dtype).bits // 8)
         self.rows, self.cols = rows, cols
         self.describe = f"TMEM {tmem} and fragment {fragment}"
-        if fragment.replica:
-            raise ValueError(f"{self.describe}: a replicated register fragment has no tcgen05.ld/st form")
         if self.pack not in (1, 2):
             raise ValueError(f"{self.describe}: tcgen05.ld/st move 32- or 16-bit data, not {dtype}")
-        thread, slot = _fragment_table(fragment, rows, cols)
+        if fragment.replica:
+            if tmem_replicas is None or not tmem.replica:
+                raise ValueError(f"{self.describe}: a fragment replicated over threads is loaded from TMEM that "
+                                 "holds one copy per warp window (a replicated TMEM layout); here it would need "
+                                 "one warp to read another's lanes")  # fmt: skip
+            thread, slot, tmem_places = _stack_replicas(fragment, rows, cols, tmem_replicas, self.describe)
+        else:
+            thread, slot = _fragment_table(fragment, rows, cols)
         thread, slot, tmem_places = _lane_space(thread, slot, tmem_places, self.describe)
         self.rows, self.cols = thread.shape
         self._where = tmem_places
@@ -313,9 +347,10 @@ def _region_offset(side):
     return begins, col_step
 
 
-def tile_places(tmem, rows: int, cols: int) -> tuple[dict, object]:
+def tile_places(tmem, rows: int, cols: int, every_replica: bool = False) -> tuple[dict, object]:
     """TMEM lane and column of each element of a ``(rows, cols)`` tile read from region ``tmem`` (a
-    :class:`~tirx_layout.transform.lower_tile_ops.Side`), and the column shift of its symbolic begins.
+    :class:`~tirx_layout.transform.lower_tile_ops.Side`; a leading replica axis if ``every_replica``), and the
+    column shift of its symbolic begins.
 
     Example: for ``acc[0:128, 0:64]`` in ``tmem_datapath_layout("D", 128, 64)``, ``places["TLane"][r, c] == r``.
     """
@@ -323,9 +358,10 @@ def tile_places(tmem, rows: int, cols: int) -> tuple[dict, object]:
     grids, tile = [], iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
     for b, e in zip(begins, tmem.extents, strict=True):
         grids.append(np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b)
-    places = layout_places(tmem.layout, grids, tmem.shape)
-    places.setdefault("TLane", np.zeros((rows, cols), np.int64))
-    places.setdefault("TCol", np.zeros((rows, cols), np.int64))
+    places = layout_places(tmem.layout, grids, tmem.shape, every_replica)
+    shape = next(iter(places.values())).shape
+    places.setdefault("TLane", np.zeros(shape, np.int64))
+    places.setdefault("TCol", np.zeros(shape, np.int64))
     return places, column_shift
 
 
@@ -368,7 +404,8 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scop
     if tmem.layout.replica and not loading:
         raise ValueError(f"TMEM {tmem.layout} replicates elements over lanes; tcgen05.st would write one copy "
                          f"only (fragment {fragment.layout}); fill it with tcgen05.cp from shared memory")  # fmt: skip
-    plan = TmemCopy(tmem.layout, fragment.layout, fragment.dtype, rows, cols, places)
+    replicas = tile_places(tmem, rows, cols, every_replica=True)[0] if loading and fragment.layout.replica else None
+    plan = TmemCopy(tmem.layout, fragment.layout, fragment.dtype, rows, cols, places, replicas)
     warp = tirx.floormod(tirx.floordiv(threads.index, 32), 4)
     analyzer = tvm.sym.Analyzer()
     for var, extent in threads.bounds.items():
