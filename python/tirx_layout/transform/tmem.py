@@ -83,12 +83,13 @@ def fence_barriers_between_accesses(body):
 
     scan(body, ())
 
-    def access_on(side, i, loops):
-        return any(not barrier and (side(j, i) or any(a.same_as(b) for a in loops for b in theirs))
-                   for j, (barrier, _, theirs) in enumerate(events))  # fmt: skip
+    def access(i, loops, after: bool) -> bool:
+        """An asynchronous access before (or ``after``) event ``i``, or in a loop around it."""
+        return any(not barrier and ((j > i) == after or any(a.same_as(b) for a in loops for b in theirs))
+                   for j, (barrier, _, theirs) in enumerate(events) if j != i)  # fmt: skip
 
     fenced = [stmt for i, (barrier, stmt, loops) in enumerate(events)
-              if barrier and access_on(lambda j, i: j < i, i, loops) and access_on(lambda j, i: j > i, i, loops)]  # fmt: skip
+              if barrier and access(i, loops, after=False) and access(i, loops, after=True)]  # fmt: skip
     if not fenced:
         return body
 
@@ -187,7 +188,8 @@ def _stack_replicas(fragment, rows: int, cols: int, tmem_replicas: dict, describ
         if warps not in windows:
             raise ValueError(f"{describe}: fragment replica {f} is held by warps {sorted(warps)} of the warpgroup, "
                              f"but no TMEM replica lies in their lane windows (the replicas' windows: "
-                             f"{[sorted(w) for w in windows]}; warp w reads lanes 32w..32w+31, PTX ISA 9.7.16.8.1)")  # fmt: skip
+                             f"{[sorted(w) for w in windows]}; warp w reads lanes 32w..32w+31, "
+                             "PTX ISA 9.7.16.8.1)")  # fmt: skip
         pairs.append((f, windows.index(warps)))
     if len({t for _, t in pairs}) != len(pairs) or len(pairs) != len(windows):
         raise ValueError(f"{describe}: the fragment's {threads.shape[0]} replicas and the TMEM layout's "
@@ -390,8 +392,11 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scop
 
     ``tmem`` and ``fragment`` are :class:`~tirx_layout.transform.lower_tile_ops.Side` s; ``taddr`` the TMEM base
     address expression. In a CTA of several warpgroups the copy has ``scope="warpgroup"``: every warpgroup runs it
-    (its region may depend on the warpgroup, e.g. ``acc[tx // 128, 0:128, 0:112]``). Example: ``T.tile_copy(frag, acc)`` with ``frag`` in ``tcgen05_atom_layout("32x32b", (128,
-    64), "float32")`` and ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` becomes one ``32x32b.x64`` load.
+    (its region may depend on the warpgroup, e.g. ``acc[tx // 128, 0:128, 0:112]``). A load into a fragment
+    replicated over warps reads, in each warp, the TMEM replica in that warp's lane window.
+
+    Example: ``T.tile_copy(frag, acc)`` with ``frag`` in ``tcgen05_atom_layout("32x32b", (128, 64), "float32")`` and
+    ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` becomes one ``32x32b.x64`` load.
     """
     if threads.count % 128 or (threads.count > 128 and scope != "warpgroup"):
         raise ValueError(f"a TMEM copy is run by whole warpgroups: the kernel has {threads.count} threads; "
