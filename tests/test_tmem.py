@@ -499,3 +499,15 @@ def test_simulator_rejects_reading_registers_before_wait_ld_and_dealloc_before_c
     no_barrier = ok.replace("    A[tx] = r[0]\n    T.cuda.cta_sync()\n", "    A[tx] = r[0]\n")
     with pytest.raises(sim.SimulationError, match="tcgen05.dealloc by warp 0 with no barrier after warp 1's last"):
         sim.run(parse(no_barrier))
+
+
+def test_an_allocation_nothing_uses_is_still_allocated_and_freed():
+    kernel = parse(f"""
+@T.prim_func
+def k(A: T.Buffer((128,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    t = T.alloc_tmem((128, 8), "float32", layout={tmem_datapath_layout("D", 128, 8)!r})
+""")
+    assert calls(build(kernel).imports[0].inspect_source()) == ["alloc", "relinquish_alloc_permit", "dealloc"]
+    assert not sim.run(kernel, [np.zeros(128, np.float32)]).tmem[0].any()

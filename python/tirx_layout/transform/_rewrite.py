@@ -87,7 +87,8 @@ def store(buffer, value, index):
 
 
 def sequence(stmts: Sequence):
-    """One statement for ``stmts`` (the statement itself when there is one); nested sequences are flattened.
+    """One statement for ``stmts`` (the statement itself when there is one, a no-op when there is none); nested
+    sequences are flattened.
 
     Example:
         >>> e = tvm.tirx.Evaluate(0)
@@ -97,6 +98,8 @@ def sequence(stmts: Sequence):
     flat = []
     for stmt in stmts:
         flat.extend(stmt.seq if isinstance(stmt, tvm.tirx.SeqStmt) else [stmt])
+    if not flat:
+        return tvm.tirx.Evaluate(0)
     return flat[0] if len(flat) == 1 else tvm.tirx.SeqStmt(flat)
 
 
