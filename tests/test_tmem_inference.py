@@ -84,3 +84,30 @@ def k(A: T.Buffer((32, {sf}), "{dtype}")):
     words = a.view(np.uint32)
     for window in range(4):
         assert np.array_equal(cells[32 * window : 32 * window + 32, : words.shape[1]], words), window
+
+
+@pytest.mark.parametrize("replicas, rows, tmem", [
+    (4, 32, "S[(32, 8):(1@TLane, 1@TCol)] + R[4:32@TLane]"),  # the guide's scale factors, .warpx4
+    (2, 64, "S[(64, 8):(1@TLane, 1@TCol)] + R[2:64@TLane]"),  # .warpx2::02_13
+])  # fmt: skip
+def test_a_fragment_loaded_from_replicated_tmem_is_replicated_over_warps(replicas, rows, tmem):
+    core_matrices = TileLayout(S[(rows // 8, 8, 2, 4):(64, 4, 32, 1)]).group([rows, 8])[0]
+    kernel = parse(f"""
+@T.prim_func
+def k(A: T.Buffer(({rows}, 8), "float32"), B: T.Buffer(({rows}, 8), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    sm = T.alloc_shared(({rows}, 8), "float32", layout={core_matrices!r})
+    t = T.alloc_tmem(({rows}, 8), "float32", layout=T.layout("{tmem}"))
+    f = T.alloc_local(({rows}, 8), "float32")
+    T.tile_copy(sm, A[0:{rows}, 0:8])
+    T.tile_copy(t, sm)
+    T.tile_copy(f, t)
+    T.tile_copy(B[0:{rows}, 0:8], f)
+""")
+    inferred = {b.name: layout for b, layout in buffer_layouts(infer_layouts(kernel)).items()}
+    assert str(inferred["f"]) == f"S[({rows}, 8):(1@tid_in_wg, 1)] + R[{replicas}:{rows}@tid_in_wg]"
+    a = np.arange(rows * 8, dtype=np.float32).reshape(rows, 8)
+    result = sim.run(kernel, [a])
+    np.testing.assert_array_equal(result["B"], a)
+    assert (result.writes["B"] == 1).all()  # one replica stores

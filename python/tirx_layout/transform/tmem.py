@@ -27,8 +27,10 @@ from tvm import tirx
 from tvm.ir import Call
 
 from .. import constructors  # the module, not its names: constructors -> analysis -> sim -> transform imports us
+from ..axis import Axis
 from ..layout import TileLayout
 from ..script.buffers import LAYOUT_KEY, slot_count
+from ..spec import R, S
 from ..script.tile import COPY_OP_NAME
 from . import tcgen05_calls as calls
 from ._rewrite import AllocBuffer, map_stmt, sequence, walk
@@ -372,10 +374,27 @@ def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
     first shape of ``SHAPES`` whose register image (``tcgen05_atom_layout``) the copy accepts. ``ValueError`` with
     every shape's reason when none does.
 
-    Example: ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` gives ``tcgen05_atom_layout("32x32b", (128, 64), dt)``.
+    A tile of replicated TMEM (one copy per group of lane windows) that the warpgroup's 128 lanes hold ``n`` times
+    gets the fragment replicated over warps: ``S[(rows, cols):(1@tid_in_wg, 1)] + R[n:rows@tid_in_wg]``, each warp
+    loading the copy in its own lane window with ``32x32b``.
+
+    Example: ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` gives ``tcgen05_atom_layout("32x32b", (128, 64), dt)``;
+    a (32, 8) tile of ``S[(32, 8):(1@TLane, 1@TCol)] + R[4:32@TLane]`` gives ``S[(32, 8):(1@tid_in_wg, 1)] +
+    R[4:32@tid_in_wg]``.
     """
     places, _ = tile_places(tmem, rows, cols)
     reasons = []
+    if tmem.layout.replica:
+        replicas = tile_places(tmem, rows, cols, every_replica=True)[0]
+        copies = replicas["TLane"].shape[0]
+        if rows * copies == TMEM_LANES:
+            thread = Axis.get("tid_in_wg")
+            candidate = TileLayout(S[(rows, cols):(1 @ thread, 1)] + R[copies:rows @ thread])
+            try:
+                TmemCopy(tmem.layout, candidate, dtype, rows, cols, places, replicas)
+                return candidate
+            except ValueError as err:
+                reasons.append(f"one copy per warp window: {err}")
     for shape in SHAPES:
         try:
             candidate = constructors.tcgen05_atom_layout(shape, (rows, cols), dtype)
