@@ -212,7 +212,9 @@ def execute(interp, name: str, args) -> None:
         _warps(interp)
         return
     if what in _ORDERING:
-        for w in _warps(interp):
+        # tcgen05.wait is .sync.aligned (whole warps); the fences are not, and count for the warps they run in
+        fenced = what.startswith("fence")
+        for w in np.unique(np.nonzero(interp.mask)[0] // 32).tolist() if fenced else _warps(interp):
             _ORDERING[what](tm, w)
         return
     if what == "relinquish_alloc_permit":

@@ -30,8 +30,8 @@ from .. import constructors  # the module, not its names: constructors -> analys
 from ..axis import Axis
 from ..layout import TileLayout
 from ..script.buffers import LAYOUT_KEY, slot_count
-from ..spec import R, S
 from ..script.tile import COPY_OP_NAME
+from ..spec import R, S
 from . import tcgen05_calls as calls
 from ._rewrite import AllocBuffer, map_stmt, sequence, walk
 
