@@ -36,7 +36,7 @@ job=${1:-demo}
 [ $# -gt 0 ] && shift
 case "$job" in
   setup) setup ;;
-  demo) setup && exec "$VENV/bin/python" -m tirx_layout.demo "$@" ;;
+  demo) setup && exec "$VENV/bin/python" -m tirx_layout.tools.demo "$@" ;;
   test) setup && exec "$VENV/bin/python" -m pytest "$@" ;;
   bench) setup && for b in benchmarks/bench_*.py; do "$VENV/bin/python" "$b" "$@"; done ;;
   *) echo "usage: ./dev.sh demo|test|bench|setup" >&2; exit 2 ;;

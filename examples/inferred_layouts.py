@@ -17,6 +17,7 @@ from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_copy, layout=..., the pipeline)
 from tirx_layout import mma_shared_layout, wg_local_layout
+from tirx_layout.tools.kernel_report import KernelTable
 
 
 def round_trip(dtype: str, rows: int, threads: int, shared_layout=None, frag_layout=None):
@@ -59,16 +60,14 @@ def same(a: np.ndarray) -> np.ndarray:
     return a.copy()
 
 
-KERNELS = {
-    "inferred_staging_fp16": (round_trip("float16", 128, 128, frag_layout=wg_local_layout(64)), same),
-    "inferred_staging_fp32": (round_trip("float32", 128, 128, frag_layout=wg_local_layout(64)), same),
-    "inferred_fragment_bf16": (
-        round_trip("bfloat16", 128, 128, shared_layout=mma_shared_layout("bfloat16", "128B", (128, 64))),
-        same,
-    ),
-    "inferred_both_fp32": (round_trip("float32", 16, 64), same),
-    **{f"inferred_tail_{w}": (tail_kernel(w), same) for w in (192, 229, 257)},
-}
+KERNELS = KernelTable()  # each kernel built when first looked up
+KERNELS.add("inferred_staging_fp16", same, round_trip, "float16", 128, 128, frag_layout=wg_local_layout(64))
+KERNELS.add("inferred_staging_fp32", same, round_trip, "float32", 128, 128, frag_layout=wg_local_layout(64))
+KERNELS.add("inferred_fragment_bf16", same, round_trip, "bfloat16", 128, 128,
+            shared_layout=mma_shared_layout("bfloat16", "128B", (128, 64)))
+KERNELS.add("inferred_both_fp32", same, round_trip, "float32", 16, 64)
+for width in (192, 229, 257):
+    KERNELS.add(f"inferred_tail_{width}", same, tail_kernel, width)
 
 #: The kernels the main job shows in full; the rest get a verdict line.
 SHOWCASE = ["inferred_both_fp32", "inferred_tail_229"]

@@ -13,6 +13,7 @@ from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers layout=..., the pipeline and the printer rules)
 from tirx_layout import mma_shared_layout
+from tirx_layout.tools.kernel_report import KernelTable
 
 ROWS = COLS = 64
 THREADS = 128
@@ -45,12 +46,11 @@ def expected(a: np.ndarray) -> np.ndarray:
 
 _SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 
-#: Every data type with every swizzle width.
-KERNELS = {
-    f"staging_{_SHORT[dtype]}_{swizzle}": (staging_kernel(dtype, swizzle), expected)
-    for swizzle in ("128B", "64B", "32B")
-    for dtype in ("float16", "bfloat16", "float32")
-}
+#: Every data type with every swizzle width (each kernel built when first looked up).
+KERNELS = KernelTable()
+for swizzle in ("128B", "64B", "32B"):
+    for dtype in ("float16", "bfloat16", "float32"):
+        KERNELS.add(f"staging_{_SHORT[dtype]}_{swizzle}", expected, staging_kernel, dtype, swizzle)
 
 #: The kernels the main job shows in full; the rest get a verdict line.
 SHOWCASE = ["staging_fp16_128B"]

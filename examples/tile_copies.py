@@ -17,6 +17,7 @@ from tvm.script import tirx as T
 import tirx_layout  # noqa: F401  (registers T.tile_copy, layout=..., the pipeline)
 from tirx_layout import S, R, TileLayout, laneid, mma_shared_layout, tcgen05_atom_layout, warpid, wg_local_layout
 from tirx_layout.analysis import fragment_accesses, pick_swizzle
+from tirx_layout.tools.kernel_report import KernelTable
 
 COLS = 64
 
@@ -91,13 +92,13 @@ def shared_replica_kernel():
 
     @T.prim_func
     def shared_replica(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
-                       C: T.Buffer((16, 16), "float32")):  # fmt: skip
+                       C: T.Buffer((16, 16), "float32")):
         T.device_entry()
         bx = T.cta_id([1])
         tx = T.thread_id([64])
         tile = T.alloc_shared((16, 16), "float32", layout=SHARED_WITH_REPLICA)
         replica = T.decl_buffer((16, 16), "float32", data=tile.data, scope="shared",
-                                layout=TileLayout(S[(16, 16):(16, 1)] + 256))  # fmt: skip
+                                layout=TileLayout(S[(16, 16):(16, 1)] + 256))
         T.tile_copy(tile, A)
         T.cuda.cta_sync()
         T.tile_copy(B, tile)
@@ -113,21 +114,16 @@ def same(a: np.ndarray) -> np.ndarray:
 
 _SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 
-KERNELS = {
-    f"copy_{fragment}_{_SHORT[dtype]}_{swizzle}": (round_trip_kernel(dtype, swizzle, fragment), same)
-    for fragment in FRAGMENTS
-    for dtype in ("float16", "bfloat16", "float32")
-    for swizzle in ("128B", "64B", "32B", "matched")
-}
-KERNELS["replica_over_lanes"] = (
-    replicated_fragment_kernel(TileLayout(S[(16, 8):(1 @ laneid, 1)] + R[2:16 @ laneid]), (16, 8), 32),
-    same,
-)
-KERNELS["replica_over_warps"] = (
-    replicated_fragment_kernel(TileLayout(S[(4, 32, 4):(1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid]), (128, 4), 256),
-    same,
-)
-KERNELS["shared_memory_replica"] = (shared_replica_kernel(), lambda a: {"B": a.copy(), "C": a.copy()})
+KERNELS = KernelTable()  # each kernel built when first looked up
+for fragment in FRAGMENTS:
+    for dtype in ("float16", "bfloat16", "float32"):
+        for swizzle in ("128B", "64B", "32B", "matched"):
+            KERNELS.add(f"copy_{fragment}_{_SHORT[dtype]}_{swizzle}", same, round_trip_kernel, dtype, swizzle, fragment)
+KERNELS.add("replica_over_lanes", same, replicated_fragment_kernel,
+            TileLayout(S[(16, 8):(1 @ laneid, 1)] + R[2:16 @ laneid]), (16, 8), 32)
+KERNELS.add("replica_over_warps", same, replicated_fragment_kernel,
+            TileLayout(S[(4, 32, 4):(1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid]), (128, 4), 256)
+KERNELS.add("shared_memory_replica", lambda a: {"B": a.copy(), "C": a.copy()}, shared_replica_kernel)
 
 #: The kernels the main job shows in full; the rest get a verdict line.
 SHOWCASE = ["copy_wg_local_fp16_128B", "copy_warp_fp16_matched", "replica_over_warps", "shared_memory_replica"]

@@ -30,6 +30,7 @@ from tvm.script import tirx as T
 import tirx_layout  # noqa: F401  (T.alloc_tmem, layout=..., T.tile_copy, the pipeline)
 from tirx_layout import (R, S, TCol, TileLayout, TLane, laneid, mma_shared_layout, tcgen05_atom_layout, tid_in_wg,
                          tmem_datapath_layout, warpid, wg_local_layout)
+from tirx_layout.tools.kernel_report import KernelTable
 
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -231,19 +232,22 @@ def identity(a: np.ndarray) -> np.ndarray:
     return a
 
 
-KERNELS = {f"tmem_{s}_{d}_{p}": (round_trip_kernel(s, d, p), identity) for s, d, p in combinations()}
+KERNELS = KernelTable()  # each kernel built when first looked up
+for s, d, p in combinations():
+    KERNELS.add(f"tmem_{s}_{d}_{p}", identity, round_trip_kernel, s, d, p)
 # Stored with a 16-lane shape, loaded with 32x32b: the simulator's fragment figures (from the PTX ISA) and
 # tcgen05_atom_layout were written separately, and must agree on where every element lands.
-KERNELS.update({f"tmem_cross_{s}_to_32x32b": (round_trip_kernel(s, "float32", "D", load_shape="32x32b"), identity)
-                for s in SHAPES[1:]})  # fmt: skip
-KERNELS["tmem_two_stage_accumulator"] = (accumulator_kernel(), identity)
-KERNELS["tmem_two_stage_accumulator_loop"] = (accumulator_loop_kernel(), identity)
-KERNELS.update({f"tmem_32x32b_{d}_B": (datapath_b_kernel(d), identity) for d in DTYPES})
-KERNELS["tmem_cp_128x256b_float32"] = (cp_kernel(), identity)
-KERNELS.update({f"tmem_cp_128x128b_float16_{m}": (swizzled_cp_kernel(m), identity) for m in ("32B", "64B", "128B")})
-
-KERNELS["tmem_scale_factors_per_warp"] = (scale_factors_per_warp_kernel(), lambda a: np.broadcast_to(a, (4, 32, 8)))
-KERNELS["tmem_warpgroup_exchange"] = (warpgroup_exchange_kernel(), lambda a: a[::-1])
+for s in SHAPES[1:]:
+    KERNELS.add(f"tmem_cross_{s}_to_32x32b", identity, round_trip_kernel, s, "float32", "D", load_shape="32x32b")
+KERNELS.add("tmem_two_stage_accumulator", identity, accumulator_kernel)
+KERNELS.add("tmem_two_stage_accumulator_loop", identity, accumulator_loop_kernel)
+for d in DTYPES:
+    KERNELS.add(f"tmem_32x32b_{d}_B", identity, datapath_b_kernel, d)
+KERNELS.add("tmem_cp_128x256b_float32", identity, cp_kernel)
+for mode in ("32B", "64B", "128B"):
+    KERNELS.add(f"tmem_cp_128x128b_float16_{mode}", identity, swizzled_cp_kernel, mode)
+KERNELS.add("tmem_scale_factors_per_warp", lambda a: np.broadcast_to(a, (4, 32, 8)), scale_factors_per_warp_kernel)
+KERNELS.add("tmem_warpgroup_exchange", lambda a: a[::-1], warpgroup_exchange_kernel)
 
 #: The kernels the main job shows in full; the rest get a verdict line.
 SHOWCASE = ["tmem_16x64b_float16_F", "tmem_two_stage_accumulator", "tmem_cp_128x128b_float16_128B",

@@ -97,7 +97,7 @@ void Evaluate(const std::vector<Mode>& flat, const std::vector<std::string>& axe
 /*! \brief `L(size-1) + 1` on `axis` ("" = plain integers); the layout must have non-negative strides there. */
 int64_t Cosize(const Layout& layout, const std::string& axis = "");
 
-// ---- algebra (cute_algebra.cc) -------------------------------------------------------------------------------
+// ---- algebra (src/cute/algebra.cc) -------------------------------------------------------------------------------
 
 /*! \brief Flatten and merge neighbouring modes with `s0*d0 == d1`; drop extent-1 modes. Same function. */
 Layout Coalesce(const Layout& layout);

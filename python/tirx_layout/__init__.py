@@ -14,17 +14,31 @@ def _tvm_autoload() -> None:
     do: the rest of this module does the registering."""
 
 
-from . import _ffi  # noqa: F401,E402  (loads the C++ core before any object class is used)
-from .axis import (
+# The package facade: the public names of every layer, in layer order, and the layers as attributes
+# (``tirx_layout.sim.run``). Importing ``script`` registers the TVMScript names and printer rules, ``transform`` the
+# passes and the "tirx_layout" pipeline, ``viz`` the notebook display; ``tools`` is imported by those who use it.
+from .core import ffi as _ffi  # noqa: E402,F401  (loads the C++ core before any object class is used)
+from .layout import (  # noqa: E402
     BUILTIN_AXES,
     EXEC_LEVELS,
+    Axis,
+    ComposeLayout,
+    Iter,
+    LayoutSpec,
+    Offset,
+    OnAxis,
+    R,
+    S,
+    SwizzleLayout,
+    TileLayout,
+    parse_layout,
+)
+from .layout.axis import (  # noqa: E402
     F,
     P,
     TCol,
     TLane,
-    Axis,
     Bank,
-    Iter,
     bx,
     by,
     bz,
@@ -39,17 +53,16 @@ from .axis import (
     wgid,
     wid_in_wg,
 )
-from .constructors import (
+from .hw import (  # noqa: E402
     mma_shared_layout,
     swizzle_mode,
     tcgen05_atom_layout,
     tmem_datapath_layout,
     wg_local_layout,
 )
-from .layout import TileLayout
-from .spec import LayoutSpec, Offset, OnAxis, R, S
-from .swizzle import ComposeLayout, SwizzleLayout
-from . import cute  # noqa: E402,F401  (the CuTe algebra: tirx_layout.cute)
+from . import analysis, cute, ir, script, sim, transform, viz  # noqa: E402,F401
+from .ir.annotations import layout_of  # noqa: E402
+from .script import local_view  # noqa: E402
 
 __all__ = [
     "BUILTIN_AXES",
@@ -64,17 +77,15 @@ __all__ = [
     "S",
     "SwizzleLayout",
     "TileLayout",
+    "layout_of",
+    "local_view",
     "mma_shared_layout",
+    "parse_layout",
+    "script",
     "swizzle_mode",
     "tcgen05_atom_layout",
     "tmem_datapath_layout",
+    "transform",
     "wg_local_layout",
     *BUILTIN_AXES,
 ]
-
-# The TVMScript surface, printing rules and the "tirx_layout" pipeline register themselves on import.
-from . import script, transform  # noqa: E402
-from .notation import parse_layout  # noqa: E402
-from .script import layout_of, local_view  # noqa: E402
-
-__all__ += ["layout_of", "local_view", "parse_layout", "script", "transform"]

@@ -1,5 +1,6 @@
-"""Analyses of layouts and kernels: shared-memory bank conflicts, swizzle choice, and the memory instructions of a
-lowered kernel (vector widths and wavefronts, measured in the simulator)."""
+"""Analyses of layouts alone: shared-memory bank conflicts and the swizzle that avoids them, register fragments seen
+from their threads, and injectivity. (The memory instructions of a compiled kernel are measured by
+``tirx_layout.tools.measurement``.)"""
 
 from .bank_conflicts import (
     AccessPattern,
@@ -9,26 +10,27 @@ from .bank_conflicts import (
     contiguous,
     fragment_accesses,
     pick_swizzle,
-    swizzle_candidates,
     row_vectors,
+    shared_wavefronts,
+    swizzle_candidates,
     warp_wavefronts,
 )
-from .kernel_accesses import AccessReport, AccessSummary, access_table, kernel_accesses, summarize
+from .fragments import same_placement, slot_holders
+from .injectivity import injectivity
 
 __all__ = [
     "AccessPattern",
-    "AccessReport",
-    "AccessSummary",
     "BankReport",
-    "access_table",
     "bank_conflicts",
     "column",
     "contiguous",
     "fragment_accesses",
-    "kernel_accesses",
+    "injectivity",
     "pick_swizzle",
-    "swizzle_candidates",
     "row_vectors",
-    "summarize",
+    "same_placement",
+    "shared_wavefronts",
+    "slot_holders",
+    "swizzle_candidates",
     "warp_wavefronts",
 ]

@@ -1,9 +1,11 @@
-"""Shared-memory bank conflicts of a warp-wide access under a layout, and the swizzle that avoids them.
+"""Shared-memory bank conflicts of warp-wide accesses under a layout, and the swizzle that avoids them.
 
 Model (the usual one for NVIDIA shared memory, 32 banks of 4 bytes): a warp request is served in phases — all 32
 lanes for accesses of up to 4 bytes, half-warps for 8 bytes, quarter-warps for 16 bytes. Within a phase, lanes that
 touch the same 4-byte word share it (broadcast); distinct words in one bank are served one per wavefront. So a phase
 needs ``max over banks of (distinct words in the bank)`` wavefronts, and at least ``ceil(distinct words / 32)``.
+:func:`shared_wavefronts` is that model, for every warp of an instruction at once; everything else here (and the
+kernel measurements and the inference cost model) counts through it.
 """
 
 from __future__ import annotations
@@ -13,22 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import tvm
 
-BANKS = 32
-WORD_BYTES = 4
-SWIZZLE_MODES = ("none", "32B", "64B", "128B")
-
-
-def dtype_bytes(dtype) -> int:
-    """Bytes per element of ``dtype`` (``"float16"`` -> 2); ``ValueError`` for sub-byte or unknown types."""
-    try:
-        bits = tvm.runtime.DataType(str(dtype)).bits
-    except Exception as err:  # TVM raises its own error type for unknown names
-        raise ValueError(f"unknown dtype {dtype!r}") from err
-    if bits % 8:
-        raise ValueError(f"dtype {dtype!r} has {bits} bits; bank analysis needs whole bytes")
-    return bits // 8
+from ..hw.memory import BANKS, SWIZZLE_MODES, WORD_BYTES, dtype_bytes, swizzle_for_mode
+from ..hw.constructors import mma_shared_layout
+from ..hw.threads import WARP_THREADS
+from ..layout.spec import S
+from ..layout.swizzle import ComposeLayout, SwizzleLayout
+from ..layout.tile import TileLayout
+from ..layout.placement import slot_count
+from .fragments import fragment_threads, fragment_vector_width, warp_slot_elements
 
 
 @dataclass(frozen=True)
@@ -108,13 +103,10 @@ def fragment_accesses(layout, shape: Sequence[int], dtype) -> list[AccessPattern
         >>> len(accesses), accesses[0].vector_bytes, accesses[0].lanes[3][0]
         (32, 16, (3, 0))
     """
-    from ..fragments import fragment_threads, fragment_vector_width, warp_slot_elements
-    from ..script.buffers import slot_count
-
     size = dtype_bytes(dtype)
     v = fragment_vector_width(layout, shape, size)
     accesses = []
-    for warp in range(fragment_threads(layout) // 32):
+    for warp in range(fragment_threads(layout) // WARP_THREADS):
         for first in range(0, slot_count(layout), v):
             lanes = tuple(tuple(lane) for lane in warp_slot_elements(layout, shape, warp, first, v))
             accesses.append(AccessPattern(f"warp {warp} slots {first}..{first + v - 1}", tuple(shape), v * size, lanes))
@@ -163,31 +155,85 @@ def bank_conflicts(layout, dtype, access: AccessPattern) -> BankReport:
     return BankReport(sum(phases), minimum, tuple(phases), vectorized)
 
 
+def bank_words(byte_addresses, active, access_bytes: int, element_bytes: int) -> np.ndarray:
+    """The distinct 4-byte words each (warp, phase) of one shared-memory instruction touches in each bank: an array
+    of shape ``(warps, phases, BANKS)``. ``byte_addresses[t, k]`` is the byte address of element ``k`` that CTA thread
+    ``t`` touches, ``active`` (per thread, or per element) which of them happen, each thread's access moving
+    ``access_bytes``; lanes that touch the same word share it.
+
+    Example:
+        >>> words = bank_words(np.arange(32)[:, None] * 128, np.ones(32, bool), 4, 4)  # a column of floats
+        >>> words.shape, words[0, 0, :2].tolist()
+        ((1, 1, 32), [32, 0])
+    """
+    addresses = np.asarray(byte_addresses, np.int64)
+    addresses = addresses.reshape(addresses.shape[0], -1)
+    mask = np.asarray(active, bool)
+    mask = np.broadcast_to(mask.reshape(mask.shape[0], -1) if mask.ndim else mask, addresses.shape)
+    threads = addresses.shape[0]
+    warps = -(-threads // WARP_THREADS)
+    lanes_per_phase = lanes_per_phase_of(access_bytes)
+    phases = WARP_THREADS // lanes_per_phase
+    counts = np.zeros((warps * phases, BANKS), np.int64)
+    if mask.any():
+        thread = np.broadcast_to(np.arange(threads)[:, None], addresses.shape)[mask]
+        group = (thread // WARP_THREADS) * phases + thread % WARP_THREADS // lanes_per_phase  # (warp, phase)
+        first = addresses[mask] // WORD_BYTES
+        last = (addresses[mask] + element_bytes - 1) // WORD_BYTES
+        words = first[:, None] + np.arange(max(-(-element_bytes // WORD_BYTES), 1))[None, :]
+        touched = words <= last[:, None]
+        word, owner = words[touched], np.broadcast_to(group[:, None], words.shape)[touched]
+        # Distinct (group, word) pairs, as one integer key each.
+        low, span = word.min(), int(word.max() - word.min()) + 1
+        keys = np.unique(owner * span + (word - low))
+        owner, word = keys // span, keys % span + low
+        np.add.at(counts, (owner, word % BANKS), 1)
+    return counts.reshape(warps, phases, BANKS)
+
+
+def lanes_per_phase_of(access_bytes: int) -> int:
+    """How many lanes of a warp one shared-memory phase serves for accesses of ``access_bytes`` each.
+
+    Example:
+        >>> lanes_per_phase_of(4), lanes_per_phase_of(8), lanes_per_phase_of(16)
+        (32, 16, 8)
+    """
+    return WARP_THREADS if access_bytes <= WORD_BYTES else WARP_THREADS * WORD_BYTES // access_bytes
+
+
+def shared_wavefronts(byte_addresses, active, access_bytes: int, element_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The wavefronts of every (warp, phase) of one shared-memory instruction — the most distinct words in one
+    bank, 0 for a phase with no active lane — and, per warp, the fewest wavefronts any placement of the same words
+    needs. Arguments as for :func:`bank_words`.
+
+    Example:
+        >>> column = np.arange(64)[:, None] * 4 * 32  # 64 threads each read a float of one column
+        >>> waves, minimum = shared_wavefronts(column, np.ones(64, bool), 4, 4)
+        >>> waves.sum(axis=1).tolist(), minimum.tolist()
+        ([32, 32], [1, 1])
+    """
+    words = bank_words(byte_addresses, active, access_bytes, element_bytes)
+    return words.max(axis=2), (-(-words.sum(axis=2) // BANKS)).sum(axis=1)
+
+
 def warp_wavefronts(lane_bytes: Sequence, access_bytes: int, element_bytes: int) -> tuple[list[int], int]:
-    """Wavefronts of one warp-wide shared-memory instruction: ``lane_bytes[l]`` lists the byte address of every
-    element lane ``l`` touches (empty for an inactive lane), each access moving ``access_bytes``. Returns the
-    wavefronts of each phase and the fewest any placement of the same words could need.
+    """:func:`shared_wavefronts` for one warp given as lists: ``lane_bytes[l]`` holds the byte address of every
+    element lane ``l`` touches (empty for an inactive lane). Returns the wavefronts of each phase that has an active
+    lane, and the fewest any placement of the same words could need.
 
     Example:
         >>> phases, minimum = warp_wavefronts([[4 * 32 * l] for l in range(32)], 4, 4)  # a column of floats
         >>> sum(phases), minimum
         (32, 1)
     """
-    lanes_per_phase = 32 if access_bytes <= WORD_BYTES else 32 * WORD_BYTES // access_bytes
-    phases, minimum = [], 0
-    for start in range(0, 32, lanes_per_phase):
-        words = set()
-        for lane in range(start, min(start + lanes_per_phase, len(lane_bytes))):
-            for address in lane_bytes[lane]:
-                words.update(range(int(address) // WORD_BYTES, (int(address) + element_bytes - 1) // WORD_BYTES + 1))
-        if not words:
-            continue
-        per_bank: dict[int, int] = {}
-        for word in words:
-            per_bank[word % BANKS] = per_bank.get(word % BANKS, 0) + 1
-        phases.append(max(per_bank.values()))
-        minimum += math.ceil(len(words) / BANKS)
-    return phases, minimum
+    width = max((len(lane) for lane in lane_bytes), default=0)
+    addresses = np.zeros((WARP_THREADS, max(width, 1)), np.int64)
+    active = np.zeros(addresses.shape, bool)
+    for lane, elements in enumerate(lane_bytes):
+        addresses[lane, : len(elements)] = np.asarray(elements, np.int64)
+        active[lane, : len(elements)] = True
+    waves, minimum = shared_wavefronts(addresses, active, access_bytes, element_bytes)
+    return [int(w) for w in waves[0] if w], int(minimum[0])
 
 
 def swizzled_tile(shape: Sequence[int], dtype, mode: str):
@@ -198,23 +244,15 @@ def swizzled_tile(shape: Sequence[int], dtype, mode: str):
         >>> swizzled_tile((8, 64), "float16", "128B").swizzle
         SwizzleLayout(3, 3, 3)
     """
-    from .. import ComposeLayout, S, SwizzleLayout, TileLayout  # the package imports analysis lazily
-
-    if mode not in SWIZZLE_MODES:
-        raise ValueError(f"unknown swizzle mode {mode!r}; expected one of {SWIZZLE_MODES}")
+    swizzle = swizzle_for_mode(mode, dtype)
     rows, cols = (int(s) for s in shape)
     tile = TileLayout(S[(rows, cols):(cols, 1)])
-    if mode == "none":
-        return tile
-    per_element = int(math.log2(16 // dtype_bytes(dtype)))
-    return ComposeLayout(SwizzleLayout(per_element, SWIZZLE_MODES.index(mode), 3), tile)
+    return tile if swizzle is None else ComposeLayout(swizzle, tile)
 
 
 def _general_swizzles(shape: Sequence[int], dtype) -> list:
     """Row-major tiles under every XOR swizzle that repeats within the tile, those that keep 16-byte vectors whole
     first (widest chunks first), down to those that keep only 4-byte words whole."""
-    from .. import ComposeLayout, S, SwizzleLayout, TileLayout  # the package imports analysis lazily
-
     rows, cols = (int(s) for s in shape)
     tile = TileLayout(S[(rows, cols):(cols, 1)])
     size = dtype_bytes(dtype)
@@ -238,8 +276,6 @@ def swizzle_candidates(dtype, shape: Sequence[int], search: str = "mma") -> list
         >>> [str(c.swizzle) for c in swizzle_candidates("float16", (8, 64))[1:]]
         ['SwizzleLayout(3, 1, 3)', 'SwizzleLayout(3, 2, 3)', 'SwizzleLayout(3, 3, 3)']
     """
-    from ..constructors import mma_shared_layout  # constructors build on this module's dtype helpers
-
     if search not in ("mma", "all"):
         raise ValueError(f"search must be 'mma' or 'all', got {search!r}")
     candidates = [swizzled_tile(shape, dtype, "none")]

@@ -7,9 +7,9 @@ preconditions exactly and raises ``ValueError`` rather than return a layout that
 
 from __future__ import annotations
 
-from .. import _ffi
-from .._values import static_int
-from .layout import Layout, _size, make_layout
+from ..core import ffi
+from ..core.values import static_int
+from .layout import Layout, make_layout, shape_size
 from .swizzle import ComposedLayout
 
 
@@ -54,7 +54,7 @@ def size(layout) -> int:
     """
     if isinstance(layout, Layout | ComposedLayout):
         return layout.size()
-    return _size(_layout(layout, "size's argument").shape)
+    return shape_size(_layout(layout, "size's argument").shape)
 
 
 def cosize(layout: Layout, axis=None) -> int:
@@ -100,7 +100,7 @@ def coalesce(layout: Layout, profile=None) -> Layout:
     layout = _layout(layout, "coalesce's argument")
     if isinstance(profile, tuple):
         return _by_mode(lambda mode, sub: coalesce(mode, sub), layout, profile)
-    return _ffi.CuteCoalesce(layout)
+    return ffi.CuteCoalesce(layout)
 
 
 def filter(layout: Layout, profile=None) -> Layout:  # noqa: A001  (CuTe's name)
@@ -114,7 +114,7 @@ def filter(layout: Layout, profile=None) -> Layout:  # noqa: A001  (CuTe's name)
     layout = _layout(layout, "filter's argument")
     if isinstance(profile, tuple):
         return _by_mode(lambda mode, sub: filter(mode, sub), layout, profile)
-    return _ffi.CuteFilter(layout)
+    return ffi.CuteFilter(layout)
 
 
 def composition(a, b):
@@ -130,7 +130,7 @@ def composition(a, b):
     """
     if isinstance(a, ComposedLayout):
         return a.compose(b)
-    return _with_tiler(composition, _ffi.CuteComposition, a, b, "composition")
+    return _with_tiler(composition, ffi.CuteComposition, a, b, "composition")
 
 
 def complement(layout: Layout, cotarget: int = 1) -> Layout:
@@ -144,7 +144,7 @@ def complement(layout: Layout, cotarget: int = 1) -> Layout:
         >>> print(complement(Layout.parse("(2,2):(1,6)"), 24))
         (3,2):(2,12)
     """
-    return _ffi.CuteComplement(_layout(layout, "complement's argument"), static_int(cotarget, "the cotarget size"))
+    return ffi.CuteComplement(_layout(layout, "complement's argument"), static_int(cotarget, "the cotarget size"))
 
 
 def right_inverse(layout: Layout, exact: bool = False) -> Layout:
@@ -158,7 +158,7 @@ def right_inverse(layout: Layout, exact: bool = False) -> Layout:
         4
     """
     layout = _layout(layout, "right_inverse's argument")
-    result = _ffi.CuteRightInverse(layout)
+    result = ffi.CuteRightInverse(layout)
     if exact and result.size() != layout.size():
         raise ValueError(
             f"right_inverse({layout}) is partial: {result} inverts only the first {result.size()} of "
@@ -175,7 +175,7 @@ def is_partial_right_inverse(layout: Layout) -> bool:
         (True, False)
     """
     layout = _layout(layout, "the argument")
-    return _ffi.CuteRightInverse(layout).size() != layout.size()
+    return ffi.CuteRightInverse(layout).size() != layout.size()
 
 
 def left_inverse(layout: Layout) -> Layout:
@@ -186,7 +186,7 @@ def left_inverse(layout: Layout) -> Layout:
         >>> print(left_inverse(Layout.parse("4:2")))
         (2,4):(0,1)
     """
-    return _ffi.CuteLeftInverse(_layout(layout, "left_inverse's argument"))
+    return ffi.CuteLeftInverse(_layout(layout, "left_inverse's argument"))
 
 
 def logical_divide(a: Layout, tiler) -> Layout:
@@ -197,7 +197,7 @@ def logical_divide(a: Layout, tiler) -> Layout:
         >>> print(logical_divide(Layout.parse("(4,2,3):(2,1,8)"), Layout.parse("4:2")))
         ((2,2),(2,3)):((4,1),(2,8))
     """
-    return _with_tiler(logical_divide, _ffi.CuteLogicalDivide, a, tiler, "logical_divide")
+    return _with_tiler(logical_divide, ffi.CuteLogicalDivide, a, tiler, "logical_divide")
 
 
 def _unzip(op, a: Layout, tiler) -> Layout:
@@ -242,7 +242,7 @@ def logical_product(a: Layout, tiler) -> Layout:
         >>> print(logical_product(Layout.parse("(2,2):(4,1)"), Layout.parse("6:1")))
         ((2,2),(2,3)):((4,1),(2,8))
     """
-    return _with_tiler(logical_product, _ffi.CuteLogicalProduct, a, tiler, "logical_product")
+    return _with_tiler(logical_product, ffi.CuteLogicalProduct, a, tiler, "logical_product")
 
 
 def zipped_product(a: Layout, tiler) -> Layout:
@@ -274,7 +274,7 @@ def blocked_product(a: Layout, b: Layout) -> Layout:
         >>> print(blocked_product(Layout.parse("(2,5):(5,1)"), Layout.parse("(3,4):(1,3)")))
         ((2,3),(5,4)):((5,10),(1,30))
     """
-    return _ffi.CuteBlockedProduct(_layout(a, "the block"), _layout(b, "the tiler"))
+    return ffi.CuteBlockedProduct(_layout(a, "the block"), _layout(b, "the tiler"))
 
 
 def raked_product(a: Layout, b: Layout) -> Layout:
@@ -285,7 +285,7 @@ def raked_product(a: Layout, b: Layout) -> Layout:
         >>> print(raked_product(Layout.parse("(2,5):(5,1)"), Layout.parse("(3,4):(1,3)")))
         ((3,2),(4,5)):((10,5),(30,1))
     """
-    return _ffi.CuteRakedProduct(_layout(a, "the block"), _layout(b, "the tiler"))
+    return ffi.CuteRakedProduct(_layout(a, "the block"), _layout(b, "the tiler"))
 
 
 def with_shape(layout: Layout, shape) -> Layout:
@@ -313,7 +313,7 @@ def restrict(layout: Layout, mode: int, extent: int) -> Layout:
         raise ValueError(f"restrict: mode {mode} is out of range for {layout} of rank {layout.rank()}")
     if not 1 <= extent <= layout[mode].size():
         raise ValueError(f"restrict: extent {extent} is not in [1, {layout[mode].size()}] for mode {mode} of {layout}")
-    cut = _ffi.CuteComposition(layout[mode], Layout(extent))
+    cut = ffi.CuteComposition(layout[mode], Layout(extent))
     if layout.rank() == 1 and layout.depth() == 0:
         return cut
     return make_layout(*(cut if i == mode else layout[i] for i in range(layout.rank())))

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._values import int_list
-from ..axis import Iter
-from ..layout import TileLayout
-from ..swizzle import ComposeLayout, SwizzleLayout
+from ..core.values import int_list
+from ..layout.axis import Axis, Iter
+from ..layout.tile import TileLayout
+from ..layout.swizzle import ComposeLayout, SwizzleLayout
+from .algebra import coalesce
 from .layout import PLAIN_AXIS, Layout, flat_leaves
 from .swizzle import ComposedLayout, Swizzle
 
@@ -119,7 +120,7 @@ def to_cute(tile: TileLayout, shape=None) -> Layout | ComposedLayout | None:
     strides = _probe_strides(tile)
     if strides is None:
         return None
-    stride_terms = [v if a == PLAIN_AXIS or v == 0 else v @ _axis(a) for v, a in strides]
+    stride_terms = [v if a == PLAIN_AXIS or v == 0 else v @ Axis.get(a) for v, a in strides]
     pairs = [(it.extent, s) for it, s in zip(tile.shard, stride_terms, strict=True)]
     modes = [_mode(pairs[seps[d] : seps[d + 1]]) for d in range(len(seps) - 1)]
     if len(modes) == 1:
@@ -132,12 +133,6 @@ def to_cute(tile: TileLayout, shape=None) -> Layout | ComposedLayout | None:
     if _prove(tile.apply, candidate, tile.size(), shape) is False:
         return None
     return candidate
-
-
-def _axis(name: str):
-    from ..axis import Axis
-
-    return Axis.get(name)
 
 
 def to_cute_flat(tile: TileLayout) -> Layout | None:
@@ -158,15 +153,13 @@ def to_cute_flat(tile: TileLayout) -> Layout | None:
     if strides is None or any(v < 0 for v, _ in strides):
         return None
     axes = list(dict.fromkeys(a for v, a in strides if v))
-    order = [a for a in axes if _axis(a).is_thread()] + [a for a in axes if not _axis(a).is_thread()]
+    order = [a for a in axes if Axis.get(a).is_thread()] + [a for a in axes if not Axis.get(a).is_thread()]
     radix = {a: tile.span(a) for a in order}
     scale = {}
     for k, axis in enumerate(order):
         scale[axis] = int(np.prod([radix[b] for b in order[k + 1 :]], dtype=object))
     extents = [it.extent for it in tile.shard]
     flat = [v * scale[a] if v else 0 for v, a in strides]
-    from .algebra import coalesce
-
     candidate = coalesce(Layout(tuple(reversed(extents)), tuple(reversed(flat))))
 
     def serialised(flat_index):
@@ -254,7 +247,7 @@ def _composed_to_tile(layout: ComposedLayout, by_mode: bool) -> TileLayout | Com
     if tile is None:
         return None
     if layout.offset:
-        offset = {_axis(a): v for a, v in layout.offset.items()}
+        offset = {Axis.get(a): v for a, v in layout.offset.items()}
         tile = TileLayout.from_iters(list(tile.shard), [], offset)
     result = tile
     if layout.outer is not None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import tvm
 
-from .._values import static_int
-from ..axis import Axis, Iter
-from ..layout import TileLayout
+from ..core.values import static_int
+from ..layout.axis import Axis, Iter
+from ..layout.tile import TileLayout
 from .algebra import coalesce, composition, right_inverse
 from .convert import to_cute, to_tile_layout
 from .layout import PLAIN_AXIS, Layout, flat_leaves, make_layout

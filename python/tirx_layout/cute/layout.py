@@ -11,10 +11,10 @@ import numpy as np
 import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
-from .. import _ffi
-from .._values import int64_array, static_int
-from ..axis import Axis
-from ..spec import OnAxis
+from ..core import ffi
+from ..core.values import int64_array, static_int
+from ..layout.axis import Axis
+from ..layout.spec import OnAxis
 
 #: The name a plain integer stride is on.
 PLAIN_AXIS = "m"
@@ -96,7 +96,7 @@ def _linear_index(coord, shape, unbounded: bool) -> int:
     """The column-major index of a (hierarchical) coordinate within ``shape``."""
     if not isinstance(coord, tuple | list):
         index = static_int(coord, "a coordinate")
-        size = _size(shape)
+        size = shape_size(shape)
         if index < 0 or (not unbounded and index >= size):
             raise ValueError(f"coordinate {index} is out of range for a mode of size {size}")
         return index
@@ -105,15 +105,21 @@ def _linear_index(coord, shape, unbounded: bool) -> int:
     index, scale = 0, 1
     for k, (c, s) in enumerate(zip(coord, shape, strict=True)):
         index += _linear_index(c, s, unbounded and k == len(shape) - 1) * scale
-        scale *= _size(s)
+        scale *= shape_size(s)
     return index
 
 
-def _size(shape) -> int:
+def shape_size(shape) -> int:
+    """The number of points of a (nested) CuTe shape: the product of its leaves.
+
+    Example:
+        >>> shape_size((2, (3, 4)))
+        24
+    """
     if isinstance(shape, tuple):
         n = 1
         for s in shape:
-            n *= _size(s)
+            n *= shape_size(s)
         return n
     return shape
 
@@ -146,7 +152,7 @@ class Layout(Object):
         for axis in axes:
             if axis:
                 Axis.get(axis)  # an unknown axis is a KeyError listing the known ones
-        self.__init_handle_by_constructor__(_ffi.CuteLayoutMake, tree, values, axes)
+        self.__init_handle_by_constructor__(ffi.CuteLayoutMake, tree, values, axes)
 
     @staticmethod
     def parse(text: str) -> Layout:
@@ -158,7 +164,7 @@ class Layout(Object):
         """
         if not isinstance(text, str):
             raise TypeError(f"Layout.parse takes a str, got {text!r}")
-        layout = _ffi.CuteLayoutParse(text)
+        layout = ffi.CuteLayoutParse(text)
         for axis in layout.axes():
             Axis.get(axis)
         return layout
@@ -166,14 +172,14 @@ class Layout(Object):
     def _cached(self) -> tuple:
         cache = getattr(self, "_cache", None)
         if cache is None:
-            shape = _ffi.CuteLayoutShape(self)
+            shape = ffi.CuteLayoutShape(self)
             shape = _to_tuple(shape)
             strides = [
                 v if not a else OnAxis(v, Axis.get(a))
-                for v, a in zip(_ffi.CuteLayoutStrideValues(self), _ffi.CuteLayoutStrideAxes(self), strict=True)
+                for v, a in zip(ffi.CuteLayoutStrideValues(self), ffi.CuteLayoutStrideAxes(self), strict=True)
             ]
-            names = tuple(a or PLAIN_AXIS for a in _ffi.CuteLayoutAxes(self))
-            cache = self._cache = (shape, _rebuild(shape, iter(strides)), names, _ffi.CuteLayoutStr(self))
+            names = tuple(a or PLAIN_AXIS for a in ffi.CuteLayoutAxes(self))
+            cache = self._cache = (shape, _rebuild(shape, iter(strides)), names, ffi.CuteLayoutStr(self))
         return cache
 
     @property
@@ -221,7 +227,7 @@ class Layout(Object):
             >>> Layout((2, 3)).size()
             6
         """
-        return _ffi.CuteLayoutSize(self)
+        return ffi.CuteLayoutSize(self)
 
     def cosize(self, axis: str | Axis | None = None) -> int:
         """``L(size-1) + 1`` on ``axis`` (``m``, the plain ints, by default): the codomain extent when the strides
@@ -232,7 +238,7 @@ class Layout(Object):
             (7, 2)
         """
         name = PLAIN_AXIS if axis is None else Axis.get(axis).name
-        return _ffi.CuteLayoutCosize(self, "" if name == PLAIN_AXIS else name)
+        return ffi.CuteLayoutCosize(self, "" if name == PLAIN_AXIS else name)
 
     def rank(self) -> int:
         """Number of top-level modes (1 for a single mode ``s:d``).
@@ -241,7 +247,7 @@ class Layout(Object):
             >>> Layout.parse("(2,(3,4)):(1,(2,6))").rank(), Layout(4).rank()
             (2, 1)
         """
-        return _ffi.CuteLayoutRank(self)
+        return ffi.CuteLayoutRank(self)
 
     def depth(self) -> int:
         """Nesting depth: 0 for ``s:d``, 1 for a flat tuple, and so on.
@@ -250,14 +256,14 @@ class Layout(Object):
             >>> Layout(4).depth(), Layout((2, 3)).depth(), Layout((2, (3, 4))).depth()
             (0, 1, 2)
         """
-        return _ffi.CuteLayoutDepth(self)
+        return ffi.CuteLayoutDepth(self)
 
     def __len__(self) -> int:
         return self.rank()
 
     def __getitem__(self, i: int) -> Layout:
         i = static_int(i, "a mode index")
-        return _ffi.CuteLayoutGet(self, i + self.rank() if i < 0 else i)
+        return ffi.CuteLayoutGet(self, i + self.rank() if i < 0 else i)
 
     def __iter__(self):
         return (self[i] for i in range(self.rank()))
@@ -275,7 +281,7 @@ class Layout(Object):
             index = coord[0]
         else:
             index = _linear_index(coord[0] if len(coord) == 1 else coord, self.shape, True)
-        values = _ffi.CuteLayoutCall(self, index)
+        values = ffi.CuteLayoutCall(self, index)
         return self._place(values)
 
     def _place(self, values):
@@ -296,14 +302,14 @@ class Layout(Object):
         names = self.axes()
         out = np.zeros((max(len(names), 1), flat.size), dtype=np.int64)
         if names:
-            _ffi.CuteLayoutCallArray(self, from_dlpack(flat), from_dlpack(out))
+            ffi.CuteLayoutCallArray(self, from_dlpack(flat), from_dlpack(out))
         shape = np.shape(indices)
         if self.is_plain():
             return out[0].reshape(shape)
         return {name: out[k].reshape(shape) for k, name in enumerate(names)}
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Layout) and _ffi.CuteLayoutEqual(self, other)
+        return isinstance(other, Layout) and ffi.CuteLayoutEqual(self, other)
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
@@ -339,4 +345,4 @@ def make_layout(*layouts: Layout) -> Layout:
     for layout in layouts:
         if not isinstance(layout, Layout):
             raise TypeError(f"make_layout takes CuTe Layouts, got {layout!r}")
-    return _ffi.CuteLayoutTuple(list(layouts))
+    return ffi.CuteLayoutTuple(list(layouts))

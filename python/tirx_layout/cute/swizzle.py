@@ -12,9 +12,9 @@ import numpy as np
 import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
-from .. import _ffi
-from .._values import int64_array, static_int
-from ..axis import Axis
+from ..core import ffi
+from ..core.values import int64_array, static_int
+from ..layout.axis import Axis
 from .layout import PLAIN_AXIS, Layout
 
 
@@ -36,7 +36,7 @@ class Swizzle(Object):
 
     def __init__(self, bits: int, base: int, shift: int) -> None:
         self.__init_handle_by_constructor__(
-            _ffi.CuteSwizzle, static_int(bits, "Swizzle bits"), static_int(base, "Swizzle base"),
+            ffi.CuteSwizzle, static_int(bits, "Swizzle bits"), static_int(base, "Swizzle base"),
             static_int(shift, "Swizzle shift"),
         )  # fmt: skip
 
@@ -49,9 +49,9 @@ class Swizzle(Object):
         """
         if isinstance(offset, np.ndarray):
             out = np.array(int64_array(offset), dtype=np.int64, order="C")
-            _ffi.CuteSwizzleApplyArray(self, from_dlpack(out))
+            ffi.CuteSwizzleApplyArray(self, from_dlpack(out))
             return out
-        return _ffi.CuteSwizzleApply(self, static_int(offset, "a swizzled offset"))
+        return ffi.CuteSwizzleApply(self, static_int(offset, "a swizzled offset"))
 
     def size(self) -> int:
         """The period ``2^(bits + base + |shift|)`` (``Swizzle(3, 3, 3).size() == 512``)."""

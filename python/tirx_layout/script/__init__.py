@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from tvm.tirx.script.builder.ir import register_script_namespace
 
-from ..notation import parse_layout
+from ..ir.annotations import LAYOUT_KEY, buffer_layouts, layout_of
+from ..layout.text import parse_layout
 from . import buffers, tile
-from .buffers import LAYOUT_KEY, buffer_layouts, layout_of, local_view
+from .buffers import local_view
 from .printing import install_printer_rules, layout_source
 
+
 def script_layout(text: str):
-    """``T.layout("...")``: the layout a printed kernel spells, read by :func:`tirx_layout.notation.parse_layout`
+    """``T.layout("...")``: the layout a printed kernel spells, read by :func:`tirx_layout.parse_layout`
     (a bare swizzle included, since a buffer may carry one).
 
     Example:

@@ -1,14 +1,9 @@
-"""Buffers that carry a tirx_layout layout in TVMScript kernels.
+"""Buffers that carry a tirx_layout layout in TVMScript kernels: ``T.alloc_buffer`` / ``T.alloc_shared`` /
+``T.alloc_local`` / ``T.smem`` / ``T.alloc_tmem`` / ``T.decl_buffer`` with ``layout=L``, and ``T.local_view``.
 
-TVM's buffer type can only hold TVM's own layouts, so ours travels beside the buffer:
-
-* an allocation (``T.alloc_buffer`` / ``T.alloc_shared`` / ``T.alloc_local`` / ``T.smem`` with ``layout=L``) keeps
-  ``L`` in the ``AllocBuffer`` statement's annotations under ``LAYOUT_KEY``;
-* a declaration (``T.decl_buffer(..., layout=L)``), whose statement has no annotation slot, is followed by
-  ``T.attr(L, LAYOUT_KEY, buffer)`` around the rest of its scope.
-
-The wrappers below replace those ``T.`` names and hand anything that is not one of our layouts (TVM layouts, layout
-strings, no layout) to TVM's original builder unchanged.
+The layout is stored where ``tirx_layout.ir.annotations`` says (an allocation's annotations, or an attribute around a
+declaration's scope). The wrappers below replace those ``T.`` names and hand anything that is not one of our layouts
+(TVM layouts, layout strings, no layout) to TVM's original builder unchanged.
 """
 
 from __future__ import annotations
@@ -18,31 +13,15 @@ import math
 from collections.abc import Sequence
 
 import tvm
-import tvm_ffi
 from tvm.script.ir_builder import IRBuilder
 from tvm.tirx.script.builder import ir as _builder
 
-from ..layout import TileLayout
-from ..swizzle import ComposeLayout, SwizzleLayout
-
-#: Annotation / attribute key under which a buffer's layout is stored.
-LAYOUT_KEY = "tirx_layout.layout"
-
-LAYOUT_TYPES = (TileLayout, SwizzleLayout, ComposeLayout)
+from ..hw.tcgen05 import TMEM_SCOPE
+from ..ir.annotations import LAYOUT_KEY, is_layout
+from ..layout.placement import layout_threads, slot_count
 
 _upstream_alloc_buffer = _builder.alloc_buffer
 _upstream_decl_buffer = _builder.decl_buffer
-
-
-def is_layout(value) -> bool:
-    """Whether ``value`` is a tirx_layout layout (as opposed to a TVM layout, a string or ``None``).
-
-    Example:
-        >>> from tirx_layout import TileLayout, S
-        >>> is_layout(TileLayout(S[8, 8])), is_layout("default")
-        (True, False)
-    """
-    return isinstance(value, LAYOUT_TYPES)
 
 
 def check_layout_fits(layout, shape: Sequence, what: str) -> None:
@@ -56,7 +35,7 @@ def check_layout_fits(layout, shape: Sequence, what: str) -> None:
         ...
         ValueError: buffer A has shape (8, 4) (32 elements) but its layout S[(8, 8):(8, 1)] covers 64
 
-    A register fragment (a layout with thread axes) may cover more: its tail is predicated (:func:`tail_padded`).
+    A register fragment (a layout with thread axes) may cover more: its tail is predicated (``tirx_layout.layout.placement.tail_padded``).
     """
     if not all(isinstance(e, int) or isinstance(e, tvm.tirx.IntImm) for e in shape):
         raise ValueError(f"{what} has a symbolic shape {tuple(shape)}; a layout needs static extents")
@@ -114,14 +93,14 @@ def alloc_local(shape, dtype="float32", *args, **kwargs):
 def alloc_tmem(shape, dtype="float32", *args, layout=None, **kwargs):
     """``T.alloc_tmem``: a tensor-memory buffer whose ``layout`` (a TileLayout on ``TLane``/``TCol``, replicas
     allowed) says where each element lives. LowerTileOps turns it into ``tcgen05.alloc`` ... ``tcgen05.dealloc``
-    (``transform/tmem.py``); it prints as ``T.alloc_buffer(..., scope="tmem", layout=...)``, which parses back.
+    (``transform/tmem/``); it prints as ``T.alloc_buffer(..., scope=TMEM_SCOPE, layout=...)``, which parses back.
 
     Example:
         ``acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))``
     """
     if not is_layout(layout):
         raise ValueError(f"T.alloc_tmem needs a tirx_layout layout on TLane/TCol, got {layout!r}")
-    return alloc_buffer(shape, dtype, *args, scope="tmem", layout=layout, **kwargs)
+    return alloc_buffer(shape, dtype, *args, scope=TMEM_SCOPE, layout=layout, **kwargs)
 
 
 def decl_buffer(shape, dtype="float32", *args, **kwargs):
@@ -166,48 +145,6 @@ def local_view(buffer):
     return _upstream_decl_buffer((slot_count(layout),), buffer.dtype, buffer.data, scope=buffer.scope(), layout=None)
 
 
-def layout_threads(layout) -> list[str]:
-    """Names of the thread axes ``layout`` places elements on (shard or replica).
-
-    Example:
-        >>> from tirx_layout import TileLayout, S, R, laneid, warpid
-        >>> layout_threads(TileLayout(S[(32, 2):(1@laneid, 1)] + R[4:1@warpid]))
-        ['laneid', 'warpid']
-    """
-    tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
-    if not isinstance(tile, TileLayout):
-        return []
-    names = []
-    for it in (*tile.shard, *tile.replica):
-        if it.axis.is_thread() and it.axis.name not in names:
-            names.append(it.axis.name)
-    return names
-
-
-def tail_padded(layout, shape) -> bool:
-    """Whether a thread-distributed ``layout`` covers more places than a buffer of ``shape`` has elements: a
-    fragment whose size is not a multiple of its threads. Its logical elements are the row-major flat indices; the
-    places of indices past the buffer hold nothing, and copies guard them with ``flat < size`` (the tail predicate).
-
-    Example:
-        >>> from tirx_layout import TileLayout, S, laneid, warpid
-        >>> tail_padded(TileLayout(S[(2, 4, 32):(1, 1@warpid, 1@laneid)]), (229,))
-        True
-    """
-    return bool(layout_threads(layout)) and int(layout.size()) > math.prod(int(e) for e in shape)
-
-
-def slot_count(layout) -> int:
-    """How many register slots one thread holds of a thread-distributed layout: the span of its ``m`` part.
-
-    Example:
-        >>> from tirx_layout import TileLayout, S, laneid, warpid
-        >>> slot_count(TileLayout(S[(8, 2, 4, 2):(4@laneid, 1@warpid, 1@laneid, 1)]))
-        2
-    """
-    return int(layout.span("m"))
-
-
 def building_layout_of(buffer):
     """The layout given to ``buffer`` in the kernel being parsed right now (``None`` if none), read from the
     statements and attribute frames the builder has collected so far.
@@ -221,60 +158,3 @@ def building_layout_of(buffer):
             if isinstance(stmt, tvm.tirx.AllocBuffer) and stmt.buffer.same_as(buffer):
                 return stmt.annotations.get(LAYOUT_KEY)
     return None
-
-
-def layout_of(buffer, func=None):
-    """The tirx_layout layout a buffer carries in ``func`` (a ``PrimFunc``), or ``None``. ``buffer`` is a buffer
-    object or its name.
-
-    Example:
-        >>> import tvm
-        >>> func = tvm.script.from_source('''
-        ... @T.prim_func
-        ... def k(A: T.Buffer((8, 8), "float32")):
-        ...     T.device_entry()
-        ...     tx = T.thread_id([64])
-        ...     Sm = T.alloc_shared((8, 8), "float32", layout=T.layout("S[(8, 8):(1, 8)]"))
-        ...     Sm[tx // 8, tx % 8] = A[tx // 8, tx % 8]
-        ... ''')
-        >>> layout_of("Sm", func)
-        TileLayout(S[(8, 8):(1, 8)])
-    """
-    if func is None:
-        raise TypeError("layout_of(buffer, func): pass the PrimFunc that declares the buffer")
-    found = buffer_layouts(func)
-    for buf, layout in found.items():
-        if (isinstance(buffer, str) and buf.name == buffer) or (not isinstance(buffer, str) and buf.same_as(buffer)):
-            return layout
-    return None
-
-
-def buffer_layouts(func_or_stmt) -> dict:
-    """Every buffer of a function (or statement) that carries a tirx_layout layout, mapped to that layout.
-
-    Example:
-        >>> import tvm
-        >>> func = tvm.script.from_source('''
-        ... @T.prim_func
-        ... def k(A: T.Buffer((8, 8), "float32")):
-        ...     T.device_entry()
-        ...     tx = T.thread_id([64])
-        ...     Sm = T.alloc_shared((8, 8), "float32", layout=T.layout("S[(8, 8):(1, 8)]"))
-        ...     Sm[tx // 8, tx % 8] = A[tx // 8, tx % 8]
-        ... ''')
-        >>> [(buffer.name, str(layout)) for buffer, layout in buffer_layouts(func).items()]
-        [('Sm', 'S[(8, 8):(1, 8)]')]
-    """
-    root = func_or_stmt.body if isinstance(func_or_stmt, tvm.tirx.PrimFunc) else func_or_stmt
-    found = {}
-
-    def on_alloc(stmt):
-        if LAYOUT_KEY in stmt.annotations:
-            found[stmt.buffer] = stmt.annotations[LAYOUT_KEY]
-
-    def on_attr(stmt):
-        if stmt.attr_key == LAYOUT_KEY:
-            found[stmt.value] = stmt.node
-
-    tvm_ffi.structural_walk(root, [(tvm.tirx.AllocBuffer, on_alloc), (tvm.tirx.AttrStmt, on_attr)])
-    return found

@@ -2,26 +2,30 @@
 
 Layouts print as ``T.layout("<text>")`` with the text ``repr`` gives (a TileLayout as its bare ``S[...]`` spec), and an
 allocation that carries one prints its layout as the ``layout=`` argument, the way it was written. ``T.layout`` parses
-the text back with :func:`tirx_layout.notation.parse_layout`, so printed kernels re-parse to structurally equal
+the text back with :func:`tirx_layout.parse_layout`, so printed kernels re-parse to structurally equal
 functions. The rules go into TVM's printer table through the core's ``PrinterRule*`` functions (see
-``src/printer_hook.cc`` for why that table is reached the way it is).
+``src/ffi/printer_hook.cc`` for why that table is reached the way it is).
 """
 
 from __future__ import annotations
 
 import atexit
-import os
 
 import tvm
 import tvm_ffi
 from tvm.script.printer import doc
 
-from .. import _ffi
-from ..layout import TileLayout
-from ..swizzle import ComposeLayout, SwizzleLayout
-from .buffers import LAYOUT_KEY
+from ..core import ffi
+from ..ir.annotations import LAYOUT_KEY
+from ..layout import LAYOUT_TYPES, TileLayout
 
-_COMPILER_LIBRARY = os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_compiler.so")
+
+def _compiler_library() -> int:
+    """The handle of the TVM compiler library that TVM itself loaded (the printer table lives there)."""
+    loaded = getattr(tvm.base, "_LOADED_LIBS", {}).get("tvm_compiler")
+    if loaded is None:
+        raise RuntimeError("TVM has not loaded its compiler library (tvm_compiler); tirx_layout cannot print layouts")
+    return int(loaded._handle)
 
 
 def layout_source(layout) -> str:
@@ -86,14 +90,14 @@ class _PrinterRules:
         self.replaced: list[tuple[int, object]] = []
 
     def install(self, type_index: int, rule) -> object:
-        previous = _ffi.PrinterRuleInstall(_COMPILER_LIBRARY, "", type_index, tvm_ffi.convert(rule))
+        previous = ffi.PrinterRuleInstall(_compiler_library(), "", type_index, tvm_ffi.convert(rule))
         self.replaced.append((type_index, previous))
         return previous
 
     def restore(self) -> None:
         while self.replaced:
             type_index, previous = self.replaced.pop()
-            _ffi.PrinterRuleInstall(_COMPILER_LIBRARY, "", type_index, previous)
+            ffi.PrinterRuleInstall(_compiler_library(), "", type_index, previous)
 
 
 def install_printer_rules() -> None:
@@ -104,10 +108,10 @@ def install_printer_rules() -> None:
     """
     if _RULES.replaced:
         return
-    for cls in (TileLayout, SwizzleLayout, ComposeLayout):
+    for cls in LAYOUT_TYPES:
         _RULES.install(_type_index(cls), _layout_rule)
     alloc_index = _type_index(tvm.tirx.AllocBuffer)
-    upstream = _ffi.PrinterRuleLookup(_COMPILER_LIBRARY, "", alloc_index)
+    upstream = ffi.PrinterRuleLookup(_compiler_library(), "", alloc_index)
     if upstream is None:
         raise RuntimeError("TVM's printer has no rule for AllocBuffer; tirx_layout cannot print layout buffers")
     _RULES.install(alloc_index, _alloc_rule(upstream))

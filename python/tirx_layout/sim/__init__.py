@@ -1,9 +1,12 @@
 """A CPU simulator for lowered kernels: run the device code of a kernel on numpy memories and get its outputs.
 
-The kernel goes through the same ``"tirx_layout"`` pipeline that ``tvm.tirx.build`` runs; the device function that
-comes out is executed for every CTA of its grid, every thread at once (see ``interpreter.py``). Out-of-bounds
-accesses raise :class:`OutOfBounds`, unsynchronised conflicting accesses to shared or global memory raise
-:class:`DataRace`.
+:func:`simulate` interprets a lowered device function it is given, for every CTA of its launch, every thread at once
+(see ``interpreter.py``); tensor memory and the ``tcgen05`` instructions are modelled from the PTX ISA
+(``tmem.py``, ``tmem_order.py``), never from the lowering. :func:`run` is the convenience most callers want: it
+lowers a kernel through a TIR pipeline registered with TVM (``"tirx_layout"`` by default: the simulator asks TVM's
+pipeline registry for it and imports none of the passes), finds which kernel parameter each device argument is, and
+simulates. Out-of-bounds accesses raise :class:`OutOfBounds`, unsynchronised conflicting accesses to shared or global
+memory raise :class:`DataRace`.
 
 Example:
     >>> import numpy as np, tvm
@@ -31,13 +34,26 @@ import numpy as np
 import tvm
 from tvm.tirx.build import split_host_device_mods
 
-from ..transform._rewrite import walk
-from ..transform.pipeline import tirx_layout_pipeline
+from ..ir.host import launch_arguments
+from ..ir.rewrite import walk
 from .interpreter import CtaInterpreter, Launch, numpy_dtype
-from .tmem import finish as finish_tmem
 from .memory import DataRace, Memory, OutOfBounds, SimulationError
+from .tmem import finish as finish_tmem
 
-__all__ = ["DataRace", "OutOfBounds", "SimResult", "SimulationError", "device_functions", "run"]
+__all__ = [
+    "DataRace",
+    "OutOfBounds",
+    "SimResult",
+    "SimulationError",
+    "device_functions",
+    "lower",
+    "numpy_dtype",
+    "run",
+    "simulate",
+]
+
+#: The TIR pipeline :func:`run` lowers with unless told otherwise.
+DEFAULT_PIPELINE = "tirx_layout"
 
 
 @dataclass
@@ -54,19 +70,28 @@ class SimResult:
         return self.outputs[name]
 
 
-def device_functions(kernel, arch: str = "sm_100a") -> list:
-    """The device ``PrimFunc``s the ``"tirx_layout"`` pipeline makes of ``kernel`` for CUDA ``arch``, as CUDA code
-    generation receives them.
+def lower(kernel, arch: str = "sm_100a", pipeline: str = DEFAULT_PIPELINE) -> tuple[tvm.IRModule, list]:
+    """The host module and the device ``PrimFunc``s that TIR pipeline ``pipeline`` (registered with TVM) makes of
+    ``kernel`` for CUDA ``arch``, as code generation receives them.
+
+    Example:
+        ``lower(kernel)[1][0].script()`` shows the device code the simulator runs.
+    """
+    mod = kernel if isinstance(kernel, tvm.IRModule) else tvm.IRModule({"main": kernel})
+    target = tvm.target.Target({"kind": "cuda", "arch": arch})
+    passes, _, _ = tvm.tirx.get_tir_pipeline(pipeline)
+    mod = passes(tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod))
+    host, device_mods = split_host_device_mods(mod)
+    return host, [f for dev in device_mods.values() for f in dev.functions.values()]
+
+
+def device_functions(kernel, arch: str = "sm_100a", pipeline: str = DEFAULT_PIPELINE) -> list:
+    """The device ``PrimFunc``s of ``kernel`` (see :func:`lower`).
 
     Example:
         ``device_functions(kernel)[0].script()`` shows the device code the simulator runs.
     """
-    mod = kernel if isinstance(kernel, tvm.IRModule) else tvm.IRModule({"main": kernel})
-    target = tvm.target.Target({"kind": "cuda", "arch": arch})
-    passes, _, _ = tirx_layout_pipeline()
-    mod = passes(tvm.tirx.transform.BindTarget(target.with_host("llvm"))(mod))
-    _, device_mods = split_host_device_mods(mod)
-    return [f for dev in device_mods.values() for f in dev.functions.values()]
+    return lower(kernel, arch, pipeline)[1]
 
 
 def _launch_extents(func) -> tuple[dict, dict]:
@@ -83,6 +108,31 @@ def _launch_extents(func) -> tuple[dict, dict]:
     return blocks, threads
 
 
+def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
+    """Run the lowered device function ``device`` for every CTA of its launch; ``arguments[i]`` is the global
+    :class:`~tirx_layout.sim.memory.Memory` its ``i``-th (pointer) parameter points at, updated in place. Returns
+    each CTA's tensor memory as it left it (``None`` where a CTA used none). ``observer``, if given, sees every
+    shared and global access (see ``Launch.observer``).
+
+    Example:
+        ``simulate(device_functions(kernel)[0], [Memory("A", a, "global"), Memory("B", b, "global")])``
+    """
+    if len(arguments) != len(device.params):
+        raise SimulationError(f"the device function takes {len(device.params)} arguments, {len(arguments)} given")
+    by_pointer = dict(zip(device.params, arguments, strict=True))
+    blocks, threads = _launch_extents(device)
+    tags = sorted(blocks)
+    interval, tmem = 0, []
+    for block, coords in enumerate(itertools.product(*(range(blocks[t]) for t in tags))):
+        launch = Launch(block, dict(zip(tags, coords, strict=True)), threads, by_pointer, interval, observer=observer)
+        interpreter = CtaInterpreter(launch)
+        interpreter.run(device.body)
+        finish_tmem(interpreter)
+        tmem.append(None if interpreter.tmem is None else interpreter.tmem.cells)
+        interval = launch.interval + 1
+    return tmem
+
+
 def _named_inputs(kernel, inputs) -> dict:
     names = [p.name for p in kernel.params]
     if isinstance(inputs, Mapping):
@@ -95,11 +145,16 @@ def _named_inputs(kernel, inputs) -> dict:
     return dict(zip(names, inputs, strict=False))
 
 
-def run(kernel, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (), arch: str = "sm_100a",
-        observer=None) -> SimResult:  # fmt: skip
-    """Lower ``kernel`` and run its device code on the CPU. ``inputs`` gives initial contents of buffer parameters,
-    by name or in order; parameters not given start as zeros. Returns every buffer parameter after the run.
-    ``observer``, if given, sees every shared and global access (see ``Launch.observer``).
+def run(
+    kernel,
+    inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (),
+    arch: str = "sm_100a",
+    observer=None,
+    pipeline: str = DEFAULT_PIPELINE,
+) -> SimResult:
+    """Lower ``kernel`` (see :func:`lower`) and run its device code on the CPU. ``inputs`` gives initial contents of
+    buffer parameters, by name or in order; parameters not given start as zeros. Returns every buffer parameter
+    after the run. ``observer``, if given, sees every shared and global access (see ``Launch.observer``).
 
     Raises :class:`OutOfBounds` or :class:`DataRace` (both :class:`SimulationError`) when the kernel misbehaves.
     Example: see the module docstring.
@@ -107,34 +162,23 @@ def run(kernel, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (), ar
     if isinstance(kernel, tvm.IRModule):
         kernel = kernel["main"]
     given = _named_inputs(kernel, inputs)
-    memories = {}
+    memories = []
     for param in kernel.params:
         shape = tuple(int(e) for e in param.shape)
         dtype = numpy_dtype(param.dtype)
         array = np.zeros(shape, dtype) if param.name not in given else np.asarray(given[param.name])
         if array.shape != shape:
             raise ValueError(f"input {param.name} has shape {array.shape}, the kernel declares {shape}")
-        memories[param.name] = Memory(param.name, array.astype(dtype).ravel().copy(), "global")
-    functions = device_functions(kernel, arch)
+        memories.append(Memory(param.name, array.astype(dtype).ravel().copy(), "global"))
+    host, functions = lower(kernel, arch, pipeline)
     if len(functions) != 1:
         raise SimulationError(f"the simulator runs kernels with one device function; this one has {len(functions)}")
     (device,) = functions
-    by_pointer = {}
-    for p in device.params:
-        name = p.name[: -len("_ptr")] if p.name.endswith("_ptr") else p.name
-        if name not in memories:
-            raise SimulationError(f"device parameter {p.name} matches no buffer parameter of the kernel")
-        by_pointer[p] = memories[name]
-    blocks, threads = _launch_extents(device)
-    tags = sorted(blocks)
-    interval, tmem = 0, []
-    for block, coords in enumerate(itertools.product(*(range(blocks[t]) for t in tags))):
-        launch = Launch(block, dict(zip(tags, coords, strict=True)), threads, by_pointer, interval, observer=observer)
-        interpreter = CtaInterpreter(launch)
-        interpreter.run(device.body)
-        finish_tmem(interpreter)
-        tmem.append(None if interpreter.tmem is None else interpreter.tmem.cells)
-        interval = launch.interval + 1
-    outputs = {p.name: memories[p.name].data.reshape(tuple(int(e) for e in p.shape)) for p in kernel.params}
-    writes = {p.name: memories[p.name].writes.reshape(tuple(int(e) for e in p.shape)) for p in kernel.params}
+    carried = launch_arguments(host, str(device.attrs["global_symbol"]))[: len(device.params)]
+    for param, index in zip(device.params, carried, strict=True):
+        if index is None:
+            raise SimulationError(f"device parameter {param.name} carries no buffer parameter of the kernel")
+    tmem = simulate(device, [memories[i] for i in carried], observer)
+    outputs = {p.name: m.data.reshape(tuple(int(e) for e in p.shape)) for p, m in zip(kernel.params, memories)}
+    writes = {p.name: m.writes.reshape(tuple(int(e) for e in p.shape)) for p, m in zip(kernel.params, memories)}
     return SimResult(outputs, writes, tmem)

@@ -17,6 +17,7 @@ import tvm
 from tvm import tirx
 from tvm.ir import Call, TensorLoad
 
+from ..ir.device_calls import called_helper, is_cta_barrier
 from . import tmem
 from .memory import Memory, OutOfBounds, SimulationError
 
@@ -74,9 +75,6 @@ _BINARY = {
     tirx.LShift: operator.lshift,
     tirx.RShift: operator.rshift,
 }
-
-_BARRIERS = ("tvm_storage_sync", "cuda.cta_sync", "cuda.__syncthreads")
-
 
 def _intrinsic(call) -> str:
     """An intrinsic's name without its registry prefix: ``tirx.if_then_else`` and ``prim.if_then_else`` alike."""
@@ -195,7 +193,7 @@ class CtaInterpreter:
 
     def stmt_Evaluate(self, stmt):
         value = stmt.value
-        if isinstance(value, Call) and _intrinsic(value) in _BARRIERS:
+        if is_cta_barrier(value):
             if not self.mask.all():
                 raise SimulationError("a barrier is reached by only some threads of the CTA (divergent barrier)")
             self.launch.interval += 1
@@ -264,7 +262,7 @@ class CtaInterpreter:
             return
         threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
         self._memory(buffer).store(index[active], values[active], threads[active], self.launch.block,
-                                   self.launch.interval)  # fmt: skip
+                                   self.launch.interval)
 
     def _load(self, buffer, index):
         index = self._per_thread(np.asarray(index, np.int64))
@@ -293,7 +291,7 @@ class CtaInterpreter:
         bad = (index < 0) | (index >= regs.shape[1])
         if bad.any():
             raise OutOfBounds(f"out-of-bounds register access {buffer.name}[{int(index[bad][0])}] "
-                              f"(each thread holds {regs.shape[1]})")  # fmt: skip
+                              f"(each thread holds {regs.shape[1]})")
 
     def _memory(self, buffer) -> Memory:
         if buffer not in self.memories:
@@ -360,8 +358,9 @@ class CtaInterpreter:
             return np.asarray(self.eval(args[0])).view(numpy_dtype(expr.ty.dtype))
         if name == "bitwise_not":
             return ~self.eval(args[0])
-        if name == "cuda.func_call" and str(args[0].value).startswith(tmem.PREFIX):
-            tmem.execute(self, str(args[0].value), list(args[1:-1]))
+        helper = called_helper(expr)
+        if helper is not None:
+            tmem.execute(self, *helper)
             return np.int32(0)
         raise SimulationError(f"the simulator does not implement the intrinsic {name}")
 

@@ -1,8 +1,8 @@
 """Tensor memory and the tcgen05 instructions, simulated from the PTX ISA (not from our layout constructors).
 
-One CTA's TMEM is 128 lanes x 512 columns of 32 bits (PTX ISA, "Tensor Memory"). The instructions arrive as calls of the
-helpers ``tirx_layout_tcgen05_<what>`` (``transform/tcgen05_calls.py``); their meaning here is written from the
-PTX ISA text only:
+One CTA's TMEM is 128 lanes x 512 columns of 32 bits (PTX ISA, "Tensor Memory"). The instructions arrive as calls of
+device helpers (named as ``tirx_layout.ir.device_calls`` says); their meaning here is written from the PTX ISA text
+only, not from ``tirx_layout.hw.tcgen05`` or the lowering, so that the two are independent checks of each other:
 
 * ``alloc(slot, nCols)``: one whole warp; nCols a power of two in [32, 512]; the columns are the lowest free aligned
   range; the address (lane 0, first column) is written to the shared-memory ``slot``; no alloc after
@@ -30,8 +30,7 @@ from .memory import OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
 
 LANES, COLUMNS = 128, 512
-PREFIX = "tirx_layout_tcgen05_"
-_LD_ST = re.compile(r"tirx_layout_tcgen05_(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
+_LD_ST = re.compile(r"(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
 _NO_OPS = ("fence_proxy_async",)  # orders shared memory for the async proxy; the simulator has one proxy
 _ORDERING = {
     "wait_ld": lambda tm, w: tm.wait_ld(w),
@@ -105,7 +104,7 @@ class TensorMemory:
         if loading is not None and loading[threads, slots].any():
             i = int(np.argmax(loading[threads, slots]))
             raise SimulationError(f"thread {int(threads[i])} reads {buffer.name}[{int(slots[i])}], which its "
-                                  "tcgen05.ld has not finished writing: tcgen05.wait::ld first")  # fmt: skip
+                                  "tcgen05.ld has not finished writing: tcgen05.wait::ld first")
 
     def wait_ld(self, warp: int) -> None:
         """``tcgen05.wait::ld`` by ``warp``: its loads are complete, their registers readable."""
@@ -147,7 +146,7 @@ class TensorMemory:
     def dealloc(self, column: int, ncols: int) -> None:
         if self.allocated.get(column) != ncols:
             raise SimulationError(f"tcgen05.dealloc of {ncols} columns at column {column}: not an allocation "
-                                  f"(allocated {self.allocated})")  # fmt: skip
+                                  f"(allocated {self.allocated})")
         del self.allocated[column]
 
     def check_columns(self, cols: np.ndarray, what: str) -> None:
@@ -162,7 +161,7 @@ class TensorMemory:
         bad = (lanes < low) | (lanes >= low + 32)
         if bad.any():
             raise SimulationError(f"{what}: warp {warp_in_wg} of its warpgroup touches TMEM lane {int(lanes[bad][0])}"
-                                  f"; it may access lanes {low}..{low + 31} only")  # fmt: skip
+                                  f"; it may access lanes {low}..{low + 31} only")
         self.check_columns(cols, what)
 
 
@@ -198,16 +197,15 @@ def _warp_uniform(values, w: int, what: str) -> int:
     return int(part[0])
 
 
-def execute(interp, name: str, args) -> None:
-    """Run helper ``name`` with TIR ``args`` for the active threads of ``interp`` (a ``CtaInterpreter``).
+def execute(interp, what: str, args) -> None:
+    """Run helper ``what`` (the name after the helper prefix) with TIR ``args`` for the active threads of ``interp``
+    (a ``CtaInterpreter``).
 
-    Example: ``execute(interp, "tirx_layout_tcgen05_wait_ld", [])`` does nothing; an unknown name raises
-    ``SimulationError``.
+    Example: ``execute(interp, "wait_ld", [])`` does nothing; an unknown helper raises ``SimulationError``.
     """
     if interp.tmem is None:
         interp.tmem = TensorMemory(interp.count // 32)
     tm = interp.tmem
-    what = name[len("tirx_layout_tcgen05_") :]
     if what in _NO_OPS:
         _warps(interp)
         return
@@ -237,7 +235,7 @@ def execute(interp, name: str, args) -> None:
             raise SimulationError("tcgen05.alloc writes its address to shared memory")
         thread = interp.launch.block * interp.count + 32 * warps[0]
         memory.store(np.array([index]), np.array([column], memory.data.dtype), np.array([thread]),
-                     interp.launch.block, interp.launch.interval)  # fmt: skip
+                     interp.launch.block, interp.launch.interval)
         return
     if what == "dealloc":
         for w in _warps(interp):
@@ -254,9 +252,9 @@ def execute(interp, name: str, args) -> None:
     if what in ("mbarrier_init", "commit", "mbarrier_wait"):
         _barrier(interp, tm, what, args)
         return
-    match = _LD_ST.match(name)
+    match = _LD_ST.match(what)
     if match is None:
-        raise SimulationError(f"the simulator does not implement the tcgen05 helper {name}")
+        raise SimulationError(f"the simulator does not implement the tcgen05 helper {what}")
     kind, shape, num = match.group(1), match.group(2), int(match.group(3))
     lane_off, col_off = fragment_offsets(shape, num)
     source, regs, index = _register_target(interp, args[1])
@@ -271,7 +269,7 @@ def execute(interp, name: str, args) -> None:
         start = index[threads]
         if (start < 0).any() or (start + count * pack > regs.shape[1]).any():
             raise OutOfBounds(f"tcgen05.{kind} moves {count * pack} register elements from slot {int(start[0])}; "
-                              f"each thread holds {regs.shape[1]}")  # fmt: skip
+                              f"each thread holds {regs.shape[1]}")
         window = start[:, None] + np.arange(count * pack)[None, :]
         rows = threads[:, None]
         if kind == "ld":
@@ -323,7 +321,7 @@ def _cp(interp, tm, shape: str, args) -> None:
                 index = byte // size + np.arange(16 // size)
                 thread = np.full(index.shape, interp.launch.block * interp.count + t)
                 words = np.ascontiguousarray(memory.load(index, thread, interp.launch.block,
-                                                         interp.launch.interval)).view(np.uint32)  # fmt: skip
+                                                         interp.launch.interval)).view(np.uint32)
                 cols = col0 + 4 * p + np.arange(4)
                 tm.check_columns(cols, f"tcgen05.cp.{shape}")
                 for lane in lanes_of(r):

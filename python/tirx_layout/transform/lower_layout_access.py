@@ -20,42 +20,14 @@ import tvm
 from tvm.ir import Call, TensorLoad
 from tvm.tirx import BufferStore
 
-from ..layout import TileLayout
-from ..script.buffers import LAYOUT_KEY, layout_threads, slot_count
-from ..swizzle import ComposeLayout, SwizzleLayout
-from ._rewrite import AllocBuffer, AttrStmt, DeclBuffer, accesses_to, flat_buffer, load, map_function, sequence, store
-from ._rewrite import walk
-
-
-def storage_extent(layout) -> int:
-    """Elements of flat storage a memory layout needs: its span on ``m``, rounded up to whole swizzle periods
-    (a swizzle permutes addresses inside a period, so a partial last period may reach its end).
-
-    Example:
-        >>> from tirx_layout import TileLayout, S, ComposeLayout, SwizzleLayout
-        >>> storage_extent(TileLayout(S[(8, 8):(1, 8)] + 4))
-        68
-        >>> storage_extent(ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(4, 64):(64, 1)])))
-        512
-    """
-    if isinstance(layout, SwizzleLayout):
-        return layout.size()
-    tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
-    span = tile.span("m")
-    if not isinstance(span, int):
-        raise ValueError(f"layout {layout} has a symbolic span {span}; a buffer's storage needs a static size")
-    if isinstance(layout, ComposeLayout):
-        period = layout.swizzle.size()
-        span = -(-span // period) * period
-    return span
+from ..ir.annotations import LAYOUT_KEY, allocation_layouts, declaration_layouts
+from ..ir.rewrite import AllocBuffer, AttrStmt, DeclBuffer, accesses_to, flat_buffer, load, map_function, sequence
+from ..ir.rewrite import store
+from ..layout.placement import axes_used, layout_threads, slot_count, storage_addresses, storage_extent
 
 
 def _check_memory_layout(layout, buffer) -> None:
-    tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
-    if not isinstance(tile, TileLayout):
-        return
-    axes = {it.axis.name for it in (*tile.shard, *tile.replica)} | {a.name for a in tile.offset}
-    foreign = sorted(a for a in axes if a != "m")
+    foreign = sorted(a for a in axes_used(layout) if a != "m")
     if foreign:
         raise ValueError(
             f"buffer {buffer.name} (scope {buffer.scope()!r}) has layout {layout} on axes {foreign}; "
@@ -71,20 +43,8 @@ class _Flat:
     layout: object
     shape: tuple
 
-    def places(self, indices, every_replica: bool) -> list:
-        if isinstance(self.layout, SwizzleLayout):
-            flat = _row_major(indices, self.shape)
-            return [self.layout.apply(flat)]
-        if every_replica:
-            return [p.get("m", 0) for p in self.layout.apply_all(*indices, shape=self.shape)]
-        return [self.layout.apply(*indices, shape=self.shape).get("m", 0)]
-
-
-def _row_major(indices, shape):
-    flat = 0
-    for index, extent in zip(indices, shape, strict=True):
-        flat = flat * extent + index
-    return flat
+    def addresses(self, indices, every_replica: bool) -> list:
+        return storage_addresses(self.layout, self.shape, indices, every_replica)
 
 
 def _parent_of(data):
@@ -92,28 +52,6 @@ def _parent_of(data):
     if isinstance(data, Call) and getattr(data.op, "name", "") == "tirx.buffer_data":
         return data.args[0]
     return None
-
-
-class _Collected:
-    """The layout buffers of a function, and the declaration statement of every buffer."""
-
-    def __init__(self, func):
-        self.allocs: dict = {}
-        self.decl_layouts: dict = {}
-        self.decl_data: dict = {}
-
-        def on_alloc(stmt: AllocBuffer):
-            if LAYOUT_KEY in stmt.annotations:
-                self.allocs[stmt.buffer] = stmt.annotations[LAYOUT_KEY]
-
-        def on_attr(stmt: AttrStmt):
-            if stmt.attr_key == LAYOUT_KEY:
-                self.decl_layouts[stmt.value] = stmt.node
-
-        def on_decl(stmt: DeclBuffer):
-            self.decl_data[stmt.buffer] = stmt.data
-
-        walk(func.body, [(AllocBuffer, on_alloc), (AttrStmt, on_attr), (DeclBuffer, on_decl)])
 
 
 def _shape(buffer) -> tuple:
@@ -138,21 +76,21 @@ def lower_layout_access(func):
         >>> print(lowered.script().splitlines()[-2:])  # doctest: +NORMALIZE_WHITESPACE
         ['    Sm = T.alloc_shared((64,))', '    Sm[tx % 8 * 8 + tx // 8] = A[tx // 8, tx % 8]']
     """
-    found = _Collected(func)
-    if not found.allocs and not found.decl_layouts:
+    allocated, declared = allocation_layouts(func), declaration_layouts(func)
+    if not allocated and not declared:
         return func
     flat: dict = {}  # old buffer -> _Flat
     registers: dict = {}  # thread-distributed allocation -> its per-thread register array
-    for buffer, layout in found.allocs.items():
+    for buffer, layout in allocated.items():
         if layout_threads(layout):
             registers[buffer] = flat_buffer(buffer, slot_count(layout))
         else:
             _check_memory_layout(layout, buffer)
             flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout)), layout, _shape(buffer))
-    for buffer, layout in found.decl_layouts.items():
+    for buffer, layout in declared.items():
         if layout_threads(layout):
             raise ValueError(f"declared buffer {buffer.name} has a thread-distributed layout {layout}; "
-                             "declare a window with a memory layout, or allocate the fragment with T.alloc_local")  # fmt: skip
+                             "declare a window with a memory layout, or allocate the fragment with T.alloc_local")
         _check_memory_layout(layout, buffer)
         flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout), view=True), layout, _shape(buffer))
 
@@ -168,16 +106,16 @@ def lower_layout_access(func):
 
     def on_load(node: TensorLoad):
         if node.source in registers:
-            _reject_direct(node.source, found.allocs[node.source])
+            _reject_direct(node.source, allocated[node.source])
         target = flat[node.source]
-        return load(target.buffer, target.places(list(node.indices), every_replica=False)[0])
+        return load(target.buffer, target.addresses(list(node.indices), every_replica=False)[0])
 
     def on_store(node: BufferStore):
         if node.buffer in registers:
-            _reject_direct(node.buffer, found.allocs[node.buffer])
+            _reject_direct(node.buffer, allocated[node.buffer])
         target = flat[node.buffer]
-        places = target.places(list(node.indices), every_replica=True)
-        return sequence([store(target.buffer, node.value, place) for place in places])
+        addresses = target.addresses(list(node.indices), every_replica=True)
+        return sequence([store(target.buffer, node.value, address) for address in addresses])
 
     def on_alloc(stmt: AllocBuffer):
         if stmt.buffer in registers or stmt.buffer in flat:

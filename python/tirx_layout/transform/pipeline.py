@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import tvm
 
-from .cost_model import COST_MODELS, DEFAULT_COST_MODEL
-from .infer_layouts import InferLayouts
+from .infer_layouts import COST_MODELS, DEFAULT_COST_MODEL, InferLayouts
 from .lower_layout_access import LowerLayoutAccess
 from .lower_tile_ops import LowerTileOps
 
@@ -42,7 +41,7 @@ def tirx_layout_pipeline(cost_model: str = DEFAULT_COST_MODEL):
     """
     base, finalize_host, finalize_device = tvm.tirx.compilation_pipeline.tirx_pipeline()
     passes = tvm.transform.Sequential([InferLayouts(cost_model), LowerTileOps(), LowerLayoutAccess(), base],
-                                      name=PIPELINE_NAME)  # fmt: skip
+                                      name=PIPELINE_NAME)
     return passes, finalize_host, finalize_device
 
 

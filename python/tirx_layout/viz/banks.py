@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..analysis.bank_conflicts import BANKS, WORD_BYTES, bank_conflicts, column, contiguous, dtype_bytes, row_vectors
+from ..analysis.bank_conflicts import bank_conflicts, bank_words, column, contiguous, lanes_per_phase_of, row_vectors
+from ..hw.memory import dtype_bytes
 
 #: The access patterns the bank view offers, by name: each takes (shape, dtype, vector_bytes).
 PATTERNS = {
@@ -39,25 +40,13 @@ def bank_view(layout, shape: Sequence[int], dtype: str, pattern: str = "row_vect
     lanes = [[row * cols + col for row, col in lane] for lane in access.lanes]
     flat = np.array([e for lane in lanes for e in lane], dtype=np.int64)
     addresses = np.asarray(layout.apply(flat)["m"]).reshape(32, -1) * size
-    per_phase = 32 if access.vector_bytes <= WORD_BYTES else 32 * WORD_BYTES // access.vector_bytes
-    words = []
-    for start in range(0, 32, per_phase):
-        touched = {
-            word
-            for lane in range(start, start + per_phase)
-            for address in addresses[lane].tolist()
-            for word in range(address // WORD_BYTES, (address + size - 1) // WORD_BYTES + 1)
-        }
-        counts = [0] * BANKS
-        for word in touched:
-            counts[word % BANKS] += 1
-        words.append(counts)
+    words = bank_words(addresses, np.ones(32, bool), access.vector_bytes, size)[0]
     return {
         "pattern": pattern,
         "vector_bytes": access.vector_bytes,
-        "lanes_per_phase": per_phase,
+        "lanes_per_phase": lanes_per_phase_of(access.vector_bytes),
         "lanes": lanes,
-        "words": words,
+        "words": words.tolist(),
         "wavefronts": report.wavefronts,
         "minimum": report.minimum,
         "phases": list(report.phases),

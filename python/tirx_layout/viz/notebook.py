@@ -1,9 +1,13 @@
-"""Notebook display of layouts: ``TileLayout`` and ``ComposeLayout`` delegate ``_repr_svg_``/``_repr_html_`` here.
-
-This module imports the drawing code only when called, so ``layout.py`` and ``swizzle.py`` can import it while the
-package is still loading."""
+"""Notebook display of layouts: importing this module gives ``TileLayout`` and ``ComposeLayout`` the
+``_repr_svg_``/``_repr_html_`` methods notebooks call, so the model knows nothing of pictures and the pictures attach
+themselves (``import tirx_layout`` imports ``tirx_layout.viz``, which imports this)."""
 
 from __future__ import annotations
+
+from ..layout import ComposeLayout, TileLayout
+from .geometry import layout_picture
+from .scene import build_scene
+from .svg import picture_svg
 
 #: A composed layout's element type, guessed from the swizzle's 16-byte vector (per_element = log2(16 / bytes)).
 _DTYPE_BY_BYTES = {1: "uint8", 2: "float16", 4: "float32", 8: "float64"}
@@ -26,10 +30,6 @@ def repr_svg(layout) -> str | None:
         >>> repr_svg(TileLayout(S[(256, 256):(256, 1)])) is None
         True
     """
-    from .geometry import layout_picture
-    from .scene import build_scene
-    from .svg import picture_svg
-
     try:
         return picture_svg(layout_picture(build_scene(layout, None, _dtype(layout))))
     except ValueError:
@@ -45,3 +45,17 @@ def repr_html(layout) -> str | None:
     """
     svg = repr_svg(layout)
     return None if svg is None else f'<div style="overflow:auto;max-height:40em">{svg}</div>'
+
+
+def attach() -> None:
+    """Give the layout classes their notebook display (done on import; idempotent).
+
+    Example:
+        >>> attach(); TileLayout._repr_svg_ is repr_svg
+        True
+    """
+    for cls in (TileLayout, ComposeLayout):
+        cls._repr_svg_, cls._repr_html_ = repr_svg, repr_html
+
+
+attach()

@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..axis import TCol, TLane, laneid, warpid
-from ..constructors import mma_shared_layout, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
-from ..layout import TileLayout
-from ..spec import R, S
-from ..swizzle import ComposeLayout
+from ..hw.constructors import mma_shared_layout, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+from ..layout import ComposeLayout, R, S, TileLayout
+from ..layout.axis import TCol, TLane, laneid, warpid
 
 
 @dataclass(frozen=True)

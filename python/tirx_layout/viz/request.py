@@ -3,12 +3,10 @@ line and the web page. Every bad value is a ``ValueError`` whose message names i
 
 from __future__ import annotations
 
-import math
 import re
 
-from ..analysis.bank_conflicts import SWIZZLE_MODES, dtype_bytes
-from ..swizzle import ComposeLayout, SwizzleLayout
-from ..notation import parse_layout
+from ..hw.memory import SWIZZLE_MODES, swizzle_for_mode
+from ..layout import ComposeLayout, SwizzleLayout, parse_layout
 
 
 def parse_shape(text: str | None) -> tuple[int, ...] | None:
@@ -42,7 +40,7 @@ def parse_swizzle(text: str | None, dtype: str) -> SwizzleLayout | None:
         return None
     text = str(text).strip()
     if text in SWIZZLE_MODES:
-        return SwizzleLayout(int(math.log2(16 // dtype_bytes(dtype))), SWIZZLE_MODES.index(text), 3)
+        return swizzle_for_mode(text, dtype)
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
         raise ValueError(f"swizzle {text!r} is none, 32B, 64B, 128B or per_element,swizzle_len,atom_len (e.g. 3,3,3)")

@@ -17,10 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..analysis.bank_conflicts import BANKS, WORD_BYTES, dtype_bytes
-from ..axis import EXEC_LEVELS, Axis
-from ..layout import TileLayout
-from ..swizzle import ComposeLayout
+from ..hw.memory import BANKS, WORD_BYTES, bank_of, dtype_bytes
+from ..layout import EXEC_LEVELS, Axis, ComposeLayout, TileLayout
 
 #: Most logical elements and physical grid cells a picture draws; bigger tiles should be sliced first.
 MAX_ELEMENTS = 16384
@@ -154,10 +152,10 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
         cols_of = address % per_row
         row_count = int(rows_of.max()) + 1
         row_labels = [str((low_row + r) * per_row) for r in range(row_count)]
-        col_labels = [str(c * size // WORD_BYTES) for c in range(per_row)]
+        col_labels = [str(bank_of(c * size)) for c in range(per_row)]
         physical = {"kind": kind, "row_title": "m (row start)", "col_title": "bank", "rows": row_count,
                     "cols": per_row, "row_labels": row_labels, "col_labels": col_labels}
-        colour_of = (places[0, :, 0] % per_row) * size // WORD_BYTES % BANKS
+        colour_of = bank_of((places[0, :, 0] % per_row) * size)
     else:
         rows = _Grid(row_axes, names, places, dense=kind != "threads")
         cols = _Grid(col_axes, names, places, dense=True)

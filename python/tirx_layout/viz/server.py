@@ -18,8 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from urllib.parse import parse_qs, urlsplit
 
+from ..layout import LayoutTextError
 from .banks import bank_view
-from ..notation import LayoutTextError
 from .presets import PRESETS
 from .request import layout_from, parse_shape
 from .scene import build_scene

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..analysis.bank_conflicts import BANKS, WORD_BYTES, dtype_bytes
+from ..hw.memory import BANKS, WORD_BYTES, bank_of, dtype_bytes
 from .scene import MAX_ELEMENTS, all_places, check_shape
 
 
@@ -68,7 +68,7 @@ def layout_table(layout, shape=None, dtype: str = "float32") -> str:
     if names == ["m"]:
         size = dtype_bytes(dtype)
         lines.append(f"bank ({BANKS} banks of {WORD_BYTES} bytes, {size}-byte elements):")
-        banks = places[0, :, 0] * size // WORD_BYTES % BANKS
+        banks = bank_of(places[0, :, 0] * size)
         lines += grid_text(banks.reshape(rows, cols), row_labels, col_labels)
     if places.shape[0] > 1:
         # Replica places differ from the base by the same vector for every element; element 0 shows them.

@@ -1,0 +1,162 @@
+"""Layouts of the Blackwell hardware (SPEC §4): warpgroup fragments, TMEM datapaths, tcgen05.ld/st register
+fragments, and shared-memory operand tiles with their swizzle modes.
+
+Facts come from the PTX ISA (tcgen05 "Data Movement Shape" / "Matrix fragments for shape ...", "Data Path Layout
+Organization", "Tensor Memory" access restrictions); each constructor names the section it encodes.
+"""
+
+from __future__ import annotations
+
+from ..core.values import static_int
+from ..layout.axis import Iter, TCol, TLane, laneid, tid_in_wg, wid_in_wg
+from ..layout.swizzle import ComposeLayout
+from ..layout.tile import TileLayout
+from ..layout.spec import S
+from .memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes, mode_of_swizzle, swizzle_for_mode
+from .tcgen05 import LD_ST_SHAPES, TMEM_LANES
+from .threads import WARPGROUP_THREADS
+
+
+def wg_local_layout(cols: int, rows: int = 128) -> TileLayout:
+    """A warpgroup register tile: row ``r`` in thread ``r`` of the warpgroup, its ``cols`` values in that thread's
+    registers in order.
+
+    Example:
+        >>> wg_local_layout(8).apply(5, 3)
+        {'tid_in_wg': 5, 'm': 3}
+    """
+    cols, rows = static_int(cols, "cols"), static_int(rows, "rows")
+    if not 1 <= rows <= WARPGROUP_THREADS:
+        raise ValueError(f"wg_local_layout: rows must be in [1, {WARPGROUP_THREADS}] (one row per warpgroup thread), "
+                         f"got {rows}")
+    if cols < 1:
+        raise ValueError(f"wg_local_layout: cols must be >= 1, got {cols}")
+    return TileLayout(S[(rows, cols):(1 @ tid_in_wg, 1)])
+
+
+def tmem_datapath_layout(datapath: str, rows: int, cols: int, sub_slab: int = 0) -> TileLayout:
+    """Where ``tcgen05.mma`` leaves a ``(rows, cols)`` accumulator in tensor memory, per CTA (PTX ISA "Data Path
+    Layout Organization"): ``"A"``/``"D"`` (M=256 two-CTA / M=128: row i on lane i), ``"B"``/``"E"`` (64 rows,
+    the two column halves on lanes 0-63 and 64-127), ``"C"``/``"F"`` (64 rows, 16 per warp slab, in the slab half
+    ``sub_slab``), ``"G"`` (32 rows, the four column quarters on the four warp slabs).
+
+    Example:
+        >>> tmem_datapath_layout("F", 64, 32, sub_slab=1).apply(17, 0, shape=[64, 32])
+        {'TLane': 49, 'TCol': 0}
+    """
+    rows, cols, sub_slab = static_int(rows, "rows"), static_int(cols, "cols"), static_int(sub_slab, "sub_slab")
+    lane, col = TLane, TCol
+    expected_rows = {"A": 128, "D": 128, "B": 64, "E": 64, "C": 64, "F": 64, "G": 32}
+    if datapath not in expected_rows:
+        raise ValueError(f"tmem_datapath_layout: unknown datapath {datapath!r}; expected one of {sorted(expected_rows)}")
+    if rows != expected_rows[datapath]:
+        raise ValueError(f"tmem_datapath_layout: datapath {datapath!r} holds {expected_rows[datapath]} rows, got {rows}")
+    if cols < 1:
+        raise ValueError(f"tmem_datapath_layout: cols must be >= 1, got {cols}")
+    if datapath in "CF":
+        if sub_slab not in (0, 1):
+            raise ValueError(f"tmem_datapath_layout: sub_slab must be 0 or 1 (which 16-lane half), got {sub_slab}")
+        return TileLayout(S[(4, 16, cols):(32 @ lane, 1 @ lane, 1 @ col)] + (16 * sub_slab) @ lane)
+    if sub_slab:
+        raise ValueError(f"tmem_datapath_layout: sub_slab applies to datapaths C and F only, got {sub_slab}")
+    if datapath in "AD":
+        return TileLayout(S[(128, cols):(1 @ lane, 1 @ col)])
+    parts = 2 if datapath in "BE" else 4
+    if cols % parts:
+        raise ValueError(f"tmem_datapath_layout: datapath {datapath!r} splits columns in {parts}; {cols} does not")
+    return TileLayout(S[(rows, parts, cols // parts):(1 @ lane, (TMEM_LANES // parts) @ lane, 1 @ col)])
+
+
+def tcgen05_atom_layout(instr_shape: str, tensor_shape, dtype) -> TileLayout:
+    """The warpgroup register fragment that ``tcgen05.ld/st.<instr_shape>.x<N>.b32`` moves, for a ``(rows, cols)``
+    tile of ``dtype`` (float32, or 16-bit types packed two per register and per TMEM column). ``N`` follows from
+    ``cols``; rows are 128 for ``32x32b`` and 64 or 128 (both halves of each warp's slab) for the 16-lane shapes.
+    Thread coordinates are ``wid_in_wg`` and ``laneid`` (``tid_in_wg`` for ``32x32b``); ``m`` is the register
+    slot in elements. Per warp (PTX ISA "Matrix fragments for shape ..."), lane ``l``, register ``r``:
+    16x64b: row ``(l>>2) + 8(l&1)``, column ``((l>>1)&1) + 2r``; 16x128b: row ``(l>>2) + 8(r&1)``, column
+    ``(l&3) + 4(r>>1)``; 16x256b: row ``(l>>2) + 8((r>>1)&1)``, column ``2(l&3) + (r&1) + 8(r>>2)``.
+
+    Example:
+        >>> frag = tcgen05_atom_layout("16x64b", (64, 8), "float32")  # .16x64b.x4
+        >>> frag.apply(9, 3, shape=[64, 8])
+        {'wid_in_wg': 0, 'laneid': 7, 'm': 1}
+    """
+    if instr_shape not in LD_ST_SHAPES:
+        raise ValueError(f"tcgen05_atom_layout: instr_shape must be one of {list(LD_ST_SHAPES)}, got {instr_shape!r}")
+    record = LD_ST_SHAPES[instr_shape]
+    if len(tensor_shape) != 2:
+        raise ValueError(f"tcgen05_atom_layout: tensor_shape must be (rows, cols), got {tensor_shape!r}")
+    rows, cols = (static_int(s, "a tensor_shape entry") for s in tensor_shape)
+    size = dtype_bytes(dtype)
+    if size not in (2, 4):
+        raise ValueError(f"tcgen05_atom_layout: dtype must be 32- or 16-bit, got {dtype!r}")
+    if rows not in record.rows:
+        raise ValueError(f"tcgen05_atom_layout: {instr_shape} takes rows in {record.rows}, got {rows}")
+    per_register = 4 // size
+    unit = record.columns_per_num * per_register
+    num = cols // unit if cols % unit == 0 else 0
+    if num < 1 or num & (num - 1) or num > record.max_num:
+        raise ValueError(
+            f"tcgen05_atom_layout: cols={cols} of {dtype} needs .num = cols / {unit} to be a power of two up to "
+            f"{record.max_num} for {instr_shape}"
+        )
+    if instr_shape == "32x32b":
+        return TileLayout(S[(rows, cols):(1 @ tid_in_wg, 1)])
+
+    warp, lane = wid_in_wg, laneid
+    # Iters in 32-bit register units, slowest first: (extent, stride, axis); "m" is the register slot.
+    if instr_shape == "16x64b":  # regs N: row = t2 + 8 t0, col = t1 + 2 r
+        row_iters, col_iters, registers = [(2, 1, lane), (8, 4, lane)], [(num, 1, "m"), (2, 2, lane)], num
+    elif instr_shape == "16x128b":  # regs 2N, r = a + 2 b: row = t1 + 8 a, col = t0 + 4 b
+        row_iters, col_iters, registers = [(2, 1, "m"), (8, 4, lane)], [(num, 2, "m"), (4, 1, lane)], 2 * num
+    else:  # 16x256b, regs 4N, r = v + 2 a + 4 b: row = t1 + 8 a, col = v + 2 t0 + 8 b
+        row_iters = [(2, 2, "m"), (8, 4, lane)]
+        col_iters, registers = [(num, 4, "m"), (4, 1, lane), (2, 1, "m")], 4 * num
+    # Warps take consecutive 16-row slabs; with 128 rows each warp's second 16 lanes follow in the next registers.
+    halves = [(2, registers, "m")] if rows == 128 else []
+    iters = [(4, 1, warp), *halves, *row_iters, *col_iters]
+    # 16-bit data: two elements per register, so slots count elements and each register holds a column pair.
+    scaled = [(e, s * per_register if a == "m" else s, a) for e, s, a in iters]
+    if per_register > 1:
+        scaled.append((per_register, 1, "m"))
+    return TileLayout.from_iters([Iter(e, s, a) for e, s, a in scaled])
+
+
+def mma_shared_layout(dtype, mode: str, shape) -> TileLayout | ComposeLayout:
+    """The shared-memory layout of a K-major ``(rows, K)`` MMA operand in swizzle ``mode`` ("none", "32B", "64B",
+    "128B"): atoms of 8 rows by the swizzle width (16 bytes for "none") laid M-first, each row-major, the
+    swizzle keeping 16-byte vectors whole.
+
+    Example:
+        >>> mma_shared_layout("float16", "128B", (16, 128))
+        ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(16, 2, 64):(64, 1024, 1)]))
+    """
+    if mode not in SWIZZLE_MODES:
+        raise ValueError(f"mma_shared_layout: unknown swizzle mode {mode!r}; expected one of {SWIZZLE_MODES}")
+    rows, cols = (static_int(s, "a shape entry") for s in shape)
+    size = dtype_bytes(dtype)
+    atom_cols = SWIZZLE_BYTES[mode] // size
+    if rows % 8 or cols % atom_cols or rows < 8 or cols < atom_cols:
+        raise ValueError(
+            f"mma_shared_layout: shape {tuple(shape)} must be whole atoms of 8 rows x {atom_cols} {dtype} columns"
+        )
+    atom = TileLayout(S[(8, atom_cols):(atom_cols, 1)])
+    blocks = (rows // 8, cols // atom_cols)
+    tile = atom.tile(TileLayout(S[blocks:(1, blocks[0])]), list(blocks), [8, atom_cols]).group([rows, cols])[0]
+    swizzle = swizzle_for_mode(mode, dtype)
+    return tile if swizzle is None else ComposeLayout(swizzle, tile)
+
+
+def swizzle_mode(layout, dtype) -> str:
+    """The swizzle mode ("none", "32B", "64B", "128B") a shared-memory layout of ``dtype`` uses, for a descriptor;
+    ``ValueError`` when its swizzle is none of them.
+
+    Example:
+        >>> swizzle_mode(mma_shared_layout("bfloat16", "64B", (64, 64)), "bfloat16")
+        '64B'
+    """
+    if isinstance(layout, TileLayout):
+        return "none"
+    if not isinstance(layout, ComposeLayout):
+        raise TypeError(f"swizzle_mode takes a TileLayout or ComposeLayout, got {layout!r}")
+    return mode_of_swizzle(layout.swizzle, dtype)

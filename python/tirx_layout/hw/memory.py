@@ -1,0 +1,90 @@
+"""Facts about GPU memories, as data: element sizes, shared-memory banks, the vector widths of one access, and the
+hardware swizzle modes (what TMA, the MMA descriptors and ``tcgen05.cp`` call "none/32B/64B/128B") as
+``SwizzleLayout`` parameters."""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+
+from ..layout.swizzle import SwizzleLayout
+
+#: Shared memory: 32 banks of 4-byte words (NVIDIA, every architecture since Kepler's 4-byte mode).
+BANKS = 32
+WORD_BYTES = 4
+#: Bytes one thread moves in one vector access, widest first.
+VECTOR_BYTES = (16, 8, 4)
+#: The hardware swizzle modes, in the order of their ``swizzle_len`` (none = 0 ... 128B = 3).
+SWIZZLE_MODES = ("none", "32B", "64B", "128B")
+#: Width of one swizzle row in bytes (16 without a swizzle: one 16-byte chunk); 8 such rows make the repeat.
+SWIZZLE_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128}
+#: Hardware swizzles keep 16-byte chunks whole and XOR 8 rows: ``atom_len`` 3 over 16-byte units.
+SWIZZLE_CHUNK_BYTES = 16
+SWIZZLE_ATOM_LEN = 3
+
+
+def bank_of(byte_address):
+    """The shared-memory bank of a byte address (an int or an integer numpy array).
+
+    Example:
+        >>> bank_of(4 * 33), bank_of(np.array([0, 6, 128])).tolist()
+        (1, [0, 1, 0])
+    """
+    return byte_address // WORD_BYTES % BANKS
+
+
+def dtype_bytes(dtype) -> int:
+    """Bytes per element of ``dtype``; ``ValueError`` for sub-byte or unknown types.
+
+    Example:
+        >>> dtype_bytes("float16"), dtype_bytes("uint8")
+        (2, 1)
+    """
+    try:
+        bits = tvm.runtime.DataType(str(dtype)).bits
+    except Exception as err:  # TVM raises its own error type for unknown names
+        raise ValueError(f"unknown dtype {dtype!r}") from err
+    if bits % 8:
+        raise ValueError(f"dtype {dtype!r} has {bits} bits; a layout addresses whole bytes")
+    return bits // 8
+
+
+def _per_element(dtype) -> int:
+    """log2 of the elements in one 16-byte chunk: the ``per_element`` of every hardware swizzle of ``dtype``."""
+    size = dtype_bytes(dtype)
+    if size > SWIZZLE_CHUNK_BYTES:
+        raise ValueError(f"dtype {dtype!r} is wider than a 16-byte swizzle chunk")
+    return (SWIZZLE_CHUNK_BYTES // size).bit_length() - 1
+
+
+def swizzle_for_mode(mode: str, dtype) -> SwizzleLayout | None:
+    """The ``SwizzleLayout`` that hardware swizzle ``mode`` applies to ``dtype`` element addresses (``None`` for
+    "none"): 16-byte chunks kept whole, the mode's ``swizzle_len`` row bits XOR-ed in, atom length 3.
+
+    Example:
+        >>> swizzle_for_mode("128B", "float16"), swizzle_for_mode("32B", "float32")
+        (SwizzleLayout(3, 3, 3), SwizzleLayout(2, 1, 3))
+    """
+    if mode not in SWIZZLE_MODES:
+        raise ValueError(f"unknown swizzle mode {mode!r}; expected one of {SWIZZLE_MODES}")
+    if mode == "none":
+        return None
+    return SwizzleLayout(_per_element(dtype), SWIZZLE_MODES.index(mode), SWIZZLE_ATOM_LEN)
+
+
+def mode_of_swizzle(swizzle: SwizzleLayout | None, dtype) -> str:
+    """The hardware swizzle mode a ``SwizzleLayout`` of ``dtype`` elements is (the inverse of
+    :func:`swizzle_for_mode`); ``ValueError`` when it is none of them.
+
+    Example:
+        >>> mode_of_swizzle(SwizzleLayout(3, 2, 3), "bfloat16")
+        '64B'
+    """
+    if swizzle is None or swizzle.swizzle_len == 0:
+        return "none"
+    per_element = _per_element(dtype)
+    if (not swizzle.swizzle_inner or swizzle.atom_len != SWIZZLE_ATOM_LEN or swizzle.per_element != per_element
+            or swizzle.swizzle_len >= len(SWIZZLE_MODES)):
+        raise ValueError(f"{swizzle!r} is no hardware swizzle mode for {dtype} (those are SwizzleLayout({per_element}, "
+                         f"1..3, 3))")
+    return SWIZZLE_MODES[swizzle.swizzle_len]

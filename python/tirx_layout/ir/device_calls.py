@@ -1,0 +1,83 @@
+"""The device-side calls the lowering emits and the simulator executes, as TIR.
+
+* Helpers: each is a call of a small ``__device__`` CUDA function whose source rides in TVM's ``tirx.cuda.func_call``
+  intrinsic (the code generator prints every distinct helper once, above the kernel). Ours are named
+  ``tirx_layout_tcgen05_<what>``; the simulator recognises a call by that name alone. This module is the one home of
+  that naming convention.
+* CTA barriers: the intrinsics that synchronise every thread of a CTA.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+
+FUNC_CALL = "tirx.cuda.func_call"
+#: Every helper tirx_layout emits is named with this prefix.
+HELPER_PREFIX = "tirx_layout_tcgen05_"
+
+
+def helper_name(what: str) -> str:
+    """The CUDA name of helper ``what`` (``"ld_32x32b_x4"``, ``"alloc"``, ...).
+
+    Example:
+        >>> helper_name("wait_ld")
+        'tirx_layout_tcgen05_wait_ld'
+    """
+    return HELPER_PREFIX + what
+
+
+def helper_call(what: str, source: str, *args):
+    """An ``Evaluate`` of helper ``what`` (CUDA ``source``) with ``args``.
+
+    Example:
+        >>> "tirx_layout_tcgen05_wait_ld" in str(helper_call("wait_ld", ""))
+        True
+    """
+    return tirx.Evaluate(tvm.tirx.call_intrin("void", FUNC_CALL, helper_name(what), *args, source))
+
+
+def called_helper(node) -> tuple[str, list] | None:
+    """``(what, arguments)`` of a call of one of our helpers (an ``Evaluate`` or the call itself), else ``None``.
+
+    Example:
+        >>> what, args = called_helper(helper_call("dealloc", "", 0, 32))
+        >>> what, [int(a) for a in args]
+        ('dealloc', [0, 32])
+    """
+    value = node.value if isinstance(node, tirx.Evaluate) else node
+    # The op is registered as tirx.cuda.func_call; printers and older passes may spell the namespace prim.
+    if not (isinstance(value, tvm.ir.Call) and getattr(value.op, "name", "").partition(".")[2] == "cuda.func_call"):
+        return None
+    name = value.args[0]
+    if not isinstance(name, tvm.ir.StringImm) or not str(name.value).startswith(HELPER_PREFIX):
+        return None
+    return str(name.value)[len(HELPER_PREFIX) :], list(value.args[1:-1])
+
+
+#: The TIR intrinsics that are a barrier of the whole CTA.
+CTA_BARRIERS = ("tirx.cuda.cta_sync", "tirx.tvm_storage_sync", "tirx.cuda.__syncthreads")
+
+
+def cta_barrier():
+    """An ``Evaluate`` of a CTA-wide barrier (``__syncthreads()``).
+
+    Example:
+        >>> is_cta_barrier(cta_barrier())
+        True
+    """
+    return tirx.Evaluate(tvm.tirx.call_intrin("", CTA_BARRIERS[0]))
+
+
+def is_cta_barrier(node) -> bool:
+    """Whether ``node`` (an ``Evaluate`` or a call) is a CTA-wide barrier, whichever namespace spells it.
+
+    Example:
+        >>> is_cta_barrier(tvm.tirx.Evaluate(0))
+        False
+    """
+    value = node.value if isinstance(node, tirx.Evaluate) else node
+    if not isinstance(value, tvm.ir.Call):
+        return False
+    name = getattr(value.op, "name", "").partition(".")[2]
+    return name in {b.partition(".")[2] for b in CTA_BARRIERS}

@@ -1,0 +1,82 @@
+"""What a lowered host function hands to its device kernel: for each argument of the kernel launch
+(``call_ffi_kernel``), which parameter of the original kernel it is, found by following the host code's own data
+flow (buffer declarations and bindings) back to the packed argument it was read from."""
+
+from __future__ import annotations
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from .rewrite import walk
+
+
+def _op_name(call) -> str:
+    return getattr(call.op, "name", "").partition(".")[2]
+
+
+def _launches(func, kernel_symbol: str) -> list:
+    found = []
+
+    def on_call(call):
+        if _op_name(call) == "call_ffi_kernel" and str(call.args[0].value) == kernel_symbol:
+            found.append(call)
+
+    walk(func.body, [(tvm.ir.Call, on_call)])
+    return found
+
+
+def launch_arguments(host, kernel_symbol: str) -> list[int | None]:
+    """For each argument of the launch of ``kernel_symbol`` in ``host`` (a lowered host ``PrimFunc`` with the packed
+    calling convention, or a module of them), the index of the kernel parameter it carries, or ``None`` for a value
+    that comes from no parameter (a launch extent, a constant).
+
+    Example: for ``double(A, B)`` lowered by ``tvm.tirx.build``, the launch ``call_ffi_kernel("double_kernel",
+    A.data, B.data, 2, 32)`` gives ``[0, 1, None, None]``.
+    """
+    functions = list(host.functions.values()) if isinstance(host, tvm.IRModule) else [host]
+    launching = [f for f in functions if isinstance(f, tirx.PrimFunc) and _launches(f, kernel_symbol)]
+    if len(launching) != 1:
+        raise ValueError(f"{len(launching)} host functions launch {kernel_symbol}; expected one")
+    host_func = launching[0]
+    if len(host_func.params) < 2:
+        raise ValueError("the host function does not take packed arguments (self, args, num_args, ...)")
+    packed = host_func.params[1]
+    bound: dict = {}  # var -> the expression it is bound to
+    declared: dict = {}  # buffer -> the data expression of its declaration
+
+    def on_bind(stmt):
+        bound[stmt.var] = stmt.value
+
+    def on_decl(stmt):
+        declared[stmt.buffer] = stmt.data
+
+    walk(host_func.body, [(tirx.Bind, on_bind), (tirx.DeclBuffer, on_decl)])
+    launches = _launches(host_func, kernel_symbol)
+    if len(launches) != 1:
+        raise ValueError(f"the host function launches {kernel_symbol} {len(launches)} times; expected once")
+
+    def sources(expr, seen) -> set[int]:
+        """The packed-argument indices ``expr`` reads (``tvm_struct_get(args, i, ...)``), through bindings."""
+        found: set[int] = set()
+
+        def on_var(var):
+            if var in bound and not any(var.same_as(s) for s in seen):
+                found.update(sources(bound[var], (*seen, var)))
+
+        def on_get(call):
+            if _op_name(call) == "tvm_struct_get" and call.args[0].same_as(packed):
+                found.add(int(call.args[1]))
+            elif _op_name(call) == "buffer_data" and call.args[0] in declared:
+                found.update(sources(declared[call.args[0]], seen))
+
+        tvm_ffi.structural_walk(expr, [(tirx.Var, on_var), (tvm.ir.Call, on_get)])
+        return found
+
+    out = []
+    for arg in launches[0].args[1:]:
+        found = sources(arg, ())
+        if len(found) > 1:
+            raise ValueError(f"launch argument {arg} of {kernel_symbol} reads several parameters {sorted(found)}")
+        out.append(found.pop() if found else None)
+    return out

@@ -1,0 +1,202 @@
+"""Compile example kernels for sm_100a and report on them: the CUDA lines worth reading, whether nvcc assembles the
+source, and whether the simulator's output equals numpy's. The main job (``./dev.sh demo``) prints this report for
+every kernel in ``examples/``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import sim
+from ..sim import numpy_dtype
+from ..transform import build
+
+# Lines of a kernel that show what the layouts turned into: shared-memory declarations and accesses, barriers,
+# inline PTX and vector accesses.
+_INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|cta_sync|__syncthreads|uint4|float4|uint2|_ptr\[\d+\];")
+
+
+class KernelTable(Mapping):
+    """Kernels by name, each entry ``(PrimFunc, expected(input) -> output)`` made the first time it is looked up:
+    listing an example module's kernels (what a test collection does) builds none of them.
+
+    Example:
+        >>> table = KernelTable()
+        >>> table.add("twice", lambda a: 2 * a, str, 42)  # built by str(42) when first asked for
+        >>> list(table), table["twice"][0]
+        (['twice'], '42')
+    """
+
+    def __init__(self):
+        self._makers: dict[str, Callable[[], tuple]] = {}
+        self._made: dict[str, tuple] = {}
+
+    def add(self, name: str, expected: Callable, build: Callable, *args, **kwargs) -> None:
+        """Add kernel ``name``, built as ``build(*args, **kwargs)`` and checked against ``expected``."""
+        self.add_entry(name, lambda: (build(*args, **kwargs), expected))
+
+    def add_entry(self, name: str, make: Callable[[], tuple]) -> None:
+        """Add kernel ``name`` whose whole entry ``make()`` returns."""
+        if name in self._makers:
+            raise ValueError(f"kernel {name!r} is in the table twice")
+        self._makers[name] = make
+
+    def __getitem__(self, name: str) -> tuple:
+        if name not in self._made:
+            self._made[name] = self._makers[name]()
+        return self._made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+def load_example_module(path: str | Path):
+    """The Python module at ``path`` (an example file), imported under ``tirx_layout_examples.<stem>``.
+
+    Example: ``load_example_module("examples/tile_copies.py").FRAGMENTS`` are that example's fragment layouts.
+    """
+    path = Path(path)
+    spec = importlib.util.spec_from_file_location(f"tirx_layout_examples.{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelTable:
+    """Every ``KERNELS`` entry of the modules in ``directory``: name -> (PrimFunc, expected(input) -> output), each
+    built when first looked up. With ``showcase_only``, only those a module lists in ``SHOWCASE`` (all of them when
+    it has no such list).
+
+    Example:
+        >>> len(load_examples("/nonexistent"))
+        0
+    """
+    kernels = KernelTable()
+    for module in map(load_example_module, sorted(Path(directory).glob("*.py"))):
+        found = getattr(module, "KERNELS", {})
+        wanted = getattr(module, "SHOWCASE", list(found)) if showcase_only else list(found)
+        for name in wanted:
+            kernels.add_entry(name, lambda found=found, name=name: found[name])
+    return kernels
+
+
+def kernel_source(cuda: str) -> str:
+    """The ``__global__`` function definition(s) of generated CUDA, without the header TVM prepends.
+
+    Example:
+        >>> kernel_source('#include <x>\\nextern "C" __global__ void k();\\nextern "C" __global__ void k() {}')
+        'extern "C" __global__ void k() {}'
+    """
+    return cuda[cuda.rindex('extern "C" __global__') :].strip()
+
+
+def interesting_lines(cuda: str) -> list[str]:
+    """The kernel lines that show the layouts at work (shared declarations and accesses, barriers, PTX).
+
+    Example:
+        >>> interesting_lines('extern "C" __global__ void k() {\\n  __shared__ float S[4];\\n  int x = 1;\\n}')
+        ['__shared__ float S[4];']
+    """
+    return [line.strip() for line in kernel_source(cuda).splitlines()[1:] if _INTERESTING.search(line)]
+
+
+def find_nvcc() -> str | None:
+    """Path of nvcc, or ``None``.
+
+    Example:
+        >>> find_nvcc() is None or find_nvcc().endswith("nvcc")
+        True
+    """
+    return shutil.which("nvcc") or next(
+        (p for p in ("/usr/local/cuda/bin/nvcc",) if Path(p).exists()), None
+    )
+
+
+def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
+    """``(ok, messages)`` from ``nvcc -arch=<arch> -cubin`` on the source; ``None`` where nvcc is not installed.
+
+    Example:
+        >>> nvcc_assembles('extern "C" __global__ void k() {}') in (None, (True, ""))
+        True
+    """
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "kernel.cu"
+        source.write_text(cuda)
+        done = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(source)],
+                              capture_output=True, text=True, timeout=600)
+    return done.returncode == 0, done.stderr.strip()
+
+
+def sample_input(kernel) -> np.ndarray:
+    """A deterministic input for a kernel's first parameter, exactly representable in every float type.
+
+    Example:
+        ``sample_input(kernel)`` for a kernel whose first parameter is ``T.Buffer((2, 3), "float16")`` is
+        ``[[-30, -23, -16], [-9, -2, 5]]`` in float16.
+    """
+    param = kernel.params[0]
+    shape = tuple(int(e) for e in param.shape)
+    values = (np.arange(int(np.prod(shape))) * 7 % 61 - 30).reshape(shape)
+    return values.astype(numpy_dtype(param.dtype))
+
+
+@dataclass
+class KernelReport:
+    """What :func:`report` found for one kernel."""
+
+    name: str
+    cuda: str
+    assembled: tuple[bool, str] | None
+    matches: bool
+    written_once: bool
+
+    @property
+    def ok(self) -> bool:
+        """Whether nvcc (where installed) and the simulator are both satisfied."""
+        return self.matches and self.written_once and (self.assembled is None or self.assembled[0])
+
+    def verdict(self) -> str:
+        """nvcc's and the simulator's verdicts, in one line."""
+        nvcc = "nvcc not installed" if self.assembled is None else ("nvcc -arch=sm_100a: ok" if self.assembled[0]
+                                                                    else f"nvcc FAILED: {self.assembled[1]}")
+        verdict = "output equals numpy" if self.matches else "OUTPUT DIFFERS from numpy"
+        once = "every output element written once" if self.written_once else "SOME ELEMENTS WRITTEN 0 OR 2+ TIMES"
+        return f"{nvcc}; simulator: {verdict}, {once}"
+
+    def __str__(self) -> str:
+        lines = "\n".join("    " + line for line in interesting_lines(self.cuda))
+        return f"== {self.name} ==\n{lines}\n  {self.verdict()}"
+
+
+def report(name: str, kernel, expected, arch: str = "sm_100a") -> KernelReport:
+    """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` and compare with ``expected``
+    (the second parameter's value, or ``{output name: value}`` for several outputs).
+
+    Example:
+        ``print(report("staging", kernel, lambda a: a.T))`` prints the kernel's shared-memory lines and the verdicts.
+    """
+    cuda = build(kernel, arch).imports[0].inspect_source()
+    a = sample_input(kernel)
+    result = sim.run(kernel, [a], arch)
+    wanted = expected(a)
+    if not isinstance(wanted, dict):  # one output: the second parameter
+        wanted = {kernel.params[1].name: wanted}
+    matches = all(np.array_equal(result[n].astype(np.float64), np.asarray(w).astype(np.float64))
+                  for n, w in wanted.items())
+    written_once = all(bool((result.writes[n] == 1).all()) for n in wanted)
+    return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once)

@@ -1,0 +1,404 @@
+"""The plan of one ``T.tile_copy``: its operands, who moves which elements, and with which accesses.
+
+Everything a copy decides is decided here, once: the operand kinds, the vector width, the order vectors are dealt
+to threads, the guards. LowerTileOps emits TIR from a plan by calling its formulas with the kernel's thread index
+and loop variables; the inference cost model counts a plan's memory instructions by calling the *same* formulas
+with numpy arrays of thread ids and loop steps. So the two cannot drift apart.
+
+Operands (:func:`operand`):
+
+* :class:`MemoryOperand` — a region of a global or shared buffer, laid out by its layout (row-major without one),
+  reached through a flat view of its storage (``<name>_flat``, which LowerLayoutAccess later points at the flat
+  buffer it makes);
+* :class:`FragmentOperand` — a whole register fragment (a layout with thread axes), seen as each thread's slots;
+* :class:`TmemOperand` — a region of a tensor-memory buffer, reached by ``tcgen05`` instructions only
+  (``transform/tmem/``).
+
+Plans: :class:`MemoryCopy` (memory to memory: vectors dealt round-robin to the threads of the copy's scope, in the
+storage order of a shared side when it has one, so that consecutive lanes touch consecutive shared addresses),
+:class:`FragmentCopy` (between a fragment and memory: each thread walks its own slots, the fragment layout's inverse
+says which element a (thread, slot) holds), :class:`RegisterCopy` (fragment to fragment with the same placement:
+slot by slot). Vectors are the widest of 16, 8 or 4 bytes contiguous and aligned on both sides (inside one swizzle
+chunk for a swizzled layout, checked on the layout's whole address table).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import tvm
+
+from ..analysis.fragments import fragment_vector_ok, same_placement
+from ..hw.memory import VECTOR_BYTES, dtype_bytes
+from ..hw.tcgen05 import TMEM_SCOPE
+from ..hw.threads import LEVEL_THREADS, thread_axis_place
+from ..ir.rewrite import DeclBuffer
+from ..layout import ComposeLayout, TileLayout
+from ..layout.indexing import all_of, unflatten
+from ..layout.inverse import PlaceInverse
+from ..layout.placement import layout_threads, slot_count, storage_addresses, storage_extent, tail_padded
+
+
+def _static(expr) -> int | None:
+    if isinstance(expr, int):
+        return expr
+    if isinstance(expr, tvm.tirx.IntImm):
+        return int(expr.value)
+    return None
+
+
+@dataclass
+class LayoutTables:
+    """Address tables of (layout, shape) pairs, kept for the life of one analysis (a pass run, an inference): a
+    search revisits the same candidate layouts many times. Keyed by the layout objects (structurally hashed)."""
+
+    tables: dict = field(default_factory=dict)
+
+    def get(self, layout, shape: tuple, compute):
+        key = (layout, shape)
+        if key not in self.tables:
+            self.tables[key] = compute()
+        return self.tables[key]
+
+
+# ---- operands ---------------------------------------------------------------------------------------------------
+
+
+class Operand:
+    """One side of a copy: a region of a buffer and the buffer's layout (``None``: row-major)."""
+
+    def __init__(self, region, layout, role: str):
+        self.region = region
+        self.buffer = region.source
+        self.role = role
+        self.layout = layout
+        self.shape = tuple(int(e) for e in self.buffer.shape)
+        # Static begins as Python ints (so numpy evaluation can add them), symbolic ones as expressions.
+        self.begins = [b if (b := _static(r.min)) is not None else r.min for r in region.region]
+        self.extents = [_static(r.extent) for r in region.region]
+        if any(e is None for e in self.extents):
+            raise ValueError(f"the {role} region of {self.buffer.name} has a symbolic extent: {region}")
+        self.dtype = str(self.buffer.dtype)
+        self.element_bytes = dtype_bytes(self.dtype)
+
+    def __str__(self) -> str:
+        where = f"layout {self.layout}" if self.layout is not None else "row-major"
+        return f"{self.buffer.name} ({self.buffer.scope()}, {where})"
+
+    @property
+    def tile_shape(self) -> tuple:
+        """The region's extents without its unit dimensions: what must match between the two sides."""
+        return tuple(e for e in self.extents if e != 1)
+
+    @property
+    def static_begins(self) -> bool:
+        return all(isinstance(b, int) for b in self.begins)
+
+
+class _Viewed(Operand):
+    """An operand reached through a flat view of ``extent`` elements of its buffer's storage."""
+
+    extent: int
+
+    def _make_view(self):
+        self.view = tvm.tirx.decl_buffer((self.extent,), self.dtype, f"{self.buffer.name}_flat",
+                                         scope=self.buffer.scope(), layout=None)
+
+    def declaration(self):
+        """The ``DeclBuffer`` of the flat view, to put before the accesses."""
+        return DeclBuffer(self.view, data=self.buffer.data)
+
+
+class MemoryOperand(_Viewed):
+    """A region of a global or shared buffer (see the module docstring)."""
+
+    def __init__(self, region, layout, role: str, tables: LayoutTables | None = None):
+        super().__init__(region, layout, role)
+        self._tables = tables or LayoutTables()
+        self.extent = storage_extent(layout) if layout is not None else math.prod(self.shape)
+        self._make_view()
+
+    def addresses(self, local_coords, every_replica: bool) -> list:
+        """Flat storage addresses of the region element at ``local_coords`` (ints, numpy arrays or PrimExprs),
+        one per replica when asked."""
+        coords = [b + c for b, c in zip(self.begins, local_coords, strict=True)]
+        return storage_addresses(self.layout, self.shape, coords, every_replica)
+
+    def address_tables(self) -> list[np.ndarray]:
+        """Addresses of every element of the whole buffer, one array per replica, in the buffer's shape."""
+
+        def compute():
+            grids = np.meshgrid(*[np.arange(e) for e in self.shape], indexing="ij")
+            places = storage_addresses(self.layout, self.shape, grids, every_replica=True)
+            return [np.broadcast_to(np.asarray(a), self.shape) for a in places]
+
+        return self._tables.get(self.layout, self.shape, compute)
+
+    def vector_ok(self, v: int) -> bool:
+        """Whether every aligned run of ``v`` elements along the last dimension is contiguous and aligned in
+        storage (for every replica), and the region starts and ends on such runs."""
+        if self.shape[-1] % v or self.extents[-1] % v:
+            return False
+        begin = self.begins[-1]
+        if not isinstance(begin, int) or begin % v:
+            return False
+        for table in self.address_tables():
+            runs = table.reshape((*self.shape[:-1], self.shape[-1] // v, v))
+            if (runs[..., 0] % v).any() or (runs - runs[..., :1] != np.arange(v)).any():
+                return False
+        return True
+
+    def storage_order(self):
+        """For a whole shared buffer whose layout fills its storage exactly: a function from a storage address to
+        the logical (row-major) index of the element there (ints, arrays or PrimExprs); else ``None``. Dealing
+        vectors in storage order makes consecutive lanes touch consecutive shared addresses, which no swizzle or
+        interleaving can make conflict, while the other side still gets whole aligned vectors."""
+        layout = self.layout
+        if self.buffer.scope() != "shared" or layout is None or tuple(self.extents) != self.shape:
+            return None
+        swizzle, tile = (layout.swizzle, layout.tile_layout) if isinstance(layout, ComposeLayout) else (None, layout)
+        if not isinstance(tile, TileLayout) or tile.replica or tile.size() != self.extent:
+            return None
+        try:
+            inverse = PlaceInverse(tile)
+        except ValueError:
+            return None
+        if set(inverse.axes) - {"m"} or not inverse.covered("m", self.extent).all():
+            return None
+        if swizzle is None:
+            return lambda address: inverse.flat_index({"m": address})
+        period = np.arange(swizzle.size())
+        if (swizzle.apply(swizzle.apply(period)) != period).any():
+            return None  # not its own inverse: keep logical order
+        return lambda address: inverse.flat_index({"m": swizzle.apply(address)})
+
+
+class FragmentOperand(_Viewed):
+    """A whole register fragment, seen as each thread's ``slot_count`` slots."""
+
+    def __init__(self, region, layout, role: str):
+        super().__init__(region, layout, role)
+        if not isinstance(layout, TileLayout):
+            raise ValueError(f"register fragment {self.buffer.name} needs a TileLayout, got {layout!r}")
+        if any(b != 0 for b in self.begins) or tuple(self.extents) != self.shape:
+            raise ValueError(f"a register fragment is copied whole: {self.buffer.name} has shape {self.shape}, "
+                             f"the {role} is {region}")
+        self.extent = slot_count(layout)
+        self.padded = tail_padded(layout, self.shape)
+        self._make_view()
+
+    def vector_ok(self, v: int) -> bool:
+        """Whether each aligned run of ``v`` elements sits in ``v`` aligned consecutive slots of one thread."""
+        if self.padded:  # a tail layout: runs along the padded flat index, which must not cross rows
+            return self.shape[-1] % v == 0 and fragment_vector_ok(self.layout, (int(self.layout.size()),), v)
+        return fragment_vector_ok(self.layout, self.shape, v)
+
+
+class TmemOperand(Operand):
+    """A region of a tensor-memory buffer: reached by ``tcgen05`` instructions, never through a view."""
+
+
+def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None) -> Operand:
+    """The operand a copy region is, given every buffer's layout (``layouts``: buffer -> layout).
+
+    Example:
+        >>> import tvm
+        >>> A = tvm.tirx.decl_buffer((8, 8), "float32", "A")
+        >>> str(operand(A[0:8, 0:4], {}, "source")), operand(A[0:8, 0:4], {}, "source").tile_shape
+        ('A (global, row-major)', (8, 4))
+    """
+    buffer = region.source
+    layout = layouts.get(buffer)
+    if buffer.scope() == TMEM_SCOPE:
+        return TmemOperand(region, layout, role)
+    if layout is not None and layout_threads(layout):
+        return FragmentOperand(region, layout, role)
+    return MemoryOperand(region, layout, role, tables)
+
+
+def vector_width(dst: Operand, src: Operand) -> int:
+    """Elements per access: the widest of 16/8/4 bytes both sides allow, else 1.
+
+    Example:
+        >>> import tvm
+        >>> A, B = (tvm.tirx.decl_buffer((8, 8), "float16", n) for n in "AB")
+        >>> vector_width(operand(B[0:8, 0:8], {}, "destination"), operand(A[0:8, 0:8], {}, "source"))
+        8
+    """
+    for nbytes in VECTOR_BYTES:
+        v = nbytes // dst.element_bytes
+        if v > 1 and nbytes % dst.element_bytes == 0 and dst.vector_ok(v) and src.vector_ok(v):
+            return v
+    return 1
+
+
+# ---- plans ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Access:
+    """One vector access of a plan step: the operand, the storage address of its first element (an int, array or
+    PrimExpr) and the vector length."""
+
+    operand: _Viewed
+    address: object
+
+
+@dataclass
+class Step:
+    """What one thread does in one step of a plan: a load, the stores of the loaded value (one per replica place),
+    and the conditions under which it does anything, innermost first (all must hold)."""
+
+    load: Access
+    stores: list[Access]
+    guards: list = field(default_factory=list)
+
+    def active(self):
+        """Whether the step happens: the conjunction of its guards (``True`` without any)."""
+        return all_of(self.guards)
+
+
+class MemoryCopy:
+    """Memory to memory: the tile cut into ``v``-element vectors, dealt round-robin to the ``size`` threads of the
+    copy's scope (``rounds`` rounds, the last one guarded when they do not divide)."""
+
+    def __init__(self, dst: MemoryOperand, src: MemoryOperand, v: int, scope: str, cta_threads: int):
+        self.dst, self.src, self.v = dst, src, v
+        self.cta_threads = cta_threads
+        self.size = cta_threads if scope == "cta" else LEVEL_THREADS[scope]
+        if self.size > cta_threads:
+            raise ValueError(f"a {scope}-scope tile_copy needs {self.size} threads; the kernel has {cta_threads}")
+        self.units = math.prod(src.tile_shape) // v
+        self.rounds = -(-self.units // self.size)
+        # The side dealt in storage order is addressed by the storage index itself, not through its layout.
+        self.ordered, self._order = None, None
+        for side in (dst, src):
+            order = side.storage_order()
+            if order is not None:
+                self.ordered, self._order = side, order
+                break
+
+    def thread_in_scope(self, tid):
+        return tid if self.size == self.cta_threads else tid % self.size
+
+    def step(self, round_, tid) -> Step:
+        """Round ``round_`` of CTA thread ``tid``."""
+        unit = round_ * self.size + self.thread_in_scope(tid)
+        flat = unit * self.v if self._order is None else self._order(unit * self.v)
+        if self.ordered is self.src:
+            load = Access(self.src, unit * self.v)
+        else:
+            load = Access(self.src, self.src.addresses(unflatten(flat, self.src.extents), every_replica=False)[0])
+        if self.ordered is self.dst:
+            stores = [Access(self.dst, unit * self.v)]
+        else:
+            local = unflatten(flat, self.dst.extents)
+            stores = [Access(self.dst, a) for a in self.dst.addresses(local, every_replica=True)]
+        return Step(load, stores, [unit < self.units] if self.units % self.size else [])
+
+
+class FragmentCopy:
+    """Between a register fragment and memory: each thread walks its slots ``v`` at a time; the fragment layout's
+    inverse says which element a (thread, slot) holds. Replicas over threads all load and only replica 0 stores;
+    slots past the buffer's end (a tail layout) and places no element reaches (holes) do nothing."""
+
+    def __init__(self, fragment: FragmentOperand, memory: MemoryOperand, storing: bool, v: int, cta_threads: int):
+        self.fragment, self.memory, self.storing, self.v = fragment, memory, storing, v
+        self.cta_threads = cta_threads
+        self.slots = fragment.extent // v
+        self.inverse = PlaceInverse(fragment.layout)
+        self.thread_axes = [axis for axis in self.inverse.axes if axis != "m"]
+        for axis in self.thread_axes:
+            extent = thread_axis_place(axis, 0, cta_threads)[1]
+            if self.inverse.reach(axis) > extent:
+                raise ValueError(f"register fragment {fragment.buffer.name} uses {axis} up to "
+                                 f"{self.inverse.reach(axis) - 1} but the kernel has {extent} places on it "
+                                 f"({cta_threads} threads)")
+        self.holes = any(
+            not self.inverse.covered(axis, fragment.extent if axis == "m" else thread_axis_place(axis, 0, cta_threads)[1]).all()
+            for axis in self.inverse.axes
+        )
+
+    def places(self, slot, tid) -> dict:
+        """The fragment places of slot vector ``slot`` of CTA thread ``tid``: ``{"m": slot * v, axis: ...}``."""
+        places = {"m": slot * self.v}
+        for axis in self.thread_axes:
+            places[axis] = thread_axis_place(axis, tid, self.cta_threads)[0]
+        return places
+
+    def step(self, slot, tid) -> Step:
+        """Slot vector ``slot`` of CTA thread ``tid``."""
+        places = self.places(slot, tid)
+        flat = self.inverse.flat_index(places)
+        local = unflatten(flat, self.memory.extents)
+        register = Access(self.fragment, places["m"])
+        if self.storing:
+            stores = [Access(self.memory, a) for a in self.memory.addresses(local, every_replica=True)]
+            step = Step(register, stores)
+            # A value held by several threads (or slots) is stored by replica 0 only.
+            replicas = [d == 0 for d in self.inverse.replica_digits(places) if not isinstance(d, int)]
+            if replicas:
+                step.guards.append(all_of(replicas))
+        else:
+            step = Step(Access(self.memory, self.memory.addresses(local, every_replica=False)[0]), [register])
+        if self.fragment.padded:  # tail predicate: places past the buffer's last element hold nothing
+            step.guards.append(flat < math.prod(self.fragment.shape))
+        if self.holes:
+            step.guards.append(self.inverse.holds(places))
+        return step
+
+
+class RegisterCopy:
+    """Fragment to fragment: the same placement on both sides (anything else would move data between threads),
+    so each thread copies its slots ``v`` at a time."""
+
+    def __init__(self, dst: FragmentOperand, src: FragmentOperand, v: int, cta_threads: int):
+        if dst.layout != src.layout and not same_placement(dst.layout, src.layout, dst.shape, cta_threads):
+            raise ValueError(f"tile_copy between register fragments with different layouts ({src} to {dst}) would "
+                             "move data between threads; copy through shared memory instead")
+        self.dst, self.src, self.v = dst, src, v
+        self.slots = dst.extent // v
+
+    def step(self, slot, tid) -> Step:
+        """Slot vector ``slot`` of any thread."""
+        return Step(Access(self.src, slot * self.v), [Access(self.dst, slot * self.v)])
+
+
+def check_operands(dst: Operand, src: Operand) -> None:
+    """``ValueError`` unless the two sides of a copy have one dtype and one tile shape.
+
+    Example:
+        >>> import tvm
+        >>> A, B = tvm.tirx.decl_buffer((8,), "float16", "A"), tvm.tirx.decl_buffer((8,), "float32", "B")
+        >>> check_operands(operand(B[0:8], {}, "destination"), operand(A[0:8], {}, "source"))
+        Traceback (most recent call last):
+        ...
+        ValueError: tile_copy from A (global, row-major) to B (global, row-major): dtypes differ (float16 vs float32)
+    """
+    if dst.dtype != src.dtype:
+        raise ValueError(f"tile_copy from {src} to {dst}: dtypes differ ({src.dtype} vs {dst.dtype})")
+    if dst.tile_shape != src.tile_shape:
+        raise ValueError(f"tile_copy from {src} to {dst}: region shapes {src.extents} and {dst.extents} differ")
+
+
+def plan_copy(dst: Operand, src: Operand, scope: str, cta_threads: int):
+    """The plan of a copy between two operands that are not tensor memory (see the module docstring).
+
+    Example:
+        >>> import tvm
+        >>> A, B = (tvm.tirx.decl_buffer((8, 64), "float16", n) for n in "AB")
+        >>> plan = plan_copy(operand(B[0:8, 0:64], {}, "destination"), operand(A[0:8, 0:64], {}, "source"), "cta", 32)
+        >>> type(plan).__name__, plan.v, plan.rounds
+        ('MemoryCopy', 8, 2)
+    """
+    check_operands(dst, src)
+    v = vector_width(dst, src)
+    if isinstance(dst, FragmentOperand) and isinstance(src, FragmentOperand):
+        return RegisterCopy(dst, src, v, cta_threads)
+    if isinstance(src, FragmentOperand):
+        return FragmentCopy(src, dst, True, v, cta_threads)
+    if isinstance(dst, FragmentOperand):
+        return FragmentCopy(dst, src, False, v, cta_threads)
+    return MemoryCopy(dst, src, v, scope, cta_threads)

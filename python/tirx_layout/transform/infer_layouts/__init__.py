@@ -1,0 +1,40 @@
+"""InferLayouts: layouts for the buffers a kernel's tile copies use and its author left open (``infer``), chosen
+among ``candidates`` by the ``cost_model`` of the copies' plans; the tensor-memory strict rules (``tmem_rules``)
+register themselves here."""
+
+from . import tmem_rules
+from .candidates import fragment_candidates, shared_candidates
+from .cost_model import COST_MODELS, DEFAULT_COST_MODEL, Cost, copy_cost
+from .infer import (
+    STRICT_RULES,
+    CopyOp,
+    Decision,
+    InferLayouts,
+    LayoutConflict,
+    explain_layouts,
+    infer,
+    infer_layouts,
+    register_strict_rule,
+)
+from .tmem_rules import tcgen05_cp_operand_rule, tcgen05_fragment_rule
+
+__all__ = [
+    "COST_MODELS",
+    "DEFAULT_COST_MODEL",
+    "STRICT_RULES",
+    "Cost",
+    "CopyOp",
+    "Decision",
+    "InferLayouts",
+    "LayoutConflict",
+    "copy_cost",
+    "explain_layouts",
+    "fragment_candidates",
+    "infer",
+    "infer_layouts",
+    "register_strict_rule",
+    "shared_candidates",
+    "tcgen05_cp_operand_rule",
+    "tcgen05_fragment_rule",
+    "tmem_rules",
+]

@@ -1,0 +1,66 @@
+"""The layouts inference tries for a buffer left without one: for a shared tile, the swizzle candidates of the bank
+analysis; for a register fragment, the usual thread partitions of its CTA."""
+
+from __future__ import annotations
+
+import math
+
+from ...analysis.bank_conflicts import swizzle_candidates
+from ...hw.constructors import wg_local_layout
+from ...hw.memory import VECTOR_BYTES, dtype_bytes
+from ...hw.threads import WARP_THREADS, WARPGROUP_THREADS
+from ...layout import S, TileLayout
+from ...layout.axis import laneid, tx, warpid
+from ...layout.indexing import row_major_strides
+
+
+def _tile(shape: list, strides: list) -> TileLayout:
+    """A TileLayout from (extent, stride) pairs, dropping extent-1 iters (so candidates print canonically)."""
+    kept = [(e, s) for e, s in zip(shape, strides, strict=True) if e != 1] or [(1, 1)]
+    return TileLayout(S[tuple(e for e, _ in kept):tuple(s for _, s in kept)])
+
+
+def fragment_candidates(shape, dtype, threads: int) -> list:
+    """Fragment layouts for a ``shape`` register tile over ``threads`` CTA threads, in preference order (see the
+    module docstring).
+
+    Example:
+        >>> [str(c) for c in fragment_candidates((229,), "float32", 128)]
+        ['S[(2, 4, 32):(1, 1@warpid, 1@laneid)]']
+    """
+    shape = tuple(int(e) for e in shape)
+    element = dtype_bytes(dtype)
+    warps = threads // WARP_THREADS
+    out = []
+    if len(shape) == 2 and shape[0] == threads <= WARPGROUP_THREADS:
+        out.append(wg_local_layout(shape[1], shape[0]))
+    if len(shape) == 2 and threads % WARP_THREADS == 0 and shape[0] == 8 * warps and shape[1] % 8 == 0:
+        out.append(_tile([8, warps, shape[1] // 8, 4, 2], [4 @ laneid, 1 @ warpid, 2, 1 @ laneid, 1]))
+    n = math.prod(shape)
+    for nbytes in (*VECTOR_BYTES, element):
+        v = max(nbytes // element, 1)
+        if shape[-1] % v:
+            continue
+        rounds = -(-n // (threads * v))
+        if threads % WARP_THREADS == 0:
+            out.append(_tile([rounds, warps, WARP_THREADS, v], [v, 1 @ warpid, 1 @ laneid, 1]))
+        else:  # a partial warp: lanes if one warp, else the CTA-wide thread index
+            axis = laneid if threads <= WARP_THREADS else tx
+            out.append(_tile([rounds, threads, v], [v, 1 @ axis, 1]))
+    unique = {}
+    for c in out:
+        unique.setdefault(str(c), c)
+    return list(unique.values())
+
+
+def shared_candidates(shape, dtype) -> list:
+    """Shared tile layouts to try: every swizzle candidate of a 2-D tile, else the row-major tile.
+
+    Example:
+        >>> [str(c) for c in shared_candidates((4, 4, 4), "float32")]
+        ['S[(4, 4, 4):(16, 4, 1)]']
+    """
+    shape = tuple(int(e) for e in shape)
+    if len(shape) == 2:
+        return swizzle_candidates(dtype, shape, search="all")
+    return [TileLayout(S[shape:tuple(row_major_strides(shape))])]

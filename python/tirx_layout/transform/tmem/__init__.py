@@ -1,0 +1,20 @@
+"""Tensor memory in LowerTileOps: TMEM allocations (``alloc``), ``tcgen05.ld/st`` between TMEM and register fragments
+(``ld_st``), ``tcgen05.cp`` from shared memory (``cp``), the thread-sync fences around barriers (``fences``) and the
+CUDA helpers with inline PTX they emit (``calls``). Layout inference reads which layouts these instructions can move
+(``fragment_for``, ``shared_operand_for``), so both passes share this package."""
+
+from .alloc import TmemLowering, allocation_columns, tmem_allocations
+from .cp import shared_operand_for
+from .fences import fence_barriers_between_accesses
+from .ld_st import TmemCopy, fragment_for, lower_tmem_fragment_copy
+
+__all__ = [
+    "TmemCopy",
+    "TmemLowering",
+    "allocation_columns",
+    "fence_barriers_between_accesses",
+    "fragment_for",
+    "lower_tmem_fragment_copy",
+    "shared_operand_for",
+    "tmem_allocations",
+]

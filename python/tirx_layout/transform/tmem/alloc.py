@@ -1,0 +1,151 @@
+"""TMEM allocations, and the dispatch of the tile copies that touch tensor memory.
+
+A TMEM buffer (``T.alloc_tmem(shape, dtype, layout=L)``, ``L`` on ``TLane``/``TCol``) becomes
+
+* a one-word shared slot ``<name>_taddr`` that ``tcgen05.alloc`` (warp 0) fills with the TMEM address, then
+  ``tcgen05.relinquish_alloc_permit`` after the kernel's last TMEM allocation, and a CTA barrier;
+* at the end of the allocation's scope: a barrier, then ``tcgen05.dealloc`` by warp 0;
+* in between, tcgen05 thread-sync fences around each barrier that separates asynchronous TMEM accesses
+  (:func:`~tirx_layout.transform.tmem.fences.fence_barriers_between_accesses`).
+
+The column count is the smallest power of two >= 32 covering the layout's 32-bit column span, replicas included
+(PTX ISA, tcgen05.alloc/dealloc). Copies between TMEM and a register fragment are ``tcgen05.ld/st`` (``ld_st``),
+from shared memory into TMEM ``tcgen05.cp`` (``cp``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+from tvm import tirx
+
+from ...hw.memory import dtype_bytes
+from ...hw.tcgen05 import MIN_ALLOC_COLUMNS, TMEM_COLUMNS, TMEM_LANES, TMEM_SCOPE
+from ...hw.threads import WARP_THREADS
+from ...ir.annotations import LAYOUT_KEY
+from ...ir.device_calls import cta_barrier
+from ...ir.rewrite import AllocBuffer, sequence, walk
+from ...layout import TileLayout
+from ..copy_plan import FragmentOperand, MemoryOperand, TmemOperand
+from . import calls
+from .cp import lower_shared_to_tmem
+from .fences import fence_barriers_between_accesses
+from .ld_st import layout_places, lower_tmem_fragment_copy
+
+
+def allocation_columns(layout, shape, dtype) -> int:
+    """The ``nCols`` of ``tcgen05.alloc`` for a TMEM buffer: a power of two >= 32 covering every 32-bit column the
+    layout touches (replicas included). ``ValueError`` if it needs more than 512 columns or 128 lanes.
+
+    Example:
+        >>> from tirx_layout import TileLayout, S, TLane, TCol
+        >>> allocation_columns(TileLayout(S[(2, 128, 112):(112@TCol, 1@TLane, 1@TCol)]), (2, 128, 112), "float32")
+        256
+    """
+    if not isinstance(layout, TileLayout):
+        raise ValueError(f"a TMEM buffer needs a TileLayout on TLane/TCol, got {layout!r}")
+    axes = {it.axis.name for it in (*layout.shard, *layout.replica)}
+    if not axes <= {"TLane", "TCol"}:
+        raise ValueError(f"TMEM layout {layout} uses axes {sorted(axes - {'TLane', 'TCol'})}; only TLane and TCol "
+                         "are tensor-memory coordinates")
+    shape = [int(e) for e in shape]
+    grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
+    places = layout_places(layout, grids, shape, every_replica=True)
+    lanes, cols = places.get("TLane", np.zeros(1, np.int64)), places.get("TCol", np.zeros(1, np.int64))
+    if lanes.min() < 0 or lanes.max() >= TMEM_LANES:
+        raise ValueError(f"TMEM layout {layout} reaches lanes {lanes.min()}..{lanes.max()}; TMEM has {TMEM_LANES}")
+    if dtype_bytes(dtype) > 4:
+        raise ValueError(f"TMEM holds 32-bit columns; dtype {dtype} is wider")
+    per_column = 4 // dtype_bytes(dtype)
+    if cols.min() < 0:
+        raise ValueError(f"TMEM layout {layout} has negative columns")
+    span = -(-(int(cols.max()) + 1) // per_column)
+    ncols = max(MIN_ALLOC_COLUMNS, 1 << (span - 1).bit_length())
+    if ncols > TMEM_COLUMNS:
+        raise ValueError(f"TMEM layout {layout} spans {span} 32-bit columns; TMEM has {TMEM_COLUMNS}")
+    return ncols
+
+
+
+
+def tmem_allocations(func) -> list:
+    """The ``AllocBuffer`` statements of TMEM buffers in ``func``, in program order.
+
+    Example: ``tmem_allocations(func)`` for a kernel with ``acc = T.alloc_tmem(...)`` is ``[AllocBuffer(acc)]``.
+    """
+    found = []
+
+    def on_alloc(stmt):
+        if stmt.buffer.scope() == TMEM_SCOPE:
+            found.append(stmt)
+
+    walk(func.body, [(AllocBuffer, on_alloc)])
+    return found
+
+
+class TmemLowering:
+    """Rewrites TMEM allocations and the tile copies that touch TMEM (see the module docstring)."""
+
+    def __init__(self, func, threads_of):
+        self.allocs = tmem_allocations(func)
+        self.slots, self.columns, self.addresses = {}, {}, {}
+        for stmt in self.allocs:
+            buffer = stmt.buffer
+            if LAYOUT_KEY not in stmt.annotations:
+                raise ValueError(f"TMEM buffer {buffer.name} needs a tirx_layout layout on TLane/TCol "
+                                 "(T.alloc_tmem(shape, dtype, layout=...))")
+            layout = stmt.annotations[LAYOUT_KEY]
+            self.columns[buffer] = allocation_columns(layout, buffer.shape, str(buffer.dtype))
+            self.slots[buffer] = tvm.tirx.decl_buffer((1,), "uint32", f"{buffer.name}_taddr", scope="shared")
+            # Read once after the allocation barrier: each tcgen05 helper is an asm volatile with a memory clobber,
+            # after which nvcc would load the slot again.
+            self.addresses[buffer] = tirx.Var(f"{buffer.name}_taddr", "uint32")
+        self.last = self.allocs[-1].buffer if self.allocs else None
+        self._threads_of = threads_of
+
+    def is_tmem(self, buffer) -> bool:
+        return any(buffer.same_as(b) for b in self.slots)
+
+    def taddr(self, buffer):
+        """The TMEM address of ``buffer``: a variable bound from its shared slot after the allocation barrier."""
+        return next(a for b, a in self.addresses.items() if b.same_as(buffer))
+
+    def copy(self, dst, src, scope: str = "cta"):
+        """The tcgen05 instructions of a tile copy with a TMEM side (``dst`` and ``src`` are the copy's operands)."""
+        if isinstance(dst, TmemOperand) and isinstance(src, TmemOperand):
+            raise ValueError(f"tile_copy from {src} to {dst}: TMEM to TMEM has no tcgen05 instruction")
+        tmem, other = (src, dst) if isinstance(src, TmemOperand) else (dst, src)
+        if not self.is_tmem(tmem.buffer):
+            raise ValueError(f"tile_copy with {tmem}: a TMEM buffer is allocated with T.alloc_tmem(shape, dtype, "
+                             "layout=...) in this kernel")
+        if tmem is dst and isinstance(other, MemoryOperand) and other.buffer.scope() == "shared":
+            return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer))
+        if not isinstance(other, FragmentOperand):
+            raise ValueError(f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "
+                             "(tcgen05.ld/st) or, from shared memory, by tcgen05.cp")
+        return lower_tmem_fragment_copy(tmem, other, tmem is src, self._threads_of(), self.taddr(tmem.buffer), scope)
+
+    def expand(self, seq):
+        """A ``SeqStmt`` whose TMEM allocations become alloc ... dealloc around the rest of the sequence."""
+        stmts = list(seq.seq)
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, AllocBuffer) and self.is_tmem(stmt.buffer):
+                return sequence([*stmts[:i], *self._around(stmt.buffer, stmts[i + 1 :])])
+        return seq
+
+    def _around(self, buffer, rest):
+        buffer = next(b for b in self.slots if b.same_as(buffer))
+        slot, ncols = self.slots[buffer], self.columns[buffer]
+        first_warp = tvm.tirx.floordiv(self._threads_of().index, WARP_THREADS) == 0
+        issue = [calls.alloc(tvm.tirx.address_of(tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])), ncols)]
+        if buffer.same_as(self.last):
+            issue.append(calls.relinquish())
+        # No tcgen05 fences around these two barriers: alloc and dealloc are synchronous tcgen05 instructions,
+        # which the thread-sync fences do not order (PTX ISA 9.7.16.6.1, 9.7.16.6.3). The address reaches the other
+        # warps through shared memory, which the barrier orders (alloc's shared-memory write keeps same-address
+        # order with ordinary instructions, 9.7.16.6.1). Before dealloc, every ld/st this lowering emits has been
+        # completed by its tcgen05.wait and every cp by its mbarrier wait, ahead of the barrier.
+        head = [AllocBuffer(slot), tirx.IfThenElse(first_warp, sequence(issue), None), cta_barrier(),
+                tirx.Bind(self.taddr(buffer), tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]))]
+        tail = [cta_barrier(), tirx.IfThenElse(first_warp, calls.dealloc(self.taddr(buffer), ncols), None)]
+        return [*head, fence_barriers_between_accesses(sequence(rest)), *tail]

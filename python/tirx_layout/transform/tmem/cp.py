@@ -1,0 +1,202 @@
+"""Shared memory -> TMEM tile copies as ``tcgen05.cp`` (PTX ISA, ``tcgen05.cp``).
+
+The TMEM layout picks the shape and multicast: ``R[4:32@TLane]`` over 32 rows is ``.32x128b.warpx4``; 64 rows with
+a ``64@TLane`` replica ``.64x128b.warpx2::02_13``; 64 rows split 32/32 over lanes 0-31 and 64-95 with a ``32@TLane``
+replica ``.64x128b.warpx2::01_23``; 4 rows on lanes 0, 32, 64, 96 ``.4x256b``; 128 rows without replicas
+``.128x256b`` (or ``.128x128b`` when the row is no whole number of 256-bit pieces or the shared layout has no single
+leading byte offset). Each instruction moves 128
+(256) bits of every row; wider rows take several, one TMEM column group after another.
+
+The shared layout must be the descriptor's canonical K-major image (PTX ISA, "Shared Memory Descriptor"
+and the canonical layouts): before the swizzle, row ``r`` of an instruction's tile at ``start + (r//8)*SBO +
+(r%8)*W`` bytes, ``W`` the swizzle width (32/64/128 bytes; 16 without a swizzle), the second 128-bit piece of a
+256-bit shape (no swizzle) at ``+ LBO``. The swizzle is the layout's own (``swizzle_mode``); the hardware applies it
+to absolute addresses, so a swizzled buffer must be aligned to the pattern's repeat (``align=`` 256/512/1024).
+
+One thread issues the copies and commits them to an mbarrier every thread then waits on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+from tvm import tirx
+
+from ...hw.constructors import mma_shared_layout, swizzle_mode
+from ...hw.memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes
+from ...hw.tcgen05 import CP_SHAPES
+from ...ir.device_calls import cta_barrier
+from ...ir.rewrite import AllocBuffer, sequence
+from ...layout import ComposeLayout, S, TileLayout
+from ...layout.indexing import flatten
+from ..copy_plan import operand
+from . import calls
+from .ld_st import layout_places
+
+
+def _grid(side, rows: int, cols: int) -> list:
+    begins = []
+    for b in side.begins:
+        if not isinstance(b, tirx.IntImm | int):
+            raise ValueError(f"the region of {side.buffer.name} starts at {b}; tcgen05.cp needs constant offsets")
+        begins.append(int(b))
+    tile = iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
+    return [np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b
+            for b, e in zip(begins, side.extents, strict=True)]  # fmt: skip
+
+
+def cp_shapes(tmem, rows: int, cols: int, pack: int) -> tuple[list[str], int]:
+    """The tcgen05.cp shapes (best first) whose lane pattern is the TMEM region's, and its first 32-bit column.
+
+    Example: a ``(32, 16)`` uint8 region in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]`` gives
+    ``(["32x128b.warpx4"], 0)``.
+    """
+    places = layout_places(tmem.layout, _grid(tmem, rows, cols), tmem.shape, every_replica=True)
+    lanes = places.get("TLane", np.zeros((1, rows, cols), np.int64))
+    columns = places.get("TCol", np.zeros((1, rows, cols), np.int64))
+    what = f"tcgen05.cp into TMEM {tmem.layout}"
+    col0 = int(columns[0, 0, 0])
+    if (columns - np.arange(cols)[None, None, :] != col0).any():
+        raise ValueError(f"{what}: tile column c must be at TMEM column col0 + c in every row and replica")
+    if col0 % (4 * pack) or (cols // pack) % 4 or cols % pack:
+        raise ValueError(f"{what}: rows must start on a 128-bit column boundary and be whole 128-bit pieces "
+                         f"(first column {col0}, {cols} elements)")  # fmt: skip
+    if (lanes != lanes[:, :, :1]).any():
+        raise ValueError(f"{what}: a row must stay on one TMEM lane")
+    base = lanes[0, :, 0]
+    deltas = lanes - lanes[:1]
+    if (deltas != deltas[:, :1, :1]).any():
+        raise ValueError(f"{what}: every replica must be its base rows shifted by one lane offset")
+    offsets = tuple(sorted({int(d) for d in deltas[:, 0, 0]}))
+    shapes = []
+    for shape, record in CP_SHAPES.items():
+        if rows == record.rows and offsets == record.replica_lanes and (base == record.lane_of(np.arange(rows))).all():
+            if record.bits == 256 and (cols // pack) % 8:
+                continue
+            shapes.append(shape)
+    if not shapes:
+        raise ValueError(f"{what}: its {rows} rows sit on lanes {int(base.min())}..{int(base.max())} with replicas "
+                         f"{offsets} lanes apart; tcgen05.cp moves 128 rows, 64 rows replicated 64 apart "
+                         "(warpx2::02_13) or split 32/32 and replicated 32 apart (warpx2::01_23), or 32 rows "
+                         "replicated over the four 32-lane windows (warpx4)")  # fmt: skip
+    return shapes, col0 // pack
+
+
+def _swizzle(shared, what: str) -> tuple[str, object]:
+    """The shared layout's swizzle mode and its unswizzled tile layout (``None`` for a row-major buffer)."""
+    layout = shared.layout
+    if not isinstance(layout, ComposeLayout):
+        return "none", layout
+    mode = swizzle_mode(layout, shared.dtype)
+    if mode != "none":
+        repeat = 8 * SWIZZLE_BYTES[mode]  # 8 rows of the swizzle width: where the XOR pattern repeats
+        if int(shared.buffer.data_alignment) < repeat:
+            raise ValueError(f"{what}: the {mode} swizzle is applied by the hardware to absolute shared addresses; "
+                             f"declare {shared.buffer.name} with align={repeat} (it has "
+                             f"{int(shared.buffer.data_alignment)})")  # fmt: skip
+    return mode, layout.tile_layout
+
+
+def _descriptors(shared, rows: int, cols: int, bits: int, what: str):
+    """``(swizzle mode, [(start element, LBO bytes, SBO bytes)] per instruction)``, or ``None`` if the shared tile
+    is not the descriptor's canonical K-major image: before the swizzle, row ``r`` of an instruction at
+    ``start + (r//8)*SBO + (r%8)*W`` bytes with ``W`` the swizzle width (16 bytes without one), its second 128-bit
+    piece (256-bit shapes, no swizzle) at ``+ LBO``."""
+    size = shared.element_bytes
+    mode, tile = _swizzle(shared, what)
+    row_bytes = SWIZZLE_BYTES[mode]
+    if mode != "none" and bits != 128:
+        return None
+    grids = _grid(shared, rows, cols)
+    flat = flatten(grids, shared.shape) if tile is None else layout_places(tile, grids, shared.shape)["m"]
+    address = flat * size
+    width = bits // 8 // size  # elements per instruction row
+    r = np.arange(rows)[:, None]
+    out = []
+    for first in range(0, cols, width):
+        block = address[:, first : first + width]
+        start = int(block[0, 0])
+        sbo = int(block[8, 0] - start) if rows > 8 else 16 * (8 if mode == "none" else row_bytes // 16)
+        piece = np.arange(width)[None, :] * size
+        lbo = int(block[0, 16 // size] - start) if bits == 256 else 16 * (mode != "none")
+        want = start + (r // 8) * sbo + (r % 8) * row_bytes + (piece // 16) * lbo + piece % 16
+        if (block != want).any() or start % 16 or sbo % 16 or lbo % 16 or min(sbo, lbo) < 0 or max(sbo, lbo) >= 1 << 18:
+            return None
+        out.append((start // size, lbo, sbo))
+    return mode, out
+
+
+def shared_operand_for(tmem, shared_region, known: dict):
+    """A layout for the open shared buffer of ``T.tile_copy(tmem, shared)`` that the ``tcgen05.cp`` descriptor can
+    express: row-major if that is already the canonical K-major image, else the first MMA operand layout
+    (``mma_shared_layout``: 128B, 64B, 32B swizzle, then none) that is, skipping swizzles the buffer's declared
+    alignment cannot hold. ``tmem`` is the copy's :class:`~tirx_layout.transform.copy_plan.TmemOperand`.
+
+    Example: a ``(32, 8)`` float32 tile for the guide's scale-factor layout gets ``mma_shared_layout("float32",
+    "none", (32, 8))`` (two 16-byte pieces per row: row-major is not canonical, and the default alignment holds no
+    swizzle).
+    """
+    buffer = shared_region.source
+    shape = tuple(int(e) for e in buffer.shape)
+    rows, cols = shape
+    shapes, _ = cp_shapes(tmem, rows, cols, 4 // dtype_bytes(buffer.dtype))
+    candidates = [TileLayout(S[shape])]
+    for mode in reversed(SWIZZLE_MODES):  # widest swizzle first
+        if mode != "none" and int(buffer.data_alignment) < 8 * SWIZZLE_BYTES[mode]:
+            continue
+        try:
+            candidates.append(mma_shared_layout(str(buffer.dtype), mode, shape))
+        except ValueError:
+            continue  # the tile is not whole atoms of this mode
+    what = f"tcgen05.cp from {buffer.name} into {tmem}"
+    for layout in candidates:
+        side = operand(shared_region, {**known, buffer: layout}, "source")
+        for shape_name in shapes:
+            if _descriptors(side, rows, cols, CP_SHAPES[shape_name].bits, what) is not None:
+                return layout
+    raise ValueError(f"{what}: no row-major or MMA operand layout of a {shape} {buffer.dtype} tile is the "
+                     "descriptor's canonical K-major image")  # fmt: skip
+
+
+def lower_shared_to_tmem(tmem, shared, threads, taddr):
+    """``tcgen05.cp`` copies of a shared tile into a TMEM region (see the module docstring), issued by thread 0.
+
+    Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]``
+    (uint8) and ``sf_shared`` row-major ``(32, 16)`` becomes one ``tcgen05.cp.cta_group::1.32x128b.warpx4``.
+    """
+    tile = shared.tile_shape
+    if len(tile) != 2:
+        raise ValueError(f"tcgen05.cp copies a 2-D (rows, cols) tile; the region of {shared.buffer.name} is {tile}")
+    rows, cols = tile
+    if shared.buffer.scope() != "shared":
+        raise ValueError(f"tcgen05.cp copies from shared memory; {shared.buffer.name} is in {shared.buffer.scope()}")
+    pack = 4 // shared.element_bytes
+    what = f"tcgen05.cp from {shared} into {tmem}"
+    shapes, column = cp_shapes(tmem, rows, cols, pack)
+    for shape in shapes:
+        bits = CP_SHAPES[shape].bits
+        found = _descriptors(shared, rows, cols, bits, what)
+        if found is not None:
+            mode, plan = found
+            break
+    else:
+        raise ValueError(f"{what}: the shared tile is not the descriptor's canonical K-major image (before the "
+                         "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
+                         "16-byte aligned)")  # fmt: skip
+    bar = tvm.tirx.decl_buffer((1,), "uint64", f"{tmem.buffer.name}_cp_bar", scope="shared")
+    bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
+    first = threads.index == 0
+    copies = []
+    for i, (start, lbo, sbo) in enumerate(plan):
+        source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start)]))
+        address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
+        copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
+    return sequence([
+        shared.declaration(), AllocBuffer(bar),
+        tirx.IfThenElse(first, calls.mbarrier_init(bar_address), None),
+        calls.simple("fence_proxy_async"),
+        cta_barrier(),
+        tirx.IfThenElse(first, sequence([*copies, calls.commit(bar_address)]), None),
+        calls.mbarrier_wait(bar_address, 0),
+        calls.simple("fence_after"),
+    ])  # fmt: skip

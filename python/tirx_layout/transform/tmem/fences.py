@@ -1,0 +1,57 @@
+"""The tcgen05 thread-sync fences a kernel's TMEM accesses need around its CTA barriers (PTX ISA 9.7.16.6)."""
+
+from __future__ import annotations
+
+from tvm import tirx
+
+from ...ir.device_calls import is_cta_barrier
+from ...ir.rewrite import map_stmt, sequence
+from . import calls
+
+
+def fence_barriers_between_accesses(body):
+    """``body`` with ``tcgen05.fence::before_thread_sync`` / ``after_thread_sync`` around each CTA barrier that has
+    asynchronous tcgen05 accesses (ld/st/cp) on both sides, in program order or through an enclosing loop. Such a
+    barrier is how one warp's TMEM accesses get ordered with another's, and without the fences it orders nothing
+    for them (PTX ISA 9.7.16.6.3 and the patterns of 9.7.16.6.4.4). A barrier with no asynchronous tcgen05 access on
+    one side needs none: the fences order asynchronous operations only, and ``tcgen05.alloc``/``dealloc`` are
+    synchronous (9.7.16.6.1).
+
+    Example: in ``st(acc[wg]); T.cuda.cta_sync(); ld(acc[1 - wg])`` the barrier becomes
+    ``fence_before; cta_sync; fence_after``.
+    """
+    events = []  # (is_barrier, stmt, enclosing loops)
+
+    def scan(stmt, loops):
+        if isinstance(stmt, tirx.SeqStmt):
+            for part in stmt.seq:
+                scan(part, loops)
+        elif isinstance(stmt, tirx.IfThenElse):
+            scan(stmt.then_case, loops)
+            if stmt.else_case is not None:
+                scan(stmt.else_case, loops)
+        elif isinstance(stmt, tirx.For | tirx.While):
+            scan(stmt.body, (*loops, stmt))
+        elif is_cta_barrier(stmt) or calls.is_asynchronous(stmt):
+            events.append((is_cta_barrier(stmt), stmt, loops))
+        elif isinstance(getattr(stmt, "body", None), tirx.Stmt):
+            scan(stmt.body, loops)
+
+    scan(body, ())
+
+    def access(i, loops, after: bool) -> bool:
+        """An asynchronous access before (or ``after``) event ``i``, or in a loop around it."""
+        return any(not barrier and ((j > i) == after or any(a.same_as(b) for a in loops for b in theirs))
+                   for j, (barrier, _, theirs) in enumerate(events) if j != i)  # fmt: skip
+
+    fenced = [stmt for i, (barrier, stmt, loops) in enumerate(events)
+              if barrier and access(i, loops, after=False) and access(i, loops, after=True)]  # fmt: skip
+    if not fenced:
+        return body
+
+    def fence(stmt):
+        if not any(stmt.same_as(b) for b in fenced):
+            return stmt
+        return sequence([calls.simple("fence_before"), stmt, calls.simple("fence_after")])
+
+    return map_stmt(body, [(tirx.Evaluate, fence), (tirx.SeqStmt, lambda seq: sequence(seq.seq))])
