@@ -2,12 +2,15 @@
 # Set up (virtual env, dependencies, C++ build) and run one job. See README.md.
 #   ./dev.sh demo            the main job: what the library computes for the guide's examples
 #   ./dev.sh test [ARGS]     the whole test suite (ARGS go to pytest)
+#   ./dev.sh lint            ruff: the linter and the formatter's check (CI runs it before the tests)
+#   ./dev.sh format          ruff: format the code and apply the linter's safe fixes
 #   ./dev.sh bench           the benchmarks in benchmarks/
 #   ./dev.sh setup           set up only
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 VENV=${TIRX_LAYOUT_VENV:-.venv}
+SOURCES="python tests examples benchmarks"
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 
 setup() {
@@ -38,6 +41,8 @@ case "$job" in
   setup) setup ;;
   demo) setup && exec "$VENV/bin/python" -m tirx_layout.tools.demo "$@" ;;
   test) setup && exec "$VENV/bin/python" -m pytest "$@" ;;
+  lint) setup && "$VENV/bin/ruff" check $SOURCES && exec "$VENV/bin/ruff" format --check $SOURCES ;;
+  format) setup && "$VENV/bin/ruff" check --fix $SOURCES && exec "$VENV/bin/ruff" format $SOURCES ;;
   bench) setup && for b in benchmarks/bench_*.py; do "$VENV/bin/python" "$b" "$@"; done ;;
-  *) echo "usage: ./dev.sh demo|test|bench|setup" >&2; exit 2 ;;
+  *) echo "usage: ./dev.sh demo|test|lint|format|bench|setup" >&2; exit 2 ;;
 esac

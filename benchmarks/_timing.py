@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-
 import time
 
 
@@ -48,10 +47,15 @@ def print_ratios(cases, other: str, repeats: int = 15) -> None:
     rows = list(cases)
     op_width = max(len("operation"), *(len(r[0]) for r in rows))
     in_width = max(len("input"), *(len(r[1]) for r in rows))
-    print(f"{'operation':{op_width}s} {'input':{in_width}s} {'ours us':>9s} {other + ' us':>12s} {other + '/ours':>14s}")
+    print(
+        f"{'operation':{op_width}s} {'input':{in_width}s} {'ours us':>9s} {other + ' us':>12s} {other + '/ours':>14s}"
+    )
     for op, what, ours, theirs in rows:
         mine, theirs_time = best_times_interleaved([ours, theirs], repeats)
-        print(f"{op:{op_width}s} {what:{in_width}s} {mine * 1e6:9.2f} {theirs_time * 1e6:12.2f} {theirs_time / mine:13.2f}x")
+        print(
+            f"{op:{op_width}s} {what:{in_width}s} {mine * 1e6:9.2f} {theirs_time * 1e6:12.2f} "
+            f"{theirs_time / mine:13.2f}x"
+        )
 
 
 def ratio_main(cases, other: str, description: str) -> None:

@@ -28,7 +28,10 @@ def layouts(dtype, shape):
 
 
 def main() -> None:
-    header = f"{'dtype':9s} {'shape':>10s} {'access':10s} {'plain':>6s} {'32B':>5s} {'64B':>5s} {'128B':>5s} {'min':>4s}  picked"
+    header = (
+        f"{'dtype':9s} {'shape':>10s} {'access':10s} {'plain':>6s} {'32B':>5s} {'64B':>5s} {'128B':>5s} {'min':>4s}"
+        "  picked"
+    )
     print(header)
     for dtype in DTYPES:
         for shape in SHAPES:
@@ -45,8 +48,10 @@ def main() -> None:
                     minimum = report.minimum
                     cells.append(str(report.wavefronts))
                 shape_text = f"{shape[0]}x{shape[1]}"
-                print(f"{dtype:9s} {shape_text:>10s} {name:10s} {cells[0]:>6s} {cells[1]:>5s} {cells[2]:>5s} "
-                      f"{cells[3]:>5s} {minimum:>4d}  {picked}")  # fmt: skip
+                print(
+                    f"{dtype:9s} {shape_text:>10s} {name:10s} {cells[0]:>6s} {cells[1]:>5s} {cells[2]:>5s} "
+                    f"{cells[3]:>5s} {minimum:>4d}  {picked}"
+                )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 from tvm.tirx import layout as up
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import ratio_main  # noqa: E402
+from _timing import ratio_main
 
 from tirx_layout import R, S, TileLayout, laneid, warpid
 
@@ -28,22 +28,35 @@ def ax(name):
 
 def cases():
     """(operation, input description, ours as a thunk, upstream as a thunk)."""
-    frag = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
+    frag = TileLayout(S[(8, 2, 4, 2) : (4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
     up_frag = up.TileLayout(
         up.S[(8, 2, 4, 2) : (4 @ ax("laneid"), 1 @ ax("warpid"), 1 @ ax("laneid"), 1)]
         + up.R[2 : 4 @ ax("warpid")]
         + 5 @ ax("warpid")
     )
-    fusable, up_fusable = TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)]), up.TileLayout(up.S[(8, 8, 8, 4, 2) : (512, 64, 8, 2, 1)])
-    smem, up_smem = TileLayout(S[(128, 64):(64, 1)]), up.TileLayout(up.S[(128, 64) : (64, 1)])
-    inner, up_inner = TileLayout(S[(2, 4):(1, 2)]), up.TileLayout(up.S[(2, 4) : (1, 2)])
-    outer, up_outer = TileLayout(S[(8, 8):(8, 1)]), up.TileLayout(up.S[(8, 8) : (8, 1)])
+    fusable, up_fusable = (
+        TileLayout(S[(8, 8, 8, 4, 2) : (512, 64, 8, 2, 1)]),
+        up.TileLayout(up.S[(8, 8, 8, 4, 2) : (512, 64, 8, 2, 1)]),
+    )
+    smem, up_smem = TileLayout(S[(128, 64) : (64, 1)]), up.TileLayout(up.S[(128, 64) : (64, 1)])
+    inner, up_inner = TileLayout(S[(2, 4) : (1, 2)]), up.TileLayout(up.S[(2, 4) : (1, 2)])
+    outer, up_outer = TileLayout(S[(8, 8) : (8, 1)]), up.TileLayout(up.S[(8, 8) : (8, 1)])
     tiled, up_tiled = inner.tile(outer, [8, 8], [2, 4]), up_inner.tile(up_outer, [8, 8], [2, 4])
     yield "canonicalize", "S[(8,8,8,4,2):(512,64,8,2,1)]", fusable.canonicalize, up_fusable.canonicalize
     yield "canonicalize", "guide fragment (lanes, warps, replica, offset)", frag.canonicalize, up_frag.canonicalize
     # group answers a pair; both sides are timed as callers use them, unpacking it: `grouped, seps = ...`
-    yield "group", "S[(128,64):(64,1)] by [8,16,64]", lambda: unpack(smem.group([8, 16, 64])), lambda: unpack(up_smem.group([8, 16, 64]))
-    yield "group", "guide fragment by [8,16]", lambda: unpack(frag.group([8, 16])), lambda: unpack(up_frag.group([8, 16]))
+    yield (
+        "group",
+        "S[(128,64):(64,1)] by [8,16,64]",
+        lambda: unpack(smem.group([8, 16, 64])),
+        lambda: unpack(up_smem.group([8, 16, 64])),
+    )
+    yield (
+        "group",
+        "guide fragment by [8,16]",
+        lambda: unpack(frag.group([8, 16])),
+        lambda: unpack(up_frag.group([8, 16])),
+    )
     yield (
         "tile",
         "S[(2,4):(1,2)] by S[(8,8):(8,1)]",

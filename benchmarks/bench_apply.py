@@ -14,7 +14,7 @@ import numpy as np
 from tvm.tirx import layout as upstream
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import best_times_interleaved  # noqa: E402
+from _timing import best_times_interleaved
 
 from tirx_layout import S, TCol, TileLayout, TLane, laneid, warpid
 
@@ -28,7 +28,7 @@ def cases():
     u = upstream
     yield (
         "TMEM S[(128,256):(1@TLane,1@TCol)]",
-        TileLayout(S[(128, 256):(1 @ TLane, 1 @ TCol)]),
+        TileLayout(S[(128, 256) : (1 @ TLane, 1 @ TCol)]),
         u.TileLayout(u.S[(128, 256) : (1 @ u.Axis.get("TLane"), 1 @ u.Axis.get("TCol"))]),
         (128, 256),
         # the same 32768-element domain as one linear CuTe layout (column-major, so the strides are swapped)
@@ -36,7 +36,7 @@ def cases():
     )
     yield (
         "warp fragment S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1)]",
-        TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)]),
+        TileLayout(S[(8, 2, 4, 2) : (4 @ laneid, 1 @ warpid, 1 @ laneid, 1)]),
         u.TileLayout(
             u.S[(8, 2, 4, 2) : (4 @ u.Axis.get("laneid"), 1 @ u.Axis.get("warpid"), 1 @ u.Axis.get("laneid"), 1)]
         ),
@@ -59,7 +59,10 @@ def main() -> None:
         methods = [
             ("(a) tirx_layout numpy apply, (i, j) arrays", lambda: ours.apply(i, j, shape=list(shape))),
             ("(a2) tirx_layout numpy apply, flat indices", lambda: ours.apply(flat)),
-            ("(b) upstream tvm.tirx.layout, per element", lambda: [theirs.apply(a, b, shape=list(shape)) for a, b in coords]),
+            (
+                "(b) upstream tvm.tirx.layout, per element",
+                lambda: [theirs.apply(a, b, shape=list(shape)) for a, b in coords],
+            ),
             ("(c) tirx_layout, per element", lambda: [ours.apply(a, b, shape=list(shape)) for a, b in coords]),
         ]
         if cute is not None:
@@ -68,8 +71,11 @@ def main() -> None:
         rows = list(zip([label for label, _ in methods], times, strict=True))
         ours_numpy, ours_flat, upstream_loop, ours_loop = times[:4]
         for method, seconds in rows:
-            ratios = ("", "") if method.startswith("(a") else (f"{seconds / ours_numpy:,.0f}x faster",
-                                                                  f"{seconds / ours_flat:,.0f}x faster")  # fmt: skip
+            ratios = (
+                ("", "")
+                if method.startswith("(a")
+                else (f"{seconds / ours_numpy:,.0f}x faster", f"{seconds / ours_flat:,.0f}x faster")
+            )
             print(f"{name:60s} {method:44s} {n:9d} {seconds * 1e6:13.1f} {ratios[0]:>14s} {ratios[1]:>14s}")
         speedup = upstream_loop / ours_loop
         print(f"{name:60s} {'(b)/(c): our per-element apply is':44s} {n:9d} {'':13s} {speedup:7.1f}x faster")

@@ -24,10 +24,10 @@ from tvm.script.tirx import tile as Tx
 from tvm.tirx import layout as upstream
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-import tmem_round_trips  # noqa: E402
+import tmem_round_trips
 
-from tirx_layout.kernel_report import find_nvcc  # noqa: E402
-from tirx_layout.transform import build  # noqa: E402
+from tirx_layout.kernel_report import find_nvcc
+from tirx_layout.transform import build
 
 SM100A = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})
 
@@ -72,12 +72,20 @@ def assemble(cuda: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "k.cu"
         source.write_text(cuda)
-        done = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-Xptxas", "-v", "-o", f"{tmp}/k.cubin", str(source)],
-                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        done = subprocess.run(
+            [nvcc, "-arch=sm_100a", "-cubin", "-Xptxas", "-v", "-o", f"{tmp}/k.cubin", str(source)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if done.returncode:
             return {"error": done.stderr.strip().splitlines()[-1]}
-        subprocess.run([nvcc, "-arch=sm_100a", "-ptx", "-o", f"{tmp}/k.ptx", str(source)], check=True,
-                       capture_output=True, timeout=600)  # fmt: skip
+        subprocess.run(
+            [nvcc, "-arch=sm_100a", "-ptx", "-o", f"{tmp}/k.ptx", str(source)],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
         ptx = Path(f"{tmp}/k.ptx").read_text()
     registers = int(re.search(r"Used (\d+) registers", done.stderr).group(1))
     body = ptx[ptx.index(".entry") :]
@@ -86,8 +94,13 @@ def assemble(cuda: str) -> dict:
     tcgen05 = [line for line in instructions if "tcgen05." in line]
     moves = [line for line in tcgen05 if line.startswith(("tcgen05.ld", "tcgen05.st"))]
     fences = [line for line in tcgen05 if line.startswith("tcgen05.fence")]
-    return {"registers": registers, "instructions": len(instructions), "tcgen05": len(tcgen05),
-            "ld/st": len(moves), "fences": len(fences)}  # fmt: skip
+    return {
+        "registers": registers,
+        "instructions": len(instructions),
+        "tcgen05": len(tcgen05),
+        "ld/st": len(moves),
+        "fences": len(fences),
+    }
 
 
 def main() -> None:
@@ -104,10 +117,13 @@ def main() -> None:
         name = f"tmem_{shape}_{dtype}_{datapath}"
         ours = assemble(build(tmem_round_trips.round_trip_kernel(shape, dtype, datapath)).imports[0].inspect_source())
         try:
-            theirs_cuda = tvm.tirx.build(upstream_round_trip(shape, dtype, datapath), target=SM100A,
-                                         pipeline="tirx").imports[0].inspect_source()  # fmt: skip
+            theirs_cuda = (
+                tvm.tirx.build(upstream_round_trip(shape, dtype, datapath), target=SM100A, pipeline="tirx")
+                .imports[0]
+                .inspect_source()
+            )
             theirs = assemble(theirs_cuda)
-        except Exception as err:  # noqa: BLE001  (upstream's failure is a result of the comparison)
+        except Exception as err:
             theirs = {"error": str(err).strip().splitlines()[-1][:60]}
         if "error" in theirs or "error" in ours:
             print(f"{name:34} ours {ours}  upstream: {theirs.get('error', theirs)}")
@@ -116,8 +132,10 @@ def main() -> None:
         compared += 1
         for key in within:
             within[key] += ours[key] <= theirs[key]
-    print(f"target (never more than upstream): tcgen05 instructions in {within['tcgen05']}/{compared} kernels, "
-          f"registers in {within['registers']}/{compared}")
+    print(
+        f"target (never more than upstream): tcgen05 instructions in {within['tcgen05']}/{compared} kernels, "
+        f"registers in {within['registers']}/{compared}"
+    )
 
 
 if __name__ == "__main__":

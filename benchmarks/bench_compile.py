@@ -11,16 +11,15 @@ from pathlib import Path
 
 import tvm
 import tvm.tirx.layout as upstream
+from _timing import best_times_interleaved
 from tvm.script import tirx as T
 
-from _timing import best_times_interleaved
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-import swizzled_staging  # noqa: E402
-import warp_fragment  # noqa: E402
+import swizzled_staging
+import warp_fragment
 
-import tirx_layout  # noqa: E402
-from tirx_layout import swizzle_mode  # noqa: E402
+import tirx_layout
+from tirx_layout import swizzle_mode
 
 SM100A = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})
 ROWS, COLS, THREADS = swizzled_staging.ROWS, swizzled_staging.COLS, swizzled_staging.THREADS

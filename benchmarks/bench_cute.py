@@ -13,9 +13,9 @@ from pathlib import Path
 import pycute
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import ratio_main  # noqa: E402
+from _timing import ratio_main
 
-from tirx_layout import cute  # noqa: E402
+from tirx_layout import cute
 
 
 def pair(text: str):
@@ -31,21 +31,41 @@ def cases():
     yield "composition", "(6,2):(8,2) o (4,3):(3,1)", lambda: cute.composition(a, b), lambda: pycute.composition(pa, pb)
     big, pbig = pair("((4,8),(2,2),(8,4)):((1,512),(4,64),(8,128))")
     tv, ptv = pair("((4,8),(2,2)):((64,1),(16,8))")
-    yield "composition", "rank-3 layout o TV layout", lambda: cute.composition(big, tv), lambda: pycute.composition(pbig, ptv)
+    yield (
+        "composition",
+        "rank-3 layout o TV layout",
+        lambda: cute.composition(big, tv),
+        lambda: pycute.composition(pbig, ptv),
+    )
     c, pc = pair("4:2")
     yield "complement", "4:2 in 24", lambda: cute.complement(c, 24), lambda: pycute.complement(pc, 24)
     d, pd = pair("((2,2),(4,8)):((1,16),(2,64))")
-    yield "complement", "((2,2),(4,8)):((1,16),(2,64)) in 4096", lambda: cute.complement(d, 4096), lambda: pycute.complement(pd, 4096)
+    yield (
+        "complement",
+        "((2,2),(4,8)):((1,16),(2,64)) in 4096",
+        lambda: cute.complement(d, 4096),
+        lambda: pycute.complement(pd, 4096),
+    )
     e, pe = pair("(4,8):(8,1)")
     yield "right_inverse", "(4,8):(8,1)", lambda: cute.right_inverse(e), lambda: pycute.right_inverse(pe)
     f, pf = pair("((4,8),(2,4)):((2,64),(1,8))")
-    yield "right_inverse", "((4,8),(2,4)):((2,64),(1,8))", lambda: cute.right_inverse(f), lambda: pycute.right_inverse(pf)
+    yield (
+        "right_inverse",
+        "((4,8),(2,4)):((2,64),(1,8))",
+        lambda: cute.right_inverse(f),
+        lambda: pycute.right_inverse(pf),
+    )
     yield "left_inverse", "4:2", lambda: cute.left_inverse(c), lambda: pycute.left_inverse(pc)
     yield "left_inverse", "((2,2),(4,8)):((1,16),(2,64))", lambda: cute.left_inverse(d), lambda: pycute.left_inverse(pd)
     g, pg = pair("(2,(1,6)):(1,(6,2))")
     yield "coalesce", "(2,(1,6)):(1,(6,2))", lambda: cute.coalesce(g), lambda: pycute.coalesce(pg)
     h, ph = pair("(4,2,3):(2,1,8)")
-    yield "logical_divide", "(4,2,3):(2,1,8) / 4:2", lambda: cute.logical_divide(h, c), lambda: pycute.logical_divide(ph, pc)
+    yield (
+        "logical_divide",
+        "(4,2,3):(2,1,8) / 4:2",
+        lambda: cute.logical_divide(h, c),
+        lambda: pycute.logical_divide(ph, pc),
+    )
 
 
 if __name__ == "__main__":

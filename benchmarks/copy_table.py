@@ -11,13 +11,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-import tile_copies  # noqa: E402
+import tile_copies
 
-from tirx_layout import S, TileLayout  # noqa: E402
-from tirx_layout.analysis import kernel_accesses, summarize  # noqa: E402
-from tirx_layout.kernel_report import sample_input  # noqa: E402
+from tirx_layout import S, TileLayout
+from tirx_layout.analysis import kernel_accesses, summarize
+from tirx_layout.kernel_report import sample_input
 
-STAGES = [("load", "global", "A -> "), ("store", "shared", "tile st"), ("load", "shared", "tile ld"), ("store", "global", "-> B")]
+STAGES = [
+    ("load", "global", "A -> "),
+    ("store", "shared", "tile st"),
+    ("load", "shared", "tile ld"),
+    ("store", "global", "-> B"),
+]
 
 
 def row(kernel) -> str:
@@ -50,8 +55,11 @@ def main() -> None:
     for fragment in tile_copies.FRAGMENTS:
         for dtype in ("float16", "bfloat16", "float32"):
             for swizzle in ("128B", "64B", "32B", "matched", "plain"):
-                kernel = (plain_kernel(dtype, fragment) if swizzle == "plain"
-                          else tile_copies.round_trip_kernel(dtype, swizzle, fragment))  # fmt: skip
+                kernel = (
+                    plain_kernel(dtype, fragment)
+                    if swizzle == "plain"
+                    else tile_copies.round_trip_kernel(dtype, swizzle, fragment)
+                )
                 print(f"{fragment:15} {dtype:9} {swizzle:8} {row(kernel)}")
 
 

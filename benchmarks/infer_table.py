@@ -15,6 +15,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples")]
 
 import infer_kernels as ik  # noqa: E402
 import tile_copies as tc  # noqa: E402
+
 from tirx_layout.script.buffers import layout_of  # noqa: E402
 from tirx_layout.transform import infer_layouts  # noqa: E402
 
@@ -36,13 +37,20 @@ def rows():
         rows_, threads, make = tc.FRAGMENTS[fragment]
         for dtype in ("float16", "bfloat16", "float32"):
             frag = make(dtype, tc.COLS)
-            yield f"{fragment} {SHORT[dtype]}: tile open", "tile", ik.round_trip(dtype, rows_, threads, frag_layout=frag)
+            yield (
+                f"{fragment} {SHORT[dtype]}: tile open",
+                "tile",
+                ik.round_trip(dtype, rows_, threads, frag_layout=frag),
+            )
             if fragment == "tcgen05_16x64b":
                 continue  # its fragment is forced by tcgen05.ld (issue 7's strict rule), not a free choice
             for swizzle in ("128B", "matched"):
                 tile = tc.staging_layout(dtype, swizzle, fragment)
-                yield (f"{fragment} {SHORT[dtype]} {swizzle}: frag open", "frag",
-                       ik.round_trip(dtype, rows_, threads, shared_layout=tile))  # fmt: skip
+                yield (
+                    f"{fragment} {SHORT[dtype]} {swizzle}: frag open",
+                    "frag",
+                    ik.round_trip(dtype, rows_, threads, shared_layout=tile),
+                )
             yield f"{fragment} {SHORT[dtype]}: both open", "tile+frag", ik.round_trip(dtype, rows_, threads)
     for width in (192, 229, 257):
         yield f"tail ({width},) fp32 / 128 threads", "frag", ik.fragment_only((width,), "float32", 128)

@@ -63,8 +63,15 @@ def same(a: np.ndarray) -> np.ndarray:
 KERNELS = KernelTable()  # each kernel built when first looked up
 KERNELS.add("inferred_staging_fp16", same, round_trip, "float16", 128, 128, frag_layout=wg_local_layout(64))
 KERNELS.add("inferred_staging_fp32", same, round_trip, "float32", 128, 128, frag_layout=wg_local_layout(64))
-KERNELS.add("inferred_fragment_bf16", same, round_trip, "bfloat16", 128, 128,
-            shared_layout=mma_shared_layout("bfloat16", "128B", (128, 64)))
+KERNELS.add(
+    "inferred_fragment_bf16",
+    same,
+    round_trip,
+    "bfloat16",
+    128,
+    128,
+    shared_layout=mma_shared_layout("bfloat16", "128B", (128, 64)),
+)
 KERNELS.add("inferred_both_fp32", same, round_trip, "float32", 16, 64)
 for width in (192, 229, 257):
     KERNELS.add(f"inferred_tail_{width}", same, tail_kernel, width)

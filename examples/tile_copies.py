@@ -15,7 +15,7 @@ import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_copy, layout=..., the pipeline)
-from tirx_layout import S, R, TileLayout, laneid, mma_shared_layout, tcgen05_atom_layout, warpid, wg_local_layout
+from tirx_layout import R, S, TileLayout, laneid, mma_shared_layout, tcgen05_atom_layout, warpid, wg_local_layout
 from tirx_layout.analysis import fragment_accesses, pick_swizzle
 from tirx_layout.tools.kernel_report import KernelTable
 
@@ -25,7 +25,7 @@ COLS = 64
 def warp_fragment(cols: int) -> TileLayout:
     """The guide's warp layout ``S[(8, 2, 4, 2):(4@laneid, 1@warpid, 1@laneid, 1)]`` repeated ``cols // 8`` times
     along the columns: a (16, cols) tile over two warps."""
-    return TileLayout(S[(8, 2, cols // 8, 4, 2):(4 @ laneid, 1 @ warpid, 2, 1 @ laneid, 1)])
+    return TileLayout(S[(8, 2, cols // 8, 4, 2) : (4 @ laneid, 1 @ warpid, 2, 1 @ laneid, 1)])
 
 
 #: fragment name -> (rows, threads, layout for (dtype, cols))
@@ -83,7 +83,7 @@ def replicated_fragment_kernel(layout: TileLayout, shape: tuple, threads: int):
     return replicated
 
 
-SHARED_WITH_REPLICA = TileLayout(S[(16, 16):(16, 1)] + R[2:256])
+SHARED_WITH_REPLICA = TileLayout(S[(16, 16) : (16, 1)] + R[2:256])
 
 
 def shared_replica_kernel():
@@ -91,14 +91,16 @@ def shared_replica_kernel():
     through a window on the replica's half of the storage."""
 
     @T.prim_func
-    def shared_replica(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
-                       C: T.Buffer((16, 16), "float32")):
+    def shared_replica(
+        A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")
+    ):
         T.device_entry()
         bx = T.cta_id([1])
         tx = T.thread_id([64])
         tile = T.alloc_shared((16, 16), "float32", layout=SHARED_WITH_REPLICA)
-        replica = T.decl_buffer((16, 16), "float32", data=tile.data, scope="shared",
-                                layout=TileLayout(S[(16, 16):(16, 1)] + 256))
+        replica = T.decl_buffer(
+            (16, 16), "float32", data=tile.data, scope="shared", layout=TileLayout(S[(16, 16) : (16, 1)] + 256)
+        )
         T.tile_copy(tile, A)
         T.cuda.cta_sync()
         T.tile_copy(B, tile)
@@ -119,10 +121,22 @@ for fragment in FRAGMENTS:
     for dtype in ("float16", "bfloat16", "float32"):
         for swizzle in ("128B", "64B", "32B", "matched"):
             KERNELS.add(f"copy_{fragment}_{_SHORT[dtype]}_{swizzle}", same, round_trip_kernel, dtype, swizzle, fragment)
-KERNELS.add("replica_over_lanes", same, replicated_fragment_kernel,
-            TileLayout(S[(16, 8):(1 @ laneid, 1)] + R[2:16 @ laneid]), (16, 8), 32)
-KERNELS.add("replica_over_warps", same, replicated_fragment_kernel,
-            TileLayout(S[(4, 32, 4):(1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid]), (128, 4), 256)
+KERNELS.add(
+    "replica_over_lanes",
+    same,
+    replicated_fragment_kernel,
+    TileLayout(S[(16, 8) : (1 @ laneid, 1)] + R[2 : 16 @ laneid]),
+    (16, 8),
+    32,
+)
+KERNELS.add(
+    "replica_over_warps",
+    same,
+    replicated_fragment_kernel,
+    TileLayout(S[(4, 32, 4) : (1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid]),
+    (128, 4),
+    256,
+)
 KERNELS.add("shared_memory_replica", lambda a: {"B": a.copy(), "C": a.copy()}, shared_replica_kernel)
 
 #: The kernels the main job shows in full; the rest get a verdict line.

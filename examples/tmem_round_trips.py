@@ -28,8 +28,20 @@ import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (T.alloc_tmem, layout=..., T.tile_copy, the pipeline)
-from tirx_layout import (R, S, TCol, TileLayout, TLane, laneid, mma_shared_layout, tcgen05_atom_layout, tid_in_wg,
-                         tmem_datapath_layout, warpid, wg_local_layout)
+from tirx_layout import (
+    R,
+    S,
+    TCol,
+    TileLayout,
+    TLane,
+    laneid,
+    mma_shared_layout,
+    tcgen05_atom_layout,
+    tid_in_wg,
+    tmem_datapath_layout,
+    warpid,
+    wg_local_layout,
+)
 from tirx_layout.tools.kernel_report import KernelTable
 
 SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b")
@@ -65,7 +77,7 @@ def round_trip_kernel(shape: str, dtype: str, datapath: str, cols: int = COLS, l
     return round_trip
 
 
-ACCUMULATOR = TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])
+ACCUMULATOR = TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)])
 
 
 def accumulator_kernel():
@@ -94,7 +106,7 @@ def accumulator_kernel():
 # A (128, 8) float32 tile in shared memory as the tcgen05 descriptor's canonical no-swizzle K-major image: 8-row x
 # 16-byte core matrices, rows 16 bytes apart, the second 16 bytes of each row 128 bytes on (LBO), the next 8 rows
 # 256 bytes on (SBO).
-CANONICAL = TileLayout(S[(16, 8, 2, 4):(64, 4, 32, 1)]).group([128, 8])[0]
+CANONICAL = TileLayout(S[(16, 8, 2, 4) : (64, 4, 32, 1)]).group([128, 8])[0]
 
 
 def cp_kernel():
@@ -121,7 +133,7 @@ def datapath_b_kernel(dtype: str, cols: int = COLS):
     """Datapath B (64 rows, column halves on lanes 0-63 and 64-127) through 32x32b: thread ``r + 64h`` holds row
     ``r``'s half ``h``, which is TMEM lane ``r + 64h``."""
     tmem_layout = tmem_datapath_layout("B", 64, cols)
-    fragment = TileLayout(S[(64, 2, cols // 2):(1 @ tid_in_wg, 64 @ tid_in_wg, 1)])
+    fragment = TileLayout(S[(64, 2, cols // 2) : (1 @ tid_in_wg, 64 @ tid_in_wg, 1)])
 
     @T.prim_func
     def datapath_b(A: T.Buffer((64, cols), dtype), B: T.Buffer((64, cols), dtype)):
@@ -186,16 +198,16 @@ def accumulator_loop_kernel():
 
 def scale_factors_per_warp_kernel():
     """The guide's scale factors into the four lane windows (``.warpx4``), then each warp reads its own copy."""
-    scale_factors = TileLayout(S[(32, 8):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])
-    per_warp = TileLayout(S[(32, 8):(1 @ laneid, 1)] + R[4:1 @ warpid])  # every warp holds the whole tile
-    core_matrices = TileLayout(S[(4, 8, 2, 4):(64, 4, 32, 1)]).group([32, 8])[0]  # the descriptor's canonical image
+    scale_layout = TileLayout(S[(32, 8) : (1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane])
+    per_warp = TileLayout(S[(32, 8) : (1 @ laneid, 1)] + R[4 : 1 @ warpid])  # every warp holds the whole tile
+    core_matrices = TileLayout(S[(4, 8, 2, 4) : (64, 4, 32, 1)]).group([32, 8])[0]  # the descriptor's canonical image
 
     @T.prim_func
     def scale_factors(A: T.Buffer((32, 8), "float32"), B: T.Buffer((4, 32, 8), "float32")):
         T.device_entry()
         tx = T.thread_id([128])
         staged = T.alloc_shared((32, 8), "float32", layout=core_matrices)
-        sf = T.alloc_tmem((32, 8), "float32", layout=scale_factors)
+        sf = T.alloc_tmem((32, 8), "float32", layout=scale_layout)
         mine = T.alloc_local((32, 8), "float32", layout=per_warp)
         T.tile_copy(staged, A[0:32, 0:8])
         T.tile_copy(sf, staged)
@@ -209,7 +221,7 @@ def scale_factors_per_warp_kernel():
 
 def warpgroup_exchange_kernel():
     """Warpgroup g stores stage g of a two-stage accumulator, then loads stage 1 - g after a barrier."""
-    stages = TileLayout(S[(2, 128, 32):(32 @ TCol, 1 @ TLane, 1 @ TCol)])
+    stages = TileLayout(S[(2, 128, 32) : (32 @ TCol, 1 @ TLane, 1 @ TCol)])
     fragment = wg_local_layout(32)
 
     @T.prim_func
@@ -250,5 +262,10 @@ KERNELS.add("tmem_scale_factors_per_warp", lambda a: np.broadcast_to(a, (4, 32, 
 KERNELS.add("tmem_warpgroup_exchange", lambda a: a[::-1], warpgroup_exchange_kernel)
 
 #: The kernels the main job shows in full; the rest get a verdict line.
-SHOWCASE = ["tmem_16x64b_float16_F", "tmem_two_stage_accumulator", "tmem_cp_128x128b_float16_128B",
-            "tmem_scale_factors_per_warp", "tmem_warpgroup_exchange"]
+SHOWCASE = [
+    "tmem_16x64b_float16_F",
+    "tmem_two_stage_accumulator",
+    "tmem_cp_128x128b_float16_128B",
+    "tmem_scale_factors_per_warp",
+    "tmem_warpgroup_exchange",
+]

@@ -15,7 +15,7 @@ import tirx_layout  # noqa: F401  (registers layout=..., T.local_view, the pipel
 from tirx_layout import S, TileLayout, laneid, warpid
 
 ROWS, COLS = 16, 8
-WARP_FRAGMENT = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)])
+WARP_FRAGMENT = TileLayout(S[(8, 2, 4, 2) : (4 @ laneid, 1 @ warpid, 1 @ laneid, 1)])
 
 
 def element_of(warp: int, lane: int, slot: int) -> tuple[int, int]:

@@ -14,11 +14,13 @@ def _tvm_autoload() -> None:
     do: the rest of this module does the registering."""
 
 
-# The package facade: the public names of every layer, in layer order, and the layers as attributes
-# (``tirx_layout.sim.run``). Importing ``script`` registers the TVMScript names and printer rules, ``transform`` the
-# passes and the "tirx_layout" pipeline, ``viz`` the notebook display; ``tools`` is imported by those who use it.
-from .core import ffi as _ffi  # noqa: E402,F401  (loads the C++ core before any object class is used)
-from .layout import (  # noqa: E402
+# The package facade: the public names of every layer, and the layers as attributes (``tirx_layout.sim.run``).
+# Importing ``script`` registers the TVMScript names and printer rules, ``transform`` the passes and the
+# "tirx_layout" pipeline, ``viz`` the notebook display; ``tools`` is imported by those who use it.
+from . import analysis, cute, ir, script, sim, transform, viz
+from .hw import mma_shared_layout, swizzle_mode, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+from .ir.annotations import layout_of
+from .layout import (
     BUILTIN_AXES,
     EXEC_LEVELS,
     Axis,
@@ -33,12 +35,12 @@ from .layout import (  # noqa: E402
     TileLayout,
     parse_layout,
 )
-from .layout.axis import (  # noqa: E402
+from .layout.axis import (
+    Bank,
     F,
     P,
     TCol,
     TLane,
-    Bank,
     bx,
     by,
     bz,
@@ -53,39 +55,52 @@ from .layout.axis import (  # noqa: E402
     wgid,
     wid_in_wg,
 )
-from .hw import (  # noqa: E402
-    mma_shared_layout,
-    swizzle_mode,
-    tcgen05_atom_layout,
-    tmem_datapath_layout,
-    wg_local_layout,
-)
-from . import analysis, cute, ir, script, sim, transform, viz  # noqa: E402,F401
-from .ir.annotations import layout_of  # noqa: E402
-from .script import local_view  # noqa: E402
+from .script import local_view
 
 __all__ = [
     "BUILTIN_AXES",
     "EXEC_LEVELS",
     "Axis",
+    "Bank",
     "ComposeLayout",
+    "F",
     "Iter",
     "LayoutSpec",
     "Offset",
     "OnAxis",
+    "P",
     "R",
     "S",
     "SwizzleLayout",
+    "TCol",
+    "TLane",
     "TileLayout",
+    "analysis",
+    "bx",
+    "by",
+    "bz",
+    "cbx",
+    "cby",
+    "cbz",
+    "cute",
+    "ir",
+    "laneid",
     "layout_of",
     "local_view",
+    "m",
     "mma_shared_layout",
     "parse_layout",
     "script",
+    "sim",
     "swizzle_mode",
     "tcgen05_atom_layout",
+    "tid_in_wg",
     "tmem_datapath_layout",
     "transform",
+    "tx",
+    "viz",
+    "warpid",
     "wg_local_layout",
-    *BUILTIN_AXES,
+    "wgid",
+    "wid_in_wg",
 ]

@@ -8,7 +8,7 @@ from tirx_layout.analysis.bank_conflicts import swizzled_tile
 
 
 def test_guide_column_access_fp16():
-    tile = TileLayout(S[(8, 64):(64, 1)])
+    tile = TileLayout(S[(8, 64) : (64, 1)])
     swizzled = ComposeLayout(SwizzleLayout(3, 3, 3), tile)
     access = column((8, 64), "float16")  # lanes 0..7 read column 0 of rows 0..7, lanes 8.. the next columns
     plain = bank_conflicts(tile, "float16", access)
@@ -20,7 +20,7 @@ def test_guide_column_access_fp16():
 
 
 def test_row_vectors_are_served_in_quarter_warp_phases():
-    tile = TileLayout(S[(8, 64):(64, 1)])
+    tile = TileLayout(S[(8, 64) : (64, 1)])
     report = bank_conflicts(tile, "float16", row_vectors((8, 64), "float16"))
     assert report.phases == (8, 8, 8, 8) and report.minimum == 4 and report.vectorized
     swizzled = bank_conflicts(ComposeLayout(SwizzleLayout(3, 3, 3), tile), "float16", row_vectors((8, 64), "float16"))
@@ -29,7 +29,7 @@ def test_row_vectors_are_served_in_quarter_warp_phases():
 
 
 def test_non_contiguous_vectors_are_reported():
-    transposed = TileLayout(S[(8, 64):(1, 8)])
+    transposed = TileLayout(S[(8, 64) : (1, 8)])
     assert not bank_conflicts(transposed, "float16", row_vectors((8, 64), "float16")).vectorized
 
 

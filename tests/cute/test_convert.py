@@ -9,9 +9,9 @@ import pytest
 import tvm
 
 from tirx_layout import (
+    ComposeLayout,
     R,
     S,
-    ComposeLayout,
     SwizzleLayout,
     TileLayout,
     laneid,
@@ -23,8 +23,6 @@ from tirx_layout import (
     warpid,
     wg_local_layout,
 )
-from tirx_layout.hw.memory import SWIZZLE_MODES
-from tirx_layout.hw.tcgen05 import LD_ST_SHAPES
 from tirx_layout.cute import (
     ComposedLayout,
     Fragment,
@@ -36,6 +34,8 @@ from tirx_layout.cute import (
     to_cute_flat,
     to_tile_layout,
 )
+from tirx_layout.hw.memory import SWIZZLE_MODES
+from tirx_layout.hw.tcgen05 import LD_ST_SHAPES
 
 
 def hardware_layouts():
@@ -52,7 +52,11 @@ def hardware_layouts():
         for rows in LD_ST_SHAPES[shape].rows:
             for num in (1, 2, 8, LD_ST_SHAPES[shape].max_num):
                 cols = LD_ST_SHAPES[shape].columns_per_num * per_register * num
-                yield f"tcgen05({shape},{dtype},{rows},{cols})", tcgen05_atom_layout(shape, (rows, cols), dtype), (rows, cols)
+                yield (
+                    f"tcgen05({shape},{dtype},{rows},{cols})",
+                    tcgen05_atom_layout(shape, (rows, cols), dtype),
+                    (rows, cols),
+                )
     for dtype, mode in itertools.product(["float16", "float32", "float8_e4m3"], SWIZZLE_MODES):
         for rows, k in [(8, 128), (64, 64), (128, 256)]:
             try:
@@ -109,7 +113,7 @@ def test_hardware_layouts_convert_and_convert_back_exactly(name, tile, shape):
 def test_flat_conversion_serialises_the_outputs():
     # Outputs [thread, slot] serialise as thread * slots + slot (TileLang's convention).
     assert str(to_cute_flat(wg_local_layout(8, rows=4))) == "32:1"
-    tile = TileLayout(S[(4, 8):(1, 4 @ laneid)])  # slots over rows, lanes 0, 4, ..., 28 over columns
+    tile = TileLayout(S[(4, 8) : (1, 4 @ laneid)])  # slots over rows, lanes 0, 4, ..., 28 over columns
     flat = to_cute_flat(tile)
     assert str(flat) == "(8,4):(16,1)"  # laneid * 4 + slot: the thread axis first, the slot span 4 as radix
     places = tile.apply(np.arange(32))
@@ -121,9 +125,9 @@ def test_flat_conversion_serialises_the_outputs():
 @pytest.mark.parametrize(
     ("tile", "shape"),
     [
-        (TileLayout(S[(8, 4):(4 @ laneid, 1)] + R[2:32 @ laneid]), None),  # replicas: a Fragment, not a Layout
-        (TileLayout(S[(8, 4):(4, 1)] + tvm.tirx.Var("stage", "int32")), None),  # a symbolic offset
-        (TileLayout(S[(3, 4):(4, 1)]), (2, 6)),  # 3 rows cannot be grouped into 2
+        (TileLayout(S[(8, 4) : (4 @ laneid, 1)] + R[2 : 32 @ laneid]), None),  # replicas: a Fragment, not a Layout
+        (TileLayout(S[(8, 4) : (4, 1)] + tvm.tirx.Var("stage", "int32")), None),  # a symbolic offset
+        (TileLayout(S[(3, 4) : (4, 1)]), (2, 6)),  # 3 rows cannot be grouped into 2
     ],
 )
 def test_no_exact_answer_is_none(tile, shape):
@@ -131,14 +135,14 @@ def test_no_exact_answer_is_none(tile, shape):
 
 
 def test_flat_conversion_declines():
-    assert to_cute_flat(TileLayout(S[(4, 8):(-8, 1)])) is None  # a negative stride has no serial radix
+    assert to_cute_flat(TileLayout(S[(4, 8) : (-8, 1)])) is None  # a negative stride has no serial radix
     assert to_cute_flat(TileLayout(S[8:1] + 3)) is None  # an offset
     assert to_cute_flat(TileLayout(S[8:1] + R[2:8])) is None
 
 
 def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="elements"):
-        to_cute(TileLayout(S[(4, 8):(8, 1)]), (4, 4))
+        to_cute(TileLayout(S[(4, 8) : (8, 1)]), (4, 4))
     with pytest.raises(TypeError):
         to_cute(Layout(4))
     with pytest.raises(TypeError):
@@ -164,8 +168,10 @@ def test_swizzle_recovery_and_back():
     tile = mma_shared_layout("float16", "128B", (16, 64))
     composed = to_cute_composed(tile, (16, 64))
     assert str(composed) == "Sw<3,3,3> o 0 o (16,64):(64,1)"
-    assert to_tile_layout(composed, by_mode=True) == ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(16, 64):(64, 1)]))
-    outer = ComposeLayout(SwizzleLayout(2, 2, 4, swizzle_inner=False), TileLayout(S[(8, 64):(64, 1)] + 5))
+    assert to_tile_layout(composed, by_mode=True) == ComposeLayout(
+        SwizzleLayout(3, 3, 3), TileLayout(S[(16, 64) : (64, 1)])
+    )
+    outer = ComposeLayout(SwizzleLayout(2, 2, 4, swizzle_inner=False), TileLayout(S[(8, 64) : (64, 1)] + 5))
     recovered = to_cute(outer)
     assert recovered.outer == Swizzle(2, 2, -4) and recovered.offset == {"m": 5}
     assert to_tile_layout(recovered) == outer
@@ -212,7 +218,7 @@ def test_fragment_packing_and_inverse():
 
 
 def test_fragment_tile_layout_round_trip_with_replicas():
-    tile = TileLayout(S[(8, 4):(1 @ laneid, 1)] + R[4:8 @ laneid])
+    tile = TileLayout(S[(8, 4) : (1 @ laneid, 1)] + R[4 : 8 @ laneid])
     frag = Fragment.from_tile_layout(tile, (8, 4))
     assert frag is not None and frag.replicate_size == 4 and frag.thread_axis == "laneid"
     for i, j in itertools.product(range(8), range(4)):
@@ -241,7 +247,7 @@ def test_fragments_of_register_layouts(name, tile, shape):
 
 
 def test_fragment_declines():
-    assert Fragment.from_tile_layout(TileLayout(S[(8, 4):(4, 1)]), (8, 4)) is None  # no thread axis
-    assert Fragment.from_tile_layout(TileLayout(S[(8, 4):(1 @ laneid, 1)] + R[2:1]), (8, 4)) is None
-    two = TileLayout(S[(2, 4):(1 @ tid_in_wg, 1 @ warpid)])
+    assert Fragment.from_tile_layout(TileLayout(S[(8, 4) : (4, 1)]), (8, 4)) is None  # no thread axis
+    assert Fragment.from_tile_layout(TileLayout(S[(8, 4) : (1 @ laneid, 1)] + R[2:1]), (8, 4)) is None
+    two = TileLayout(S[(2, 4) : (1 @ tid_in_wg, 1 @ warpid)])
     assert Fragment.from_tile_layout(two, (2, 4)) is None  # two thread axes that do not merge

@@ -12,17 +12,6 @@ import os
 import numpy as np
 import pycute
 import pytest
-from oracles.cute_reference import (
-    evaluate,
-    ours,
-    random_injective,
-    random_layout,
-    random_pow2_layout,
-    same,
-    seeds,
-    table,
-    theirs,
-)
 
 from tirx_layout.cute import (
     coalesce,
@@ -36,6 +25,18 @@ from tirx_layout.cute import (
     right_inverse,
     tiled_divide,
     zipped_divide,
+)
+
+from oracles.cute_reference import (
+    evaluate,
+    ours,
+    random_injective,
+    random_layout,
+    random_pow2_layout,
+    same,
+    seeds,
+    table,
+    theirs,
 )
 
 #: Random inputs per operation: a bounded sample in CI, more with TIRX_LAYOUT_FUZZ_EXAMPLES.
@@ -119,7 +120,7 @@ def test_right_inverse():
     for rng in seeds(N):
         layout = random_layout(rng, max_modes=4)
         result = right_inverse(layout)
-        flat = [(s, d) for s, d in zip(_flat(layout.shape), _flat(layout.stride)) if s > 1]
+        flat = [(s, d) for s, d in zip(_flat(layout.shape), _flat(layout.stride), strict=False) if s > 1]
         if all(d > 0 for _, d in flat):  # pycute stops at a broadcast mode; we skip it
             agree(result, pycute.right_inverse(theirs(layout)))
         assert layout.apply_array(result.apply_array(np.arange(result.size()))).tolist() == list(range(result.size()))

@@ -5,17 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pycute
-from conftest import LAW_EXAMPLES
-from oracles.cute_reference import (
-    evaluate,
-    random_injective,
-    random_layout,
-    random_pow2_layout,
-    rng_seeds,
-    table,
-)
 from hypothesis import given, settings
 
+from conftest import LAW_EXAMPLES
 from tirx_layout.cute import (
     Layout,
     blocked_product,
@@ -29,6 +21,15 @@ from tirx_layout.cute import (
     make_layout,
     raked_product,
     right_inverse,
+)
+
+from oracles.cute_reference import (
+    evaluate,
+    random_injective,
+    random_layout,
+    random_pow2_layout,
+    rng_seeds,
+    table,
 )
 
 

@@ -155,7 +155,11 @@ def test_mma_shared_layout_modes_round_trip_and_are_conflict_free(dtype, mode):
     addresses = {layout.apply(i, j, shape=list(shape))["m"] for i in range(shape[0]) for j in range(shape[1])}
     assert addresses == set(range(shape[0] * shape[1]))
     atom_elements = 8 * width // (4 if dtype == "float32" else 2)
-    assert {layout.apply(i, j, shape=list(shape))["m"] // atom_elements for i in range(8) for j in range(width // (4 if dtype == "float32" else 2))} == {0}
+    assert {
+        layout.apply(i, j, shape=list(shape))["m"] // atom_elements
+        for i in range(8)
+        for j in range(width // (4 if dtype == "float32" else 2))
+    } == {0}
     if mode == "128B":
         assert bank_conflicts(layout, dtype, row_vectors(shape, dtype)).conflict_free
         assert bank_conflicts(layout, dtype, contiguous(shape, dtype)).conflict_free

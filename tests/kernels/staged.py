@@ -23,9 +23,13 @@ def measured(kernel) -> Cost:
 
     sim.run(kernel, observer=observe)
     reports = kernel_accesses(kernel)
-    return Cost(bytes=moved[0], instructions=sum(r.warp_executions for r in reports),
-                global_instructions=sum(r.warp_executions for r in reports if r.scope == "global"),
-                wavefronts=sum(r.wavefronts for r in reports), minimum_wavefronts=sum(r.minimum_wavefronts for r in reports))  # fmt: skip
+    return Cost(
+        bytes=moved[0],
+        instructions=sum(r.warp_executions for r in reports),
+        global_instructions=sum(r.warp_executions for r in reports if r.scope == "global"),
+        wavefronts=sum(r.wavefronts for r in reports),
+        minimum_wavefronts=sum(r.minimum_wavefronts for r in reports),
+    )
 
 
 def round_trip(dtype: str, rows: int, threads: int, shared_layout=None, frag_layout=None, cols: int = 64):

@@ -10,9 +10,10 @@ import random
 
 import pytest
 import tvm
+from tvm.tirx import layout as upstream
+
 from oracles.strategies import THREAD_AXES, build, random_layout
 from oracles.upstream import upstream_layout
-from tvm.tirx import layout as upstream
 
 NUM = int(os.environ.get("TIRX_LAYOUT_DIFF_LAYOUTS", "2000"))
 
@@ -224,9 +225,17 @@ def test_rewrites_agree(cases):
 
 @pytest.mark.parametrize(
     ("annotation", "shape", "psum"),
-    [("PF", (128, 512), False), ("FP", (4, 128), False), ("PF", (256, 64), False), ("FPF", (2, 512, 8), False),
-     ("PPF", (4, 32, 16), False), ("PF", (128, 512), True), ("PF", (128, 1024), True), ("FPF", (3, 256, 16), False)],
-)  # fmt: skip
+    [
+        ("PF", (128, 512), False),
+        ("FP", (4, 128), False),
+        ("PF", (256, 64), False),
+        ("FPF", (2, 512, 8), False),
+        ("PPF", (4, 32, 16), False),
+        ("PF", (128, 512), True),
+        ("PF", (128, 1024), True),
+        ("FPF", (3, 256, 16), False),
+    ],
+)
 def test_trainium_agrees(annotation, shape, psum):
     from tirx_layout import TileLayout
 

@@ -5,9 +5,10 @@ import pytest
 import tvm
 from hypothesis import given
 from hypothesis import strategies as st
-from oracles.strategies import build, layouts
 
 from tirx_layout import Axis, Iter, R, S, TileLayout
+
+from oracles.strategies import build, layouts
 
 ALLOWED = (ValueError, TypeError, KeyError)
 
@@ -23,7 +24,9 @@ junk = st.one_of(
     st.text(max_size=6),
     st.sampled_from(["m", "laneid", "TCol", "nope", ""]),
     st.sampled_from([_var, _float_var, _var * 2, tvm.tirx.IntImm("int64", 3)]),
-    st.builds(lambda n, dt: np.arange(n).astype(dt), st.integers(0, 5), st.sampled_from(["int8", "uint64", "float32", "bool"])),
+    st.builds(
+        lambda n, dt: np.arange(n).astype(dt), st.integers(0, 5), st.sampled_from(["int8", "uint64", "float32", "bool"])
+    ),
     st.builds(lambda: np.array([2**63 - 1], dtype=np.uint64) + np.uint64(5)),
 )
 junk_seq = st.one_of(junk, st.lists(junk, max_size=4), st.lists(junk, max_size=4).map(tuple))
@@ -87,11 +90,11 @@ def test_axis_registry(name, kind, scope, subscope):
 @pytest.mark.parametrize(
     ("layout", "coords", "shape", "fragment"),
     [
-        (TileLayout(S[(2**31, 2**31):(2**32, 1)]), [2**62], None, "overflow"),
-        (TileLayout(S[(4, 4):(1, 4)]), [2**62, 2**62], [2**62, 2**62], "overflow"),
-        (TileLayout(S[(4, 4):(1, 4)]), [1, 2, 3], None, "one coordinate per shard iter"),
-        (TileLayout(S[(4, 4):(1, 4)]), [1, 2], [4, 0], "shape extents must be >= 1"),
-        (TileLayout(S[(4, 4):(1, 4)]), [np.arange(3), np.arange(4)], None, "broadcast"),
+        (TileLayout(S[(2**31, 2**31) : (2**32, 1)]), [2**62], None, "overflow"),
+        (TileLayout(S[(4, 4) : (1, 4)]), [2**62, 2**62], [2**62, 2**62], "overflow"),
+        (TileLayout(S[(4, 4) : (1, 4)]), [1, 2, 3], None, "one coordinate per shard iter"),
+        (TileLayout(S[(4, 4) : (1, 4)]), [1, 2], [4, 0], "shape extents must be >= 1"),
+        (TileLayout(S[(4, 4) : (1, 4)]), [np.arange(3), np.arange(4)], None, "broadcast"),
     ],
 )
 def test_apply_errors_name_the_problem(layout, coords, shape, fragment):
@@ -101,7 +104,7 @@ def test_apply_errors_name_the_problem(layout, coords, shape, fragment):
 
 def test_overflowing_layout_is_rejected_at_construction():
     with pytest.raises(ValueError, match=r"invalid layout S\[\(1099511627776, 1099511627776\):\(1, 1\)\].*overflow"):
-        TileLayout(S[(2**40, 2**40):(1, 1)])
+        TileLayout(S[(2**40, 2**40) : (1, 1)])
     with pytest.raises(ValueError, match="overflow"):
         TileLayout(S[4 : 2**62] + R[4 : 2**62])
 

@@ -15,7 +15,7 @@ from tirx_layout.layout.inverse import PlaceInverse
 def nested_layout(rng: random.Random) -> TileLayout:
     """A random layout whose iters nest on every axis (invertible by construction), with replicas and offsets."""
     axes = ["m", "laneid", "warpid"]
-    stride_on = {a: 1 for a in axes}
+    stride_on = dict.fromkeys(axes, 1)
     shard, replica = [], []
     for _ in range(rng.randint(1, 5)):
         axis, extent = rng.choice(axes), rng.choice([1, 2, 3, 4])
@@ -63,11 +63,11 @@ def test_holds_is_exactly_the_image(rng):
 @pytest.mark.parametrize(
     "layout",
     [
-        TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)]),
+        TileLayout(S[(8, 2, 4, 2) : (4 @ laneid, 1 @ warpid, 1 @ laneid, 1)]),
         wg_local_layout(16),
         tcgen05_atom_layout("16x64b", (64, 8), "float32"),
         tcgen05_atom_layout("16x256b", (128, 32), "float16"),
-        TileLayout(S[(16, 8):(1 @ laneid, 1)] + R[2:16 @ laneid]),
+        TileLayout(S[(16, 8) : (1 @ laneid, 1)] + R[2 : 16 @ laneid]),
     ],
 )
 def test_hardware_fragments_invert(layout):
@@ -79,10 +79,10 @@ def test_hardware_fragments_invert(layout):
 @pytest.mark.parametrize(
     ("layout", "message"),
     [
-        (TileLayout(S[(4, 2):(1, 0)]), "stride that is not positive"),
-        (TileLayout(S[(4, 2):(1, -4)]), "stride that is not positive"),
-        (TileLayout(S[(4, 4):(2, 3)]), "strides 2 \\(extent 4\\) and 3 overlap or interleave"),
-        (TileLayout(S[(4, 4):(1, 2)]), "overlap or interleave"),
+        (TileLayout(S[(4, 2) : (1, 0)]), "stride that is not positive"),
+        (TileLayout(S[(4, 2) : (1, -4)]), "stride that is not positive"),
+        (TileLayout(S[(4, 4) : (2, 3)]), "strides 2 \\(extent 4\\) and 3 overlap or interleave"),
+        (TileLayout(S[(4, 4) : (1, 2)]), "overlap or interleave"),
     ],
 )
 def test_layouts_that_are_not_invertible_by_place_say_why(layout, message):

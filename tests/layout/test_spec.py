@@ -3,7 +3,7 @@
 import pytest
 import tvm
 
-from tirx_layout import Axis, Iter, Offset, R, S, TileLayout, TCol, TLane, laneid, m, warpid
+from tirx_layout import Axis, Iter, Offset, R, S, TCol, TileLayout, TLane, laneid, m, warpid
 
 
 def iters(spec_part):
@@ -56,7 +56,7 @@ def test_offset_forms_add_per_axis():
 
 def test_symbolic_offsets_keep_the_expression():
     stage = tvm.tirx.Var("stage", "int32")
-    layout = TileLayout(S[(2, 64):(64, 1)] + stage * 128 + 3 @ warpid)
+    layout = TileLayout(S[(2, 64) : (64, 1)] + stage * 128 + 3 @ warpid)
     assert str(layout.offset[m]) == "stage * 128"
     assert layout.offset[warpid] == 3
 
@@ -66,22 +66,22 @@ def test_a_step_of_one_is_what_tvmscript_adds():
 
 
 def test_parts_combine_in_any_order():
-    a = TileLayout(S[(8, 4):(4 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
-    b = TileLayout(R[2 : 4 @ warpid] + S[(8, 4):(4 @ laneid, 1)] + 5 @ warpid)
+    a = TileLayout(S[(8, 4) : (4 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
+    b = TileLayout(R[2 : 4 @ warpid] + S[(8, 4) : (4 @ laneid, 1)] + 5 @ warpid)
     assert a == b
 
 
 @pytest.mark.parametrize(
     ("build", "error", "fragment"),
     [
-        (lambda: S[(8, 4):(1,)], ValueError, "2 extents but 1 strides"),
-        (lambda: S[(8, 0):(1, 1)], ValueError, "extent must be >= 1, got 0"),
+        (lambda: S[(8, 4) : (1,)], ValueError, "2 extents but 1 strides"),
+        (lambda: S[(8, 0) : (1, 1)], ValueError, "extent must be >= 1, got 0"),
         (lambda: S[-2], ValueError, "got -2"),
         (lambda: S[8.0], TypeError, "8.0"),
         (lambda: S[8:1.5], TypeError, "1.5"),
         (lambda: S[8:"lane"], KeyError, "'lane'"),
-        (lambda: S[8:(1, 2, 3)], ValueError, "1 extents but 3 strides"),
-        (lambda: S[8:((1, 2, 3),)], ValueError, r"\(1, 2, 3\)"),
+        (lambda: S[8 : (1, 2, 3)], ValueError, "1 extents but 3 strides"),
+        (lambda: S[8 : ((1, 2, 3),)], ValueError, r"\(1, 2, 3\)"),
         (lambda: S[8:1:2], ValueError, "step"),
         (lambda: S[8:1:"m"], ValueError, "step"),
         (lambda: S[True], TypeError, "bool"),
@@ -100,6 +100,6 @@ def test_malformed_specs_raise_naming_the_value(build, error, fragment):
 
 def test_user_axis_in_spec_and_repr():
     axis = Axis.register("test_spec_axis", "memory")
-    layout = TileLayout(S[(4, 2):(2 @ axis, "test_spec_axis")])
+    layout = TileLayout(S[(4, 2) : (2 @ axis, "test_spec_axis")])
     assert iters(layout.shard) == [(4, 2, "test_spec_axis"), (2, 1, "test_spec_axis")]
     assert repr(layout) == "TileLayout(S[(4, 2):(2@Axis.get('test_spec_axis'), 1@Axis.get('test_spec_axis'))])"

@@ -7,11 +7,12 @@ import numpy as np
 import pycute
 import pytest
 import tvm
-from oracles.reference import evaluate
 
 from tirx_layout import ComposeLayout, R, S, SwizzleLayout, TileLayout, laneid
 
-ROW_MAJOR_8x64 = TileLayout(S[(8, 64):(64, 1)])
+from oracles.reference import evaluate
+
+ROW_MAJOR_8x64 = TileLayout(S[(8, 64) : (64, 1)])
 
 
 def bank(address, bytes_per_element=2):
@@ -64,14 +65,20 @@ def test_symbolic_swizzle_is_xor_shift_and_matches_integers():
     smem = ComposeLayout(SwizzleLayout(3, 3, 3), ROW_MAJOR_8x64)
     i, j = tvm.tirx.Var("i", "int32"), tvm.tirx.Var("j", "int32")
     m = smem.apply(i, j)["m"]
-    assert all(evaluate(m, {"i": a, "j": b}) == 64 * a + 8 * ((b >> 3) ^ a) + (b & 7) for a in range(8) for b in range(64))
+    assert all(
+        evaluate(m, {"i": a, "j": b}) == 64 * a + 8 * ((b >> 3) ^ a) + (b & 7) for a in range(8) for b in range(64)
+    )
 
 
 @pytest.mark.parametrize(
     ("args", "fragment"),
-    [((-1, 3, 3), "per_element must be >= 0, got -1"), ((3, -2, 3), "swizzle_len must be >= 0, got -2"),
-     ((3, 3, 2), "atom_len must be >= swizzle_len \\(3\\), got 2"), ((40, 20, 20), "does not fit")],
-)  # fmt: skip
+    [
+        ((-1, 3, 3), "per_element must be >= 0, got -1"),
+        ((3, -2, 3), "swizzle_len must be >= 0, got -2"),
+        ((3, 3, 2), "atom_len must be >= swizzle_len \\(3\\), got 2"),
+        ((40, 20, 20), "does not fit"),
+    ],
+)
 def test_swizzle_rejects_bad_parameters(args, fragment):
     with pytest.raises(ValueError, match=fragment):
         SwizzleLayout(*args)
@@ -79,7 +86,7 @@ def test_swizzle_rejects_bad_parameters(args, fragment):
 
 def test_compose_rejects_tiles_off_m():
     with pytest.raises(ValueError, match="axis 'laneid'"):
-        ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(32, 8):(1 @ laneid, 1)]))
+        ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(32, 8) : (1 @ laneid, 1)]))
     with pytest.raises(ValueError, match="an offset on axis 'laneid'"):
         ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[64:1] + 1 @ laneid))
     with pytest.raises(TypeError, match="either"):
@@ -95,12 +102,12 @@ def test_compose_both_call_forms_and_identity():
     assert a != ComposeLayout(SwizzleLayout(3, 3, 3, swizzle_inner=False), ROW_MAJOR_8x64)
     import tirx_layout
 
-    assert eval(repr(a), {n: getattr(tirx_layout, n) for n in tirx_layout.__all__}) == a  # noqa: S307
+    assert eval(repr(a), {n: getattr(tirx_layout, n) for n in tirx_layout.__all__}) == a
     assert (a.size(), a.span()) == (512, 512)
 
 
 def test_compose_arrays_and_replicas():
-    smem = ComposeLayout(SwizzleLayout(2, 3, 3), TileLayout(S[(8, 32):(32, 1)] + R[2:256]))
+    smem = ComposeLayout(SwizzleLayout(2, 3, 3), TileLayout(S[(8, 32) : (32, 1)] + R[2:256]))
     i, j = np.meshgrid(np.arange(8), np.arange(32), indexing="ij")
     everywhere = smem.apply_all(i, j, shape=[8, 32])["m"]
     assert everywhere.shape == (2, 8, 32)
@@ -111,15 +118,15 @@ def test_compose_arrays_and_replicas():
 
 def test_compose_algebra_acts_on_the_tile():
     sw = SwizzleLayout(3, 3, 3)
-    smem = ComposeLayout(sw, TileLayout(S[(8, 8, 8):(64, 8, 1)]))
+    smem = ComposeLayout(sw, TileLayout(S[(8, 8, 8) : (64, 8, 1)]))
     assert smem.canonicalize() == ComposeLayout(sw, TileLayout(S[512:1]))
     tiled = smem.tile(TileLayout(S[2:1]), [2, 1, 1], [8, 8, 8])
     assert tiled == ComposeLayout(sw, TileLayout(S[1024:1]))
-    assert smem.is_tile_inner(tiled, [16, 8, 8], [8, 8, 8]) == TileLayout(S[(2, 1, 1):(1, 1, 1)]).group([2, 1, 1])[0]
+    assert smem.is_tile_inner(tiled, [16, 8, 8], [8, 8, 8]) == TileLayout(S[(2, 1, 1) : (1, 1, 1)]).group([2, 1, 1])[0]
     assert smem.is_tile_inner(ComposeLayout(SwizzleLayout(2, 3, 3), tiled.tile_layout), [16, 8, 8], [8, 8, 8]) is None
     assert smem.slice([8, 64], [(2, 4), (0, 64)]) == ComposeLayout(sw, TileLayout(S[128:1] + 128))
     packed = ComposeLayout(sw, ROW_MAJOR_8x64).pack(2)
-    assert packed == ComposeLayout(SwizzleLayout(2, 3, 3), TileLayout(S[(8, 32):(32, 1)]))
+    assert packed == ComposeLayout(SwizzleLayout(2, 3, 3), TileLayout(S[(8, 32) : (32, 1)]))
     assert packed.unpack(2).canonicalize() == ComposeLayout(sw, ROW_MAJOR_8x64).canonicalize()
     with pytest.raises(ValueError, match="power of two"):
         sw.pack(3)

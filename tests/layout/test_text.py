@@ -3,43 +3,52 @@ notation is kept, and bad text is a LayoutTextError that names the column (never
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracles.strategies import build, layouts
-from tirx_layout import R, S, Axis, ComposeLayout, SwizzleLayout, TileLayout, TLane, TCol, laneid, warpid
+from tirx_layout import Axis, ComposeLayout, R, S, SwizzleLayout, TCol, TileLayout, TLane, laneid, warpid
 from tirx_layout.layout.text import MAX_TEXT, LayoutTextError, parse_layout
 
-GUIDE_FRAGMENT = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid] + 5 @ warpid)
+from oracles.strategies import build, layouts
+
+GUIDE_FRAGMENT = TileLayout(S[(8, 2, 4, 2) : (4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("S[(8,64):(64,1)]", TileLayout(S[(8, 64):(64, 1)])),
+        ("S[(8,64):(64,1)]", TileLayout(S[(8, 64) : (64, 1)])),
         ("S[(8, 2, 4, 2) : (4@laneid, 1@warpid, 1@laneid, 1)] + R[2 : 4@warpid] + 5@warpid", GUIDE_FRAGMENT),
-        ("S[(2, 128, 112) : (112@TCol, 1@TLane, 1@TCol)]", TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])),
-        ("S[(32, 4):(1@TLane, 1@TCol)] + R[4:32@TLane]", TileLayout(S[(32, 4):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])),
+        (
+            "S[(2, 128, 112) : (112@TCol, 1@TLane, 1@TCol)]",
+            TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)]),
+        ),
+        (
+            "S[(32, 4):(1@TLane, 1@TCol)] + R[4:32@TLane]",
+            TileLayout(S[(32, 4) : (1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane]),
+        ),
         ("S[8, 4]", TileLayout(S[8, 4])),
         ("S[(8, 4)]", TileLayout(S[(8, 4)])),
         ("S[8:2]", TileLayout(S[8:2])),
         ("S[()]", TileLayout(S[()])),
         ("S[4:laneid]", TileLayout(S[4:laneid])),
-        ("3 + S[4:-1@laneid] + 2@warpid + 1@warpid", TileLayout(3 + S[4:-1 @ laneid] + 2 @ warpid + 1 @ warpid)),
+        ("3 + S[4:-1@laneid] + 2@warpid + 1@warpid", TileLayout(3 + S[4 : -1 @ laneid] + 2 @ warpid + 1 @ warpid)),
         ("S[4:1] - 2@warpid", TileLayout(S[4:1] + -2 @ warpid)),
-        ("R[2:4@warpid] + S[4:1@laneid]", TileLayout(R[2:4 @ warpid] + S[4:1 @ laneid])),
-        ("S[(2,2):(1,2)] + R[2:4] + R[3:8]", TileLayout(S[(2, 2):(1, 2)] + R[2:4] + R[3:8])),
+        ("R[2:4@warpid] + S[4:1@laneid]", TileLayout(R[2 : 4 @ warpid] + S[4 : 1 @ laneid])),
+        ("S[(2,2):(1,2)] + R[2:4] + R[3:8]", TileLayout(S[(2, 2) : (1, 2)] + R[2:4] + R[3:8])),
         ("S[4:1@Axis.get('m')]", TileLayout(S[4:1])),
-        ("TileLayout(S[4:1@laneid] + 2@warpid)", TileLayout(S[4:1 @ laneid] + 2 @ warpid)),
+        ("TileLayout(S[4:1@laneid] + 2@warpid)", TileLayout(S[4 : 1 @ laneid] + 2 @ warpid)),
         (
             "ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64):(64, 1)]))",
-            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64):(64, 1)])),
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64) : (64, 1)])),
         ),
         (
             "ComposeLayout(per_element=2, swizzle_len=3, atom_len=3, tile_layout=TileLayout(S[(8,32):(32,1)]),"
             " swizzle_inner=False)",
-            ComposeLayout(SwizzleLayout(2, 3, 3, swizzle_inner=False), TileLayout(S[(8, 32):(32, 1)])),
+            ComposeLayout(SwizzleLayout(2, 3, 3, swizzle_inner=False), TileLayout(S[(8, 32) : (32, 1)])),
         ),
     ],
 )
@@ -64,10 +73,10 @@ def test_printed_compose_layouts_parse_back_equal(data, pe, sl, extra, inner):
 
 def test_user_axes_print_and_parse_back():
     Axis.register("viz_rows", "memory")
-    layout = TileLayout(S[(4, 2):(1 @ Axis.get("viz_rows"), 1)] + 3 @ Axis.get("viz_rows"))
+    layout = TileLayout(S[(4, 2) : (1 @ Axis.get("viz_rows"), 1)] + 3 @ Axis.get("viz_rows"))
     assert "Axis.get(" in repr(layout)
     assert parse_layout(repr(layout)) == layout
-    assert parse_layout('S[4:1@Axis.get("viz_rows")]') == TileLayout(S[4:1 @ Axis.get("viz_rows")])
+    assert parse_layout('S[4:1@Axis.get("viz_rows")]') == TileLayout(S[4 : 1 @ Axis.get("viz_rows")])
 
 
 @pytest.mark.parametrize(
@@ -122,4 +131,4 @@ def test_any_text_parses_or_is_a_layout_text_error(text):
 
 
 def test_the_parser_never_evaluates_python():
-    assert "eval(" not in open(parse_layout.__code__.co_filename).read()
+    assert "eval(" not in Path(parse_layout.__code__.co_filename).read_text()

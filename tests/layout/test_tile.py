@@ -8,14 +8,15 @@ import pytest
 import tvm
 import tvm_ffi
 from hypothesis import given
-from oracles.reference import all_places, base_place, flatten, size, span, split
-from oracles.strategies import MEMORY_AXES, build, layouts
 
 import tirx_layout
 from tirx_layout import *  # noqa: F403  (repr must eval with the public names only)
 from tirx_layout import R, S, TCol, TileLayout, TLane, laneid, tid_in_wg, warpid, wid_in_wg
 
-GUIDE_FRAGMENT = S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid
+from oracles.reference import all_places, base_place, flatten, size, span, split
+from oracles.strategies import MEMORY_AXES, build, layouts
+
+GUIDE_FRAGMENT = S[(8, 2, 4, 2) : (4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid
 
 
 # ---- the guide's worked examples ---------------------------------------------------------------------------
@@ -41,7 +42,7 @@ def test_guide_fragment_closed_forms_on_the_whole_tile():
 
 
 def test_guide_tmem_accumulator():
-    acc = TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])
+    acc = TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)])
     a, lane, c = np.meshgrid(np.arange(2), np.arange(128), np.arange(112), indexing="ij")
     places = acc.apply(a, lane, c)
     np.testing.assert_array_equal(places["TLane"], lane)
@@ -52,7 +53,7 @@ def test_guide_tmem_accumulator():
 
 @pytest.mark.parametrize("sf_per_mma", [1, 4, 16])
 def test_guide_scale_factor_atom(sf_per_mma):
-    scale = TileLayout(S[(32, sf_per_mma):(1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane])
+    scale = TileLayout(S[(32, sf_per_mma) : (1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane])
     for r, s in itertools.product(range(32), range(sf_per_mma)):
         places = scale.apply_all(r, s, shape=[32, sf_per_mma])
         assert [p["TLane"] for p in places] == [r, r + 32, r + 64, r + 96]
@@ -102,7 +103,7 @@ def test_shaped_apply_flattens_row_major(data):
 @given(layouts)
 def test_numpy_apply_equals_int_apply(data):
     layout = build(data)
-    shard, replica, offset = data
+    shard, _replica, _offset = data
     flats = np.arange(len(_domain(shard)), dtype=np.int32).reshape(-1, 1)
     base = layout.apply(flats)
     every = layout.apply_all(flats)
@@ -130,7 +131,7 @@ def test_numpy_apply_broadcasts_and_keeps_shape():
 
 
 def test_out_of_range_input_spills_into_the_first_component():
-    layout = TileLayout(S[(2, 4):(1 @ laneid, 1)])
+    layout = TileLayout(S[(2, 4) : (1 @ laneid, 1)])
     assert layout.apply(9) == {"laneid": 2, "m": 1}  # 9 = 2*4 + 1: the first component is not reduced
     assert layout.apply(-1) == {"laneid": -1, "m": 3}  # floor semantics, as TVM's floordiv/floormod
 
@@ -167,13 +168,13 @@ def test_symbolic_mixes_ints_and_promotes_large_constants():
     x = tvm.tirx.Var("x", "int32")
     frag = TileLayout(GUIDE_FRAGMENT)
     assert str(frag.apply(x, 3, shape=[8, 16])["laneid"]) == "x * 4 + 1"
-    big = TileLayout(S[(4, 8):(2**40, 1)])
+    big = TileLayout(S[(4, 8) : (2**40, 1)])
     assert str(big.apply(x)["m"].ty.dtype) == "int64"
 
 
 def test_symbolic_offset():
     stage = tvm.tirx.Var("stage", "int32")
-    layout = TileLayout(S[(2, 64):(64, 1)] + stage * 128)
+    layout = TileLayout(S[(2, 64) : (64, 1)] + stage * 128)
     assert _evaluate(layout.apply(1, 5)["m"], {stage: 3}) == 64 + 5 + 384
     assert _evaluate(layout.span(), {stage: 3}) == 128 + 384
     with pytest.raises(ValueError, match="symbolic offset"):
@@ -196,9 +197,9 @@ def test_size_and_span_match_the_twin(data):
 
 
 def test_span_counts_replicas_offsets_and_signs():
-    assert TileLayout(S[(4, 4):(1, 4)] + R[2:16] + 3).span() == 35
-    assert TileLayout(S[(4, 4):(-1, 0)]).span() == -2
-    layout = TileLayout(S[(4, 4):(1, 4)] + 3 + 3 @ laneid)
+    assert TileLayout(S[(4, 4) : (1, 4)] + R[2:16] + 3).span() == 35
+    assert TileLayout(S[(4, 4) : (-1, 0)]).span() == -2
+    layout = TileLayout(S[(4, 4) : (1, 4)] + 3 + 3 @ laneid)
     assert (layout.span(), layout.span("laneid"), layout.span("warpid")) == (19, 4, 1)
     assert layout.size("laneid") == 1 and layout.size(tirx_layout.m) == 16
 
@@ -206,13 +207,13 @@ def test_span_counts_replicas_offsets_and_signs():
 @pytest.mark.parametrize(
     ("spec", "scope"),
     [
-        (S[(4, 32):(1 @ warpid, 1 @ laneid)], ("thread", "cta")),
+        (S[(4, 32) : (1 @ warpid, 1 @ laneid)], ("thread", "cta")),
         (S[32 : 1 @ laneid], ("thread", "warp")),
-        (S[(4, 32):(1 @ wid_in_wg, 1 @ laneid)] + R[2 : 1 @ tirx_layout.wgid], ("thread", "cta")),
+        (S[(4, 32) : (1 @ wid_in_wg, 1 @ laneid)] + R[2 : 1 @ tirx_layout.wgid], ("thread", "cta")),
         (S[128 : 1 @ tid_in_wg] + 1 @ tirx_layout.wgid, ("thread", "cta")),
-        (S[(2, 4):(1 @ tirx_layout.bx, 1 @ warpid)], ("warp", "kernel")),
-        (S[(4, 32):(1 @ warpid, 1 @ laneid)] + 1 @ tirx_layout.bx, ("thread", "kernel")),
-        (S[(128, 64):(1 @ TLane, 1 @ TCol)], None),
+        (S[(2, 4) : (1 @ tirx_layout.bx, 1 @ warpid)], ("warp", "kernel")),
+        (S[(4, 32) : (1 @ warpid, 1 @ laneid)] + 1 @ tirx_layout.bx, ("thread", "kernel")),
+        (S[(128, 64) : (1 @ TLane, 1 @ TCol)], None),
         (S[4] + R[2 : 1 @ laneid], None),
     ],
 )
@@ -225,11 +226,11 @@ def test_get_scope(spec, scope):
 @pytest.mark.parametrize(
     ("spec", "problem"),
     [
-        (S[(4, 4):(1 @ laneid, 1 @ tirx_layout.tx)], "both step over threads"),
-        (S[(4, 4):(1 @ laneid, 1 @ tid_in_wg)], "both step over threads"),
-        (S[(4, 4):(1 @ laneid, 1 @ tirx_layout.wgid)], "connected chain"),
-        (S[(4, 4):(1 @ laneid, 1 @ wid_in_wg)] + 1 @ tirx_layout.cbx, "connected chain"),
-        (S[(4, 4):(1 @ laneid, 1 @ tirx_layout.bx)], "connected chain"),
+        (S[(4, 4) : (1 @ laneid, 1 @ tirx_layout.tx)], "both step over threads"),
+        (S[(4, 4) : (1 @ laneid, 1 @ tid_in_wg)], "both step over threads"),
+        (S[(4, 4) : (1 @ laneid, 1 @ tirx_layout.wgid)], "connected chain"),
+        (S[(4, 4) : (1 @ laneid, 1 @ wid_in_wg)] + 1 @ tirx_layout.cbx, "connected chain"),
+        (S[(4, 4) : (1 @ laneid, 1 @ tirx_layout.bx)], "connected chain"),
         (S[4 : 1 @ laneid] + R[2 : 1 @ tirx_layout.tx], "both step over threads"),
     ],
 )
@@ -246,7 +247,7 @@ def test_ill_formed_scope(spec, problem):
 @given(layouts)
 def test_repr_evals_back_and_equality_is_structural(data):
     layout = build(data)
-    again = eval(repr(layout))  # noqa: S307  (the contract under test)
+    again = eval(repr(layout))
     assert again == layout and hash(again) == hash(layout)
     assert tvm_ffi.structural_equal(again, layout)
     assert TileLayout.from_iters(layout.shard, layout.replica, dict(layout.offset)) == layout
@@ -257,7 +258,7 @@ def test_equality_distinguishes_and_is_order_free_on_offsets():
     assert a == TileLayout(S[4:1] + 2 @ warpid + 1 @ laneid)
     assert a != TileLayout(S[4:1] + 2 @ warpid + 2 @ laneid)
     assert a != TileLayout(S[4:2] + 1 @ laneid + 2 @ warpid)
-    assert TileLayout(S[(2, 2):(2, 1)]) != TileLayout(S[4:1])  # same map, different iters: not equal
+    assert TileLayout(S[(2, 2) : (2, 1)]) != TileLayout(S[4:1])  # same map, different iters: not equal
     assert len({a, TileLayout(S[4:1] + 2 @ warpid + 1 @ laneid)}) == 1
 
 

@@ -14,7 +14,7 @@ from tirx_layout.cute import Layout
 
 def leaves(shape, stride):
     if isinstance(shape, tuple):
-        return [leaf for s, d in zip(shape, stride) for leaf in leaves(s, d)]
+        return [leaf for s, d in zip(shape, stride, strict=False) for leaf in leaves(s, d)]
     return [(shape, stride)]
 
 
@@ -88,7 +88,7 @@ def random_injective(rng: random.Random, max_modes: int = 4, extents=EXTENTS) ->
         current *= rng.choice([1, 1, 2, 3])  # a gap of this factor before the mode
         strides[k] = current
         current *= shapes[k]
-    return Layout(*nest(rng, list(zip(shapes, strides))))
+    return Layout(*nest(rng, list(zip(shapes, strides, strict=False))))
 
 
 def random_pow2_layout(rng: random.Random, max_modes: int = 4, allow_zero: bool = True) -> Layout:

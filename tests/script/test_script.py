@@ -6,11 +6,12 @@ import pytest
 import tvm
 from hypothesis import given
 
-from oracles import strategies
-from kernels import example_kernels, parse
 from tirx_layout import ComposeLayout, S, SwizzleLayout, TileLayout, layout_of, mma_shared_layout, parse_layout
 from tirx_layout.script import buffer_layouts
 from tirx_layout.transform import infer_layouts
+
+from kernels import example_kernels, parse
+from oracles import strategies
 
 
 def round_trip(func):
@@ -28,7 +29,7 @@ def test_examples_print_layouts_readably_and_round_trip(name):
         kernel = infer_layouts(kernel)
     text = round_trip(kernel)
     assert ", layout=T.layout(" in text
-    for buffer, layout in buffer_layouts(kernel).items():
+    for _buffer, layout in buffer_layouts(kernel).items():
         assert repr(layout) in text or str(layout) in text
 
 
@@ -42,9 +43,12 @@ def k(A: T.Buffer((64, 32), "bfloat16")):
     Sm = T.alloc_buffer((64, 32), "bfloat16", scope="shared", layout=T.layout("{L!r}"), annotations={{"keep": 1}})
 """)
     text = round_trip(func)
-    assert f'Sm = T.alloc_shared((64, 32), "bfloat16", annotations={{"keep": 1}}, layout=T.layout({L!r:}))'.replace(
-        f"T.layout({L!r})", f"T.layout('{L!r}')"
-    ) in text
+    assert (
+        f'Sm = T.alloc_shared((64, 32), "bfloat16", annotations={{"keep": 1}}, layout=T.layout({L!r:}))'.replace(
+            f"T.layout({L!r})", f"T.layout('{L!r}')"
+        )
+        in text
+    )
     assert layout_of("Sm", func) == L
 
 
@@ -97,7 +101,7 @@ def test_random_swizzled_layouts_round_trip():
         bits = rng.randint(1, 3)
         swizzle = SwizzleLayout(rng.randint(0, 3), bits, rng.randint(bits, 3), rng.random() < 0.7)
         rows = rng.choice([1, 2, 4, 8, 16])
-        tile = TileLayout(S[(rows, swizzle.size()):(swizzle.size(), 1)])
+        tile = TileLayout(S[(rows, swizzle.size()) : (swizzle.size(), 1)])
         layout = ComposeLayout(swizzle, tile)
         func = _kernel_with(layout, "shared")
         round_trip(func)

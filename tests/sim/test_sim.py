@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from kernels import parse
 from tirx_layout import sim
 from tirx_layout.sim import DataRace, OutOfBounds, SimulationError
 from tirx_layout.sim.memory import Memory
+
+from kernels import parse
 
 STAGING = """
 @T.prim_func
@@ -28,7 +29,9 @@ def test_barrier_separated_exchange_runs_and_counts_writes():
 
 
 def test_missing_barrier_is_a_shared_memory_race():
-    with pytest.raises(DataRace, match=r"data race on shared Sm\[127\]: a load after a store by thread 0 and thread 127"):
+    with pytest.raises(
+        DataRace, match=r"data race on shared Sm\[127\]: a load after a store by thread 0 and thread 127"
+    ):
         sim.run(parse(STAGING.replace("    T.cuda.cta_sync()\n", "")), {"A": np.zeros(128, np.float32)})
 
 

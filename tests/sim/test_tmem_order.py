@@ -81,8 +81,13 @@ def rounds(draw):
     ever order a conflict between warps; these mostly do, so both answers get exercised."""
     program = []
     for _ in range(draw(st.integers(1, 3))):
-        program += draw(st.lists(st.tuples(st.integers(0, WARPS - 1), st.sampled_from(("ld", "st")),
-                                           st.integers(0, CELLS - 1)), min_size=1, max_size=3))  # fmt: skip
+        program += draw(
+            st.lists(
+                st.tuples(st.integers(0, WARPS - 1), st.sampled_from(("ld", "st")), st.integers(0, CELLS - 1)),
+                min_size=1,
+                max_size=3,
+            )
+        )
         sync = [(w, op, 0) for w in range(WARPS) for op in ("wait_ld", "wait_st", "fence_before")]
         sync += [("barrier",)] + [(w, "fence_after", 0) for w in range(WARPS)]
         keep = draw(st.lists(st.booleans(), min_size=len(sync), max_size=len(sync)))
@@ -100,17 +105,38 @@ def test_the_model_accepts_exactly_the_programs_the_isa_rules_order(program):
     assert run_model(program) == oracle(program)
 
 
-@pytest.mark.parametrize("program, accepted", [
-    # the canonical exchange: store, wait, fence, barrier, fence, load
-    ([(0, "st", 0), (0, "wait_st", 0), (0, "fence_before", 0), ("barrier",), (1, "fence_after", 0), (1, "ld", 0)],
-     True),
-    # the fence before the wait releases nothing
-    ([(0, "st", 0), (0, "fence_before", 0), (0, "wait_st", 0), ("barrier",), (1, "fence_after", 0), (1, "ld", 0)],
-     False),
-    # loads of one cell by two warps never conflict
-    ([(0, "ld", 0), (1, "ld", 0)], True),
-    # a store after another warp's load needs the same steps
-    ([(0, "ld", 0), (0, "wait_ld", 0), ("barrier",), (1, "fence_after", 0), (1, "st", 0)], False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "program, accepted",
+    [
+        # the canonical exchange: store, wait, fence, barrier, fence, load
+        (
+            [
+                (0, "st", 0),
+                (0, "wait_st", 0),
+                (0, "fence_before", 0),
+                ("barrier",),
+                (1, "fence_after", 0),
+                (1, "ld", 0),
+            ],
+            True,
+        ),
+        # the fence before the wait releases nothing
+        (
+            [
+                (0, "st", 0),
+                (0, "fence_before", 0),
+                (0, "wait_st", 0),
+                ("barrier",),
+                (1, "fence_after", 0),
+                (1, "ld", 0),
+            ],
+            False,
+        ),
+        # loads of one cell by two warps never conflict
+        ([(0, "ld", 0), (1, "ld", 0)], True),
+        # a store after another warp's load needs the same steps
+        ([(0, "ld", 0), (0, "wait_ld", 0), ("barrier",), (1, "fence_after", 0), (1, "st", 0)], False),
+    ],
+)
 def test_worked_programs(program, accepted):
     assert run_model(program) == oracle(program) == accepted

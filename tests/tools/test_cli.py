@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from tirx_layout import ComposeLayout, S, SwizzleLayout, TileLayout
-
-from kernels import EXAMPLES
 from tirx_layout.analysis.bank_conflicts import column
 from tirx_layout.tools.cli import COMMANDS, main
 from tirx_layout.viz.presets import PRESETS
+
+from kernels import EXAMPLES
 from oracles.pictures import decode_png
 
 
@@ -41,7 +41,7 @@ def _table(out: str, axis: str) -> list[list[int]]:
 def test_show_prints_the_swizzled_addresses_and_banks(capsys):
     status, out, err = run(capsys, "show", "S[(8,64):(64,1)]", "--swizzle", "3,3,3", "--dtype", "float16")
     assert status == 0 and err == ""
-    layout = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64):(64, 1)]))
+    layout = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64) : (64, 1)]))
     assert out.splitlines()[0] == repr(layout)
     assert _table(out, "m") == [[layout.apply(i, j)["m"] for j in range(64)] for i in range(8)]
     assert [row[0] for row in _table(out, "bank (32 banks of 4 bytes, 2-byte elements)")] == [
@@ -74,7 +74,9 @@ def test_render_svg_and_png(capsys, tmp_path):
     lanes = column((8, 64), "float16").lanes
     touched = {layout.apply(i, j)["m"] * 2 // 4 % 32 for lane in lanes for i, j in lane}
     assert {int(r.get("data-bank")) for r in banks if r.get("fill") != "#eeeeee"} == touched
-    status, _, _ = run(capsys, "render", "S[(32, 4):(1@TLane, 1@TCol)] + R[4:32@TLane]", "--dtype", "uint8", "-o", str(png))
+    status, _, _ = run(
+        capsys, "render", "S[(32, 4):(1@TLane, 1@TCol)] + R[4:32@TLane]", "--dtype", "uint8", "-o", str(png)
+    )
     assert status == 0
     pixels = decode_png(png.read_bytes())
     assert pixels.shape[2] == 3 and pixels.shape[0] > 100
@@ -111,7 +113,10 @@ def test_check_finds_conflicts_and_problems(capsys):
         (["show", "S[32:1]", "--shape", "a"], "tirx-layout show: error: shape 'a' is not a list"),
         (["show", "S[32:1]", "--swizzle", "9"], "tirx-layout show: error: swizzle '9' is none, 32B"),
         (["show", "S[32:1]", "--dtype", "float4x"], "tirx-layout show: error: unknown dtype"),
-        (["render", "S[32:1]", "-o", "x.txt"], "tirx-layout render: error: the output 'x.txt' must end in .svg or .png"),
+        (
+            ["render", "S[32:1]", "-o", "x.txt"],
+            "tirx-layout render: error: the output 'x.txt' must end in .svg or .png",
+        ),
         (["render", "S[32:1]"], "tirx-layout: error: the following arguments are required: -o/--output"),
         (["render", "S[32:1@laneid]", "-o", "x.svg", "--access", "column"], "--access needs a shared-memory layout"),
         (["render", "S[(8,64):(64,1)]", "-o", "/nonexistent/dir/x.svg"], "cannot write '/nonexistent/dir/x.svg'"),
@@ -153,15 +158,21 @@ def _console_script() -> str:
 
 
 def test_console_script_runs():
-    done = subprocess.run([_console_script(), "show", "S[(2,2):(1@laneid,1)]"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [_console_script(), "show", "S[(2,2):(1@laneid,1)]"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and done.stdout.startswith("TileLayout(S[(2, 2):(1@laneid, 1)])")
     done = subprocess.run([_console_script(), "check", "S[4:1"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
 
 
 def test_serve_answers_on_loopback_and_survives_bad_requests():
-    process = subprocess.Popen([_console_script(), "serve", "--port", "0"], stdout=subprocess.PIPE, text=True,
-                               env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    process = subprocess.Popen(
+        [_console_script(), "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
     try:
         line = process.stdout.readline()
         assert line.startswith("tirx-layout serving on http://127.0.0.1:")

@@ -5,9 +5,10 @@ import re
 
 import pytest
 
-from kernels import example_kernels
 from tirx_layout.tools.kernel_report import kernel_source, report
 from tirx_layout.transform import build
+
+from kernels import example_kernels
 
 KERNELS = example_kernels()
 

@@ -2,11 +2,12 @@
 
 import pytest
 
-from kernels import example_kernels, example_module
 from tirx_layout import S, TileLayout
 from tirx_layout.analysis import bank_conflicts, fragment_accesses
-from tirx_layout.tools.measurement import kernel_accesses, summarize
 from tirx_layout.tools.kernel_report import sample_input
+from tirx_layout.tools.measurement import kernel_accesses, summarize
+
+from kernels import example_kernels, example_module
 
 COPIES = sorted(name for name in example_kernels() if name.startswith("copy_"))
 
@@ -41,8 +42,9 @@ def _fragment_and_staging(kernel):
     return layouts["local"], layouts["shared"]
 
 
-@pytest.mark.parametrize("name", ["copy_warp_fp16_128B", "copy_tcgen05_16x64b_fp32_64B", "copy_wg_local_bf16_32B",
-                                  "copy_warp_fp32_matched"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name", ["copy_warp_fp16_128B", "copy_tcgen05_16x64b_fp32_64B", "copy_wg_local_bf16_32B", "copy_warp_fp32_matched"]
+)
 def test_static_fragment_model_predicts_the_measured_wavefronts(name):
     kernel = example(name)
     fragment, staging = _fragment_and_staging(kernel)

@@ -8,10 +8,11 @@ import random
 
 import pytest
 
-from kernels import staged as infer_kernels
 from tirx_layout.transform import copy_cost
 from tirx_layout.transform.infer_layouts.cost_model import Cost
-from tirx_layout.transform.infer_layouts.infer import scan, fragment_candidates, shared_candidates
+from tirx_layout.transform.infer_layouts.infer import fragment_candidates, scan, shared_candidates
+
+from kernels import staged as infer_kernels
 
 CASES = 60
 

@@ -7,10 +7,7 @@ import numpy as np
 import pytest
 import tvm
 
-from kernels import example_module
-from kernels import staged as ik
-from tirx_layout import S, TileLayout, laneid, sim, warpid, wg_local_layout
-from tirx_layout import layout_of
+from tirx_layout import S, TileLayout, laneid, layout_of, sim, warpid, wg_local_layout
 from tirx_layout.transform import (
     InferLayouts,
     LayoutConflict,
@@ -20,8 +17,11 @@ from tirx_layout.transform import (
     pipeline_name,
     register_strict_rule,
 )
-from tirx_layout.transform.infer_layouts.cost_model import io_aware
 from tirx_layout.transform.infer_layouts import STRICT_RULES, infer
+from tirx_layout.transform.infer_layouts.cost_model import io_aware
+
+from kernels import example_module
+from kernels import staged as ik
 
 tile_copies = example_module("tile_copies")
 
@@ -30,9 +30,9 @@ DTYPES = ("float16", "bfloat16", "float32")
 
 def _score(kernel, buffer):
     """The io-aware score of ``kernel``'s copies that touch ``buffer`` (layouts as annotated)."""
+    from tirx_layout.ir.threads import cta_threads
     from tirx_layout.transform.infer_layouts.cost_model import Cost, copy_cost
     from tirx_layout.transform.infer_layouts.infer import scan
-    from tirx_layout.ir.threads import cta_threads
 
     found, total = scan(kernel), Cost()
     for copy in found.copies:
@@ -74,8 +74,13 @@ def test_warp_fragment_register_count_reproduces_the_mma_layout():
     assert layout_of("frag", infer_layouts(kernel, "register-count")) == tile_copies.warp_fragment(tile_copies.COLS)
     chosen = infer_layouts(kernel)
     assert str(layout_of("frag", chosen)) == "S[(2, 2, 32, 8):(8, 1@warpid, 1@laneid, 1)]"
-    written = ik.round_trip("float16", 16, 64, shared_layout=tile_copies.staging_layout("float16", "128B", "warp"),
-                            frag_layout=tile_copies.warp_fragment(tile_copies.COLS))  # fmt: skip
+    written = ik.round_trip(
+        "float16",
+        16,
+        64,
+        shared_layout=tile_copies.staging_layout("float16", "128B", "warp"),
+        frag_layout=tile_copies.warp_fragment(tile_copies.COLS),
+    )
     assert _score(chosen, "frag") < _score(written, "frag")
 
 
@@ -113,19 +118,28 @@ def test_tail_widths_compile_simulate_and_predicate(shape, model):
 
 def test_conflict_names_both_buffers_ops_layouts_and_coordinate():
     first = wg_local_layout(8)
-    second = TileLayout(S[(32, 4, 8):(1 @ laneid, 1 @ warpid, 1)])  # row 1 on thread 32, not thread 1
+    second = TileLayout(S[(32, 4, 8) : (1 @ laneid, 1 @ warpid, 1)])  # row 1 on thread 32, not thread 1
     with pytest.raises(LayoutConflict) as info:
         infer_layouts(ik.conflicting(first, second))
     message = str(info.value)
-    for part in ("mid", " a's layout", " c's layout", "copy #1", "copy #2", str(first), str(second), "coordinate (1, 0): thread 1 slot 0 vs thread 32 slot 0"):
+    for part in (
+        "mid",
+        " a's layout",
+        " c's layout",
+        "copy #1",
+        "copy #2",
+        str(first),
+        str(second),
+        "coordinate (1, 0): thread 1 slot 0 vs thread 32 slot 0",
+    ):
         assert part in message, (part, message)
 
 
 def test_same_placement_is_not_a_conflict():
     """wg_local over 128 threads and (warp, lane) rows place every element identically: not a conflict."""
-    spelled = TileLayout(S[(4, 32, 8):(1 @ warpid, 1 @ laneid, 1)])
+    spelled = TileLayout(S[(4, 32, 8) : (1 @ warpid, 1 @ laneid, 1)])
     kernel = ik.conflicting(wg_local_layout(8), spelled)
-    chosen, decisions = infer(kernel)
+    _chosen, decisions = infer(kernel)
     assert [d.level for d in decisions] == ["common"]
     a = np.random.default_rng(2).standard_normal((128, 8)).astype("float32")
     assert np.array_equal(sim.run(kernel, {"A": a})["B"], a)  # the fragment copies lower slot by slot
@@ -174,15 +188,17 @@ def test_cost_model_is_selectable_per_build():
 
 
 def test_strict_rules_come_first_and_are_recorded():
-    forced = TileLayout(S[(4, 32, 8):(1 @ warpid, 1 @ laneid, 1)])
+    forced = TileLayout(S[(4, 32, 8) : (1 @ warpid, 1 @ laneid, 1)])
 
     def rule(copy, known, threads):
         return {b: forced for b in copy.buffers if b.name == "frag"}
 
     register_strict_rule(rule)
     try:
-        kernel = ik.round_trip("float32", 128, 128, shared_layout=tile_copies.staging_layout("float32", "128B", "wg_local"))
-        chosen, decisions = infer(kernel)
+        kernel = ik.round_trip(
+            "float32", 128, 128, shared_layout=tile_copies.staging_layout("float32", "128B", "wg_local")
+        )
+        _chosen, decisions = infer(kernel)
         assert [d.level for d in decisions] == ["strict"] and str(decisions[0].layout) == str(forced)
     finally:
         STRICT_RULES.remove(rule)
@@ -199,7 +215,11 @@ def test_random_open_kernels_infer_and_simulate(seed):
     threads = rng.choice([16, 32, 48, 64, 128])
     shape = rng.choice([(3, 5), (8, 8), (16, 24), (4, 4, 4), (7,)])
     model = rng.choice(["io-aware", "register-count"])
-    kernel = ik.round_trip(dtype, shape[0], threads, cols=shape[-1]) if len(shape) == 2 else ik.fragment_only(shape, dtype, threads)
+    kernel = (
+        ik.round_trip(dtype, shape[0], threads, cols=shape[-1])
+        if len(shape) == 2
+        else ik.fragment_only(shape, dtype, threads)
+    )
     full = (shape[0], shape[-1]) if len(shape) == 2 else shape
     a = (np.arange(int(np.prod(full))) % 100).reshape(full).astype(dtype)
     assert np.array_equal(sim.run(infer_layouts(kernel, model), {"A": a})["B"], a)

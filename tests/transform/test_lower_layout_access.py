@@ -3,8 +3,9 @@
 import pytest
 import tvm
 
-from kernels import parse
 from tirx_layout.transform import LowerLayoutAccess, lower_layout_access
+
+from kernels import parse
 
 
 def lowered(text: str):
@@ -63,9 +64,9 @@ def k(A: T.Buffer((8, 8), "float32")):
 def test_sliced_window_over_a_flat_buffer():
     # The window is rows 2..5, columns 4..7 of a row-major 8x8 tile: S[(4, 4):(8, 1)] + 20.
     window = tvm_layout_text = "S[(4, 4):(8, 1)] + 20"
-    from tirx_layout import TileLayout, S
+    from tirx_layout import S, TileLayout
 
-    assert str(TileLayout(S[(8, 8):(8, 1)]).slice((8, 8), [(2, 6), (4, 8)])) == window
+    assert str(TileLayout(S[(8, 8) : (8, 1)]).slice((8, 8), [(2, 6), (4, 8)])) == window
     before = f"""
 @T.prim_func
 def k(A: T.Buffer((4, 4), "float32")):
@@ -187,7 +188,9 @@ def k(A: T.Buffer((8,), "float32")):
     tx = T.thread_id([8])
     Sm = T.alloc_shared((8, 4), "float32", layout=T.layout("S[8, 8]"))
 """
-    with pytest.raises(Exception, match=r"shape \(8, 4\) \(32 elements\) but its layout S\[\(8, 8\):\(8, 1\)\] covers 64"):
+    with pytest.raises(
+        Exception, match=r"shape \(8, 4\) \(32 elements\) but its layout S\[\(8, 8\):\(8, 1\)\] covers 64"
+    ):
         parse(text)
 
 

@@ -6,9 +6,10 @@ import pytest
 import tvm
 import tvm_ffi
 
-from kernels import parse
 from tirx_layout import sim
 from tirx_layout.transform import LowerTileOps, lower_tile_ops
+
+from kernels import parse
 
 
 def check(before: str, after: str):

@@ -7,8 +7,9 @@ import sys
 import pytest
 import tvm
 
-from kernels import example_kernels
 from tirx_layout.transform import PIPELINE_NAME
+
+from kernels import example_kernels
 
 SM100A = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})
 

@@ -8,13 +8,27 @@ import numpy as np
 import pytest
 import tvm
 
-from kernels import example_kernels, parse
-from tirx_layout import (R, S, TCol, TileLayout, TLane, laneid, mma_shared_layout, sim, tcgen05_atom_layout,
-                         tid_in_wg, tmem_datapath_layout, warpid, wg_local_layout)
-from tirx_layout.tools.kernel_report import kernel_source
+from tirx_layout import (
+    R,
+    S,
+    TCol,
+    TileLayout,
+    TLane,
+    laneid,
+    mma_shared_layout,
+    sim,
+    tcgen05_atom_layout,
+    tid_in_wg,
+    tmem_datapath_layout,
+    warpid,
+    wg_local_layout,
+)
 from tirx_layout.sim.tmem import TensorMemory, fragment_offsets
+from tirx_layout.tools.kernel_report import kernel_source
 from tirx_layout.transform import build
 from tirx_layout.transform.tmem import allocation_columns, fence_barriers_between_accesses
+
+from kernels import example_kernels, parse
 
 KERNELS = example_kernels()
 ROUND_TRIPS = sorted(name for name in KERNELS if re.fullmatch(r"tmem_\d+x\d+b_\w+_[DF]", name))
@@ -41,8 +55,15 @@ def test_round_trip_emits_exactly_the_expected_tcgen05_instructions(name):
     ld, st = f"ld_{shape}_x{num}", f"st_{shape}_x{num}"
     # no tcgen05 fences: no barrier separates one warp's TMEM accesses from another's (alloc and dealloc are
     # synchronous, PTX ISA 9.7.16.6.1)
-    assert calls(cuda) == ["alloc", "relinquish_alloc_permit", *[st] * issues, "wait_st", *[ld] * issues, "wait_ld",
-                           "dealloc"]  # fmt: skip
+    assert calls(cuda) == [
+        "alloc",
+        "relinquish_alloc_permit",
+        *[st] * issues,
+        "wait_st",
+        *[ld] * issues,
+        "wait_ld",
+        "dealloc",
+    ]
     for kind in ("ld", "st"):
         assert cuda.count(f"tcgen05.{kind}.sync.aligned.{shape}.x{num}.b32 ") == 1  # one helper definition
     assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32" in cuda
@@ -66,8 +87,10 @@ def test_the_16_lane_halves_and_warps_get_their_own_lane_bases():
 
 
 def test_two_stage_accumulator_allocates_256_columns_and_reads_each_stage_with_32x32b():
-    assert allocation_columns(TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)]), (2, 128, 112),
-                              "float32") == 256  # fmt: skip
+    assert (
+        allocation_columns(TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)]), (2, 128, 112), "float32")
+        == 256
+    )
     cuda = build(KERNELS["tmem_two_stage_accumulator"][0]).imports[0].inspect_source()
     body = kernel_source(cuda)
     assert "tirx_layout_tcgen05_alloc((&(acc_taddr_ptr[0])), (uint)256)" in body
@@ -84,7 +107,7 @@ def test_accumulator_stage_as_a_loop_variable_moves_the_address_by_112_columns()
 
 
 def test_symbolic_tmem_start_on_a_dimension_that_moves_lanes_is_an_error():
-    tmem = TileLayout(S[(2, 64, 32):(64 @ TLane, 1 @ TLane, 1 @ TCol)])
+    tmem = TileLayout(S[(2, 64, 32) : (64 @ TLane, 1 @ TLane, 1 @ TCol)])
     kernel = parse(f"""
 @T.prim_func
 def k(A: T.Buffer((64, 32), "float32")):
@@ -96,7 +119,7 @@ def k(A: T.Buffer((64, 32), "float32")):
     for s in T.serial(2):
         T.tile_copy(acc[s, 0:64, 0:32], f, "warpgroup")
 """)
-    with pytest.raises(ValueError, match="by a fixed number of whole 32-bit columns .on the same lanes."):
+    with pytest.raises(ValueError, match=r"by a fixed number of whole 32-bit columns \(on the same lanes\)"):
         build(kernel)
 
 
@@ -129,7 +152,7 @@ def test_tensor_memory_allocation_rules():
         tm.alloc(48)
     with pytest.raises(sim.SimulationError, match="not an allocation"):
         tm.dealloc(256, 64)
-    with pytest.raises(sim.SimulationError, match="lanes 32..63 only"):
+    with pytest.raises(sim.SimulationError, match=r"lanes 32\.\.63 only"):
         tm.check(1, np.array([5]), np.array([0]), "tcgen05.ld")
     with pytest.raises(sim.OutOfBounds, match="not allocated"):
         tm.check(0, np.array([5]), np.array([400]), "tcgen05.ld")
@@ -167,8 +190,11 @@ def test_simulator_rejects_a_warp_reaching_outside_its_lane_window():
 
 def test_simulator_rejects_a_kernel_that_leaks_tmem():
     # the dealloc call renamed to a wait (which ignores operands): the CTA exits holding its 32 columns
-    leak = parse(_RAW.replace("LANE_BASE", "slot[0] + T.Cast('uint32', tx // 32 * 32 * 65536)")
-                 .replace('"tirx_layout_tcgen05_dealloc"', '"tirx_layout_tcgen05_wait_ld"'))  # fmt: skip
+    leak = parse(
+        _RAW.replace("LANE_BASE", "slot[0] + T.Cast('uint32', tx // 32 * 32 * 65536)").replace(
+            '"tirx_layout_tcgen05_dealloc"', '"tirx_layout_tcgen05_wait_ld"'
+        )
+    )
     with pytest.raises(sim.SimulationError, match="still allocated"):
         sim.run(leak)
 
@@ -189,17 +215,23 @@ def k(A: T.Buffer(({rows}, {cols}), "float32")):
 
 def test_fragment_that_is_no_tcgen05_image_is_an_error_naming_both_layouts():
     tmem = tmem_datapath_layout("D", 128, 32)
-    fragment = TileLayout(S[(128, 32):(1, 1 @ tid_in_wg)])  # transposed: column c on thread c
-    with pytest.raises(ValueError, match=r"no tcgen05.ld/st shape moves TMEM S\[.*\] and fragment S\[.*32x32b: "
-                                         r"the element at TMEM lane 0 column 1"):
+    fragment = TileLayout(S[(128, 32) : (1, 1 @ tid_in_wg)])  # transposed: column c on thread c
+    with pytest.raises(
+        ValueError,
+        match=r"no tcgen05.ld/st shape moves TMEM S\[.*\] and fragment S\[.*32x32b: "
+        r"the element at TMEM lane 0 column 1",
+    ):
         build(_copy_kernel(tmem, fragment))
 
 
 def test_tmem_rows_outside_the_moving_warps_window_are_an_error():
     # rows 32..63 (held by warp 1 in the fragment) placed on lanes 64..95, which only warp 2 may reach
-    tmem = TileLayout(S[(2, 2, 32, 32):(32 @ TLane, 64 @ TLane, 1 @ TLane, 1 @ TCol)])
-    with pytest.raises(ValueError, match=r"32x32b: the element at TMEM lane 32 column 0 would be in thread 32 slot 0, "
-                                         r"the fragment has it in thread 64 .* moves TMEM lanes 32w..32w\+31"):
+    tmem = TileLayout(S[(2, 2, 32, 32) : (32 @ TLane, 64 @ TLane, 1 @ TLane, 1 @ TCol)])
+    with pytest.raises(
+        ValueError,
+        match=r"32x32b: the element at TMEM lane 32 column 0 would be in thread 32 slot 0, "
+        r"the fragment has it in thread 64 .* moves TMEM lanes 32w..32w\+31",
+    ):
         build(_copy_kernel(tmem, wg_local_layout(32)))
 
 
@@ -210,16 +242,16 @@ def test_datapath_F_with_a_32x32b_fragment_is_an_error():
 
 def test_allocation_errors():
     with pytest.raises(ValueError, match="spans 1024 32-bit columns"):
-        allocation_columns(TileLayout(S[(128, 1024):(1 @ TLane, 1 @ TCol)]), (128, 1024), "float32")
+        allocation_columns(TileLayout(S[(128, 1024) : (1 @ TLane, 1 @ TCol)]), (128, 1024), "float32")
     with pytest.raises(ValueError, match="only TLane and TCol"):
-        allocation_columns(TileLayout(S[(128, 4):(1, 128)]), (128, 4), "float32")
-    assert allocation_columns(TileLayout(S[(128, 64):(1 @ TLane, 1 @ TCol)]), (128, 64), "float16") == 32
+        allocation_columns(TileLayout(S[(128, 4) : (1, 128)]), (128, 4), "float32")
+    assert allocation_columns(TileLayout(S[(128, 64) : (1 @ TLane, 1 @ TCol)]), (128, 64), "float16") == 32
 
 
 def test_alloc_tmem_prints_and_parses_back():
     func = KERNELS["tmem_two_stage_accumulator"][0]
     text = func.script()
-    assert 'scope="tmem", layout=T.layout(\'S[(2, 128, 112):(112@TCol, 1@TLane, 1@TCol)]\')' in text
+    assert "scope=\"tmem\", layout=T.layout('S[(2, 128, 112):(112@TCol, 1@TLane, 1@TCol)]')" in text
     tvm.ir.assert_structural_equal(parse(text), func)
 
 
@@ -242,9 +274,9 @@ def k(A: T.Buffer(({rows}, {cols}), "{dtype}")):
 
 @pytest.mark.parametrize("dtype, sf", [("uint8", 16), ("float32", 8)])
 def test_guide_scale_factors_land_in_all_four_lane_windows_through_cp_warpx4(dtype, sf):
-    layout = TileLayout(S[(32, sf):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])  # the guide's scale-factor atom
+    layout = TileLayout(S[(32, sf) : (1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane])  # the guide's scale-factor atom
     # uint8: one 16-byte piece per row, row-major is canonical; float32: two pieces, 8-row core matrices
-    shared = None if dtype == "uint8" else TileLayout(S[(4, 8, 2, 4):(64, 4, 32, 1)]).group([32, 8])[0]
+    shared = None if dtype == "uint8" else TileLayout(S[(4, 8, 2, 4) : (64, 4, 32, 1)]).group([32, 8])[0]
     kernel = _cp_kernel(layout, 32, sf, dtype, shared)
     cuda = build(kernel).imports[0].inspect_source()
     copies = [c for c in calls(cuda) if c.startswith("cp_")]
@@ -261,8 +293,8 @@ def test_guide_scale_factors_land_in_all_four_lane_windows_through_cp_warpx4(dty
 def _scale_factor_read_back(fragment, sf=8):
     """The guide's scale factors into all four lane windows by tcgen05.cp, then loaded into ``fragment`` and each
     warp's registers written to its own row block of B."""
-    layout = TileLayout(S[(32, sf):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])
-    shared = TileLayout(S[(4, 8, 2, 4):(64, 4, 32, 1)]).group([32, 8])[0]
+    layout = TileLayout(S[(32, sf) : (1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane])
+    shared = TileLayout(S[(4, 8, 2, 4) : (64, 4, 32, 1)]).group([32, 8])[0]
     return parse(f"""
 @T.prim_func
 def k(A: T.Buffer((32, {sf}), "float32"), B: T.Buffer((4, 32, {sf}), "float32")):
@@ -281,20 +313,23 @@ def k(A: T.Buffer((32, {sf}), "float32"), B: T.Buffer((4, 32, {sf}), "float32"))
 
 
 def test_each_warp_loads_its_own_replica_of_the_scale_factors():
-    kernel = _scale_factor_read_back(TileLayout(S[(32, 8):(1 @ laneid, 1)] + R[4:1 @ warpid]))
+    kernel = _scale_factor_read_back(TileLayout(S[(32, 8) : (1 @ laneid, 1)] + R[4 : 1 @ warpid]))
     body = kernel_source(build(kernel).imports[0].inspect_source())
-    assert [c for c in calls(body) if c[:3] in ("cp_", "ld_")] == ["cp_32x128b_warpx4", "cp_32x128b_warpx4",
-                                                                   "ld_32x32b_x8"]  # fmt: skip
+    assert [c for c in calls(body) if c[:3] in ("cp_", "ld_")] == [
+        "cp_32x128b_warpx4",
+        "cp_32x128b_warpx4",
+        "ld_32x32b_x8",
+    ]
     assert "ld_32x32b_x8((t_taddr + ((uint)((((int)threadIdx.x) >> 5) * 2097152)))" in body  # lane 32w: warp w
     a = np.arange(32 * 8, dtype=np.float32).reshape(32, 8)
     assert np.array_equal(sim.run(kernel, [a])["B"], np.broadcast_to(a, (4, 32, 8)))
 
 
 def test_replicated_fragments_that_do_not_match_the_tmem_replicas_are_errors():
-    two = TileLayout(S[(32, 8):(1 @ laneid, 1)] + R[2:2 @ warpid])  # copies on warps 0 and 2; TMEM has four
+    two = TileLayout(S[(32, 8) : (1 @ laneid, 1)] + R[2 : 2 @ warpid])  # copies on warps 0 and 2; TMEM has four
     with pytest.raises(ValueError, match="the fragment's 2 replicas and the TMEM layout's 4 replicas do not pair"):
         build(_scale_factor_read_back(two))
-    four = TileLayout(S[(32, 8):(1 @ laneid, 1)] + R[4:1 @ warpid])
+    four = TileLayout(S[(32, 8) : (1 @ laneid, 1)] + R[4 : 1 @ warpid])
     plain = parse(f"""
 @T.prim_func
 def k(A: T.Buffer((32, 8), "float32")):
@@ -308,17 +343,24 @@ def k(A: T.Buffer((32, 8), "float32")):
         build(plain)
 
 
-@pytest.mark.parametrize("multicast, layout, lane_of", [
-    ("02_13", TileLayout(S[(64, 4):(1 @ TLane, 1 @ TCol)] + R[2:64 @ TLane]), lambda r: r),
-    ("01_23", TileLayout(S[(2, 32, 4):(64 @ TLane, 1 @ TLane, 1 @ TCol)] + R[2:32 @ TLane]),
-     lambda r: 64 * (r // 32) + r % 32),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "multicast, layout, lane_of",
+    [
+        ("02_13", TileLayout(S[(64, 4) : (1 @ TLane, 1 @ TCol)] + R[2 : 64 @ TLane]), lambda r: r),
+        (
+            "01_23",
+            TileLayout(S[(2, 32, 4) : (64 @ TLane, 1 @ TLane, 1 @ TCol)] + R[2 : 32 @ TLane]),
+            lambda r: 64 * (r // 32) + r % 32,
+        ),
+    ],
+)
 def test_cp_warpx2_multicasts(multicast, layout, lane_of):
     rows = 64
     tmem = layout if multicast == "02_13" else layout.group([64, 4])[0]
     kernel = _cp_kernel(tmem, rows, 4, "float32")
-    assert [c for c in calls(build(kernel).imports[0].inspect_source()) if c.startswith("cp_")] == \
-        [f"cp_64x128b_warpx2_{multicast}"]  # fmt: skip
+    assert [c for c in calls(build(kernel).imports[0].inspect_source()) if c.startswith("cp_")] == [
+        f"cp_64x128b_warpx2_{multicast}"
+    ]
     a = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
     cells = sim.run(kernel, [a]).tmem[0]
     shift = 64 if multicast == "02_13" else 32
@@ -345,8 +387,13 @@ def test_swizzled_cp_needs_the_buffer_aligned_to_the_swizzle_repeat():
 
 
 def test_cp_4x256b_puts_four_rows_on_the_first_lane_of_each_warp_window():
-    kernel = _cp_kernel(TileLayout(S[(4, 8):(32 @ TLane, 1 @ TCol)]), 4, 8, "float32",
-                        TileLayout(S[(4, 2, 4):(4, 32, 1)]).group([4, 8])[0])  # fmt: skip
+    kernel = _cp_kernel(
+        TileLayout(S[(4, 8) : (32 @ TLane, 1 @ TCol)]),
+        4,
+        8,
+        "float32",
+        TileLayout(S[(4, 2, 4) : (4, 32, 1)]).group([4, 8])[0],
+    )
     assert [c for c in calls(build(kernel).imports[0].inspect_source()) if c.startswith("cp_")] == ["cp_4x256b"]
     a = np.arange(1, 33, dtype=np.float32).reshape(4, 8)
     cells = sim.run(kernel, [a]).tmem[0]
@@ -356,14 +403,17 @@ def test_cp_4x256b_puts_four_rows_on_the_first_lane_of_each_warp_window():
 
 
 def test_cp_from_a_non_canonical_shared_layout_is_an_error_naming_both_layouts():
-    tmem = TileLayout(S[(128, 8):(1 @ TLane, 1 @ TCol)])
-    with pytest.raises(ValueError, match=r"tcgen05.cp from sm \(shared, layout S\[.*\]\) into t \(tmem, layout "
-                                         r"S\[.*canonical K-major image"):
-        build(_cp_kernel(tmem, 128, 8, "float32", TileLayout(S[(128, 8):(8, 1)])))  # rows 32 bytes apart
+    tmem = TileLayout(S[(128, 8) : (1 @ TLane, 1 @ TCol)])
+    with pytest.raises(
+        ValueError,
+        match=r"tcgen05.cp from sm \(shared, layout S\[.*\]\) into t \(tmem, layout "
+        r"S\[.*canonical K-major image",
+    ):
+        build(_cp_kernel(tmem, 128, 8, "float32", TileLayout(S[(128, 8) : (8, 1)])))  # rows 32 bytes apart
 
 
 def test_cp_into_a_lane_pattern_no_multicast_has_is_an_error():
-    tmem = TileLayout(S[(32, 4):(1 @ TLane, 1 @ TCol)] + R[2:32 @ TLane])
+    tmem = TileLayout(S[(32, 4) : (1 @ TLane, 1 @ TCol)] + R[2 : 32 @ TLane])
     with pytest.raises(ValueError, match=r"replicas \(0, 32\) lanes apart; tcgen05.cp moves 128 rows"):
         build(_cp_kernel(tmem, 32, 4, "float32"))
 
@@ -401,8 +451,15 @@ def test_a_cta_scope_tmem_copy_in_a_kernel_of_several_warpgroups_is_an_error():
 def test_a_barrier_between_two_warpgroups_tmem_accesses_is_fenced_on_both_sides():
     body = kernel_source(build(_two_warpgroups("T.cuda.cta_sync()")).imports[0].inspect_source())
     order = re.findall(r"tcgen05_(wait_st|fence_before|fence_after|dealloc)\(|(cta_sync)\(", body)
-    assert ["".join(o) for o in order] == ["cta_sync", "wait_st", "fence_before", "cta_sync", "fence_after",
-                                           "cta_sync", "dealloc"]  # fmt: skip
+    assert ["".join(o) for o in order] == [
+        "cta_sync",
+        "wait_st",
+        "fence_before",
+        "cta_sync",
+        "fence_after",
+        "cta_sync",
+        "dealloc",
+    ]
 
 
 def test_a_barrier_with_tmem_accesses_on_one_side_only_is_not_fenced():
@@ -418,12 +475,16 @@ def test_a_barrier_in_a_loop_with_tmem_accesses_is_fenced():
 
     barrier = tvm.tirx.Evaluate(tvm.tirx.call_intrin("", "tirx.cuda.cta_sync"))
     i = tvm.tirx.Var("i", "int32")
-    loop = tvm.tirx.For(i, 0, 2, tvm.tirx.ForKind.SERIAL,
-                        tvm.tirx.SeqStmt([ld("tirx_layout_tcgen05_ld_32x32b_x1"), barrier]))  # fmt: skip
+    loop = tvm.tirx.For(
+        i, 0, 2, tvm.tirx.ForKind.SERIAL, tvm.tirx.SeqStmt([ld("tirx_layout_tcgen05_ld_32x32b_x1"), barrier])
+    )
     fenced = fence_barriers_between_accesses(loop)  # the access after the barrier is the next iteration's
     assert [str(s.value.args[0].value) if s.value.args else "cta_sync" for s in fenced.body.seq] == [
-        "tirx_layout_tcgen05_ld_32x32b_x1", "tirx_layout_tcgen05_fence_before", "cta_sync",
-        "tirx_layout_tcgen05_fence_after"]  # fmt: skip
+        "tirx_layout_tcgen05_ld_32x32b_x1",
+        "tirx_layout_tcgen05_fence_before",
+        "cta_sync",
+        "tirx_layout_tcgen05_fence_after",
+    ]
     once = tvm.tirx.SeqStmt([ld("tirx_layout_tcgen05_ld_32x32b_x1"), barrier])
     assert fence_barriers_between_accesses(once).same_as(once)
 
@@ -483,8 +544,9 @@ def test_simulator_rejects_a_load_of_cells_the_same_warp_stored_without_wait_st(
         '    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_ld_32x32b_x1"',
         '    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_st_32x32b_x1", '
         "slot[0] + T.Cast('uint32', tx // 32 * 32 * 65536), T.address_of(r[0]), \"\"))\n"
-        '    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_ld_32x32b_x1"')  # fmt: skip
-    with pytest.raises(sim.SimulationError, match="its own tcgen05.st has not finished with: put tcgen05.wait::st"):
+        '    T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_ld_32x32b_x1"',
+    )
+    with pytest.raises(sim.SimulationError, match=r"its own tcgen05\.st has not finished with: put tcgen05\.wait::st"):
         sim.run(parse(raw))
 
 
@@ -494,10 +556,10 @@ def test_simulator_rejects_reading_registers_before_wait_ld_and_dealloc_before_c
     with pytest.raises(sim.SimulationError, match=r"reads r\[0\], which its tcgen05.ld has not finished writing"):
         sim.run(parse(no_wait))
     unread = no_wait.replace("    A[tx] = r[0]\n", "")
-    with pytest.raises(sim.SimulationError, match="tcgen05.dealloc while warp 0's tcgen05.ld .* has not completed"):
+    with pytest.raises(sim.SimulationError, match=r"tcgen05\.dealloc while warp 0's tcgen05\.ld .* has not completed"):
         sim.run(parse(unread))
     no_barrier = ok.replace("    A[tx] = r[0]\n    T.cuda.cta_sync()\n", "    A[tx] = r[0]\n")
-    with pytest.raises(sim.SimulationError, match="tcgen05.dealloc by warp 0 with no barrier after warp 1's last"):
+    with pytest.raises(sim.SimulationError, match=r"tcgen05\.dealloc by warp 0 with no barrier after warp 1's last"):
         sim.run(parse(no_barrier))
 
 

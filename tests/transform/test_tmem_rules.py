@@ -4,11 +4,12 @@ image of that TMEM tile, equal (element for element) to the hand-written fragmen
 import numpy as np
 import pytest
 
-from kernels import parse
 from tirx_layout import S, TileLayout, sim, tcgen05_atom_layout, tmem_datapath_layout
+from tirx_layout.analysis.thread_placement import same_placement
 from tirx_layout.script import buffer_layouts
 from tirx_layout.transform import explain_layouts, infer_layouts
-from tirx_layout.analysis.fragments import same_placement
+
+from kernels import parse
 
 
 def open_round_trip(datapath: str, dtype: str, cols: int = 32) -> str:
@@ -28,8 +29,10 @@ def k(A: T.Buffer(({rows}, {cols}), "{dtype}"), B: T.Buffer(({rows}, {cols}), "{
 """
 
 
-@pytest.mark.parametrize(("datapath", "dtype", "shape"), [("D", "float32", "32x32b"), ("D", "bfloat16", "32x32b"),
-                                                          ("F", "float32", "16x64b"), ("F", "float16", "16x64b")])
+@pytest.mark.parametrize(
+    ("datapath", "dtype", "shape"),
+    [("D", "float32", "32x32b"), ("D", "bfloat16", "32x32b"), ("F", "float32", "16x64b"), ("F", "float16", "16x64b")],
+)
 def test_fragments_next_to_tmem_get_the_tcgen05_register_image(datapath, dtype, shape):
     kernel = parse(open_round_trip(datapath, dtype))
     inferred = {b.name: layout for b, layout in buffer_layouts(infer_layouts(kernel)).items()}
@@ -46,8 +49,8 @@ def test_fragments_next_to_tmem_get_the_tcgen05_register_image(datapath, dtype, 
 
 def test_a_fragment_shape_no_instruction_moves_is_a_clear_error():
     text = open_round_trip("F", "float32").replace("acc = T.alloc_tmem((64, 32)", "acc = T.alloc_tmem((64, 32)")
-    text = text.replace('tmem_datapath_layout("F", 64, 32)', 'TileLayout(S[(64, 32):(1@TCol, 1@TLane)])')
-    with pytest.raises(Exception, match="no tcgen05.ld/st fragment moves a \\(64, 32\\) float32 tile of TMEM"):
+    text = text.replace('tmem_datapath_layout("F", 64, 32)', "TileLayout(S[(64, 32):(1@TCol, 1@TLane)])")
+    with pytest.raises(Exception, match=r"no tcgen05\.ld/st fragment moves a \(64, 32\) float32 tile of TMEM"):
         infer_layouts(parse(text))
 
 
@@ -86,12 +89,15 @@ def k(A: T.Buffer((32, {sf}), "{dtype}")):
         assert np.array_equal(cells[32 * window : 32 * window + 32, : words.shape[1]], words), window
 
 
-@pytest.mark.parametrize("replicas, rows, tmem", [
-    (4, 32, "S[(32, 8):(1@TLane, 1@TCol)] + R[4:32@TLane]"),  # the guide's scale factors, .warpx4
-    (2, 64, "S[(64, 8):(1@TLane, 1@TCol)] + R[2:64@TLane]"),  # .warpx2::02_13
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "replicas, rows, tmem",
+    [
+        (4, 32, "S[(32, 8):(1@TLane, 1@TCol)] + R[4:32@TLane]"),  # the guide's scale factors, .warpx4
+        (2, 64, "S[(64, 8):(1@TLane, 1@TCol)] + R[2:64@TLane]"),  # .warpx2::02_13
+    ],
+)
 def test_a_fragment_loaded_from_replicated_tmem_is_replicated_over_warps(replicas, rows, tmem):
-    core_matrices = TileLayout(S[(rows // 8, 8, 2, 4):(64, 4, 32, 1)]).group([rows, 8])[0]
+    core_matrices = TileLayout(S[(rows // 8, 8, 2, 4) : (64, 4, 32, 1)]).group([rows, 8])[0]
     kernel = parse(f"""
 @T.prim_func
 def k(A: T.Buffer(({rows}, 8), "float32"), B: T.Buffer(({rows}, 8), "float32")):

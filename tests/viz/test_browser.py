@@ -16,6 +16,7 @@ from tirx_layout.analysis.bank_conflicts import column
 from tirx_layout.layout.text import LayoutTextError, parse_layout
 from tirx_layout.viz.presets import PRESETS
 from tirx_layout.viz.server import make_server
+
 from oracles.pictures import as_int_dicts
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install '.[test]')")
@@ -60,7 +61,9 @@ def _screenshot(page, name: str) -> None:
 def _click_and_read(page, k: int) -> tuple[list[int], list[dict]]:
     page.click(f'#logical rect[data-element="{k}"]')
     coord = json.loads(page.get_attribute("#selected", "data-coord"))
-    places = [json.loads(v) for v in page.eval_on_selector_all("#info li.place", "els => els.map(e => e.dataset.place)")]
+    places = [
+        json.loads(v) for v in page.eval_on_selector_all("#info li.place", "els => els.map(e => e.dataset.place)")
+    ]
     return coord, places
 
 
@@ -101,8 +104,9 @@ def test_bank_view_shows_the_wavefront_count(page):
     page.wait_for_function("() => document.getElementById('wavefront-count') !== null")
     report = bank_conflicts(layout, "float16", column((8, 64), "float16"))
     assert page.inner_text("#wavefront-count") == str(report.wavefronts)
-    marked = page.eval_on_selector_all("#bankstrip rect[data-words]:not([data-words='0'])",
-                                       "els => els.map(e => Number(e.dataset.bank))")
+    marked = page.eval_on_selector_all(
+        "#bankstrip rect[data-words]:not([data-words='0'])", "els => els.map(e => Number(e.dataset.bank))"
+    )
     lanes = column((8, 64), "float16").lanes
     assert set(marked) == {layout.apply(i, j)["m"] * 2 // 4 % 32 for lane in lanes for i, j in lane}
     _screenshot(page, "banks")

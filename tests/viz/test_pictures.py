@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from oracles.strategies import build, layouts
-from tirx_layout import R, S, ComposeLayout, SwizzleLayout, TileLayout, TLane, TCol, laneid, warpid
+from tirx_layout import ComposeLayout, R, S, SwizzleLayout, TCol, TileLayout, TLane, laneid, warpid
 from tirx_layout.analysis.bank_conflicts import bank_conflicts, column, contiguous, row_vectors
 from tirx_layout.analysis.injectivity import injectivity
 from tirx_layout.viz.banks import bank_view
@@ -23,7 +22,9 @@ from tirx_layout.viz.request import layout_from, parse_shape, parse_swizzle
 from tirx_layout.viz.scene import MAX_ELEMENTS, build_scene, default_shape
 from tirx_layout.viz.svg import picture_svg
 from tirx_layout.viz.table import layout_table
+
 from oracles.pictures import as_int_dicts, decode_png, library_places
+from oracles.strategies import build, layouts
 
 PRESET_NAMES = list(PRESETS)
 
@@ -54,13 +55,17 @@ def _cell_keys(scene):
     """For every physical cell, the place it is drawn for and the row/column labels it is drawn under."""
     physical, axes = scene["physical"], scene["axes"]
     for r, c, k, rep in physical["cells"]:
-        yield dict(zip(axes, scene["elements"][k]["places"][rep], strict=True)), physical["row_labels"][r], \
-            physical["col_labels"][c], (r, c)
+        yield (
+            dict(zip(axes, scene["elements"][k]["places"][rep], strict=True)),
+            physical["row_labels"][r],
+            physical["col_labels"][c],
+            (r, c),
+        )
 
 
 @pytest.mark.parametrize("name", PRESET_NAMES)
 def test_physical_cells_sit_under_their_place(name):
-    layout, scene = _scene(name)
+    _layout, scene = _scene(name)
     physical = scene["physical"]
     rows = [a.strip() for a in physical["row_title"].split(",")]
     cols = [a.split(" (")[0].strip() for a in physical["col_title"].split(",")]
@@ -81,8 +86,11 @@ def test_physical_cells_sit_under_their_place(name):
 def test_colour_follows_the_base_row_or_bank(name):
     _, scene = _scene(name)
     physical, elements = scene["physical"], scene["elements"]
-    base_row = {k: (r if scene["kind"] != "banks" else physical["col_labels"][c])
-                for r, c, k, rep in physical["cells"] if rep == 0}
+    base_row = {
+        k: (r if scene["kind"] != "banks" else physical["col_labels"][c])
+        for r, c, k, rep in physical["cells"]
+        if rep == 0
+    }
     pairs = {(base_row[k], e["colour"]) for k, e in enumerate(elements)}
     assert len(pairs) == len({row for row, _ in pairs}) == len({colour for _, colour in pairs})
 
@@ -108,7 +116,7 @@ def test_svg_cells_match_the_scene():
 
 
 def test_png_pixels_have_the_scene_colours():
-    layout, scene = _scene("scale-factor-atom")
+    _layout, scene = _scene("scale-factor-atom")
     picture = layout_picture(scene)
     pixels = decode_png(picture_png(picture))
     assert pixels.shape[:2] == (round(picture.height), round(picture.width))
@@ -124,7 +132,11 @@ def test_bank_view_is_bank_conflicts(mode, pattern):
     view = bank_view(layout, (8, 64), "float16", pattern)
     access = {"row_vectors": row_vectors, "contiguous": contiguous, "column": lambda s, d: column(s, d)}[pattern]
     report = bank_conflicts(layout, "float16", access((8, 64), "float16"))
-    assert (view["wavefronts"], view["minimum"], view["phases"]) == (report.wavefronts, report.minimum, list(report.phases))
+    assert (view["wavefronts"], view["minimum"], view["phases"]) == (
+        report.wavefronts,
+        report.minimum,
+        list(report.phases),
+    )
     assert [max(words) for words in view["words"]] == view["phases"]
     # The banks the view marks are the banks of the addresses apply gives for the lanes' elements.
     banks = set()
@@ -173,16 +185,16 @@ def test_table_numbers_are_apply():
 
 
 def test_table_lists_replica_shifts():
-    layout = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid] + 5 @ warpid)
+    layout = TileLayout(S[(8, 2, 4, 2) : (4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
     assert layout_table(layout).splitlines()[-1] == "replicas: every element also at +4@warpid"
 
 
 def test_inputs_and_limits():
-    assert default_shape(TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])) == (2, 14336)
+    assert default_shape(TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)])) == (2, 14336)
     with pytest.raises(ValueError, match="has 12 elements but the layout has 32"):
         build_scene(TileLayout(S[32:1]), (3, 4))
     with pytest.raises(ValueError, match="pictures stop at"):
-        build_scene(TileLayout(S[MAX_ELEMENTS * 2:1]), (2, MAX_ELEMENTS))
+        build_scene(TileLayout(S[MAX_ELEMENTS * 2 : 1]), (2, MAX_ELEMENTS))
     with pytest.raises(ValueError, match="not a list of positive integers"):
         parse_shape("8,a")
     with pytest.raises(ValueError, match="per_element,swizzle_len,atom_len"):
@@ -193,10 +205,10 @@ def test_inputs_and_limits():
 
 
 def test_notebook_hooks_delegate_to_the_pictures():
-    tile = TileLayout(S[(32, 4):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])
+    tile = TileLayout(S[(32, 4) : (1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane])
     assert tile._repr_svg_() == picture_svg(layout_picture(build_scene(tile)))
-    composed = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64):(64, 1)]))
+    composed = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64) : (64, 1)]))
     assert composed._repr_svg_() == picture_svg(layout_picture(build_scene(composed, None, "float16")))
     assert composed._repr_html_().startswith("<div")
-    assert repr_svg(TileLayout(S[(256, 256):(256, 1)])) is None
+    assert repr_svg(TileLayout(S[(256, 256) : (256, 1)])) is None
     assert re.match(r"<svg[^>]+width=", tile._repr_svg_())

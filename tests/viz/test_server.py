@@ -13,6 +13,7 @@ import pytest
 from tirx_layout.layout.text import LayoutTextError, parse_layout
 from tirx_layout.viz.presets import PRESETS
 from tirx_layout.viz.server import MAX_BODY, make_server
+
 from oracles.pictures import as_int_dicts
 
 
@@ -27,8 +28,9 @@ def url():
 
 
 def _post(url, body: bytes):
-    request = urllib.request.Request(url + "api/scene", data=body, method="POST",
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url + "api/scene", data=body, method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())
@@ -49,7 +51,9 @@ def test_scene_is_computed_by_the_library(url):
     scene, layout = answer["scene"], parse_layout(text)
     element = scene["elements"][19]
     assert element["coord"] == [1, 3]
-    assert [dict(zip(scene["axes"], p)) for p in element["places"]] == as_int_dicts(layout.apply_all(1, 3, shape=[8, 16]))
+    assert [dict(zip(scene["axes"], p, strict=False)) for p in element["places"]] == as_int_dicts(
+        layout.apply_all(1, 3, shape=[8, 16])
+    )
 
 
 def test_bank_view_in_the_answer(url):

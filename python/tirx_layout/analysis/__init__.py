@@ -15,8 +15,8 @@ from .bank_conflicts import (
     swizzle_candidates,
     warp_wavefronts,
 )
-from .fragments import same_placement, slot_holders
 from .injectivity import injectivity
+from .thread_placement import same_placement, slot_holders
 
 __all__ = [
     "AccessPattern",

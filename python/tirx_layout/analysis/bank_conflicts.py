@@ -16,14 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..hw.memory import BANKS, SWIZZLE_MODES, WORD_BYTES, dtype_bytes, swizzle_for_mode
 from ..hw.constructors import mma_shared_layout
+from ..hw.memory import BANKS, SWIZZLE_MODES, WORD_BYTES, dtype_bytes, swizzle_for_mode
 from ..hw.threads import WARP_THREADS
+from ..layout.placement import slot_count
 from ..layout.spec import S
 from ..layout.swizzle import ComposeLayout, SwizzleLayout
 from ..layout.tile import TileLayout
-from ..layout.placement import slot_count
-from .fragments import fragment_threads, fragment_vector_width, warp_slot_elements
+from .thread_placement import fragment_threads, fragment_vector_width, warp_slot_elements
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def _pattern(name, shape, dtype, vector_bytes, start: Callable[[int], tuple[int,
     lanes = []
     for lane in range(32):
         row, col = start(lane)
-        if not (0 <= row < rows and 0 <= col and col + vec <= cols):
+        if not (0 <= row < rows and col >= 0 and col + vec <= cols):
             raise ValueError(f"access {name!r}: lane {lane} reads ({row}, {col}..{col + vec - 1}) outside {shape}")
         lanes.append(tuple((row, col + k) for k in range(vec)))
     return AccessPattern(name, (rows, cols), vector_bytes, tuple(lanes))
@@ -246,7 +246,7 @@ def swizzled_tile(shape: Sequence[int], dtype, mode: str):
     """
     swizzle = swizzle_for_mode(mode, dtype)
     rows, cols = (int(s) for s in shape)
-    tile = TileLayout(S[(rows, cols):(cols, 1)])
+    tile = TileLayout(S[(rows, cols) : (cols, 1)])
     return tile if swizzle is None else ComposeLayout(swizzle, tile)
 
 
@@ -254,7 +254,7 @@ def _general_swizzles(shape: Sequence[int], dtype) -> list:
     """Row-major tiles under every XOR swizzle that repeats within the tile, those that keep 16-byte vectors whole
     first (widest chunks first), down to those that keep only 4-byte words whole."""
     rows, cols = (int(s) for s in shape)
-    tile = TileLayout(S[(rows, cols):(cols, 1)])
+    tile = TileLayout(S[(rows, cols) : (cols, 1)])
     size = dtype_bytes(dtype)
     widest = int(math.log2(max(16 // size, 1)))
     narrowest = int(math.log2(WORD_BYTES // size)) if size < WORD_BYTES else 0

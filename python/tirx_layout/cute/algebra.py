@@ -103,7 +103,7 @@ def coalesce(layout: Layout, profile=None) -> Layout:
     return ffi.CuteCoalesce(layout)
 
 
-def filter(layout: Layout, profile=None) -> Layout:  # noqa: A001  (CuTe's name)
+def filter(layout: Layout, profile=None) -> Layout:
     """The layout without its broadcast (stride-0) and extent-1 modes, coalesced; ``1:0`` when none is left. A
     tuple ``profile`` filters mode by mode.
 
@@ -119,8 +119,9 @@ def filter(layout: Layout, profile=None) -> Layout:  # noqa: A001  (CuTe's name)
 
 def composition(a, b):
     """``A o B``: the layout ``i -> A(B(i))`` on B's domain (by mode when ``B`` is a tuple tiler). B's strides
-    index A's domain; past its size, A runs on through the last mode of its coalesced form, as in CuTe. ``ValueError`` when B does not split A's
-    modes into whole runs (where a weak divisibility check would return some other function).
+    index A's domain; past its size, A runs on through the last mode of its coalesced form, as in CuTe.
+    ``ValueError`` when B does not split A's modes into whole runs (where a weak divisibility check would return
+    some other function).
 
     Example:
         >>> print(composition(Layout.parse("(6,2):(8,2)"), Layout.parse("(4,3):(3,1)")))

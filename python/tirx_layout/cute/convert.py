@@ -19,8 +19,8 @@ import numpy as np
 
 from ..core.values import int_list
 from ..layout.axis import Axis, Iter
-from ..layout.tile import TileLayout
 from ..layout.swizzle import ComposeLayout, SwizzleLayout
+from ..layout.tile import TileLayout
 from .algebra import coalesce
 from .layout import PLAIN_AXIS, Layout, flat_leaves
 from .swizzle import ComposedLayout, Swizzle
@@ -123,10 +123,7 @@ def to_cute(tile: TileLayout, shape=None) -> Layout | ComposedLayout | None:
     stride_terms = [v if a == PLAIN_AXIS or v == 0 else v @ Axis.get(a) for v, a in strides]
     pairs = [(it.extent, s) for it, s in zip(tile.shard, stride_terms, strict=True)]
     modes = [_mode(pairs[seps[d] : seps[d + 1]]) for d in range(len(seps) - 1)]
-    if len(modes) == 1:
-        candidate = Layout(*modes[0])
-    else:
-        candidate = Layout(tuple(m[0] for m in modes), tuple(m[1] for m in modes))
+    candidate = Layout(*modes[0]) if len(modes) == 1 else Layout(tuple(m[0] for m in modes), tuple(m[1] for m in modes))
     if offset:
         candidate = ComposedLayout(None, offset, candidate)
     # Exact argument beyond the limit: the candidate's modes are the shard iters one to one.

@@ -54,7 +54,9 @@ class Fragment:
         axis = Axis.get(thread_axis).name
         extra = set(forward.axes()) - {axis, PLAIN_AXIS}
         if extra:
-            raise ValueError(f"a Fragment maps onto {axis!r} (thread) and m (slot) only; {forward} uses {sorted(extra)}")
+            raise ValueError(
+                f"a Fragment maps onto {axis!r} (thread) and m (slot) only; {forward} uses {sorted(extra)}"
+            )
         if not isinstance(replicate, Layout):
             copies = static_int(replicate, "the replicate count")
             if copies < 1:
@@ -228,7 +230,8 @@ class Fragment:
         places = self.num_slots() * self.thread_extent()
         if flat.size() != places:
             raise ValueError(
-                f"the fragment is no bijection: {flat.size()} (element, replica) pairs onto {places} (thread, slot) places"
+                f"the fragment is no bijection: {flat.size()} (element, replica) pairs onto {places} "
+                "(thread, slot) places"
             )
         inverse = right_inverse(flat, exact=True)
         return composition(inverse, Layout((self.num_slots(), self.thread_extent())))

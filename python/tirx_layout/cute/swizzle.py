@@ -36,9 +36,11 @@ class Swizzle(Object):
 
     def __init__(self, bits: int, base: int, shift: int) -> None:
         self.__init_handle_by_constructor__(
-            ffi.CuteSwizzle, static_int(bits, "Swizzle bits"), static_int(base, "Swizzle base"),
+            ffi.CuteSwizzle,
+            static_int(bits, "Swizzle bits"),
+            static_int(base, "Swizzle base"),
             static_int(shift, "Swizzle shift"),
-        )  # fmt: skip
+        )
 
     def __call__(self, offset):
         """The swizzled offset of an int, or of every entry of an integer array.
@@ -58,7 +60,11 @@ class Swizzle(Object):
         return 1 << (self.bits + self.base + abs(self.shift))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Swizzle) and (self.bits, self.base, self.shift) == (other.bits, other.base, other.shift)
+        return isinstance(other, Swizzle) and (self.bits, self.base, self.shift) == (
+            other.bits,
+            other.base,
+            other.shift,
+        )
 
     def __hash__(self) -> int:
         return hash((self.bits, self.base, self.shift))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from ..core.values import static_int
 from ..layout.axis import Iter, TCol, TLane, laneid, tid_in_wg, wid_in_wg
+from ..layout.spec import S
 from ..layout.swizzle import ComposeLayout
 from ..layout.tile import TileLayout
-from ..layout.spec import S
 from .memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes, mode_of_swizzle, swizzle_for_mode
 from .tcgen05 import LD_ST_SHAPES, TMEM_LANES
 from .threads import WARPGROUP_THREADS
@@ -27,11 +27,12 @@ def wg_local_layout(cols: int, rows: int = 128) -> TileLayout:
     """
     cols, rows = static_int(cols, "cols"), static_int(rows, "rows")
     if not 1 <= rows <= WARPGROUP_THREADS:
-        raise ValueError(f"wg_local_layout: rows must be in [1, {WARPGROUP_THREADS}] (one row per warpgroup thread), "
-                         f"got {rows}")
+        raise ValueError(
+            f"wg_local_layout: rows must be in [1, {WARPGROUP_THREADS}] (one row per warpgroup thread), got {rows}"
+        )
     if cols < 1:
         raise ValueError(f"wg_local_layout: cols must be >= 1, got {cols}")
-    return TileLayout(S[(rows, cols):(1 @ tid_in_wg, 1)])
+    return TileLayout(S[(rows, cols) : (1 @ tid_in_wg, 1)])
 
 
 def tmem_datapath_layout(datapath: str, rows: int, cols: int, sub_slab: int = 0) -> TileLayout:
@@ -48,23 +49,27 @@ def tmem_datapath_layout(datapath: str, rows: int, cols: int, sub_slab: int = 0)
     lane, col = TLane, TCol
     expected_rows = {"A": 128, "D": 128, "B": 64, "E": 64, "C": 64, "F": 64, "G": 32}
     if datapath not in expected_rows:
-        raise ValueError(f"tmem_datapath_layout: unknown datapath {datapath!r}; expected one of {sorted(expected_rows)}")
+        raise ValueError(
+            f"tmem_datapath_layout: unknown datapath {datapath!r}; expected one of {sorted(expected_rows)}"
+        )
     if rows != expected_rows[datapath]:
-        raise ValueError(f"tmem_datapath_layout: datapath {datapath!r} holds {expected_rows[datapath]} rows, got {rows}")
+        raise ValueError(
+            f"tmem_datapath_layout: datapath {datapath!r} holds {expected_rows[datapath]} rows, got {rows}"
+        )
     if cols < 1:
         raise ValueError(f"tmem_datapath_layout: cols must be >= 1, got {cols}")
     if datapath in "CF":
         if sub_slab not in (0, 1):
             raise ValueError(f"tmem_datapath_layout: sub_slab must be 0 or 1 (which 16-lane half), got {sub_slab}")
-        return TileLayout(S[(4, 16, cols):(32 @ lane, 1 @ lane, 1 @ col)] + (16 * sub_slab) @ lane)
+        return TileLayout(S[(4, 16, cols) : (32 @ lane, 1 @ lane, 1 @ col)] + (16 * sub_slab) @ lane)
     if sub_slab:
         raise ValueError(f"tmem_datapath_layout: sub_slab applies to datapaths C and F only, got {sub_slab}")
     if datapath in "AD":
-        return TileLayout(S[(128, cols):(1 @ lane, 1 @ col)])
+        return TileLayout(S[(128, cols) : (1 @ lane, 1 @ col)])
     parts = 2 if datapath in "BE" else 4
     if cols % parts:
         raise ValueError(f"tmem_datapath_layout: datapath {datapath!r} splits columns in {parts}; {cols} does not")
-    return TileLayout(S[(rows, parts, cols // parts):(1 @ lane, (TMEM_LANES // parts) @ lane, 1 @ col)])
+    return TileLayout(S[(rows, parts, cols // parts) : (1 @ lane, (TMEM_LANES // parts) @ lane, 1 @ col)])
 
 
 def tcgen05_atom_layout(instr_shape: str, tensor_shape, dtype) -> TileLayout:
@@ -101,7 +106,7 @@ def tcgen05_atom_layout(instr_shape: str, tensor_shape, dtype) -> TileLayout:
             f"{record.max_num} for {instr_shape}"
         )
     if instr_shape == "32x32b":
-        return TileLayout(S[(rows, cols):(1 @ tid_in_wg, 1)])
+        return TileLayout(S[(rows, cols) : (1 @ tid_in_wg, 1)])
 
     warp, lane = wid_in_wg, laneid
     # Iters in 32-bit register units, slowest first: (extent, stride, axis); "m" is the register slot.
@@ -140,9 +145,9 @@ def mma_shared_layout(dtype, mode: str, shape) -> TileLayout | ComposeLayout:
         raise ValueError(
             f"mma_shared_layout: shape {tuple(shape)} must be whole atoms of 8 rows x {atom_cols} {dtype} columns"
         )
-    atom = TileLayout(S[(8, atom_cols):(atom_cols, 1)])
+    atom = TileLayout(S[(8, atom_cols) : (atom_cols, 1)])
     blocks = (rows // 8, cols // atom_cols)
-    tile = atom.tile(TileLayout(S[blocks:(1, blocks[0])]), list(blocks), [8, atom_cols]).group([rows, cols])[0]
+    tile = atom.tile(TileLayout(S[blocks : (1, blocks[0])]), list(blocks), [8, atom_cols]).group([rows, cols])[0]
     swizzle = swizzle_for_mode(mode, dtype)
     return tile if swizzle is None else ComposeLayout(swizzle, tile)
 

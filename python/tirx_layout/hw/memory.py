@@ -4,7 +4,6 @@ hardware swizzle modes (what TMA, the MMA descriptors and ``tcgen05.cp`` call "n
 
 from __future__ import annotations
 
-import numpy as np
 import tvm
 
 from ..layout.swizzle import SwizzleLayout
@@ -27,6 +26,7 @@ def bank_of(byte_address):
     """The shared-memory bank of a byte address (an int or an integer numpy array).
 
     Example:
+        >>> import numpy as np
         >>> bank_of(4 * 33), bank_of(np.array([0, 6, 128])).tolist()
         (1, [0, 1, 0])
     """
@@ -83,8 +83,13 @@ def mode_of_swizzle(swizzle: SwizzleLayout | None, dtype) -> str:
     if swizzle is None or swizzle.swizzle_len == 0:
         return "none"
     per_element = _per_element(dtype)
-    if (not swizzle.swizzle_inner or swizzle.atom_len != SWIZZLE_ATOM_LEN or swizzle.per_element != per_element
-            or swizzle.swizzle_len >= len(SWIZZLE_MODES)):
-        raise ValueError(f"{swizzle!r} is no hardware swizzle mode for {dtype} (those are SwizzleLayout({per_element}, "
-                         f"1..3, 3))")
+    if (
+        not swizzle.swizzle_inner
+        or swizzle.atom_len != SWIZZLE_ATOM_LEN
+        or swizzle.per_element != per_element
+        or swizzle.swizzle_len >= len(SWIZZLE_MODES)
+    ):
+        raise ValueError(
+            f"{swizzle!r} is no hardware swizzle mode for {dtype} (those are SwizzleLayout({per_element}, 1..3, 3))"
+        )
     return SWIZZLE_MODES[swizzle.swizzle_len]

@@ -9,14 +9,14 @@ every built-in thread axis (and any registered axis between the CTA and the thre
 
 from __future__ import annotations
 
-from ..layout.axis import Axis
+from ..layout.axis import EXEC_LEVELS, Axis
 
 #: Threads in one unit of each level below the CTA.
 LEVEL_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
 WARP_THREADS = LEVEL_THREADS["warp"]
 WARPGROUP_THREADS = LEVEL_THREADS["warpgroup"]
 #: The levels a CTA's threads are defined at, coarse to fine (the scopes a tile copy may run at, and ``thread``).
-CTA_LEVELS = ("cta", "warpgroup", "warp", "thread")
+CTA_LEVELS = EXEC_LEVELS[EXEC_LEVELS.index("cta") :]
 #: The largest CTA CUDA launches.
 MAX_CTA_THREADS = 1024
 

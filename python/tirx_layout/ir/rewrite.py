@@ -72,8 +72,9 @@ def flat_buffer(like, extent: int, view: bool = False):
     layout = None if view else "default"
     # The alignment the kernel asked for is kept: hardware that applies a swizzle to absolute shared addresses
     # (tcgen05.cp, MMA descriptors) needs the buffer aligned to the swizzle's repeat.
-    return tvm.tirx.decl_buffer((extent,), like.dtype, like.name, scope=like.scope(), layout=layout,
-                                data_alignment=int(like.data_alignment))
+    return tvm.tirx.decl_buffer(
+        (extent,), like.dtype, like.name, scope=like.scope(), layout=layout, data_alignment=int(like.data_alignment)
+    )
 
 
 def load(buffer, index):
@@ -103,5 +104,17 @@ def sequence(stmts: Sequence):
     return flat[0] if len(flat) == 1 else tvm.tirx.SeqStmt(flat)
 
 
-__all__ = ["AllocBuffer", "AttrStmt", "DeclBuffer", "Rule", "accesses_to", "flat_buffer", "load", "map_function",
-           "map_stmt", "sequence", "store", "walk"]  # fmt: skip
+__all__ = [
+    "AllocBuffer",
+    "AttrStmt",
+    "DeclBuffer",
+    "Rule",
+    "accesses_to",
+    "flat_buffer",
+    "load",
+    "map_function",
+    "map_stmt",
+    "sequence",
+    "store",
+    "walk",
+]

@@ -54,8 +54,11 @@ def defined_scopes(func) -> dict[tuple[str, str], tuple[object, int, dict]]:
         for var, e in zip(definition.def_ids, definition.extents, strict=True):
             index = index * int(e) + var
             extent *= int(e)
-        defined[pair] = (index, extent, {var: int(e) for var, e in zip(definition.def_ids, definition.extents,
-                                                                       strict=True)})
+        defined[pair] = (
+            index,
+            extent,
+            {var: int(e) for var, e in zip(definition.def_ids, definition.extents, strict=True)},
+        )
 
     walk(func.body, [(tirx.ScopeIdDefStmt, on_def)])
     return defined
@@ -85,8 +88,10 @@ def cta_threads(func) -> Threads:
     while level != "thread":
         finer = [child for child in CTA_LEVELS[CTA_LEVELS.index(level) + 1 :] if (level, child) in defined]
         if not finer:
-            raise ValueError(f"the kernel does not define its threads below the {level} level "
-                             "(write T.thread_id([n]), or T.warp_id([w]) with T.lane_id([32]))")
+            raise ValueError(
+                f"the kernel does not define its threads below the {level} level "
+                "(write T.thread_id([n]), or T.warp_id([w]) with T.lane_id([32]))"
+            )
         child = finer[-1] if (level, "thread") in defined else finer[0]
         var_index, extent, _ = defined[(level, child)]
         unit = LEVEL_THREADS[child]

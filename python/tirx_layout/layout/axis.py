@@ -125,9 +125,25 @@ class Axis(Object):
 
 #: The built-in axes, importable by name: ``from tirx_layout import laneid, TCol``.
 BUILTIN_AXES = (
-    "bx", "by", "bz", "cbx", "cby", "cbz", "tx", "warpid", "laneid", "wgid", "tid_in_wg", "wid_in_wg",
-    "m", "TLane", "TCol", "P", "F", "Bank",
-)  # fmt: skip
+    "bx",
+    "by",
+    "bz",
+    "cbx",
+    "cby",
+    "cbz",
+    "tx",
+    "warpid",
+    "laneid",
+    "wgid",
+    "tid_in_wg",
+    "wid_in_wg",
+    "m",
+    "TLane",
+    "TCol",
+    "P",
+    "F",
+    "Bank",
+)
 
 bx, by, bz, cbx, cby, cbz, tx, warpid, laneid, wgid, tid_in_wg, wid_in_wg, m, TLane, TCol, P, F, Bank = (
     Axis.get(name) for name in BUILTIN_AXES

@@ -35,7 +35,9 @@ def flatten(coords: Sequence, shape: Sequence[int]):
         27
     """
     if len(coords) != len(shape):
-        raise ValueError(f"coordinate {list(coords)!r} has {len(coords)} values but shape {list(shape)} has {len(shape)}")
+        raise ValueError(
+            f"coordinate {list(coords)!r} has {len(coords)} values but shape {list(shape)} has {len(shape)}"
+        )
     if not coords:
         return 0
     flat = coords[0]

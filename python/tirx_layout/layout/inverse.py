@@ -144,4 +144,3 @@ class PlaceInverse:
         """One past the largest place on ``axis`` (the extent that axis must have)."""
         top = self.offset.get(axis, 0) + sum((d.extent - 1) * d.stride for d in self.axes.get(axis, []))
         return top + 1
-

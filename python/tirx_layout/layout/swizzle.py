@@ -89,8 +89,8 @@ class SwizzleLayout(Object):
         return SwizzleLayout(self.per_element - shift, self.swizzle_len, self.atom_len, self.swizzle_inner)
 
     def unpack(self, n: int) -> SwizzleLayout:
-        """The swizzle of elements split in ``n`` (``per_element`` plus ``log2 n``): ``SwizzleLayout(2, 3, 3).unpack(2)``
-        is ``SwizzleLayout(3, 3, 3)``."""
+        """The swizzle of elements split in ``n`` (``per_element`` plus ``log2 n``):
+        ``SwizzleLayout(2, 3, 3).unpack(2)`` is ``SwizzleLayout(3, 3, 3)``."""
         shift = _log2_exact(n, "the unpack count")
         return SwizzleLayout(self.per_element + shift, self.swizzle_len, self.atom_len, self.swizzle_inner)
 

@@ -165,8 +165,9 @@ def add_symbolic(place: dict, symbolic: dict) -> dict:
         {'m': stage * 64 + 3, 'laneid': 1}
     """
     analyzer = tvm.sym.Analyzer()
-    return {name: analyzer.simplify(value + symbolic[name]) if name in symbolic else value
-            for name, value in place.items()}  # fmt: skip
+    return {
+        name: analyzer.simplify(value + symbolic[name]) if name in symbolic else value for name, value in place.items()
+    }
 
 
 def split_symbolic_offsets(layout) -> tuple[object, dict[str, object]]:

@@ -20,14 +20,16 @@ import re
 from dataclasses import dataclass
 
 from .axis import Axis
-from .tile import TileLayout
 from .spec import LayoutSpec, OnAxis, R, S
 from .swizzle import ComposeLayout, SwizzleLayout
+from .tile import TileLayout
 
 #: Longest text accepted: the parser is linear, but a page or a shell should not hand it megabytes.
 MAX_TEXT = 20_000
 
-_TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_]\w*)|(?P<str>'[^'\\]*'|\"[^\"\\]*\")|(?P<op>[\[\](),:@+\-=.]))")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_]\w*)|(?P<str>'[^'\\]*'|\"[^\"\\]*\")|(?P<op>[\[\](),:@+\-=.]))"
+)
 
 
 class LayoutTextError(ValueError):
@@ -312,7 +314,7 @@ def _swizzle_call(name: _Token, args, kwargs):
     unknown = set(kwargs) - set(allowed)
     if unknown or len(args) > 4:
         raise LayoutTextError(f"SwizzleLayout takes {', '.join(allowed)}", name.column)
-    values = dict(zip(allowed, args))
+    values = dict(zip(allowed, args, strict=False))
     for key, value in kwargs.items():
         if key in values:
             raise LayoutTextError(f"SwizzleLayout: {key} given twice", name.column)

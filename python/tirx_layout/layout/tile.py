@@ -74,7 +74,10 @@ def _recognise(entry, known: TileLayout, combined: TileLayout, combined_shape, k
     known_static, known_symbolic = split_symbolic_offsets(_expect_tile(known, "known"))
     combined_static, combined_symbolic = split_symbolic_offsets(_expect_tile(combined, "combined"))
     other = entry(
-        known_static, combined_static, int_list(combined_shape, "a shape extent"), int_list(known_shape, "a shape extent")
+        known_static,
+        combined_static,
+        int_list(combined_shape, "a shape extent"),
+        int_list(known_shape, "a shape extent"),
     )
     if other is None:
         return None
@@ -256,7 +259,7 @@ class TileLayout(Object):
         ints = [static_int(c, "a coordinate") for c in coords]
         values = ffi.TileLayoutApplyInt(self, form, with_replicas, len(shape_ints), *shape_ints, *ints)
         width = len(plan.names)
-        rows = [dict(zip(plan.names, values[r * width : (r + 1) * width])) for r in range(plan.places)]
+        rows = [dict(zip(plan.names, values[r * width : (r + 1) * width], strict=False)) for r in range(plan.places)]
         if plan.symbolic:
             rows = [add_symbolic(row, plan.symbolic) for row in rows]
         return rows if with_replicas else rows[0]
@@ -439,7 +442,9 @@ class TileLayout(Object):
         """
         shape = int_list(shape, "a shape extent")
         if len(region) != len(shape):
-            raise ValueError(f"slice: region {region!r} has {len(region)} dimensions but shape {shape} has {len(shape)}")
+            raise ValueError(
+                f"slice: region {region!r} has {len(region)} dimensions but shape {shape} has {len(shape)}"
+            )
         begins, extents = zip(*(range_bounds(r) for r in region), strict=True) if region else ((), ())
         static, symbolic = split_symbolic_offsets(self)
         if all(type(b) is int for b in begins):
@@ -588,4 +593,3 @@ class TileLayout(Object):
 
     def __reduce__(self):
         return (TileLayout.from_iters, (list(self.shard), list(self.replica), dict(self.offset)))
-

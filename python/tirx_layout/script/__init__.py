@@ -1,6 +1,7 @@
 """The TVMScript surface: ``T.alloc_shared(..., layout=L)`` and friends, ``T.decl_buffer(..., layout=L)``,
-``T.local_view(fragment)``, ``T.layout("...")`` and ``T.tile_copy(dst, src)``, registered on ``from tvm.script import tirx as T`` when
-``tirx_layout`` is imported; and printing that shows layouts as ``T.layout("...")``.
+``T.local_view(fragment)``, ``T.layout("...")`` and ``T.tile_copy(dst, src)``, registered on
+``from tvm.script import tirx as T`` when ``tirx_layout`` is imported; and printing that shows layouts as
+``T.layout("...")``.
 
 Example:
     >>> import tirx_layout
@@ -49,6 +50,9 @@ def install() -> None:
 
     Example:
         >>> install()
+        >>> from tvm.script import tirx as T
+        >>> T.tile_copy is tile.tile_copy
+        True
     """
     for name, fn in _SCRIPT_NAMES.items():
         register_script_namespace(name, fn)

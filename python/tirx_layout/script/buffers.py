@@ -35,16 +35,19 @@ def check_layout_fits(layout, shape: Sequence, what: str) -> None:
         ...
         ValueError: buffer A has shape (8, 4) (32 elements) but its layout S[(8, 8):(8, 1)] covers 64
 
-    A register fragment (a layout with thread axes) may cover more: its tail is predicated (``tirx_layout.layout.placement.tail_padded``).
+    A register fragment (a layout with thread axes) may cover more: its tail is predicated
+    (``tirx_layout.layout.placement.tail_padded``).
     """
-    if not all(isinstance(e, int) or isinstance(e, tvm.tirx.IntImm) for e in shape):
+    if not all(isinstance(e, (int, tvm.tirx.IntImm)) for e in shape):
         raise ValueError(f"{what} has a symbolic shape {tuple(shape)}; a layout needs static extents")
     extents = tuple(int(e) for e in shape)
     covered = layout.size()
     if covered > math.prod(extents) and layout_threads(layout):
         return  # a register fragment with a tail: LowerTileOps predicates the places past the last element
     if math.prod(extents) != covered:
-        raise ValueError(f"{what} has shape {extents} ({math.prod(extents)} elements) but its layout {layout} covers {covered}")
+        raise ValueError(
+            f"{what} has shape {extents} ({math.prod(extents)} elements) but its layout {layout} covers {covered}"
+        )
 
 
 def _shape_tuple(shape) -> tuple:
@@ -60,7 +63,8 @@ def alloc_buffer(shape, dtype="float32", *args, **kwargs):
     """``T.alloc_buffer`` that also takes a tirx_layout ``layout``; other layouts go to TVM unchanged.
 
     Example (inside a ``@T.prim_func``):
-        ``Sm = T.alloc_buffer((64, 64), "float16", scope="shared", layout=mma_shared_layout("float16", "128B", (64, 64)))``
+        ``L = mma_shared_layout("float16", "128B", (64, 64))``
+        ``Sm = T.alloc_buffer((64, 64), "float16", scope="shared", layout=L)``
     """
     bound = _bound(_upstream_alloc_buffer, shape, dtype, args, kwargs)
     layout = bound.get("layout", "default")

@@ -61,7 +61,7 @@ def _alloc_rule(upstream):
                 kept = [(k, v) for k, v in zip(value.keys, value.values, strict=True) if k.value != LAYOUT_KEY]
                 if not kept:
                     continue
-                value = doc.DictDoc({k: v for k, v in kept})
+                value = doc.DictDoc(dict(kept))
             keys.append(key)
             values.append(value)
         kwargs = dict(zip(keys, values, strict=True))
@@ -74,8 +74,10 @@ def _alloc_rule(upstream):
 def _plain_allocation(stmt) -> str:
     buffer = stmt.buffer
     shape = ", ".join(str(int(e)) for e in buffer.shape)
-    return (f'T.alloc_buffer(({shape},), "{buffer.dtype}", scope="{buffer.scope()}", '
-            f"layout={layout_source(stmt.annotations[LAYOUT_KEY])})")  # fmt: skip
+    return (
+        f'T.alloc_buffer(({shape},), "{buffer.dtype}", scope="{buffer.scope()}", '
+        f"layout={layout_source(stmt.annotations[LAYOUT_KEY])})"
+    )
 
 
 def _type_index(cls) -> int:
@@ -105,6 +107,8 @@ def install_printer_rules() -> None:
 
     Example:
         >>> install_printer_rules()  # done by ``import tirx_layout.script``; a second call changes nothing
+        >>> len(_RULES.replaced)  # the three layout classes and AllocBuffer
+        4
     """
     if _RULES.replaced:
         return

@@ -179,6 +179,7 @@ def run(
         if index is None:
             raise SimulationError(f"device parameter {param.name} carries no buffer parameter of the kernel")
     tmem = simulate(device, [memories[i] for i in carried], observer)
-    outputs = {p.name: m.data.reshape(tuple(int(e) for e in p.shape)) for p, m in zip(kernel.params, memories)}
-    writes = {p.name: m.writes.reshape(tuple(int(e) for e in p.shape)) for p, m in zip(kernel.params, memories)}
+    shapes = {p.name: tuple(int(e) for e in p.shape) for p in kernel.params}
+    outputs = {m.name: m.data.reshape(shapes[m.name]) for m in memories}
+    writes = {m.name: m.writes.reshape(shapes[m.name]) for m in memories}
     return SimResult(outputs, writes, tmem)

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
-import tvm
 from tvm import tirx
 from tvm.ir import Call, TensorLoad
 
@@ -75,6 +74,7 @@ _BINARY = {
     tirx.LShift: operator.lshift,
     tirx.RShift: operator.rshift,
 }
+
 
 def _intrinsic(call) -> str:
     """An intrinsic's name without its registry prefix: ``tirx.if_then_else`` and ``prim.if_then_else`` alike."""
@@ -245,7 +245,7 @@ class CtaInterpreter:
     def _per_thread(self, value) -> np.ndarray:
         """``value`` with its thread axis spelled out: ``(threads,)`` for scalars, ``(threads, lanes)`` for vectors."""
         value = np.asarray(value)
-        return np.broadcast_to(value, (self.count,) + value.shape[1:] if value.ndim else (self.count,))
+        return np.broadcast_to(value, (self.count, *value.shape[1:]) if value.ndim else (self.count,))
 
     def _active(self, shape) -> np.ndarray:
         return np.broadcast_to(self.mask.reshape((-1,) + (1,) * (len(shape) - 1)), shape)
@@ -261,8 +261,9 @@ class CtaInterpreter:
             regs[rows[active], index[active]] = values[active]
             return
         threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
-        self._memory(buffer).store(index[active], values[active], threads[active], self.launch.block,
-                                   self.launch.interval)
+        self._memory(buffer).store(
+            index[active], values[active], threads[active], self.launch.block, self.launch.interval
+        )
 
     def _load(self, buffer, index):
         index = self._per_thread(np.asarray(index, np.int64))
@@ -290,8 +291,9 @@ class CtaInterpreter:
     def _register_bounds(self, buffer, regs, index):
         bad = (index < 0) | (index >= regs.shape[1])
         if bad.any():
-            raise OutOfBounds(f"out-of-bounds register access {buffer.name}[{int(index[bad][0])}] "
-                              f"(each thread holds {regs.shape[1]})")
+            raise OutOfBounds(
+                f"out-of-bounds register access {buffer.name}[{int(index[bad][0])}] (each thread holds {regs.shape[1]})"
+            )
 
     def _memory(self, buffer) -> Memory:
         if buffer not in self.memories:

@@ -88,12 +88,14 @@ class Memory:
                 f"data race on {self.scope} {self.name}[{int(a[i])}]: threads {int(t[i])} and {int(t[i + 1])} "
                 "store to it in the same instruction"
             )
-        clash = self._unordered(self._writer, self._writer_block, self._writer_interval, addresses, threads, block,
-                                interval)  # fmt: skip
+        clash = self._unordered(
+            self._writer, self._writer_block, self._writer_interval, addresses, threads, block, interval
+        )
         if clash.any():
             self._race("two stores", clash, addresses, threads, self._writer)
-        clash = self._unordered(self._reader, self._reader_block, self._reader_interval, addresses, threads, block,
-                                interval)  # fmt: skip
+        clash = self._unordered(
+            self._reader, self._reader_block, self._reader_interval, addresses, threads, block, interval
+        )
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
         self.data[addresses] = np.broadcast_to(np.asarray(values), addresses.shape).astype(self.data.dtype)
@@ -110,8 +112,9 @@ class Memory:
         addresses = addresses.ravel()
         threads = np.broadcast_to(np.asarray(threads, np.int64), shape).ravel()
         self._check_bounds(addresses, threads, "load from")
-        clash = self._unordered(self._writer, self._writer_block, self._writer_interval, addresses, threads, block,
-                                interval)  # fmt: skip
+        clash = self._unordered(
+            self._writer, self._writer_block, self._writer_interval, addresses, threads, block, interval
+        )
         if clash.any():
             self._race("a load after a store", clash, addresses, threads, self._writer)
         previous = self._reader[addresses]

@@ -59,7 +59,7 @@ def fragment_offsets(shape: str, num: int) -> tuple[np.ndarray, np.ndarray]:
         >>> int(lanes[5, 0]), int(cols[5, 0])
         (9, 0)
     """
-    l = np.arange(32)[:, None]  # noqa: E741  (the ISA's name)
+    l = np.arange(32)[:, None]
     if shape == "32x32b":
         r = np.arange(num)[None, :]
         return np.broadcast_to(l, (32, num)).copy(), np.broadcast_to(r, (32, num)).copy()
@@ -103,8 +103,10 @@ class TensorMemory:
         loading = self.loading.get(buffer)
         if loading is not None and loading[threads, slots].any():
             i = int(np.argmax(loading[threads, slots]))
-            raise SimulationError(f"thread {int(threads[i])} reads {buffer.name}[{int(slots[i])}], which its "
-                                  "tcgen05.ld has not finished writing: tcgen05.wait::ld first")
+            raise SimulationError(
+                f"thread {int(threads[i])} reads {buffer.name}[{int(slots[i])}], which its "
+                "tcgen05.ld has not finished writing: tcgen05.wait::ld first"
+            )
 
     def wait_ld(self, warp: int) -> None:
         """``tcgen05.wait::ld`` by ``warp``: its loads are complete, their registers readable."""
@@ -145,8 +147,9 @@ class TensorMemory:
 
     def dealloc(self, column: int, ncols: int) -> None:
         if self.allocated.get(column) != ncols:
-            raise SimulationError(f"tcgen05.dealloc of {ncols} columns at column {column}: not an allocation "
-                                  f"(allocated {self.allocated})")
+            raise SimulationError(
+                f"tcgen05.dealloc of {ncols} columns at column {column}: not an allocation (allocated {self.allocated})"
+            )
         del self.allocated[column]
 
     def check_columns(self, cols: np.ndarray, what: str) -> None:
@@ -160,8 +163,10 @@ class TensorMemory:
         low = 32 * warp_in_wg
         bad = (lanes < low) | (lanes >= low + 32)
         if bad.any():
-            raise SimulationError(f"{what}: warp {warp_in_wg} of its warpgroup touches TMEM lane {int(lanes[bad][0])}"
-                                  f"; it may access lanes {low}..{low + 31} only")
+            raise SimulationError(
+                f"{what}: warp {warp_in_wg} of its warpgroup touches TMEM lane {int(lanes[bad][0])}"
+                f"; it may access lanes {low}..{low + 31} only"
+            )
         self.check_columns(cols, what)
 
 
@@ -234,8 +239,13 @@ def execute(interp, what: str, args) -> None:
         if memory.scope != "shared":
             raise SimulationError("tcgen05.alloc writes its address to shared memory")
         thread = interp.launch.block * interp.count + 32 * warps[0]
-        memory.store(np.array([index]), np.array([column], memory.data.dtype), np.array([thread]),
-                     interp.launch.block, interp.launch.interval)
+        memory.store(
+            np.array([index]),
+            np.array([column], memory.data.dtype),
+            np.array([thread]),
+            interp.launch.block,
+            interp.launch.interval,
+        )
         return
     if what == "dealloc":
         for w in _warps(interp):
@@ -268,8 +278,10 @@ def execute(interp, what: str, args) -> None:
         threads = np.arange(32 * w, 32 * w + 32)
         start = index[threads]
         if (start < 0).any() or (start + count * pack > regs.shape[1]).any():
-            raise OutOfBounds(f"tcgen05.{kind} moves {count * pack} register elements from slot {int(start[0])}; "
-                              f"each thread holds {regs.shape[1]}")
+            raise OutOfBounds(
+                f"tcgen05.{kind} moves {count * pack} register elements from slot {int(start[0])}; "
+                f"each thread holds {regs.shape[1]}"
+            )
         window = start[:, None] + np.arange(count * pack)[None, :]
         rows = threads[:, None]
         if kind == "ld":
@@ -320,8 +332,9 @@ def _cp(interp, tm, shape: str, args) -> None:
                     raise SimulationError(f"tcgen05.cp reads shared memory at byte {byte}, not 16-byte aligned")
                 index = byte // size + np.arange(16 // size)
                 thread = np.full(index.shape, interp.launch.block * interp.count + t)
-                words = np.ascontiguousarray(memory.load(index, thread, interp.launch.block,
-                                                         interp.launch.interval)).view(np.uint32)
+                words = np.ascontiguousarray(
+                    memory.load(index, thread, interp.launch.block, interp.launch.interval)
+                ).view(np.uint32)
                 cols = col0 + 4 * p + np.arange(4)
                 tm.check_columns(cols, f"tcgen05.cp.{shape}")
                 for lane in lanes_of(r):

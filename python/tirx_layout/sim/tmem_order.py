@@ -31,8 +31,10 @@ from .memory import DataRace, SimulationError
 
 NOBODY = -1
 _WAIT = {"ld": "tcgen05.wait::ld", "st": "tcgen05.wait::st", "cp": "tcgen05.commit and an mbarrier wait"}
-_HOW = ("tcgen05 accesses of different warps are ordered only by completion, tcgen05.fence::before_thread_sync, "
-        "a barrier, then tcgen05.fence::after_thread_sync (PTX ISA 9.7.16.6.4.4)")  # fmt: skip
+_HOW = (
+    "tcgen05 accesses of different warps are ordered only by completion, tcgen05.fence::before_thread_sync, "
+    "a barrier, then tcgen05.fence::after_thread_sync (PTX ISA 9.7.16.6.4.4)"
+)
 
 
 class TmemOrder:
@@ -79,17 +81,21 @@ class TmemOrder:
         for earlier in clashes:
             hit = self.pending[earlier][warp, cells]
             if hit.any():
-                raise SimulationError(f"tcgen05.{kind} by warp {warp} touches TMEM cell {_cell(cells[hit][0])} that "
-                                      f"its own tcgen05.{earlier} has not finished with: put {_WAIT[earlier]} "
-                                      "between them (PTX ISA 9.7.16.6.4.2)")  # fmt: skip
+                raise SimulationError(
+                    f"tcgen05.{kind} by warp {warp} touches TMEM cell {_cell(cells[hit][0])} that "
+                    f"its own tcgen05.{earlier} has not finished with: put {_WAIT[earlier]} "
+                    "between them (PTX ISA 9.7.16.6.4.2)"
+                )
 
     def _unordered(self, warp, who, windows):
         known = self.known[warp, np.where(who == NOBODY, 0, who)]
         return (who != NOBODY) & (who != warp) & (windows >= known)
 
     def _race(self, cell, warp, other, what):
-        raise DataRace(f"data race on tmem TMEM cell {_cell(cell)}: an access by warp {warp} {what} warp {other}, "
-                       f"not ordered; {_HOW}")  # fmt: skip
+        raise DataRace(
+            f"data race on tmem TMEM cell {_cell(cell)}: an access by warp {warp} {what} warp {other}, "
+            f"not ordered; {_HOW}"
+        )
 
     # ---- completion, fences and sync points -------------------------------------------------------------------
 
@@ -143,12 +149,15 @@ class TmemOrder:
             busy = np.argwhere(cells)
             if busy.size:
                 other, cell = (int(v) for v in busy[0])
-                raise SimulationError(f"tcgen05.dealloc while warp {other}'s tcgen05.{kind} of TMEM cell "
-                                      f"{_cell(cell)} has not completed ({_WAIT[kind]} first)")  # fmt: skip
+                raise SimulationError(
+                    f"tcgen05.dealloc while warp {other}'s tcgen05.{kind} of TMEM cell "
+                    f"{_cell(cell)} has not completed ({_WAIT[kind]} first)"
+                )
         others = sorted(self.since_barrier - {warp})
         if others:
-            raise SimulationError(f"tcgen05.dealloc by warp {warp} with no barrier after warp {others[0]}'s last "
-                                  "TMEM access")  # fmt: skip
+            raise SimulationError(
+                f"tcgen05.dealloc by warp {warp} with no barrier after warp {others[0]}'s last TMEM access"
+            )
 
 
 def _cell(index) -> str:

@@ -46,6 +46,7 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a bad command line is one line (argparse prints the usage block too)."""
+
     def error(self, message: str):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
@@ -53,6 +54,7 @@ class _Parser(argparse.ArgumentParser):
 @dataclass(frozen=True)
 class Command:
     """A subcommand: ``configure(parser)`` adds its arguments; ``run(args)`` does the work, returns the status."""
+
     name: str
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
@@ -63,7 +65,9 @@ class Command:
 
 
 def _layout_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("layout", nargs="?", help='layout text, e.g. "S[(8,64):(64,1)]" or a TileLayout/ComposeLayout repr')
+    parser.add_argument(
+        "layout", nargs="?", help='layout text, e.g. "S[(8,64):(64,1)]" or a TileLayout/ComposeLayout repr'
+    )
     parser.add_argument("--preset", help="a preset of the guide instead of layout text (see `tirx-layout show --list`)")
     parser.add_argument("--shape", help="logical shape, e.g. 8,64 (default: first shard extent x the rest)")
     parser.add_argument("--dtype", default=None, help="element type, e.g. float16 (default float32, or the preset's)")
@@ -84,7 +88,7 @@ def _resolve(args: argparse.Namespace):
         swizzle = args.swizzle if args.swizzle is not None else form["swizzle"]
         return layout_from(form["text"], swizzle, dtype), shape or preset.shape, dtype
     if args.layout is None:
-        raise UsageError("give layout text, e.g. \"S[(8,64):(64,1)]\", or --preset NAME")
+        raise UsageError('give layout text, e.g. "S[(8,64):(64,1)]", or --preset NAME')
     dtype = dtype or "float32"
     return layout_from(args.layout, args.swizzle, dtype), shape, dtype
 
@@ -176,8 +180,10 @@ def _check(args: argparse.Namespace) -> int:
                 continue
             bank = bank_conflicts(layout, dtype, access)
             verdict = "conflict-free" if bank.conflict_free else f"{bank.wavefronts / bank.minimum:g}x the minimum"
-            print(f"banks        {name} ({access.vector_bytes} B/lane, {dtype}): {bank.wavefronts} wavefronts, "
-                  f"minimum {bank.minimum}, {verdict}")
+            print(
+                f"banks        {name} ({access.vector_bytes} B/lane, {dtype}): {bank.wavefronts} wavefronts, "
+                f"minimum {bank.minimum}, {verdict}"
+            )
     else:
         print("banks        - (not a shared-memory layout on m over a 2-D tile)")
     print("ok" if not problems else f"{problems} problem{'s' if problems > 1 else ''}")
@@ -212,8 +218,11 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _compile_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("kernel_file", help="a Python file defining TVMScript kernels (module-level @T.prim_func "
-                        "objects, or a KERNELS dict as in examples/)")
+    parser.add_argument(
+        "kernel_file",
+        help="a Python file defining TVMScript kernels (module-level @T.prim_func "
+        "objects, or a KERNELS dict as in examples/)",
+    )
     parser.add_argument("--target", default="sm_100a", help="CUDA architecture (default sm_100a)")
     parser.add_argument("--kernel", help="compile only this kernel (default: every kernel in the file)")
     parser.add_argument("--full", action="store_true", help="print the whole CUDA file, not just the kernels")
@@ -265,8 +274,12 @@ COMMANDS: dict[str, Command] = {
         Command("render", "draw a layout to an SVG or PNG file", _render_arguments, _render),
         Command("check", "check well-formedness, scope, injectivity and bank conflicts", _check_arguments, _check),
         Command("serve", "serve the interactive layout page on 127.0.0.1", _serve_arguments, _serve),
-        Command("compile", "build a TVMScript kernel file for a CUDA architecture and print the CUDA",
-                _compile_arguments, _compile),
+        Command(
+            "compile",
+            "build a TVMScript kernel file for a CUDA architecture and print the CUDA",
+            _compile_arguments,
+            _compile,
+        ),
     )
 }
 
@@ -318,8 +331,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, KeyError) as err:
         # Library errors name the offending value; one line is all a shell user needs.
         message = str(err)[1:-1] if isinstance(err, KeyError) else str(err)
-        print(f"{PROG} {args.command}: error: {message.splitlines()[0] if message else type(err).__name__}",
-              file=sys.stderr)
+        print(
+            f"{PROG} {args.command}: error: {message.splitlines()[0] if message else type(err).__name__}",
+            file=sys.stderr,
+        )
         return 2
 
 

@@ -28,7 +28,7 @@ def _grid(title: str, values: np.ndarray) -> str:
 
 def warp_fragment() -> str:
     """The register fragment over lanes and warps, with one replica and an offset."""
-    frag = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2:4 @ warpid] + 5 @ warpid)
+    frag = TileLayout(S[(8, 2, 4, 2) : (4 @ laneid, 1 @ warpid, 1 @ laneid, 1)] + R[2 : 4 @ warpid] + 5 @ warpid)
     i, j = np.meshgrid(np.arange(8), np.arange(16), indexing="ij")
     base = frag.apply(i, j, shape=[8, 16])
     places = frag.apply_all(1, 3, shape=[8, 16])
@@ -47,7 +47,7 @@ def warp_fragment() -> str:
 
 def tmem_accumulator() -> str:
     """Two 128x112 accumulator stages side by side in tensor memory."""
-    acc = TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])
+    acc = TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)])
     a, lane, c = np.meshgrid(np.arange(2), np.arange(128), np.arange(112), indexing="ij")
     places = acc.apply(a, lane, c)
     return "\n".join(
@@ -62,7 +62,7 @@ def tmem_accumulator() -> str:
 
 def scale_factor_atom(sf_per_mma: int = 4) -> str:
     """A 32-row scale-factor atom replicated into every warp's 32-lane window of tensor memory."""
-    scale = TileLayout(S[(32, sf_per_mma):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane])
+    scale = TileLayout(S[(32, sf_per_mma) : (1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane])
     lines = [f"layout        {scale!r}"]
     for r in (0, 5, 31):
         lanes = [p["TLane"] for p in scale.apply_all(r, 2, shape=[32, sf_per_mma])]
@@ -72,15 +72,15 @@ def scale_factor_atom(sf_per_mma: int = 4) -> str:
 
 def algebra() -> str:
     """A few algebra results: normal forms, tiling and its inverse, a slice."""
-    inner, outer = TileLayout(S[(2, 4):(1, 2)]), TileLayout(S[(8, 8):(8, 1)])
+    inner, outer = TileLayout(S[(2, 4) : (1, 2)]), TileLayout(S[(8, 8) : (8, 1)])
     tiled = inner.tile(outer, [8, 8], [2, 4])
-    warps = TileLayout(S[(2, 2, 8, 4):(2 @ warpid, 1 @ warpid, 4 @ laneid, 1 @ laneid)])
+    warps = TileLayout(S[(2, 2, 8, 4) : (2 @ warpid, 1 @ warpid, 4 @ laneid, 1 @ laneid)])
     with tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}):
         fused = warps.canonicalize()
     return "\n".join(
         [
-            f"canonicalize {TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)])} -> "
-            f"{TileLayout(S[(8, 8, 8, 4, 2):(512, 64, 8, 2, 1)]).canonicalize()}",
+            f"canonicalize {TileLayout(S[(8, 8, 8, 4, 2) : (512, 64, 8, 2, 1)])} -> "
+            f"{TileLayout(S[(8, 8, 8, 4, 2) : (512, 64, 8, 2, 1)]).canonicalize()}",
             f"under a CUDA target {warps} -> {fused}",
             f"{inner}.tile({outer}, [8, 8], [2, 4]) -> {tiled}",
             f"  is_tile_inner gives back {inner.is_tile_inner(tiled, [16, 32], [2, 4])}, "
@@ -93,7 +93,7 @@ def algebra() -> str:
 
 def swizzle() -> str:
     """The guide's 128-byte swizzle of an (8, 64) float16 tile and what it does to banks."""
-    tile = TileLayout(S[(8, 64):(64, 1)])
+    tile = TileLayout(S[(8, 64) : (64, 1)])
     smem = ComposeLayout(per_element=3, swizzle_len=3, atom_len=3, tile_layout=tile)
     banks = [bank_of(smem.apply(i, 0)["m"] * 2) for i in range(8)]
     plain = [bank_of(tile.apply(i, 0)["m"] * 2) for i in range(8)]
@@ -123,7 +123,9 @@ def kernels(directory: Path) -> bool:
         found = report(name, kernel, expected)
         print(f"{found}\n" if name in showcase else f"{name:32} {found.verdict()}")
         all_good &= found.ok
-    print(f"\n{len(examples)} kernels: {'all built, assembled and simulated correctly' if all_good else 'SOME FAILED'}\n")
+    print(
+        f"\n{len(examples)} kernels: {'all built, assembled and simulated correctly' if all_good else 'SOME FAILED'}\n"
+    )
     return all_good
 
 

@@ -119,9 +119,7 @@ def find_nvcc() -> str | None:
         >>> find_nvcc() is None or find_nvcc().endswith("nvcc")
         True
     """
-    return shutil.which("nvcc") or next(
-        (p for p in ("/usr/local/cuda/bin/nvcc",) if Path(p).exists()), None
-    )
+    return shutil.which("nvcc") or next((p for p in ("/usr/local/cuda/bin/nvcc",) if Path(p).exists()), None)
 
 
 def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
@@ -137,8 +135,12 @@ def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "kernel.cu"
         source.write_text(cuda)
-        done = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(source)],
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [nvcc, f"-arch={arch}", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(source)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     return done.returncode == 0, done.stderr.strip()
 
 
@@ -172,8 +174,11 @@ class KernelReport:
 
     def verdict(self) -> str:
         """nvcc's and the simulator's verdicts, in one line."""
-        nvcc = "nvcc not installed" if self.assembled is None else ("nvcc -arch=sm_100a: ok" if self.assembled[0]
-                                                                    else f"nvcc FAILED: {self.assembled[1]}")
+        nvcc = (
+            "nvcc not installed"
+            if self.assembled is None
+            else ("nvcc -arch=sm_100a: ok" if self.assembled[0] else f"nvcc FAILED: {self.assembled[1]}")
+        )
         verdict = "output equals numpy" if self.matches else "OUTPUT DIFFERS from numpy"
         once = "every output element written once" if self.written_once else "SOME ELEMENTS WRITTEN 0 OR 2+ TIMES"
         return f"{nvcc}; simulator: {verdict}, {once}"
@@ -196,7 +201,8 @@ def report(name: str, kernel, expected, arch: str = "sm_100a") -> KernelReport:
     wanted = expected(a)
     if not isinstance(wanted, dict):  # one output: the second parameter
         wanted = {kernel.params[1].name: wanted}
-    matches = all(np.array_equal(result[n].astype(np.float64), np.asarray(w).astype(np.float64))
-                  for n, w in wanted.items())
+    matches = all(
+        np.array_equal(result[n].astype(np.float64), np.asarray(w).astype(np.float64)) for n, w in wanted.items()
+    )
     written_once = all(bool((result.writes[n] == 1).all()) for n in wanted)
     return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once)

@@ -37,9 +37,14 @@ class AccessReport:
         return self.wavefronts == self.minimum_wavefronts
 
     def row(self) -> str:
-        waves = (f"{self.wavefronts / self.warp_executions:5.1f} / {self.minimum_wavefronts / self.warp_executions:4.1f}"
-                 if self.scope == "shared" else "    -")
-        return f"{self.kind:5} {self.scope:6} {self.buffer:10} {self.vector_bytes:3}B  x{self.warp_executions:<5} {waves}"
+        waves = (
+            f"{self.wavefronts / self.warp_executions:5.1f} / {self.minimum_wavefronts / self.warp_executions:4.1f}"
+            if self.scope == "shared"
+            else "    -"
+        )
+        return (
+            f"{self.kind:5} {self.scope:6} {self.buffer:10} {self.vector_bytes:3}B  x{self.warp_executions:<5} {waves}"
+        )
 
 
 def kernel_accesses(kernel, inputs=(), arch: str = "sm_100a") -> list[AccessReport]:

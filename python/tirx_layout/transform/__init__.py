@@ -10,6 +10,7 @@ Example:
     True
 """
 
+from ..layout.placement import storage_extent
 from .infer_layouts import (
     COST_MODELS,
     Cost,
@@ -25,7 +26,6 @@ from .infer_layouts import (
 from .lower_layout_access import LowerLayoutAccess, lower_layout_access
 from .lower_tile_ops import LowerTileOps, lower_tile_ops
 from .pipeline import PIPELINE_NAME, build, pipeline_name, tirx_layout_pipeline
-from ..layout.placement import storage_extent
 
 __all__ = [
     "COST_MODELS",

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import tvm
 
-from ..analysis.fragments import fragment_vector_ok, same_placement
+from ..analysis.thread_placement import fragment_vector_ok, same_placement
 from ..hw.memory import VECTOR_BYTES, dtype_bytes
 from ..hw.tcgen05 import TMEM_SCOPE
 from ..hw.threads import LEVEL_THREADS, thread_axis_place
@@ -103,8 +103,9 @@ class _Viewed(Operand):
     extent: int
 
     def _make_view(self):
-        self.view = tvm.tirx.decl_buffer((self.extent,), self.dtype, f"{self.buffer.name}_flat",
-                                         scope=self.buffer.scope(), layout=None)
+        self.view = tvm.tirx.decl_buffer(
+            (self.extent,), self.dtype, f"{self.buffer.name}_flat", scope=self.buffer.scope(), layout=None
+        )
 
     def declaration(self):
         """The ``DeclBuffer`` of the flat view, to put before the accesses."""
@@ -183,8 +184,10 @@ class FragmentOperand(_Viewed):
         if not isinstance(layout, TileLayout):
             raise ValueError(f"register fragment {self.buffer.name} needs a TileLayout, got {layout!r}")
         if any(b != 0 for b in self.begins) or tuple(self.extents) != self.shape:
-            raise ValueError(f"a register fragment is copied whole: {self.buffer.name} has shape {self.shape}, "
-                             f"the {role} is {region}")
+            raise ValueError(
+                f"a register fragment is copied whole: {self.buffer.name} has shape {self.shape}, "
+                f"the {role} is {region}"
+            )
         self.extent = slot_count(layout)
         self.padded = tail_padded(layout, self.shape)
         self._make_view()
@@ -313,11 +316,15 @@ class FragmentCopy:
         for axis in self.thread_axes:
             extent = thread_axis_place(axis, 0, cta_threads)[1]
             if self.inverse.reach(axis) > extent:
-                raise ValueError(f"register fragment {fragment.buffer.name} uses {axis} up to "
-                                 f"{self.inverse.reach(axis) - 1} but the kernel has {extent} places on it "
-                                 f"({cta_threads} threads)")
+                raise ValueError(
+                    f"register fragment {fragment.buffer.name} uses {axis} up to "
+                    f"{self.inverse.reach(axis) - 1} but the kernel has {extent} places on it "
+                    f"({cta_threads} threads)"
+                )
         self.holes = any(
-            not self.inverse.covered(axis, fragment.extent if axis == "m" else thread_axis_place(axis, 0, cta_threads)[1]).all()
+            not self.inverse.covered(
+                axis, fragment.extent if axis == "m" else thread_axis_place(axis, 0, cta_threads)[1]
+            ).all()
             for axis in self.inverse.axes
         )
 
@@ -356,8 +363,10 @@ class RegisterCopy:
 
     def __init__(self, dst: FragmentOperand, src: FragmentOperand, v: int, cta_threads: int):
         if dst.layout != src.layout and not same_placement(dst.layout, src.layout, dst.shape, cta_threads):
-            raise ValueError(f"tile_copy between register fragments with different layouts ({src} to {dst}) would "
-                             "move data between threads; copy through shared memory instead")
+            raise ValueError(
+                f"tile_copy between register fragments with different layouts ({src} to {dst}) would "
+                "move data between threads; copy through shared memory instead"
+            )
         self.dst, self.src, self.v = dst, src, v
         self.slots = dst.extent // v
 

@@ -21,8 +21,17 @@ from tvm.ir import Call, TensorLoad
 from tvm.tirx import BufferStore
 
 from ..ir.annotations import LAYOUT_KEY, allocation_layouts, declaration_layouts
-from ..ir.rewrite import AllocBuffer, AttrStmt, DeclBuffer, accesses_to, flat_buffer, load, map_function, sequence
-from ..ir.rewrite import store
+from ..ir.rewrite import (
+    AllocBuffer,
+    AttrStmt,
+    DeclBuffer,
+    accesses_to,
+    flat_buffer,
+    load,
+    map_function,
+    sequence,
+    store,
+)
 from ..layout.placement import axes_used, layout_threads, slot_count, storage_addresses, storage_extent
 
 
@@ -89,8 +98,10 @@ def lower_layout_access(func):
             flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout)), layout, _shape(buffer))
     for buffer, layout in declared.items():
         if layout_threads(layout):
-            raise ValueError(f"declared buffer {buffer.name} has a thread-distributed layout {layout}; "
-                             "declare a window with a memory layout, or allocate the fragment with T.alloc_local")
+            raise ValueError(
+                f"declared buffer {buffer.name} has a thread-distributed layout {layout}; "
+                "declare a window with a memory layout, or allocate the fragment with T.alloc_local"
+            )
         _check_memory_layout(layout, buffer)
         flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout), view=True), layout, _shape(buffer))
 
@@ -153,10 +164,20 @@ def _reject_direct(buffer, layout):
 class LowerLayoutAccess:
     """The registered pass: :func:`lower_layout_access` on every PrimFunc of a module.
 
-    Example:
+    Example (after LowerTileOps, the shared tile is a flat buffer of its storage):
         >>> import tvm
-        >>> isinstance(LowerLayoutAccess(), tvm.transform.Pass)
-        True
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((4, 4), "float32")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([4])
+        ...     Sm = T.alloc_shared((4, 4), "float32", layout=T.layout("S[(4, 4):(1, 4)]"))
+        ...     T.tile_copy(Sm, A)
+        ... ''')
+        >>> from tirx_layout.transform import LowerTileOps
+        >>> lowered = LowerLayoutAccess()(LowerTileOps()(tvm.IRModule({"main": func})))
+        >>> [line.strip() for line in lowered["main"].script().splitlines() if "alloc_shared" in line]
+        ['Sm = T.alloc_shared((16,))']
     """
 
     def transform_function(self, func, mod, ctx):

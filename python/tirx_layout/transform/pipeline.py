@@ -5,7 +5,8 @@ Layout inference scores candidates with the ``"io-aware"`` cost model; the pipel
 only config keys registered in C++, so the choice is a pipeline, not a config option.)
 
 Registered when ``tirx_layout`` is imported, and at ``import tvm`` through the ``tvm.backends`` entry point the
-package declares (``tirx_layout:_tvm_autoload``), so ``tvm.tirx.build(kernel, target, pipeline="tirx_layout")`` works either way.
+package declares (``tirx_layout:_tvm_autoload``), so ``tvm.tirx.build(kernel, target, pipeline="tirx_layout")``
+works either way.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def tirx_layout_pipeline(cost_model: str = DEFAULT_COST_MODEL):
         'tirx_layout'
     """
     base, finalize_host, finalize_device = tvm.tirx.compilation_pipeline.tirx_pipeline()
-    passes = tvm.transform.Sequential([InferLayouts(cost_model), LowerTileOps(), LowerLayoutAccess(), base],
-                                      name=PIPELINE_NAME)
+    passes = tvm.transform.Sequential(
+        [InferLayouts(cost_model), LowerTileOps(), LowerLayoutAccess(), base], name=PIPELINE_NAME
+    )
     return passes, finalize_host, finalize_device
 
 
@@ -61,6 +63,8 @@ def register() -> None:
 
     Example:
         >>> register()
+        >>> "tirx_layout.register-count" in tvm.tirx.compilation_pipeline.PIPELINE_MAP
+        True
     """
     for model in COST_MODELS:
         tvm.tirx.register_tir_pipeline(pipeline_name(model), lambda model=model: tirx_layout_pipeline(model))

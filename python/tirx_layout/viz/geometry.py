@@ -97,8 +97,14 @@ def layout_picture(scene: dict, banks: dict | None = None) -> Picture:
     elements, colours = scene["elements"], scene["palette"]
     pic.labels.append(Label(MARGIN, MARGIN + 12, scene["layout"], bold=True))
     axes = ",".join(scene["axes"])
-    pic.labels.append(Label(MARGIN, MARGIN + 28, f"shape {tuple(scene['shape'])}  dtype {scene['dtype']}  "
-                        f"logical cell: {axes}  physical cell: logical coordinate (' = replica)"))
+    pic.labels.append(
+        Label(
+            MARGIN,
+            MARGIN + 28,
+            f"shape {tuple(scene['shape'])}  dtype {scene['dtype']}  "
+            f"logical cell: {axes}  physical cell: logical coordinate (' = replica)",
+        )
+    )
     top = MARGIN + 40
     logical = dict(scene["logical"], col_title="")
     logical_texts = [e["place_text"] for e in elements]
@@ -133,8 +139,10 @@ def layout_picture(scene: dict, banks: dict | None = None) -> Picture:
 
 
 def _bank_strips(pic: Picture, x0: float, y0: float, banks: dict) -> float:
-    summary = (f"bank view, {banks['pattern']} ({banks['vector_bytes']} B per lane): {banks['wavefronts']} wavefronts"
-               f" (minimum {banks['minimum']}), per phase {banks['phases']}")
+    summary = (
+        f"bank view, {banks['pattern']} ({banks['vector_bytes']} B per lane): {banks['wavefronts']} wavefronts"
+        f" (minimum {banks['minimum']}), per phase {banks['phases']}"
+    )
     pic.labels.append(Label(x0, y0 + 12, summary, bold=True))
     w, y = 20, y0 + 34
     for b in range(32):

@@ -47,7 +47,9 @@ class _Canvas:
             return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
         header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)  # 8-bit RGB
-        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 6)) + chunk(b"IEND", b"")
+        return (
+            b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 6)) + chunk(b"IEND", b"")
+        )
 
 
 def picture_png(pic: Picture) -> bytes:
@@ -59,10 +61,10 @@ def picture_png(pic: Picture) -> bytes:
         >>> picture_png(Picture(4, 2, [Box(0, 0, 4, 2, "#ff0000")], []))[:8]
         b'\\x89PNG\\r\\n\\x1a\\n'
     """
-    canvas = _Canvas(int(round(pic.width)), int(round(pic.height)))
+    canvas = _Canvas(round(pic.width), round(pic.height))
     for b in pic.boxes:
-        x0, y0 = int(round(b.x)), int(round(b.y))
-        x1, y1 = max(int(round(b.x + b.w)), x0 + 1), max(int(round(b.y + b.h)), y0 + 1)
+        x0, y0 = round(b.x), round(b.y)
+        x1, y1 = max(round(b.x + b.w), x0 + 1), max(round(b.y + b.h), y0 + 1)
         canvas.fill(x0, y0, x1, y1, _rgb(b.fill))
         edge = _rgb(b.stroke)
         for x in range(x0, x1 + 1):
@@ -76,7 +78,7 @@ def picture_png(pic: Picture) -> bytes:
     ink = b"\x00\x00\x00"
     for t in pic.labels:
         x = t.x - (len(t.text) * CHAR_W / 2 if t.anchor == "middle" else 0)
-        x0, top = int(round(x)), int(round(t.y)) - 7
+        x0, top = round(x), round(t.y) - 7
         for i, char in enumerate(t.text):
             for c, r in glyph(char):
                 canvas.dot(x0 + i * CHAR_W + c, top + r, ink)

@@ -153,15 +153,29 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
         row_count = int(rows_of.max()) + 1
         row_labels = [str((low_row + r) * per_row) for r in range(row_count)]
         col_labels = [str(bank_of(c * size)) for c in range(per_row)]
-        physical = {"kind": kind, "row_title": "m (row start)", "col_title": "bank", "rows": row_count,
-                    "cols": per_row, "row_labels": row_labels, "col_labels": col_labels}
+        physical = {
+            "kind": kind,
+            "row_title": "m (row start)",
+            "col_title": "bank",
+            "rows": row_count,
+            "cols": per_row,
+            "row_labels": row_labels,
+            "col_labels": col_labels,
+        }
         colour_of = bank_of((places[0, :, 0] % per_row) * size)
     else:
         rows = _Grid(row_axes, names, places, dense=kind != "threads")
         cols = _Grid(col_axes, names, places, dense=True)
         rows_of, cols_of = rows.index, cols.index
-        physical = {"kind": kind, "row_title": rows.title, "col_title": cols.title, "rows": len(rows.values),
-                    "cols": len(cols.values), "row_labels": rows.labels, "col_labels": cols.labels}
+        physical = {
+            "kind": kind,
+            "row_title": rows.title,
+            "col_title": cols.title,
+            "rows": len(rows.values),
+            "cols": len(cols.values),
+            "row_labels": rows.labels,
+            "col_labels": cols.labels,
+        }
         colour_of = rows_of[0]
         if kind == "tmem" and size < WORD_BYTES and physical["col_title"].startswith("TCol"):
             # TCol counts elements; narrow types share a 32-bit hardware column (the guide's s // 4 for 8 bits).
@@ -169,14 +183,26 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
     if physical["rows"] * physical["cols"] > MAX_GRID_CELLS:
         raise ValueError(f"the physical space is {physical['rows']} x {physical['cols']}; too sparse to draw")
     replicas, count = places.shape[:2]
-    cells = np.stack([rows_of, cols_of, np.broadcast_to(np.arange(count), (replicas, count)),
-                      np.broadcast_to(np.arange(replicas)[:, None], (replicas, count))], axis=-1)
+    cells = np.stack(
+        [
+            rows_of,
+            cols_of,
+            np.broadcast_to(np.arange(count), (replicas, count)),
+            np.broadcast_to(np.arange(replicas)[:, None], (replicas, count)),
+        ],
+        axis=-1,
+    )
     physical["cells"] = cells.reshape(-1, 4).tolist()
     colours = np.unique(colour_of, return_inverse=True)[1].reshape(-1)
     coords = np.indices(shape).reshape(len(shape), -1).T
     elements = [
-        {"coord": coords[e].tolist(), "places": places[:, e, :].tolist(), "colour": int(colours[e]),
-         "place_text": _text(places[0, e]), "coord_text": _text(coords[e])}
+        {
+            "coord": coords[e].tolist(),
+            "places": places[:, e, :].tolist(),
+            "colour": int(colours[e]),
+            "place_text": _text(places[0, e]),
+            "coord_text": _text(coords[e]),
+        }
         for e in range(count)
     ]
     cols = shape[-1]
@@ -189,7 +215,11 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
         "kind": kind,
         "palette": palette(int(colours.max()) + 1),
         "elements": elements,
-        "logical": {"rows": count // cols, "cols": cols, "row_labels": [_text(r) if len(r) else "0" for r in lead],
-                    "col_labels": [str(c) for c in range(cols)]},
+        "logical": {
+            "rows": count // cols,
+            "cols": cols,
+            "row_labels": [_text(r) if len(r) else "0" for r in lead],
+            "col_labels": [str(c) for c in range(cols)],
+        },
         "physical": physical,
     }

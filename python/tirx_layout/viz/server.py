@@ -3,7 +3,8 @@ library (``build_scene``, ``bank_view``); the page (``page.html``) only draws th
 
     GET  /                 the page
     GET  /api/presets      the guide's presets, as the page's form values
-    POST /api/scene        {text, shape, dtype, swizzle, access, vector_bytes} -> {ok, scene, banks} or {ok: false, error}
+    POST /api/scene        {text, shape, dtype, swizzle, access, vector_bytes}
+                           -> {ok, scene, banks} or {ok: false, error}
 
 A bad request answers ``{"ok": false, "error": ..., "column": ...}`` with status 400; any failure is answered, never
 fatal: the server keeps serving.
@@ -45,8 +46,9 @@ def scene_response(params: dict) -> dict:
         banks = None
         if scene["kind"] == "banks" and len(scene["shape"]) == 2 and params.get("access"):
             try:
-                banks = bank_view(layout, scene["shape"], dtype, str(params["access"]),
-                                  int(params.get("vector_bytes") or 16))
+                banks = bank_view(
+                    layout, scene["shape"], dtype, str(params["access"]), int(params.get("vector_bytes") or 16)
+                )
             except ValueError as err:
                 banks = {"error": str(err)}
         return {"ok": True, "scene": scene, "banks": banks}
@@ -64,9 +66,9 @@ def _page() -> bytes:
 class _Handler(BaseHTTPRequestHandler):
     server_version = "tirx-layout"
 
-    def log_message(self, format, *args):  # noqa: A002  (the base class's name)
+    def log_message(self, format, *args):
         if getattr(self.server, "verbose", False):
-            sys.stderr.write("%s %s\n" % (self.address_string(), format % args))
+            sys.stderr.write(f"{self.address_string()} {format % args}\n")
 
     def _send(self, status: int, body: bytes, kind: str) -> None:
         self.send_response(status)
@@ -83,7 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = scene_response(params)
         self._json(HTTPStatus.OK if answer["ok"] else HTTPStatus.BAD_REQUEST, answer)
 
-    def do_GET(self):  # noqa: N802  (http.server's naming)
+    def do_GET(self):
         url = urlsplit(self.path)
         try:
             if url.path in ("/", "/index.html"):
@@ -97,7 +99,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as err:  # the server must outlive any one request
             self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"ok": False, "error": f"internal error: {err}"})
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         try:
             if urlsplit(self.path).path != "/api/scene":
                 self._json(HTTPStatus.NOT_FOUND, {"ok": False, "error": f"no such endpoint {self.path}"})

@@ -17,7 +17,7 @@ from ...layout.indexing import row_major_strides
 def _tile(shape: list, strides: list) -> TileLayout:
     """A TileLayout from (extent, stride) pairs, dropping extent-1 iters (so candidates print canonically)."""
     kept = [(e, s) for e, s in zip(shape, strides, strict=True) if e != 1] or [(1, 1)]
-    return TileLayout(S[tuple(e for e, _ in kept):tuple(s for _, s in kept)])
+    return TileLayout(S[tuple(e for e, _ in kept) : tuple(s for _, s in kept)])
 
 
 def fragment_candidates(shape, dtype, threads: int) -> list:
@@ -63,4 +63,4 @@ def shared_candidates(shape, dtype) -> list:
     shape = tuple(int(e) for e in shape)
     if len(shape) == 2:
         return swizzle_candidates(dtype, shape, search="all")
-    return [TileLayout(S[shape:tuple(row_major_strides(shape))])]
+    return [TileLayout(S[shape : tuple(row_major_strides(shape))])]

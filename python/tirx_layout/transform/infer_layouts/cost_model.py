@@ -41,8 +41,9 @@ class Cost:
     """Counts of memory work (see the module docstring). ``unknown`` counts statements charged the worst case.
 
     Example:
-        >>> Cost(bytes=4, instructions=1) + Cost(bytes=8, instructions=2)
-        Cost(bytes=12, instructions=3, global_instructions=0, wavefronts=0, minimum_wavefronts=0, registers=0, unknown=0)
+        >>> total = Cost(bytes=4, instructions=1) + Cost(bytes=8, instructions=2)
+        >>> total.bytes, total.instructions, total.wavefronts
+        (12, 3, 0)
     """
 
     bytes: int = 0
@@ -64,8 +65,9 @@ class Cost:
             'bytes=64 instr=2 wavefronts=1 regs=4'
         """
         unknown = f" unknown={self.unknown}" if self.unknown else ""
-        return (f"bytes={self.bytes} instr={self.instructions} wavefronts={self.wavefronts} "
-                f"regs={self.registers}{unknown}")
+        return (
+            f"bytes={self.bytes} instr={self.instructions} wavefronts={self.wavefronts} regs={self.registers}{unknown}"
+        )
 
 
 def io_aware(cost: Cost) -> tuple:
@@ -112,9 +114,14 @@ def worst_case(elements: int, element_bytes: int, shared_sides: int, sides: int 
         >>> worst_case(16, 4, shared_sides=1).short()
         'bytes=128 instr=32 wavefronts=16 regs=0 unknown=1'
     """
-    return Cost(bytes=elements * element_bytes * sides, instructions=elements * sides,
-                global_instructions=elements * (sides - shared_sides), wavefronts=elements * shared_sides,
-                minimum_wavefronts=elements * shared_sides, unknown=1)
+    return Cost(
+        bytes=elements * element_bytes * sides,
+        instructions=elements * sides,
+        global_instructions=elements * (sides - shared_sides),
+        wavefronts=elements * shared_sides,
+        minimum_wavefronts=elements * shared_sides,
+        unknown=1,
+    )
 
 
 def fragment_registers(layout, element_bytes: int) -> int:
@@ -172,7 +179,9 @@ def plan_cost(plan, threads: int) -> Cost:
     return cost
 
 
-def copy_cost(dst_region, src_region, scope: str, layouts: dict, threads: int, tables: LayoutTables | None = None) -> Cost:
+def copy_cost(
+    dst_region, src_region, scope: str, layouts: dict, threads: int, tables: LayoutTables | None = None
+) -> Cost:
     """Counts of one ``T.tile_copy(dst, src, scope)`` under ``layouts`` (buffer -> layout; missing = row-major)
     in a CTA of ``threads`` threads; :func:`worst_case` if a region is symbolic. ``tables`` keeps address tables
     across calls (an inference passes its own).
@@ -201,5 +210,15 @@ def copy_cost(dst_region, src_region, scope: str, layouts: dict, threads: int, t
     return plan_cost(plan_copy(dst, src, str(scope), threads), threads)
 
 
-__all__ = ["COST_MODELS", "DEFAULT_COST_MODEL", "Cost", "copy_cost", "fragment_registers", "io_aware", "plan_cost",
-           "register_count", "score_function", "worst_case"]
+__all__ = [
+    "COST_MODELS",
+    "DEFAULT_COST_MODEL",
+    "Cost",
+    "copy_cost",
+    "fragment_registers",
+    "io_aware",
+    "plan_cost",
+    "register_count",
+    "score_function",
+    "worst_case",
+]

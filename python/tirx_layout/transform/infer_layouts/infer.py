@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import tvm
 from tvm import tirx
 
-from ...analysis.fragments import placement_difference, same_placement
+from ...analysis.thread_placement import placement_difference, same_placement
 from ...hw.memory import dtype_bytes
 from ...ir.annotations import LAYOUT_KEY, buffer_layouts
 from ...ir.rewrite import AllocBuffer, DeclBuffer, map_function, walk
@@ -96,8 +96,10 @@ class Decision:
     reason: str = ""
 
     def __str__(self) -> str:
-        return (f"{self.buffer}: {self.layout} [{self.level}, {self.model}: {self.cost.short()}; "
-                f"{self.candidates} candidate(s)] {self.reason}").rstrip()
+        return (
+            f"{self.buffer}: {self.layout} [{self.level}, {self.model}: {self.cost.short()}; "
+            f"{self.candidates} candidate(s)] {self.reason}"
+        ).rstrip()
 
 
 # ---- strict rules ---------------------------------------------------------------------------------------------
@@ -245,8 +247,12 @@ class _Inference:
         demand = (layout, source, copy)
         if buffer in self.fixed:
             if not same_placement(self.fixed[buffer], layout, buffer.shape, self.threads):
-                raise _conflict(buffer, self.origin.get(buffer, (self.fixed[buffer], buffer, "its declaration")),
-                                demand, self.threads)
+                raise _conflict(
+                    buffer,
+                    self.origin.get(buffer, (self.fixed[buffer], buffer, "its declaration")),
+                    demand,
+                    self.threads,
+                )
             return
         self.fixed[buffer] = layout
         self.origin[buffer] = demand
@@ -260,8 +266,12 @@ class _Inference:
                 for buffer, layout in (rule(copy, dict(self.fixed), self.threads) or {}).items():
                     if buffer in self.kernel.known:
                         if not same_placement(self.kernel.known[buffer], layout, buffer.shape, self.threads):
-                            raise _conflict(buffer, (self.kernel.known[buffer], buffer, "its declaration"),
-                                            (layout, buffer, copy), self.threads)
+                            raise _conflict(
+                                buffer,
+                                (self.kernel.known[buffer], buffer, "its declaration"),
+                                (layout, buffer, copy),
+                                self.threads,
+                            )
                         continue
                     self.assign(buffer, layout, "strict", buffer, copy, reason=f"forced by {copy}")
 
@@ -285,8 +295,14 @@ class _Inference:
                             raise _conflict(subject, first, (self.fixed[fixed], fixed, copy), self.threads)
                         continue
                     if this in self.kernel.open:
-                        self.assign(this, self.fixed[other], "common", other, copy,
-                                    reason=f"same layout as {other.name} ({copy})")
+                        self.assign(
+                            this,
+                            self.fixed[other],
+                            "common",
+                            other,
+                            copy,
+                            reason=f"same layout as {other.name} ({copy})",
+                        )
                         changed = True
 
     def groups(self) -> list[list]:
@@ -336,8 +352,15 @@ class _Inference:
             (buffer,) = members
             layout, count = self.best(buffer, self.fixed)
             level = "common" if self.neighbours(buffer, self.fixed) else "free"
-            self.assign(buffer, layout, level, buffer, "cost", candidates=count,
-                        reason="cheapest against its fixed partners" if level == "common" else "cheapest alone")
+            self.assign(
+                buffer,
+                layout,
+                level,
+                buffer,
+                "cost",
+                candidates=count,
+                reason="cheapest against its fixed partners" if level == "common" else "cheapest alone",
+            )
             return
         best = None
         tried = 0
@@ -359,8 +382,16 @@ class _Inference:
         (_, _, _), root, layouts = best
         first = len(self.decisions)
         for b in members:
-            self.assign(b, layouts[b], "free", b, "cost", cost=Cost(), candidates=tried,
-                        reason=f"group {{{', '.join(m.name for m in members)}}}, root {root.name}")
+            self.assign(
+                b,
+                layouts[b],
+                "free",
+                b,
+                "cost",
+                cost=Cost(),
+                candidates=tried,
+                reason=f"group {{{', '.join(m.name for m in members)}}}, root {root.name}",
+            )
         for decision, b in zip(self.decisions[first:], members, strict=True):  # costs once the whole group is set
             decision.cost = self.buffer_cost(b, self.fixed)
 
@@ -449,8 +480,17 @@ class InferLayouts:
 
     Example:
         >>> import tvm
-        >>> isinstance(InferLayouts(), tvm.transform.Pass)
-        True
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((32, 4), "float32")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([32])
+        ...     frag = T.alloc_local((32, 4), "float32")
+        ...     T.tile_copy(frag, A)
+        ... ''')
+        >>> from tirx_layout import layout_of
+        >>> layout_of("frag", InferLayouts("register-count")(tvm.IRModule({"main": func}))["main"])
+        TileLayout(S[(32, 4):(1@tid_in_wg, 1)])
     """
 
     def __init__(self, cost_model: str = DEFAULT_COST_MODEL):
@@ -461,5 +501,14 @@ class InferLayouts:
         return infer_layouts(func, self.cost_model)
 
 
-__all__ = ["STRICT_RULES", "CopyOp", "Decision", "InferLayouts", "LayoutConflict", "explain_layouts", "infer",
-           "infer_layouts", "register_strict_rule"]
+__all__ = [
+    "STRICT_RULES",
+    "CopyOp",
+    "Decision",
+    "InferLayouts",
+    "LayoutConflict",
+    "explain_layouts",
+    "infer",
+    "infer_layouts",
+    "register_strict_rule",
+]

@@ -27,8 +27,10 @@ def tcgen05_fragment_rule(copy: CopyOp, known: dict, threads: int) -> dict:
             continue
         shape = tuple(int(e) for e in fragment.shape)
         if len(shape) != 2:
-            raise ValueError(f"the fragment {fragment.name} of {copy} is copied to or from tensor memory, so it is a "
-                             f"(rows, cols) tile; it has shape {shape}")
+            raise ValueError(
+                f"the fragment {fragment.name} of {copy} is copied to or from tensor memory, so it is a "
+                f"(rows, cols) tile; it has shape {shape}"
+            )
         forced[fragment] = fragment_for(operand(tmem_region, known, "TMEM side"), *shape, str(fragment.dtype))
     return forced
 
@@ -44,8 +46,9 @@ def tcgen05_cp_operand_rule(copy: CopyOp, known: dict, threads: int) -> dict:
     if tmem.scope() != TMEM_SCOPE or shared.scope() != "shared" or tmem not in known or shared in known:
         return {}
     region = copy.src
-    if len(shared.shape) != 2 or any(int(r.min) != 0 or int(r.extent) != int(e)
-                                     for r, e in zip(region.region, shared.shape, strict=True)):
+    if len(shared.shape) != 2 or any(
+        int(r.min) != 0 or int(r.extent) != int(e) for r, e in zip(region.region, shared.shape, strict=True)
+    ):
         return {}
     return {shared: shared_operand_for(operand(copy.dst, known, "TMEM side"), region, known)}
 

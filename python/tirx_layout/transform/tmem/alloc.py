@@ -46,8 +46,10 @@ def allocation_columns(layout, shape, dtype) -> int:
         raise ValueError(f"a TMEM buffer needs a TileLayout on TLane/TCol, got {layout!r}")
     axes = {it.axis.name for it in (*layout.shard, *layout.replica)}
     if not axes <= {"TLane", "TCol"}:
-        raise ValueError(f"TMEM layout {layout} uses axes {sorted(axes - {'TLane', 'TCol'})}; only TLane and TCol "
-                         "are tensor-memory coordinates")
+        raise ValueError(
+            f"TMEM layout {layout} uses axes {sorted(axes - {'TLane', 'TCol'})}; only TLane and TCol "
+            "are tensor-memory coordinates"
+        )
     shape = [int(e) for e in shape]
     grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
     places = layout_places(layout, grids, shape, every_replica=True)
@@ -64,8 +66,6 @@ def allocation_columns(layout, shape, dtype) -> int:
     if ncols > TMEM_COLUMNS:
         raise ValueError(f"TMEM layout {layout} spans {span} 32-bit columns; TMEM has {TMEM_COLUMNS}")
     return ncols
-
-
 
 
 def tmem_allocations(func) -> list:
@@ -92,8 +92,10 @@ class TmemLowering:
         for stmt in self.allocs:
             buffer = stmt.buffer
             if LAYOUT_KEY not in stmt.annotations:
-                raise ValueError(f"TMEM buffer {buffer.name} needs a tirx_layout layout on TLane/TCol "
-                                 "(T.alloc_tmem(shape, dtype, layout=...))")
+                raise ValueError(
+                    f"TMEM buffer {buffer.name} needs a tirx_layout layout on TLane/TCol "
+                    "(T.alloc_tmem(shape, dtype, layout=...))"
+                )
             layout = stmt.annotations[LAYOUT_KEY]
             self.columns[buffer] = allocation_columns(layout, buffer.shape, str(buffer.dtype))
             self.slots[buffer] = tvm.tirx.decl_buffer((1,), "uint32", f"{buffer.name}_taddr", scope="shared")
@@ -116,13 +118,17 @@ class TmemLowering:
             raise ValueError(f"tile_copy from {src} to {dst}: TMEM to TMEM has no tcgen05 instruction")
         tmem, other = (src, dst) if isinstance(src, TmemOperand) else (dst, src)
         if not self.is_tmem(tmem.buffer):
-            raise ValueError(f"tile_copy with {tmem}: a TMEM buffer is allocated with T.alloc_tmem(shape, dtype, "
-                             "layout=...) in this kernel")
+            raise ValueError(
+                f"tile_copy with {tmem}: a TMEM buffer is allocated with T.alloc_tmem(shape, dtype, "
+                "layout=...) in this kernel"
+            )
         if tmem is dst and isinstance(other, MemoryOperand) and other.buffer.scope() == "shared":
             return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer))
         if not isinstance(other, FragmentOperand):
-            raise ValueError(f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "
-                             "(tcgen05.ld/st) or, from shared memory, by tcgen05.cp")
+            raise ValueError(
+                f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "
+                "(tcgen05.ld/st) or, from shared memory, by tcgen05.cp"
+            )
         return lower_tmem_fragment_copy(tmem, other, tmem is src, self._threads_of(), self.taddr(tmem.buffer), scope)
 
     def expand(self, seq):
@@ -145,7 +151,11 @@ class TmemLowering:
         # warps through shared memory, which the barrier orders (alloc's shared-memory write keeps same-address
         # order with ordinary instructions, 9.7.16.6.1). Before dealloc, every ld/st this lowering emits has been
         # completed by its tcgen05.wait and every cp by its mbarrier wait, ahead of the barrier.
-        head = [AllocBuffer(slot), tirx.IfThenElse(first_warp, sequence(issue), None), cta_barrier(),
-                tirx.Bind(self.taddr(buffer), tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]))]
+        head = [
+            AllocBuffer(slot),
+            tirx.IfThenElse(first_warp, sequence(issue), None),
+            cta_barrier(),
+            tirx.Bind(self.taddr(buffer), tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])),
+        ]
         tail = [cta_barrier(), tirx.IfThenElse(first_warp, calls.dealloc(self.taddr(buffer), ncols), None)]
         return [*head, fence_barriers_between_accesses(sequence(rest)), *tail]

@@ -136,17 +136,21 @@ def ld_st_source(kind: str, shape: str, num: int) -> str:
         regs = ", ".join(f"%{i}" for i in range(count))
         outs = ", ".join(f'"=r"(r[{i}])' for i in range(count))
         asm = f'"tcgen05.ld.sync.aligned.{shape}.x{num}.b32 {{{regs}}}, [%{count}];" : {outs} : "r"(taddr)'
-        return (f"\n__device__ __forceinline__ void {name}(unsigned int taddr, void* dst) {{\n"
-                f"  unsigned int r[{count}];\n  asm volatile({asm} : \"memory\");\n"
-                f"  __builtin_memcpy(dst, r, {4 * count});\n}}\n")  # fmt: skip
+        return (
+            f"\n__device__ __forceinline__ void {name}(unsigned int taddr, void* dst) {{\n"
+            f'  unsigned int r[{count}];\n  asm volatile({asm} : "memory");\n'
+            f"  __builtin_memcpy(dst, r, {4 * count});\n}}\n"
+        )
     if kind != "st":
         raise ValueError(f"ld_st_source: kind must be 'ld' or 'st', got {kind!r}")
     regs = ", ".join(f"%{i + 1}" for i in range(count))
     ins = ", ".join(f'"r"(r[{i}])' for i in range(count))
     asm = f'"tcgen05.st.sync.aligned.{shape}.x{num}.b32 [%0], {{{regs}}};" :: "r"(taddr), {ins}'
-    return (f"\n__device__ __forceinline__ void {name}(unsigned int taddr, const void* src) {{\n"
-            f"  unsigned int r[{count}];\n  __builtin_memcpy(r, src, {4 * count});\n"
-            f"  asm volatile({asm} : \"memory\");\n}}\n")  # fmt: skip
+    return (
+        f"\n__device__ __forceinline__ void {name}(unsigned int taddr, const void* src) {{\n"
+        f"  unsigned int r[{count}];\n  __builtin_memcpy(r, src, {4 * count});\n"
+        f'  asm volatile({asm} : "memory");\n}}\n'
+    )
 
 
 def ld_st(kind: str, shape: str, num: int, taddr, registers):
@@ -161,6 +165,7 @@ def ld_st(kind: str, shape: str, num: int, taddr, registers):
 
 
 # ---- tcgen05.cp and its completion (PTX ISA: tcgen05.cp, tcgen05.commit, mbarrier) ---
+
 
 def cp_name(shape: str) -> str:
     """The helper (its ``what``) of ``tcgen05.cp.cta_group::1.<shape>``.

@@ -41,8 +41,10 @@ def _grid(side, rows: int, cols: int) -> list:
             raise ValueError(f"the region of {side.buffer.name} starts at {b}; tcgen05.cp needs constant offsets")
         begins.append(int(b))
     tile = iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
-    return [np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b
-            for b, e in zip(begins, side.extents, strict=True)]  # fmt: skip
+    return [
+        np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b
+        for b, e in zip(begins, side.extents, strict=True)
+    ]
 
 
 def cp_shapes(tmem, rows: int, cols: int, pack: int) -> tuple[list[str], int]:
@@ -59,8 +61,10 @@ def cp_shapes(tmem, rows: int, cols: int, pack: int) -> tuple[list[str], int]:
     if (columns - np.arange(cols)[None, None, :] != col0).any():
         raise ValueError(f"{what}: tile column c must be at TMEM column col0 + c in every row and replica")
     if col0 % (4 * pack) or (cols // pack) % 4 or cols % pack:
-        raise ValueError(f"{what}: rows must start on a 128-bit column boundary and be whole 128-bit pieces "
-                         f"(first column {col0}, {cols} elements)")  # fmt: skip
+        raise ValueError(
+            f"{what}: rows must start on a 128-bit column boundary and be whole 128-bit pieces "
+            f"(first column {col0}, {cols} elements)"
+        )
     if (lanes != lanes[:, :, :1]).any():
         raise ValueError(f"{what}: a row must stay on one TMEM lane")
     base = lanes[0, :, 0]
@@ -75,10 +79,12 @@ def cp_shapes(tmem, rows: int, cols: int, pack: int) -> tuple[list[str], int]:
                 continue
             shapes.append(shape)
     if not shapes:
-        raise ValueError(f"{what}: its {rows} rows sit on lanes {int(base.min())}..{int(base.max())} with replicas "
-                         f"{offsets} lanes apart; tcgen05.cp moves 128 rows, 64 rows replicated 64 apart "
-                         "(warpx2::02_13) or split 32/32 and replicated 32 apart (warpx2::01_23), or 32 rows "
-                         "replicated over the four 32-lane windows (warpx4)")  # fmt: skip
+        raise ValueError(
+            f"{what}: its {rows} rows sit on lanes {int(base.min())}..{int(base.max())} with replicas "
+            f"{offsets} lanes apart; tcgen05.cp moves 128 rows, 64 rows replicated 64 apart "
+            "(warpx2::02_13) or split 32/32 and replicated 32 apart (warpx2::01_23), or 32 rows "
+            "replicated over the four 32-lane windows (warpx4)"
+        )
     return shapes, col0 // pack
 
 
@@ -91,9 +97,11 @@ def _swizzle(shared, what: str) -> tuple[str, object]:
     if mode != "none":
         repeat = 8 * SWIZZLE_BYTES[mode]  # 8 rows of the swizzle width: where the XOR pattern repeats
         if int(shared.buffer.data_alignment) < repeat:
-            raise ValueError(f"{what}: the {mode} swizzle is applied by the hardware to absolute shared addresses; "
-                             f"declare {shared.buffer.name} with align={repeat} (it has "
-                             f"{int(shared.buffer.data_alignment)})")  # fmt: skip
+            raise ValueError(
+                f"{what}: the {mode} swizzle is applied by the hardware to absolute shared addresses; "
+                f"declare {shared.buffer.name} with align={repeat} (it has "
+                f"{int(shared.buffer.data_alignment)})"
+            )
     return mode, layout.tile_layout
 
 
@@ -154,8 +162,10 @@ def shared_operand_for(tmem, shared_region, known: dict):
         for shape_name in shapes:
             if _descriptors(side, rows, cols, CP_SHAPES[shape_name].bits, what) is not None:
                 return layout
-    raise ValueError(f"{what}: no row-major or MMA operand layout of a {shape} {buffer.dtype} tile is the "
-                     "descriptor's canonical K-major image")  # fmt: skip
+    raise ValueError(
+        f"{what}: no row-major or MMA operand layout of a {shape} {buffer.dtype} tile is the "
+        "descriptor's canonical K-major image"
+    )
 
 
 def lower_shared_to_tmem(tmem, shared, threads, taddr):
@@ -180,9 +190,11 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr):
             mode, plan = found
             break
     else:
-        raise ValueError(f"{what}: the shared tile is not the descriptor's canonical K-major image (before the "
-                         "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
-                         "16-byte aligned)")  # fmt: skip
+        raise ValueError(
+            f"{what}: the shared tile is not the descriptor's canonical K-major image (before the "
+            "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
+            "16-byte aligned)"
+        )
     bar = tvm.tirx.decl_buffer((1,), "uint64", f"{tmem.buffer.name}_cp_bar", scope="shared")
     bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
     first = threads.index == 0
@@ -191,12 +203,15 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr):
         source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start)]))
         address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
         copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
-    return sequence([
-        shared.declaration(), AllocBuffer(bar),
-        tirx.IfThenElse(first, calls.mbarrier_init(bar_address), None),
-        calls.simple("fence_proxy_async"),
-        cta_barrier(),
-        tirx.IfThenElse(first, sequence([*copies, calls.commit(bar_address)]), None),
-        calls.mbarrier_wait(bar_address, 0),
-        calls.simple("fence_after"),
-    ])  # fmt: skip
+    return sequence(
+        [
+            shared.declaration(),
+            AllocBuffer(bar),
+            tirx.IfThenElse(first, calls.mbarrier_init(bar_address), None),
+            calls.simple("fence_proxy_async"),
+            cta_barrier(),
+            tirx.IfThenElse(first, sequence([*copies, calls.commit(bar_address)]), None),
+            calls.mbarrier_wait(bar_address, 0),
+            calls.simple("fence_after"),
+        ]
+    )

@@ -41,11 +41,17 @@ def fence_barriers_between_accesses(body):
 
     def access(i, loops, after: bool) -> bool:
         """An asynchronous access before (or ``after``) event ``i``, or in a loop around it."""
-        return any(not barrier and ((j > i) == after or any(a.same_as(b) for a in loops for b in theirs))
-                   for j, (barrier, _, theirs) in enumerate(events) if j != i)  # fmt: skip
+        return any(
+            not barrier and ((j > i) == after or any(a.same_as(b) for a in loops for b in theirs))
+            for j, (barrier, _, theirs) in enumerate(events)
+            if j != i
+        )
 
-    fenced = [stmt for i, (barrier, stmt, loops) in enumerate(events)
-              if barrier and access(i, loops, after=False) and access(i, loops, after=True)]  # fmt: skip
+    fenced = [
+        stmt
+        for i, (barrier, stmt, loops) in enumerate(events)
+        if barrier and access(i, loops, after=False) and access(i, loops, after=True)
+    ]
     if not fenced:
         return body
 

@@ -14,14 +14,15 @@ import numpy as np
 import tvm
 from tvm import tirx
 
+from ...analysis.thread_placement import element_holders
 from ...hw.constructors import tcgen05_atom_layout
 from ...hw.memory import dtype_bytes
 from ...hw.tcgen05 import LANES_PER_WARP, LD_ST_SHAPES, TMEM_LANES
-from ...hw.threads import WARP_THREADS, thread_unit
+from ...hw.threads import WARP_THREADS
 from ...ir.rewrite import sequence
 from ...ir.threads import bind_threads
 from ...layout import R, S, TileLayout
-from ...layout.axis import Axis, tid_in_wg
+from ...layout.axis import tid_in_wg
 from ...layout.placement import slot_count
 from . import calls
 
@@ -51,47 +52,35 @@ def _chunks(cols: int, unit: int, max_num: int) -> list[tuple[int, int]]:
     return out
 
 
-def _fragment_table(layout, rows: int, cols: int, every_replica: bool = False):
-    """(warpgroup thread, slot) of every element of a ``(rows, cols)`` fragment (with a leading replica axis if
-    ``every_replica``)."""
-    grids = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
-    places = layout_places(layout, grids, [rows, cols], every_replica)
-    shape = next(iter(places.values())).shape if places else (rows, cols)
-    thread = np.zeros(shape, np.int64)
-    for axis, value in places.items():
-        if axis == "m":
-            continue
-        unit = thread_unit(axis) if Axis.get(axis).is_thread() else None
-        if unit is None or unit > WARP_THREADS:
-            raise ValueError(f"axis {axis} cannot place a fragment of a TMEM copy (use the thread, lane and warp axes "
-                             "of a warpgroup)")
-        thread = thread + value * unit
-    return thread, places.get("m", np.zeros(shape, np.int64))
-
-
 def _stack_replicas(fragment, rows: int, cols: int, tmem_replicas: dict, describe: str):
     """A load of a replicated TMEM tile into a fragment replicated over warps, as one unreplicated load: each
     fragment replica is paired with the TMEM replica in the lane windows of its own warps (PTX ISA 9.7.16.8.1),
     and the pairs are stacked as rows. Returns the stacked (thread, slot) tables and TMEM places."""
-    threads, slots = _fragment_table(fragment, rows, cols, every_replica=True)
+    threads, slots = element_holders(fragment, (rows, cols), every_replica=True)
     lanes, columns = tmem_replicas["TLane"], tmem_replicas["TCol"]
     windows = [frozenset(np.unique(lanes[t] // LANES_PER_WARP).tolist()) for t in range(lanes.shape[0])]
     pairs = []
     for f in range(threads.shape[0]):
         warps = frozenset(np.unique(threads[f] // WARP_THREADS).tolist())
         if warps not in windows:
-            raise ValueError(f"{describe}: fragment replica {f} is held by warps {sorted(warps)} of the warpgroup, "
-                             f"but no TMEM replica lies in their lane windows (the replicas' windows: "
-                             f"{[sorted(w) for w in windows]}; warp w reads lanes 32w..32w+31, "
-                             "PTX ISA 9.7.16.8.1)")  # fmt: skip
+            raise ValueError(
+                f"{describe}: fragment replica {f} is held by warps {sorted(warps)} of the warpgroup, "
+                f"but no TMEM replica lies in their lane windows (the replicas' windows: "
+                f"{[sorted(w) for w in windows]}; warp w reads lanes 32w..32w+31, "
+                "PTX ISA 9.7.16.8.1)"
+            )
         pairs.append((f, windows.index(warps)))
     if len({t for _, t in pairs}) != len(pairs) or len(pairs) != len(windows):
-        raise ValueError(f"{describe}: the fragment's {threads.shape[0]} replicas and the TMEM layout's "
-                         f"{len(windows)} replicas do not pair up warp window by warp window")  # fmt: skip
+        raise ValueError(
+            f"{describe}: the fragment's {threads.shape[0]} replicas and the TMEM layout's "
+            f"{len(windows)} replicas do not pair up warp window by warp window"
+        )
     thread = np.concatenate([threads[f] for f, _ in pairs])
     slot = np.concatenate([slots[f] for f, _ in pairs])
-    places = {"TLane": np.concatenate([lanes[t] for _, t in pairs]),
-              "TCol": np.concatenate([columns[t] for _, t in pairs])}  # fmt: skip
+    places = {
+        "TLane": np.concatenate([lanes[t] for _, t in pairs]),
+        "TCol": np.concatenate([columns[t] for _, t in pairs]),
+    }
     return thread, slot, places
 
 
@@ -126,12 +115,14 @@ class TmemCopy:
             raise ValueError(f"{self.describe}: tcgen05.ld/st move 32- or 16-bit data, not {dtype}")
         if fragment.replica:
             if tmem_replicas is None or not tmem.replica:
-                raise ValueError(f"{self.describe}: a fragment replicated over threads is loaded from TMEM that "
-                                 "holds one copy per warp window (a replicated TMEM layout); here it would need "
-                                 "one warp to read another's lanes")  # fmt: skip
+                raise ValueError(
+                    f"{self.describe}: a fragment replicated over threads is loaded from TMEM that "
+                    "holds one copy per warp window (a replicated TMEM layout); here it would need "
+                    "one warp to read another's lanes"
+                )
             thread, slot, tmem_places = _stack_replicas(fragment, rows, cols, tmem_replicas, self.describe)
         else:
-            thread, slot = _fragment_table(fragment, rows, cols)
+            thread, slot = element_holders(fragment, (rows, cols))
         thread, slot, tmem_places = _lane_space(thread, slot, tmem_places, self.describe)
         self.rows, self.cols = thread.shape
         self._where = tmem_places
@@ -142,8 +133,11 @@ class TmemCopy:
                 break
             reasons.append(f"{shape}: {reason}")
         else:
-            raise ValueError(f"no tcgen05.ld/st shape moves {self.describe}: " + "; ".join(reasons)
-                             + " (warp w of a warpgroup moves TMEM lanes 32w..32w+31, PTX ISA 9.7.16.8.1)")
+            raise ValueError(
+                f"no tcgen05.ld/st shape moves {self.describe}: "
+                + "; ".join(reasons)
+                + " (warp w of a warpgroup moves TMEM lanes 32w..32w+31, PTX ISA 9.7.16.8.1)"
+            )
         self._place(tmem_places)
 
     def _match(self, shape: str, thread, slot) -> str | None:
@@ -157,15 +151,17 @@ class TmemCopy:
         want_thread, want_slot = np.zeros_like(thread), np.zeros_like(slot)
         for start, width in _chunks(self.cols, unit, record.max_num):
             atom = tcgen05_atom_layout(shape, (self.rows, width), self.dtype)
-            t, s = _fragment_table(atom, self.rows, width)
+            t, s = element_holders(atom, (self.rows, width))
             want_thread[:, start : start + width], want_slot[:, start : start + width] = t, s + offset
             chunks.append((start, width, offset))
             offset += slot_count(atom)
         if (want_thread != thread).any() or (want_slot != slot).any():
             r, c = np.argwhere((want_thread != thread) | (want_slot != slot))[0]
             lane, col = self._where["TLane"][r, c], self._where["TCol"][r, c]
-            return (f"the element at TMEM lane {lane} column {col} would be in thread {want_thread[r, c]} slot "
-                    f"{want_slot[r, c]}, the fragment has it in thread {thread[r, c]} slot {slot[r, c]}")  # fmt: skip
+            return (
+                f"the element at TMEM lane {lane} column {col} would be in thread {want_thread[r, c]} slot "
+                f"{want_slot[r, c]}, the fragment has it in thread {thread[r, c]} slot {slot[r, c]}"
+            )
         self.shape, self.chunks = shape, chunks
         return None
 
@@ -186,15 +182,19 @@ class TmemCopy:
             block = lanes[q * group : (q + 1) * group]
             base = int(block[0, 0])
             if (block - np.arange(group)[:, None] != base).any():
-                raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are not on "
-                                 f"consecutive TMEM lanes ({self.shape} moves {group} consecutive lanes)")  # fmt: skip
+                raise ValueError(
+                    f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are not on "
+                    f"consecutive TMEM lanes ({self.shape} moves {group} consecutive lanes)"
+                )
             # PTX ISA 9.7.16.8.1 (Tensor Memory access restrictions): warp w%4 of a warpgroup reaches lanes
             # 32(w%4)..+31.
             if base // LANES_PER_WARP != warp or base % group:
-                raise ValueError(f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are moved by warp {warp},"
-                                 f" which may only access lanes {LANES_PER_WARP * warp}.."
-                                 f"{LANES_PER_WARP * warp + LANES_PER_WARP - 1}; they are at lanes "
-                                 f"{base}..{base + group - 1}")
+                raise ValueError(
+                    f"{self.describe}: rows {q * group}..{(q + 1) * group - 1} are moved by warp {warp},"
+                    f" which may only access lanes {LANES_PER_WARP * warp}.."
+                    f"{LANES_PER_WARP * warp + LANES_PER_WARP - 1}; they are at lanes "
+                    f"{base}..{base + group - 1}"
+                )
             self.bases[half][warp] = base
 
     def lane_base(self, half: int, warp):
@@ -231,16 +231,20 @@ def _region_offset(side):
             begins.append(int(b))
             continue
         if e != 1:
-            raise ValueError(f"the TMEM region of {side.buffer.name} starts at {b} on a dimension it takes {e} indices "
-                             "of; a symbolic start is allowed where the region takes one index")  # fmt: skip
+            raise ValueError(
+                f"the TMEM region of {side.buffer.name} starts at {b} on a dimension it takes {e} indices "
+                "of; a symbolic start is allowed where the region takes one index"
+            )
         steps = np.arange(shape[d])
         coords = [np.zeros(shape[d], np.int64) if k != d else steps for k in range(len(shape))]
         places = layout_places(side.layout, coords, shape)
         lanes, cols = places.get("TLane", 0 * steps), places.get("TCol", 0 * steps)
         dl, dc = (int(lanes[1] - lanes[0]), int(cols[1] - cols[0])) if shape[d] > 1 else (0, 0)
         if dl or (cols - cols[0] != dc * steps).any() or dc % pack:  # lanes stay: each warp keeps its window
-            raise ValueError(f"TMEM {side.layout} does not move dimension {d} of {side.buffer.name} by a fixed number "
-                             f"of whole 32-bit columns (on the same lanes); index it with a constant")  # fmt: skip
+            raise ValueError(
+                f"TMEM {side.layout} does not move dimension {d} of {side.buffer.name} by a fixed number "
+                f"of whole 32-bit columns (on the same lanes); index it with a constant"
+            )
         begins.append(0)
         col_step = col_step + dc // pack * b
     return begins, col_step
@@ -283,7 +287,7 @@ def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
         replicas = tile_places(tmem, rows, cols, every_replica=True)[0]
         copies = replicas["TLane"].shape[0]
         if rows * copies == TMEM_LANES:
-            candidate = TileLayout(S[(rows, cols):(1 @ tid_in_wg, 1)] + R[copies:rows @ tid_in_wg])
+            candidate = TileLayout(S[(rows, cols) : (1 @ tid_in_wg, 1)] + R[copies : rows @ tid_in_wg])
             try:
                 TmemCopy(tmem.layout, candidate, dtype, rows, cols, places, replicas)
                 return candidate
@@ -296,8 +300,9 @@ def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
             return candidate
         except ValueError as err:
             reasons.append(f"{shape}: {err}")
-    raise ValueError(f"no tcgen05.ld/st fragment moves a ({rows}, {cols}) {dtype} tile of TMEM {tmem.layout}: "
-                     + "; ".join(reasons))  # fmt: skip
+    raise ValueError(
+        f"no tcgen05.ld/st fragment moves a ({rows}, {cols}) {dtype} tile of TMEM {tmem.layout}: " + "; ".join(reasons)
+    )
 
 
 def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scope: str = "cta"):
@@ -313,16 +318,22 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scop
     ``acc`` in ``tmem_datapath_layout("D", 128, 64)`` becomes one ``32x32b.x64`` load.
     """
     if threads.count % 128 or (threads.count > 128 and scope != "warpgroup"):
-        raise ValueError(f"a TMEM copy is run by whole warpgroups: the kernel has {threads.count} threads; "
-                         "with several warpgroups write scope=\"warpgroup\" (each warpgroup copies)")  # fmt: skip
+        raise ValueError(
+            f"a TMEM copy is run by whole warpgroups: the kernel has {threads.count} threads; "
+            'with several warpgroups write scope="warpgroup" (each warpgroup copies)'
+        )
     if len(fragment.shape) != 2 or fragment.shape != fragment.tile_shape:
-        raise ValueError(f"the fragment of a TMEM copy is a whole (rows, cols) buffer; {fragment.buffer.name} has "
-                         f"shape {fragment.shape}")  # fmt: skip
+        raise ValueError(
+            f"the fragment of a TMEM copy is a whole (rows, cols) buffer; {fragment.buffer.name} has "
+            f"shape {fragment.shape}"
+        )
     rows, cols = fragment.shape
     places, column_shift = tile_places(tmem, rows, cols)
     if tmem.layout.replica and not loading:
-        raise ValueError(f"TMEM {tmem.layout} replicates elements over lanes; tcgen05.st would write one copy "
-                         f"only (fragment {fragment.layout}); fill it with tcgen05.cp from shared memory")  # fmt: skip
+        raise ValueError(
+            f"TMEM {tmem.layout} replicates elements over lanes; tcgen05.st would write one copy "
+            f"only (fragment {fragment.layout}); fill it with tcgen05.cp from shared memory"
+        )
     replicas = tile_places(tmem, rows, cols, every_replica=True)[0] if loading and fragment.layout.replica else None
     plan = TmemCopy(tmem.layout, fragment.layout, fragment.dtype, rows, cols, places, replicas)
     warp = tirx.floormod(tirx.floordiv(threads.index, WARP_THREADS), TMEM_LANES // LANES_PER_WARP)
@@ -335,5 +346,3 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scop
         stmts.append(calls.ld_st("ld" if loading else "st", plan.shape, num, address, registers))
     stmts.append(calls.simple("wait_ld" if loading else "wait_st"))
     return sequence([fragment.declaration(), *stmts])
-
-

@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from ..hw.memory import VECTOR_BYTES
-from ..hw.threads import MAX_CTA_THREADS, WARP_THREADS, thread_axis_place
+from ..hw.threads import MAX_CTA_THREADS, WARP_THREADS, thread_axis_place, thread_unit
+from ..layout.axis import Axis
 from ..layout.indexing import unflatten
 from ..layout.inverse import PlaceInverse
 from ..layout.placement import layout_threads, slot_count
@@ -104,6 +105,35 @@ def slot_holders(layout, threads: int) -> tuple[np.ndarray, np.ndarray]:
     return holder, replica
 
 
+def element_holders(layout, shape, every_replica: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """For every element of a ``shape`` fragment: the thread holding it, counted in the frame of the fragment's own
+    thread axes (``laneid + 32 * wid_in_wg``; axes of a warpgroup or finer only), and its slot. With
+    ``every_replica`` the arrays get a leading axis over the replicas. The forward view of :func:`slot_holders`.
+
+    Example:
+        >>> from tirx_layout import tcgen05_atom_layout
+        >>> thread, slot = element_holders(tcgen05_atom_layout("16x64b", (64, 8), "float32"), (64, 8))
+        >>> int(thread[9, 3]), int(slot[9, 3])
+        (7, 1)
+    """
+    shape = tuple(int(e) for e in shape)
+    grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
+    places = layout.apply_all(*grids, shape=list(shape)) if every_replica else layout.apply(*grids, shape=list(shape))
+    places = {axis: np.asarray(value, np.int64) for axis, value in places.items()}
+    extent = next(iter(places.values())).shape if places else shape
+    thread = np.zeros(extent, np.int64)
+    for axis, value in places.items():
+        if axis == "m":
+            continue
+        unit = thread_unit(axis) if Axis.get(axis).is_thread() else None
+        if unit is None or unit > WARP_THREADS:
+            raise ValueError(
+                f"axis {axis} cannot place a fragment held by one warpgroup (use its thread, lane and warp axes)"
+            )
+        thread = thread + value * unit
+    return thread, places.get("m", np.zeros(extent, np.int64))
+
+
 def warp_slot_elements(layout, shape, warp: int, first_slot: int, count: int) -> list[list[tuple]]:
     """For each lane of ``warp``, the logical coordinates of its slots ``first_slot .. first_slot + count - 1``
     (empty for a lane that holds nothing there).
@@ -141,7 +171,9 @@ def same_placement(first, second, shape, threads: int) -> bool:
         >>> same_placement(wg_local_layout(8), TileLayout(S[(4, 32, 8):(1@warpid, 1@laneid, 1)]), (128, 8), 128)
         True
     """
-    return str(first) == str(second) or _element_places(first, shape, threads) == _element_places(second, shape, threads)
+    return str(first) == str(second) or _element_places(first, shape, threads) == _element_places(
+        second, shape, threads
+    )
 
 
 def placement_difference(first, second, shape, threads: int) -> str:
@@ -149,12 +181,13 @@ def placement_difference(first, second, shape, threads: int) -> str:
 
     Example:
         >>> from tirx_layout import TileLayout, S, laneid
-        >>> placement_difference(TileLayout(S[(32, 2):(1@laneid, 1)]), TileLayout(S[(2, 32):(1, 1@laneid)]), (32, 2), 32)
+        >>> rows, columns = TileLayout(S[(32, 2):(1@laneid, 1)]), TileLayout(S[(2, 32):(1, 1@laneid)])
+        >>> placement_difference(rows, columns, (32, 2), 32)
         'coordinate (0, 1): thread 0 slot 1 vs thread 1 slot 0'
     """
     a, b = _element_places(first, shape, threads), _element_places(second, shape, threads)
     for flat in range(math.prod(int(e) for e in shape)):
         if a.get(flat) != b.get(flat):
-            where = tuple(int(c) for c in np.unravel_index(flat, tuple(int(e) for e in shape)))
+            where = tuple(int(c) for c in unflatten(flat, [int(e) for e in shape]))
             return f"coordinate {where}: {a.get(flat, 'nowhere')} vs {b.get(flat, 'nowhere')}"
     return "(no coordinate: same places)"
