@@ -26,7 +26,7 @@ from tvm.tirx import layout as upstream
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import tmem_round_trips
 
-from tirx_layout.kernel_report import find_nvcc
+from tirx_layout.tools.kernel_report import find_nvcc
 from tirx_layout.transform import build
 
 SM100A = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})

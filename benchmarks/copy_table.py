@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import tile_copies
 
 from tirx_layout import S, TileLayout
-from tirx_layout.analysis import kernel_accesses, summarize
-from tirx_layout.kernel_report import sample_input
+from tirx_layout.tools.kernel_report import sample_input
+from tirx_layout.tools.measurement import kernel_accesses, summarize
 
 STAGES = [
     ("load", "global", "A -> "),

@@ -13,11 +13,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples")]
 
-import infer_kernels as ik  # noqa: E402
 import tile_copies as tc  # noqa: E402
 
-from tirx_layout.script.buffers import layout_of  # noqa: E402
+from tirx_layout import layout_of  # noqa: E402
 from tirx_layout.transform import infer_layouts  # noqa: E402
+
+from kernels import staged as ik  # noqa: E402
 
 SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 

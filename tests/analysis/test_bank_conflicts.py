@@ -1,10 +1,16 @@
-"""Bank-conflict analysis: the guide's bank example, the phase model on hand-computed cases, the swizzle picker."""
+"""Bank-conflict analysis: the guide's bank example, the phase model on hand-computed cases and against the obvious
+set-based model, the swizzle picker."""
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tirx_layout import ComposeLayout, S, SwizzleLayout, TileLayout
-from tirx_layout.analysis import bank_conflicts, column, contiguous, pick_swizzle, row_vectors
+from tirx_layout.analysis import bank_conflicts, column, contiguous, pick_swizzle, row_vectors, shared_wavefronts
 from tirx_layout.analysis.bank_conflicts import swizzled_tile
+
+from oracles import banks
 
 
 def test_guide_column_access_fp16():
@@ -53,3 +59,24 @@ def test_bad_arguments():
         swizzled_tile((8, 64), "float16", "256B")
     with pytest.raises(TypeError, match="AccessPattern"):
         bank_conflicts(TileLayout(S[64:1]), "float16", "rows")
+
+
+@settings(max_examples=300)
+@given(
+    threads=st.sampled_from([8, 32, 48, 64, 128]),
+    element_bytes=st.sampled_from([1, 2, 4, 8]),
+    vector=st.sampled_from([1, 2, 4, 8, 16]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_vectorised_bank_model_is_the_obvious_one(threads, element_bytes, vector, seed):
+    if vector * element_bytes > 16:
+        return
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, 4096, threads) // vector * vector * element_bytes  # aligned vectors
+    active = rng.random(threads) < 0.8
+    addresses = first[:, None] + np.arange(vector)[None, :] * element_bytes
+    waves, minimum = shared_wavefronts(addresses, active, vector * element_bytes, element_bytes)
+    lanes = [addresses[t].tolist() if active[t] else [] for t in range(threads)]
+    phases, least = banks.wavefronts(lanes, vector * element_bytes, element_bytes)
+    assert [int(w) for w in waves.ravel() if w] == phases
+    assert int(minimum.sum()) == least

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tirx_layout.tools.kernel_report import kernel_source, report
+from tirx_layout.tools.kernel_report import KernelTable, kernel_source, report
 from tirx_layout.transform import build
 
 from kernels import example_kernels
@@ -29,3 +29,14 @@ def test_128B_swizzled_staging_addresses_shared_memory_with_xor_and_no_division(
     assert len(shared_accesses) == 2
     assert all("^" in index and ">> 6) & 7) << 3" in index for index in shared_accesses)
     assert not re.search(r"[/%]", body), "division or modulo left in the kernel"
+
+
+def test_listing_the_examples_builds_none_of_them():
+    built = []
+    table = KernelTable()
+    table.add("a", lambda x: x, lambda: built.append("a") or "kernel a")
+    table.add("b", lambda x: x, lambda: built.append("b") or "kernel b")
+    assert sorted(table) == ["a", "b"] and len(table) == 2 and built == []
+    assert table["b"][0] == "kernel b" and table["b"][0] == "kernel b" and built == ["b"]  # once, when asked
+    with pytest.raises(ValueError, match="'a' is in the table twice"):
+        table.add("a", lambda x: x, str)

@@ -56,7 +56,7 @@ def called_helper(node) -> tuple[str, list] | None:
 
 
 #: The TIR intrinsics that are a barrier of the whole CTA.
-CTA_BARRIERS = ("tirx.cuda.cta_sync", "tirx.tvm_storage_sync", "tirx.cuda.__syncthreads")
+CTA_BARRIERS = ("tirx.cuda.cta_sync", "tirx.tvm_storage_sync")
 
 
 def cta_barrier():

@@ -82,6 +82,8 @@ def all_of(conditions: Iterable):
     """
     result = True
     for c in conditions:
+        if hasattr(c, "asobject"):  # TVM's == and != on expressions give lazy EqualOp/NotEqualOp objects
+            c = c.asobject()
         if isinstance(c, bool | np.bool_):
             if not c:
                 return False

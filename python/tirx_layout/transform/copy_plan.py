@@ -345,9 +345,9 @@ class FragmentCopy:
             stores = [Access(self.memory, a) for a in self.memory.addresses(local, every_replica=True)]
             step = Step(register, stores)
             # A value held by several threads (or slots) is stored by replica 0 only.
-            replicas = [d == 0 for d in self.inverse.replica_digits(places) if not isinstance(d, int)]
-            if replicas:
-                step.guards.append(all_of(replicas))
+            replica_zero = all_of(d == 0 for d in self.inverse.replica_digits(places))
+            if replica_zero is not True:
+                step.guards.append(replica_zero)
         else:
             step = Step(Access(self.memory, self.memory.addresses(local, every_replica=False)[0]), [register])
         if self.fragment.padded:  # tail predicate: places past the buffer's last element hold nothing

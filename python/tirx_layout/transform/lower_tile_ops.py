@@ -88,7 +88,12 @@ class _CopyLowering:
         value = load(step.load.operand.view, _lanes(self.aligned(step.load.address, v), v))
         body = sequence([store(s.operand.view, value, _lanes(self.aligned(s.address, v), v)) for s in step.stores])
         for guard in step.guards:
-            body = tirx.IfThenElse(self.simplify(guard), body, None)
+            condition = self.simplify(guard)
+            if isinstance(condition, bool | tirx.IntImm):  # decided statically: always, or never
+                if not bool(condition):
+                    return tirx.Evaluate(0)
+                continue
+            body = tirx.IfThenElse(condition, body, None)
         return body
 
 
