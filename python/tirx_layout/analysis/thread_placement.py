@@ -148,7 +148,7 @@ def warp_slot_elements(layout, shape, warp: int, first_slot: int, count: int) ->
     return [[tuple(int(c) for c in unflatten(int(flat), shape)) for flat in lane if flat >= 0] for lane in lanes]
 
 
-def _element_places(layout, shape, threads: int) -> dict:
+def _whereabouts(layout, shape, threads: int) -> dict:
     """Logical flat index -> where it lives: ``thread t slot s`` for a fragment (its base replica), else the places
     the layout gives it."""
     size = math.prod(int(e) for e in shape)
@@ -171,9 +171,7 @@ def same_placement(first, second, shape, threads: int) -> bool:
         >>> same_placement(wg_local_layout(8), TileLayout(S[(4, 32, 8):(1@warpid, 1@laneid, 1)]), (128, 8), 128)
         True
     """
-    return str(first) == str(second) or _element_places(first, shape, threads) == _element_places(
-        second, shape, threads
-    )
+    return str(first) == str(second) or _whereabouts(first, shape, threads) == _whereabouts(second, shape, threads)
 
 
 def placement_difference(first, second, shape, threads: int) -> str:
@@ -185,7 +183,7 @@ def placement_difference(first, second, shape, threads: int) -> str:
         >>> placement_difference(rows, columns, (32, 2), 32)
         'coordinate (0, 1): thread 0 slot 1 vs thread 1 slot 0'
     """
-    a, b = _element_places(first, shape, threads), _element_places(second, shape, threads)
+    a, b = _whereabouts(first, shape, threads), _whereabouts(second, shape, threads)
     for flat in range(math.prod(int(e) for e in shape)):
         if a.get(flat) != b.get(flat):
             where = tuple(int(c) for c in unflatten(flat, [int(e) for e in shape]))

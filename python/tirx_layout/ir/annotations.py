@@ -86,18 +86,8 @@ def layout_of(buffer, func=None):
     """The tirx_layout layout a buffer carries in ``func`` (a ``PrimFunc``), or ``None``. ``buffer`` is a buffer
     object or its name.
 
-    Example:
-        >>> import tvm
-        >>> func = tvm.script.from_source('''
-        ... @T.prim_func
-        ... def k(A: T.Buffer((8, 8), "float32")):
-        ...     T.device_entry()
-        ...     tx = T.thread_id([64])
-        ...     Sm = T.alloc_shared((8, 8), "float32", layout=T.layout("S[(8, 8):(1, 8)]"))
-        ...     Sm[tx // 8, tx % 8] = A[tx // 8, tx % 8]
-        ... ''')
-        >>> layout_of("Sm", func)
-        TileLayout(S[(8, 8):(1, 8)])
+    Example: for the kernel of :func:`buffer_layouts`'s example, ``layout_of("Sm", func)`` is
+    ``TileLayout(S[(8, 8):(1, 8)])`` and ``layout_of("A", func)`` is ``None``.
     """
     if func is None:
         raise TypeError("layout_of(buffer, func): pass the PrimFunc that declares the buffer")

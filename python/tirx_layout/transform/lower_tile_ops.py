@@ -129,18 +129,8 @@ def lower_tile_ops(func):
 class LowerTileOps:
     """The registered pass: :func:`lower_tile_ops` on every PrimFunc of a module.
 
-    Example (a column-major shared tile, filled in its storage order: each thread reads a column of ``A``):
-        >>> import tvm
-        >>> func = tvm.script.from_source('''
-        ... @T.prim_func
-        ... def k(A: T.Buffer((4, 4), "float32")):
-        ...     T.device_entry()
-        ...     tx = T.thread_id([4])
-        ...     Sm = T.alloc_shared((4, 4), "float32", layout=T.layout("S[(4, 4):(1, 4)]"))
-        ...     T.tile_copy(Sm, A)
-        ... ''')
-        >>> print(LowerTileOps()(tvm.IRModule({"main": func}))["main"].script().splitlines()[-1].strip())
-        Sm_flat[copy_round * 4 + tx] = A_flat[tx * 4 + copy_round]
+    Example: ``LowerTileOps()(mod)`` is ``mod`` with :func:`lower_tile_ops` applied to each of its functions (that
+    function's example shows the output).
     """
 
     def transform_function(self, func, mod, ctx):

@@ -478,19 +478,8 @@ def explain_layouts(func, cost_model: str = DEFAULT_COST_MODEL) -> str:
 class InferLayouts:
     """The registered pass: :func:`infer_layouts` on every PrimFunc, with cost model ``cost_model``.
 
-    Example:
-        >>> import tvm
-        >>> func = tvm.script.from_source('''
-        ... @T.prim_func
-        ... def k(A: T.Buffer((32, 4), "float32")):
-        ...     T.device_entry()
-        ...     tx = T.thread_id([32])
-        ...     frag = T.alloc_local((32, 4), "float32")
-        ...     T.tile_copy(frag, A)
-        ... ''')
-        >>> from tirx_layout import layout_of
-        >>> layout_of("frag", InferLayouts("register-count")(tvm.IRModule({"main": func}))["main"])
-        TileLayout(S[(32, 4):(1@tid_in_wg, 1)])
+    Example: ``InferLayouts("register-count")(mod)`` is ``mod`` with :func:`infer_layouts` applied to each of its
+    functions, under the register-count model (that function's example shows the output).
     """
 
     def __init__(self, cost_model: str = DEFAULT_COST_MODEL):
