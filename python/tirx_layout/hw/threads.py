@@ -9,6 +9,8 @@ every built-in thread axis (and any registered axis between the CTA and the thre
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..layout.axis import EXEC_LEVELS, Axis
 
 #: Threads in one unit of each level below the CTA.
@@ -19,6 +21,20 @@ WARPGROUP_THREADS = LEVEL_THREADS["warpgroup"]
 CTA_LEVELS = EXEC_LEVELS[EXEC_LEVELS.index("cta") :]
 #: The largest CTA CUDA launches.
 MAX_CTA_THREADS = 1024
+
+
+def running_warps(active) -> np.ndarray:
+    """For each warp of a CTA, whether any of its threads is ``active`` (one bool per thread, in CTA order; a last
+    partial warp counts as a warp): the warps that execute an instruction.
+
+    Example:
+        >>> running_warps(np.arange(80) >= 40).tolist()
+        [False, True, True]
+    """
+    active = np.asarray(active, bool)
+    padded = np.zeros(-(-active.shape[0] // WARP_THREADS) * WARP_THREADS, bool)
+    padded[: active.shape[0]] = active
+    return padded.reshape(-1, WARP_THREADS).any(axis=1)
 
 
 def level_threads(level: str, cta_threads: int) -> int:

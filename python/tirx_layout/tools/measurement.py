@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .. import sim
 from ..analysis.bank_conflicts import shared_wavefronts
-from ..hw.threads import WARP_THREADS
+from ..hw.threads import running_warps
 
 
 @dataclass
@@ -78,9 +76,7 @@ def kernel_accesses(kernel, inputs=(), arch: str = "sm_100a") -> list[AccessRepo
             text = str(node).splitlines()[0]
             report = reports[key] = AccessReport(text, memory.name, memory.scope, kind, lanes * element_bytes)
         threads = addresses.shape[0]
-        running = np.zeros(-(-threads // WARP_THREADS) * WARP_THREADS, bool)
-        running[:threads] = active
-        executed = running.reshape(-1, WARP_THREADS).any(axis=1)
+        executed = running_warps(active)
         report.warp_executions += int(executed.sum())
         if memory.scope != "shared":
             return

@@ -31,7 +31,7 @@ import numpy as np
 from ...analysis.bank_conflicts import shared_wavefronts
 from ...hw.memory import dtype_bytes
 from ...hw.tcgen05 import TMEM_SCOPE
-from ...hw.threads import WARP_THREADS
+from ...hw.threads import running_warps
 from ...layout.placement import slot_count
 from ..copy_plan import FragmentOperand, LayoutTables, MemoryCopy, Operand, operand, plan_copy
 
@@ -138,11 +138,7 @@ def fragment_registers(layout, element_bytes: int) -> int:
 def _count(cost: Cost, side: Operand, addresses: np.ndarray, active: np.ndarray, v: int) -> None:
     """Add one memory instruction that every thread of the CTA executes: ``addresses[t]`` the first element address
     thread ``t`` touches (a ``v``-element vector from there), ``active[t]`` whether it runs."""
-    threads = active.shape[0]
-    warps = -(-threads // WARP_THREADS)
-    running = np.zeros(warps * WARP_THREADS, bool)
-    running[:threads] = active
-    executions = int(running.reshape(warps, WARP_THREADS).any(axis=1).sum())
+    executions = int(running_warps(active).sum())
     access_bytes = v * side.element_bytes
     cost.instructions += executions
     cost.bytes += int(active.sum()) * access_bytes
