@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import pycute
 import pytest
 
 from tirx_layout.cute import (
@@ -38,6 +37,7 @@ from oracles.cute_reference import (
     table,
     theirs,
 )
+from oracles.optional import pycute
 
 #: Random inputs per operation: a bounded sample in CI, more with TIRX_LAYOUT_FUZZ_EXAMPLES.
 N = max(int(os.environ.get("TIRX_LAYOUT_FUZZ_EXAMPLES", "0")), 3000)

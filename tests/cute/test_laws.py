@@ -4,7 +4,6 @@ checked point by point with the reference evaluator."""
 from __future__ import annotations
 
 import numpy as np
-import pycute
 from hypothesis import given, settings
 
 from conftest import LAW_EXAMPLES
@@ -31,6 +30,7 @@ from oracles.cute_reference import (
     rng_seeds,
     table,
 )
+from oracles.optional import pycute
 
 
 def _pair(rng):

@@ -7,7 +7,6 @@ import pickle
 import random
 
 import numpy as np
-import pycute
 import pytest
 
 from tirx_layout import laneid, tx
@@ -36,6 +35,8 @@ from tirx_layout.cute import (
     with_shape,
     zipped_divide,
 )
+
+from oracles.optional import pycute
 
 # ---- notation ------------------------------------------------------------------------------------------------
 

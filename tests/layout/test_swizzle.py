@@ -4,12 +4,12 @@ bijectivity, symbolic expressions, and the algebra acting on the tile."""
 import itertools
 
 import numpy as np
-import pycute
 import pytest
 import tvm
 
 from tirx_layout import ComposeLayout, R, S, SwizzleLayout, TileLayout, laneid
 
+from oracles.optional import pycute
 from oracles.reference import evaluate
 
 ROW_MAJOR_8x64 = TileLayout(S[(8, 64) : (64, 1)])

@@ -6,10 +6,11 @@ from __future__ import annotations
 import random
 
 import numpy as np
-import pycute
 from hypothesis import strategies as st
 
 from tirx_layout.cute import Layout
+
+from oracles.optional import pycute
 
 
 def leaves(shape, stride):

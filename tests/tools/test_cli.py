@@ -129,12 +129,35 @@ def test_check_finds_conflicts_and_problems(capsys):
         (["compile", str(EXAMPLES / "warp_fragment.py"), "--target", "100"], "--target must be a CUDA architecture"),
         (["compile", str(EXAMPLES / "warp_fragment.py"), "--kernel", "nope"], "no kernel 'nope' in"),
         (["compile", str(EXAMPLES.parent / "tests" / "conftest.py")], "defines no @T.prim_func kernels"),
+        (["demo", "/nonexistent/examples"], "tirx-layout demo: error: no such folder: /nonexistent/examples"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == ""
     assert len(err.splitlines()) == 1 and message in err
+
+
+def test_demo_prints_the_guides_layouts(capsys):
+    status, out, _ = run(capsys, "demo", "--layouts-only")
+    assert status == 0
+    assert "== Register fragment over lanes and warps ==" in out and "== Layout algebra ==" in out
+
+
+def test_demo_runs_the_installed_examples_from_any_folder(tmp_path):
+    # The wheel ships the examples; outside a checkout the main job finds them next to the package.
+    done = subprocess.run(
+        [_console_script(), "demo", "--layouts-only"], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    folder = subprocess.run(
+        [sys.executable, "-c", "from tirx_layout.tools.kernel_report import examples_directory as e; print(e())"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout.strip()
+    assert Path(folder).is_absolute() and Path(folder, "tile_copies.py").is_file()
 
 
 def test_no_command_prints_help(capsys):

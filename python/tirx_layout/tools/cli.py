@@ -5,6 +5,7 @@
     tirx-layout check "S[(2,4):(0,1@laneid)]"                             well-formedness, scope, injectivity, banks
     tirx-layout serve --port 8765                                         the interactive page on 127.0.0.1
     tirx-layout compile examples/tile_copies.py --target sm_100a --kernel copy_wg_local_fp16_128B   the CUDA
+    tirx-layout demo                                                      the main job, from the installed examples
 
 Subcommands live in ``COMMANDS``: a ``Command`` is a name, a one-line help, a function that adds its arguments to
 an ``argparse`` parser and a function that runs it and returns the exit status. Adding one is one entry there.
@@ -35,6 +36,7 @@ from ..viz.scene import build_scene, check_shape
 from ..viz.server import make_server
 from ..viz.svg import picture_svg
 from ..viz.table import layout_table
+from .demo import main as run_demo
 from .kernel_report import kernel_source
 
 PROG = "tirx-layout"
@@ -266,6 +268,22 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- demo ------------------------------------------------------------------------------------------------------
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "examples", nargs="?", help="a folder of example kernel files (default: the installed examples)"
+    )
+    parser.add_argument("--layouts-only", action="store_true", help="skip the kernels; print the guide's layouts")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    if args.examples is not None and not Path(args.examples).is_dir():
+        raise UsageError(f"no such folder: {args.examples}")
+    return run_demo([*([args.examples] if args.examples else []), *(["--layouts-only"] if args.layouts_only else [])])
+
+
 #: The subcommands, in the order --help lists them. To add one, append a Command.
 COMMANDS: dict[str, Command] = {
     c.name: c
@@ -279,6 +297,12 @@ COMMANDS: dict[str, Command] = {
             "build a TVMScript kernel file for a CUDA architecture and print the CUDA",
             _compile_arguments,
             _compile,
+        ),
+        Command(
+            "demo",
+            "the main job: build, assemble and simulate the example kernels, then the guide's layouts",
+            _demo_arguments,
+            _demo,
         ),
     )
 }

@@ -1,7 +1,8 @@
 """The main job: compile the example kernels in ``examples/`` for sm_100a and show what was generated, then the
 layout guide's worked examples as the library computes them.
 
-Run ``python -m tirx_layout.tools.demo [EXAMPLES_DIR]`` (or ``./dev.sh demo``); ``--layouts-only`` skips the kernels.
+Run ``tirx-layout demo [EXAMPLES_DIR]`` (or ``python -m tirx_layout.tools.demo``, or ``./dev.sh demo``); the examples
+installed with the package are the default; ``--layouts-only`` skips the kernels.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..hw.constructors import tcgen05_atom_layout, tmem_datapath_layout
 from ..hw.memory import bank_of
 from ..layout import ComposeLayout, R, S, TileLayout
 from ..layout.axis import TCol, TLane, laneid, warpid
-from .kernel_report import load_examples, report
+from .kernel_report import examples_directory, load_examples, report
 
 
 def _grid(title: str, values: np.ndarray) -> str:
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     if "--layouts-only" not in args:
         paths = [a for a in args if not a.startswith("--")]
-        ok = kernels(Path(paths[0]) if paths else Path("examples"))
+        ok = kernels(Path(paths[0]) if paths else examples_directory())
     for title, section in (
         ("Register fragment over lanes and warps", warp_fragment),
         ("Tensor-memory accumulator", tmem_accumulator),

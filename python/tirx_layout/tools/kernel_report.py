@@ -74,6 +74,19 @@ def load_example_module(path: str | Path):
     return module
 
 
+def examples_directory() -> Path:
+    """Where the example kernels are: the copy installed with the package (``tirx_layout/examples``, which the wheel
+    ships so that ``tirx-layout demo`` runs anywhere), else ``examples/`` under the working directory (a checkout
+    used without installing).
+
+    Example:
+        >>> (examples_directory() / "tile_copies.py").is_file()
+        True
+    """
+    installed = Path(__file__).resolve().parents[1] / "examples"
+    return installed if installed.is_dir() else Path("examples")
+
+
 def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelTable:
     """Every ``KERNELS`` entry of the modules in ``directory``: name -> (PrimFunc, expected(input) -> output), each
     built when first looked up. With ``showcase_only``, only those a module lists in ``SHOWCASE`` (all of them when
