@@ -6,6 +6,10 @@ Example:
     TileLayout(S[(8, 2, 4, 2):(4@laneid, 1@warpid, 1@laneid, 1)] + R[2:4@warpid] + 5@warpid)
 """
 
+#: The package version, in one place: the wheel's metadata reads it from this line (pyproject.toml), and
+#: ``tirx-layout --version`` reports it.
+__version__ = "0.2.0"
+
 
 def _tvm_autoload() -> None:
     """The ``tvm.backends`` entry point: ``import tvm`` imports this package, which registers the ``"tirx_layout"``
@@ -18,7 +22,6 @@ def _tvm_autoload() -> None:
 # Importing ``script`` registers the TVMScript names and printer rules, ``transform`` the passes and the
 # "tirx_layout" pipeline, ``viz`` the notebook display; ``tools`` is imported by those who use it.
 from . import analysis, cute, ir, script, sim, transform, viz
-from ._version import __version__ as __version__
 from .hw import mma_shared_layout, swizzle_mode, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
 from .ir.annotations import layout_of
 from .layout import (
