@@ -211,7 +211,8 @@ def test_notebook_hooks_delegate_to_the_pictures():
     composed = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64) : (64, 1)]))
     assert composed._repr_svg_() == picture_svg(layout_picture(build_scene(composed, None, "float16")))
     assert composed._repr_html_().startswith("<div")
-    assert repr_svg(TileLayout(S[(256, 256) : (256, 1)])) is None
+    big = repr_svg(TileLayout(S[(256, 256) : (256, 1)]))  # past MAX_ELEMENTS: a summary of the corner
+    assert len(big) <= MAX_NOTEBOOK_BYTES and "summary: logical rows 0-" in big
     assert re.match(r"<svg[^>]+width=", tile._repr_svg_())
 
 
@@ -391,3 +392,20 @@ def test_crop_keeps_places_and_renumbers():
         assert small["physical"]["row_labels"][r] == ",".join(str(place[a]) for a in threads)
     with pytest.raises(ValueError, match="at least one row"):
         crop_scene(scene, 0, 4)
+
+
+def test_window_is_the_corner_of_the_whole_scene():
+    layout = layout_from("S[(64, 64):(64, 1)]", "128B", "float16")
+    whole = build_scene(layout, (64, 64), "float16")
+    corner = build_scene(layout, (64, 64), "float16", window=(4, 16))
+    assert corner["cropped"]["note"] == "summary: logical rows 0-3 of 64, columns 0-15 of 64"
+    kept = [whole["elements"][r * 64 + c] for r in range(4) for c in range(16)]
+    assert [(e["coord"], e["places"], e["label"]) for e in corner["elements"]] == [
+        (e["coord"], e["places"], e["label"]) for e in kept
+    ]
+    cropped = crop_scene(whole, 4, 16)
+    assert cropped["cropped"]["note"] == corner["cropped"]["note"]
+    with pytest.raises(ValueError, match="at least one row"):
+        build_scene(layout, (64, 64), "float16", window=(0, 4))
+    with pytest.raises(ValueError, match="pictures stop at"):
+        build_scene(TileLayout(S[(256, 256) : (256, 1)]), None, "float16", window=(200, 200))

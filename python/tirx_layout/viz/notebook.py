@@ -13,7 +13,7 @@ from ..cute.layout import Layout as CuteLayout
 from ..cute.printing import layout_grid
 from ..layout import ComposeLayout, TileLayout
 from .geometry import grid_picture, layout_picture
-from .scene import build_scene, crop_scene, palette
+from .scene import MAX_ELEMENTS, build_scene, check_shape, crop_scene, palette
 from .svg import picture_svg
 
 #: A composed layout's element type, guessed from the swizzle's 16-byte vector (per_element = log2(16 / bytes)).
@@ -61,16 +61,22 @@ def notebook_svg(scene: dict, limit: int = MAX_NOTEBOOK_BYTES) -> str:
 
 def repr_svg(layout) -> str | None:
     """The picture of ``layout`` over its default logical shape, as SVG (a summary for big tiles, see
-    ``notebook_svg``); ``None`` (plain repr) when the layout is too big to draw at all.
+    ``notebook_svg``; past ``MAX_ELEMENTS`` only the summary's corner is computed); ``None`` (plain repr) when
+    even that cannot be drawn.
 
     Example:
         >>> repr_svg(TileLayout(S[(2, 4):(1 @ laneid, 1)])).startswith("<svg")
         True
-        >>> repr_svg(TileLayout(S[(256, 256):(256, 1)])) is None
+        >>> "summary: logical rows 0-7 of 256" in repr_svg(TileLayout(S[(256, 256):(256, 1)]))
         True
     """
     try:
-        return notebook_svg(build_scene(layout, None, _dtype(layout)))
+        shape = check_shape(layout, None)
+        window = None
+        if layout.size() > MAX_ELEMENTS:  # only the corner a summary shows is computed
+            cols = min(shape[-1], 64)
+            window = (max(1, SUMMARY_ELEMENTS // cols), cols)
+        return notebook_svg(build_scene(layout, shape, _dtype(layout), window))
     except ValueError:
         return None
 

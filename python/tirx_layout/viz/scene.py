@@ -211,13 +211,19 @@ def _detail(coord: list[int], names: list[str], element_places: np.ndarray, labe
     return text
 
 
-def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float32") -> dict:
+def build_scene(
+    layout, shape: Sequence[int] | None = None, dtype: str = "float32", window: tuple[int, int] | None = None
+) -> dict:
     """The picture of ``layout`` (a TileLayout or ComposeLayout) over a logical ``shape`` tile of ``dtype``,
     as JSON-ready data: ``elements`` (logical coordinate, every place, colour) and the ``logical`` and ``physical``
     grids (``physical["cells"]``: ``[row, col, element, replica]``). ``ValueError`` for a wrong shape or a tile
-    too big to draw.
+    too big to draw. ``window=(rows, cols)`` draws only the top-left corner of the logical grid (rows count the
+    leading dimensions together), for a summary of a tile of any size; ``scene["cropped"]`` then says so.
 
     Example:
+        >>> big = build_scene(TileLayout(S[(256, 256):(256, 1)]), None, "float16", window=(2, 8))
+        >>> len(big["elements"]), big["cropped"]["note"]
+        (16, 'summary: logical rows 0-1 of 256, columns 0-7 of 256')
         >>> scene = build_scene(TileLayout(S[(32, 4):(1 @ TLane, 1 @ TCol)] + R[4:32 @ TLane]), (32, 4), "uint8")
         >>> scene["physical"]["kind"], scene["elements"][7]["places"]
         ('tmem', [[1, 3], [33, 3], [65, 3], [97, 3]])
@@ -226,9 +232,22 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
         raise TypeError(f"expected a TileLayout or ComposeLayout, got {layout!r}")
     shape = check_shape(layout, shape)
     size = dtype_bytes(dtype)
-    if layout.size() > MAX_ELEMENTS:
-        raise ValueError(f"the tile has {layout.size()} elements; pictures stop at {MAX_ELEMENTS} (slice it first)")
-    names, places = all_places(layout, shape)
+    total_rows, total_cols = math.prod(shape[:-1]), shape[-1]
+    win_rows, win_cols = total_rows, total_cols
+    if window is not None:
+        win_rows, win_cols = (int(w) for w in window)
+        if win_rows < 1 or win_cols < 1:
+            raise ValueError(f"a window needs at least one row and one column, got {tuple(window)}")
+        win_rows, win_cols = min(win_rows, total_rows), min(win_cols, total_cols)
+    if win_rows * win_cols > MAX_ELEMENTS:
+        raise ValueError(
+            f"the tile has {win_rows * win_cols} elements; pictures stop at {MAX_ELEMENTS} (slice it first)"
+        )
+    lead = np.stack(np.unravel_index(np.arange(win_rows), shape[:-1])) if len(shape) > 1 else np.zeros((0, 1), np.int64)
+    coords = np.concatenate([np.repeat(lead, win_cols, axis=1), np.tile(np.arange(win_cols), win_rows)[None, :]])
+    result = layout.apply_all(*coords, shape=list(shape))
+    names = list(result)
+    places = np.stack([np.asarray(result[n]) for n in names], axis=-1)
     kind, row_axes, col_axes = arrangement(names)
     if kind == "banks":
         per_row = max(ROW_BYTES // size, 1)
@@ -280,7 +299,7 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
     )
     physical["cells"] = cells.reshape(-1, 4).tolist()
     colours = np.unique(colour_of, return_inverse=True)[1].reshape(-1)
-    coords = np.indices(shape).reshape(len(shape), -1).T
+    coords = coords.T
     labels = cell_labels(kind, names, places, dtype)
     elements = [
         {
@@ -294,9 +313,8 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
         }
         for e in range(count)
     ]
-    cols = shape[-1]
-    lead = np.indices(shape[:-1]).reshape(len(shape) - 1, -1).T if len(shape) > 1 else np.zeros((1, 0), np.int64)
-    return {
+    lead = lead.T if len(shape) > 1 else np.zeros((1, 0), np.int64)
+    scene = {
         "layout": repr(layout),
         "shape": list(shape),
         "dtype": str(dtype),
@@ -311,13 +329,21 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
         "palette": palette(int(colours.max()) + 1),
         "elements": elements,
         "logical": {
-            "rows": count // cols,
-            "cols": cols,
+            "rows": win_rows,
+            "cols": win_cols,
             "row_labels": [_text(r) if len(r) else "0" for r in lead],
-            "col_labels": [str(c) for c in range(cols)],
+            "col_labels": [str(c) for c in range(win_cols)],
         },
         "physical": physical,
     }
+    if (win_rows, win_cols) != (total_rows, total_cols):
+        note = _summary_note(win_rows, win_cols, total_rows, total_cols)
+        scene["cropped"] = {"rows": win_rows, "cols": win_cols, "total": [total_rows, total_cols], "note": note}
+    return scene
+
+
+def _summary_note(rows: int, cols: int, total_rows: int, total_cols: int) -> str:
+    return f"summary: logical rows 0-{rows - 1} of {total_rows}, columns 0-{cols - 1} of {total_cols}"
 
 
 def crop_scene(scene: dict, rows: int, cols: int) -> dict:
@@ -345,7 +371,8 @@ def crop_scene(scene: dict, rows: int, cols: int) -> dict:
     used_cols = sorted({c for _, c, _, _ in cells})
     row_at = {r: i for i, r in enumerate(used_rows)}
     col_at = {c: i for i, c in enumerate(used_cols)}
-    note = f"summary: logical rows 0-{rows - 1} of {logical['rows']}, columns 0-{cols - 1} of {logical['cols']}"
+    total_rows, total_cols = scene.get("cropped", {}).get("total", (logical["rows"], logical["cols"]))
+    note = _summary_note(rows, cols, total_rows, total_cols)
     return {
         **scene,
         "elements": [scene["elements"][k] for k in kept],
@@ -363,5 +390,5 @@ def crop_scene(scene: dict, rows: int, cols: int) -> dict:
             "col_labels": [physical["col_labels"][c] for c in used_cols],
             "cells": [[row_at[r], col_at[c], renumber[k], rep] for r, c, k, rep in cells],
         },
-        "cropped": {"rows": rows, "cols": cols, "note": note},
+        "cropped": {"rows": rows, "cols": cols, "total": [total_rows, total_cols], "note": note},
     }
