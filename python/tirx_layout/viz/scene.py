@@ -178,6 +178,8 @@ def cell_labels(kind: str, names: list[str], places: np.ndarray, dtype: str) -> 
         ['T37V3', 'T2V0']
         >>> cell_labels("banks", ["m"], np.array([[[73], [64]]]), "float16")
         ['R1B4', 'R1B0']
+        >>> cell_labels("threads", ["laneid"], np.array([[[3]]]), "float32")  # one value per thread
+        ['T3']
     """
     base = places[0]
     memory = [a for a, n in enumerate(names) if Axis.get(n).is_memory()]
@@ -185,10 +187,9 @@ def cell_labels(kind: str, names: list[str], places: np.ndarray, dtype: str) -> 
         threads = _cta_thread(names, base)
         thread_axes = [a for a in range(len(names)) if a not in memory]
         t_text = [str(int(t)) for t in threads] if threads is not None else [f"({_text(p[thread_axes])})" for p in base]
-        v_text = [_text(p[memory]) for p in base] if memory else None
-        return [
-            f"T{t}" + (f"V{v}" if v_text is not None else "") for t, v in zip(t_text, v_text or t_text, strict=True)
-        ]
+        if not memory:  # one value per thread
+            return [f"T{t}" for t in t_text]
+        return [f"T{t}V{_text(p[memory])}" for t, p in zip(t_text, base, strict=True)]
     if kind == "tmem":
         lane = names.index("TLane")
         others = [a for a in range(len(names)) if a != lane]
