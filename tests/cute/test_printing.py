@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tirx_layout.cute import Layout, latex_text, layout_text, print_latex, print_layout
+from tirx_layout.cute import ComposedLayout, Layout, Swizzle, latex_text, layout_text, print_latex, print_layout
 
 pycute = pytest.importorskip(
     "pycute", reason="pycute (the CuTe oracle) ships in nvidia-cutlass: pip install --no-deps nvidia-cutlass==4.2.0.0"
@@ -97,7 +97,7 @@ def test_print_layout_named_strides_and_limits():
     assert text.splitlines()[5] == " 1  |   1@laneid | 1@laneid+1 |"
     with pytest.raises(ValueError, match="rank 3"):
         layout_text(Layout.parse("(2,2,2):(1,2,4)"))
-    with pytest.raises(TypeError, match=r"cute\.Layout"):
+    with pytest.raises(TypeError, match=r"cute\.Layout or cute\.ComposedLayout"):
         layout_text("(2,2):(1,2)")
 
 
@@ -155,3 +155,15 @@ def test_cute_layout_notebook_picture():
     assert sorted(int(t) for t in texts if t.isdigit() and int(t) < 32).count(31) == 1
     assert layout._repr_html_().startswith("<div")
     assert Layout.parse("(2,2,2):(1,2,4)")._repr_svg_() is None
+
+
+def test_print_layout_of_a_swizzled_layout():
+    # Swizzle<3,3,3> XORs address bits 6-8 into bits 3-5: in (8,64):(64,1), row i (address 64 i, bits 6-8 = i)
+    # starts at 64 i + 8 i = 72 i; row 0 (bits 6-8 zero) is the identity. cosize 512: three digits per cell.
+    layout = ComposedLayout(Swizzle(3, 3, 3), 0, Layout.parse("(8,64):(64,1)"))
+    lines = layout_text(layout).splitlines()
+    assert lines[0] == "Sw<3,3,3> o 0 o (8,64):(64,1)"
+    assert lines[2] == "    " + "+-----" * 64 + "+"
+    assert _table_values("\n".join(lines))[0] == list(range(64))
+    assert [row[0] for row in _table_values("\n".join(lines))] == [72 * i for i in range(8)]
+    assert layout._repr_svg_().startswith("<svg")

@@ -1,6 +1,7 @@
-"""CuTe's two ways of printing a rank-2 layout, for our ``Layout``: ``print_layout`` (the text table CuTe prints:
-row indices down, column indices across, each cell ``L(m, n)`` in a box of ``+---+``) and ``print_latex`` (a
-standalone TikZ document, one filled 1 cm node per cell, the grid drawn over them, row and column indices outside).
+"""CuTe's two ways of printing a rank-2 layout, for our ``Layout`` and ``ComposedLayout`` (a swizzled one):
+``print_layout`` (the text table CuTe prints: row indices down, column indices across, each cell ``L(m, n)`` in a
+box of ``+---+``) and ``print_latex`` (a standalone TikZ document, one filled 1 cm node per cell, the grid drawn
+over them, row and column indices outside).
 
 Both index a cell ``(m, n)`` the CuTe way, colexicographically: the layout is evaluated at ``m + M * n`` where
 ``M`` is the size of mode 0. A rank-1 layout prints as one column (CuTe's ``print_latex`` appends a ``1:0`` mode;
@@ -15,14 +16,16 @@ import sys
 import numpy as np
 
 from .layout import PLAIN_AXIS, Layout, shape_size
+from .swizzle import ComposedLayout
 
 #: Fill of a LaTeX cell by its value modulo 8: greys, so neighbouring values differ and the text stays readable.
 LATEX_GREYS = ("black!00", "black!40", "black!20", "black!10", "black!30", "black!50", "black!15", "black!35")
 
 
-def layout_grid(layout: Layout) -> tuple[int, int, list[list[str]], np.ndarray | None]:
-    """``(M, N, texts, values)``: the rows and columns of a rank <= 2 ``layout``, each cell's text, and the integer
-    cell values (``None`` when the layout has named strides). ``ValueError`` for rank 3 and above.
+def layout_grid(layout: Layout | ComposedLayout) -> tuple[int, int, list[list[str]], np.ndarray | None]:
+    """``(M, N, texts, values)``: the rows and columns of a rank <= 2 ``layout`` (a ``ComposedLayout`` by its inner
+    layout's shape), each cell's text, and the integer cell values (``None`` when the places have named axes).
+    ``ValueError`` for rank 3 and above.
 
     Example:
         >>> layout_grid(Layout.parse("(2,3):(3,1)"))[2]
@@ -30,18 +33,17 @@ def layout_grid(layout: Layout) -> tuple[int, int, list[list[str]], np.ndarray |
         >>> layout_grid(Layout.parse("(2,2):(1@laneid,1)"))[2]
         [['0', '1'], ['1@laneid', '1@laneid+1']]
     """
-    if not isinstance(layout, Layout):
-        raise TypeError(f"expected a cute.Layout, got {layout!r}")
-    if layout.rank() > 2:
-        raise ValueError(
-            f"CuTe prints rank-1 and rank-2 layouts; {layout} has rank {layout.rank()} (group modes first)"
-        )
-    rows = shape_size(layout.shape[0]) if layout.rank() == 2 else layout.size()
-    cols = shape_size(layout.shape[1]) if layout.rank() == 2 else 1
+    if not isinstance(layout, Layout | ComposedLayout):
+        raise TypeError(f"expected a cute.Layout or cute.ComposedLayout, got {layout!r}")
+    inner = layout.inner if isinstance(layout, ComposedLayout) else layout
+    if inner.rank() > 2:
+        raise ValueError(f"CuTe prints rank-1 and rank-2 layouts; {layout} has rank {inner.rank()} (group modes first)")
+    rows = shape_size(inner.shape[0]) if inner.rank() == 2 else inner.size()
+    cols = shape_size(inner.shape[1]) if inner.rank() == 2 else 1
     index = np.arange(rows)[:, None] + rows * np.arange(cols)[None, :]
     result = layout.apply_array(index)
-    if layout.is_plain():
-        return rows, cols, [[str(int(v)) for v in row] for row in result], result
+    if not isinstance(result, dict):
+        return rows, cols, [[str(int(v)) for v in row] for row in result], np.asarray(result)
     names = list(result)
     texts = [[_place_text({n: int(result[n][m, c]) for n in names}) for c in range(cols)] for m in range(rows)]
     return rows, cols, texts, None
@@ -52,7 +54,7 @@ def _place_text(place: dict) -> str:
     return "+".join(terms) or "0"
 
 
-def layout_text(layout: Layout) -> str:
+def layout_text(layout: Layout | ComposedLayout) -> str:
     """The text ``print_layout`` prints (without the final newline): the layout, a header of column indices, then per
     row a ``+---+`` rule and ``| value |`` cells, each cell as wide as the widest value (the cosize's digits).
 
@@ -81,7 +83,7 @@ def layout_text(layout: Layout) -> str:
     return "\n".join(lines)
 
 
-def print_layout(layout: Layout, file=None) -> None:
+def print_layout(layout: Layout | ComposedLayout, file=None) -> None:
     """Print ``layout`` as CuTe's ``print_layout`` does (see ``layout_text``).
 
     Example:
@@ -97,7 +99,7 @@ def print_layout(layout: Layout, file=None) -> None:
     print(layout_text(layout), file=sys.stdout if file is None else file)
 
 
-def latex_text(layout: Layout) -> str:
+def latex_text(layout: Layout | ComposedLayout) -> str:
     """The standalone LaTeX/TikZ document ``print_latex`` prints: row ``m`` goes down and column ``n`` across
     (``x={(0cm,-1cm)}, y={(1cm,0cm)}``), each cell a 1 cm node at ``(m,n)`` filled by ``LATEX_GREYS[value % 8]``,
     then the grid and the row/column indices at ``(m,-1)`` and ``(-1,n)``.
@@ -130,7 +132,7 @@ def latex_text(layout: Layout) -> str:
     return "\n".join(lines)
 
 
-def print_latex(layout: Layout, file=None) -> None:
+def print_latex(layout: Layout | ComposedLayout, file=None) -> None:
     """Print ``layout`` as CuTe's ``print_latex`` does: a TikZ document (see ``latex_text``) to compile with
     ``pdflatex``.
 

@@ -1,6 +1,6 @@
-"""Notebook display of layouts: importing this module gives ``TileLayout``, ``ComposeLayout`` and
-``cute.Layout`` the ``_repr_svg_``/``_repr_html_`` methods notebooks call, so the models know nothing of pictures
-and the pictures attach themselves (``import tirx_layout`` imports ``tirx_layout.viz``, which imports this).
+"""Notebook display of layouts: importing this module gives ``TileLayout``, ``ComposeLayout``, ``cute.Layout``
+and ``cute.ComposedLayout`` the ``_repr_svg_``/``_repr_html_`` methods notebooks call, so the models know nothing
+of pictures and the pictures attach themselves (``import tirx_layout`` imports ``tirx_layout.viz``, which imports this).
 
 A notebook picture stays under ``MAX_NOTEBOOK_BYTES``: a tile too big for that (a 128 x 128 swizzled tile is
 16384 cells) shows a summary, the top-left corner of its logical tile and the physical cells that corner uses,
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..cute.layout import Layout as CuteLayout
 from ..cute.printing import layout_grid
+from ..cute.swizzle import ComposedLayout as CuteComposedLayout
 from ..layout import ComposeLayout, TileLayout
 from .geometry import grid_picture, layout_picture
 from .scene import MAX_ELEMENTS, build_scene, check_shape, crop_scene, palette
@@ -81,9 +82,10 @@ def repr_svg(layout) -> str | None:
         return None
 
 
-def cute_svg(layout: CuteLayout) -> str | None:
-    """A ``cute.Layout``'s picture: ``print_layout``'s table as a grid (row ``m`` down, column ``n`` across, each
-    cell ``L(m, n)``, coloured by value); ``None`` above rank 2 or past ``MAX_NOTEBOOK_BYTES``.
+def cute_svg(layout: CuteLayout | CuteComposedLayout) -> str | None:
+    """A ``cute.Layout``'s (or ``cute.ComposedLayout``'s) picture: ``print_layout``'s table as a grid (row ``m``
+    down, column ``n`` across, each cell ``L(m, n)``, coloured by value); ``None`` above rank 2 or past
+    ``MAX_NOTEBOOK_BYTES``.
 
     Example:
         >>> from tirx_layout.cute import Layout
@@ -114,7 +116,7 @@ def repr_html(layout) -> str | None:
         >>> repr_html(TileLayout(S[4:1])).startswith("<div")
         True
     """
-    svg = cute_svg(layout) if isinstance(layout, CuteLayout) else repr_svg(layout)
+    svg = cute_svg(layout) if isinstance(layout, CuteLayout | CuteComposedLayout) else repr_svg(layout)
     return None if svg is None else f'<div style="overflow:auto;max-height:40em">{svg}</div>'
 
 
@@ -127,7 +129,8 @@ def attach() -> None:
     """
     for cls in (TileLayout, ComposeLayout):
         cls._repr_svg_, cls._repr_html_ = repr_svg, repr_html
-    CuteLayout._repr_svg_, CuteLayout._repr_html_ = cute_svg, repr_html
+    for cls in (CuteLayout, CuteComposedLayout):
+        cls._repr_svg_, cls._repr_html_ = cute_svg, repr_html
 
 
 attach()
