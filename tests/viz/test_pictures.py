@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -15,11 +16,11 @@ from tirx_layout.analysis.bank_conflicts import bank_conflicts, column, contiguo
 from tirx_layout.analysis.injectivity import injectivity
 from tirx_layout.viz.banks import bank_view
 from tirx_layout.viz.geometry import layout_picture
-from tirx_layout.viz.notebook import repr_svg
+from tirx_layout.viz.notebook import MAX_NOTEBOOK_BYTES, notebook_svg, repr_svg
 from tirx_layout.viz.png import picture_png
 from tirx_layout.viz.presets import PRESETS
 from tirx_layout.viz.request import layout_from, parse_shape, parse_swizzle
-from tirx_layout.viz.scene import MAX_ELEMENTS, build_scene, default_shape
+from tirx_layout.viz.scene import MAX_ELEMENTS, build_scene, crop_scene, default_shape
 from tirx_layout.viz.svg import picture_svg
 from tirx_layout.viz.table import layout_table
 
@@ -118,11 +119,11 @@ def test_svg_cells_match_the_scene():
 def test_png_pixels_have_the_scene_colours():
     _layout, scene = _scene("scale-factor-atom")
     picture = layout_picture(scene)
-    pixels = decode_png(picture_png(picture))
+    pixels = decode_png(picture_png(picture, scale=1))
     assert pixels.shape[:2] == (round(picture.height), round(picture.width))
     for box in picture.boxes[:: max(1, len(picture.boxes) // 300)]:
         colour = scene["palette"][scene["elements"][box.meta["element"]]["colour"]]
-        assert bytes(pixels[int(box.y) + 2, int(box.x) + 2]).hex() == colour.lstrip("#")
+        assert bytes(pixels[int(box.y) + 1, int(box.x) + 1]).hex() == colour.lstrip("#")
 
 
 @pytest.mark.parametrize("mode", ["none", "128B"])
@@ -206,9 +207,205 @@ def test_inputs_and_limits():
 
 def test_notebook_hooks_delegate_to_the_pictures():
     tile = TileLayout(S[(32, 4) : (1 @ TLane, 1 @ TCol)] + R[4 : 32 @ TLane])
-    assert tile._repr_svg_() == picture_svg(layout_picture(build_scene(tile)))
+    assert tile._repr_svg_() == picture_svg(layout_picture(build_scene(tile)))  # small: the whole picture
     composed = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64) : (64, 1)]))
     assert composed._repr_svg_() == picture_svg(layout_picture(build_scene(composed, None, "float16")))
     assert composed._repr_html_().startswith("<div")
-    assert repr_svg(TileLayout(S[(256, 256) : (256, 1)])) is None
+    big = repr_svg(TileLayout(S[(256, 256) : (256, 1)]))  # past MAX_ELEMENTS: a summary of the corner
+    assert len(big) <= MAX_NOTEBOOK_BYTES and "summary: logical rows 0-" in big
     assert re.match(r"<svg[^>]+width=", tile._repr_svg_())
+
+
+# ---- labels: one convention, checked against places computed here ------------------------------------------------
+
+#: Threads one step on each CTA thread axis is worth, from SPEC §1's (scope, subscope) table: the subscope's size.
+THREADS_PER_STEP = {"tx": 1, "laneid": 1, "tid_in_wg": 1, "warpid": 32, "wid_in_wg": 32, "wgid": 128}
+MEMORY_AXES = {"m", "TLane", "TCol"}
+
+
+def _expected_label(kind, place: dict, dtype: str) -> str:
+    if kind == "threads":
+        thread = sum(v * THREADS_PER_STEP[a] for a, v in place.items() if a not in MEMORY_AXES)
+        values = [str(v) for a, v in place.items() if a in MEMORY_AXES]
+        return f"T{thread}" + (f"V{','.join(values)}" if values else "")
+    if kind == "tmem":
+        others = [str(v) for a, v in place.items() if a != "TLane"]
+        return f"L{place['TLane']}C{','.join(others)}"
+    address = place["m"] * np.dtype(dtype).itemsize
+    return f"R{address // 128}B{address // 4 % 32}"
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_element_labels_follow_the_convention(name):
+    layout, scene = _scene(name)
+    expected = library_places(layout, tuple(scene["shape"]))
+    assert scene["labels"]["pattern"] == {"threads": "T#V#", "tmem": "L#C#", "banks": "R#B#"}[scene["kind"]]
+    for element, places in zip(scene["elements"], expected, strict=True):
+        base = as_int_dicts(places)[0]
+        assert element["label"] == _expected_label(scene["kind"], base, scene["dtype"])
+        assert element["detail"].startswith(f"element ({', '.join(map(str, element['coord']))}) {element['label']}")
+
+
+def test_table_labels_are_the_scene_labels():
+    layout = layout_from("S[(8, 64):(64, 1)]", "128B", "float16")
+    lines = layout_table(layout, (8, 64), "float16").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("cells (R = 128-byte row"))
+    rows = [line.split()[1:] for line in lines[start + 2 : start + 10]]
+    scene = build_scene(layout, (8, 64), "float16")
+    assert [label for row in rows for label in row] == [e["label"] for e in scene["elements"]]
+    # The guide's column check: column 0 of rows 0..7 lies in banks 0, 4, ..., 28 once swizzled.
+    assert [row[0] for row in rows] == [f"R{i}B{4 * i}" for i in range(8)]
+
+
+# ---- text present, inside the picture, not overlapping -----------------------------------------------------------
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+CHAR_W, ASCENT, DESCENT = 6, 8, 2  # the SVG's 10 px monospace text: 0.6 em per character
+
+
+def _texts(svg: str):
+    root = ET.fromstring(svg)
+    width, height = float(root.get("width")), float(root.get("height"))
+    boxes = []
+    for t in root.iter(f"{SVG_NS}text"):
+        w = len(t.text) * CHAR_W
+        x = float(t.get("x")) - (w / 2 if t.get("text-anchor") == "middle" else 0)
+        y = float(t.get("y"))
+        boxes.append((t.text, x, y - ASCENT, x + w, y + DESCENT))
+    return width, height, boxes
+
+
+def _assert_text_unclipped_and_apart(svg: str) -> list[str]:
+    width, height, boxes = _texts(svg)
+    for text, x0, y0, x1, y1 in boxes:
+        assert x0 >= 0 and x1 <= width and y0 >= 0 and y1 <= height, f"{text!r} is cut off at {(x0, y0, x1, y1)}"
+    boxes.sort(key=lambda b: b[1])
+    for i, (text, _x0, y0, x1, y1) in enumerate(boxes):
+        for other, ox0, oy0, _ox1, oy1 in boxes[i + 1 :]:
+            if ox0 >= x1:
+                break
+            assert oy1 <= y0 or oy0 >= y1, f"{text!r} overlaps {other!r}"
+    return [b[0] for b in boxes]
+
+
+PICTURED = [*PRESET_NAMES, "wide-swizzled"]
+
+
+def _pictured(name):
+    if name == "wide-swizzled":  # 8 x 64 fp16 under 128B: the physical grid is 64 elements wide
+        layout = layout_from("S[(8, 64):(64, 1)]", "128B", "float16")
+        return layout, build_scene(layout, (8, 64), "float16")
+    return _scene(name)
+
+
+@pytest.mark.parametrize("name", PICTURED)
+def test_svg_text_is_present_unclipped_and_apart(name):
+    layout, scene = _pictured(name)
+    banks = bank_view(layout, scene["shape"], scene["dtype"], "column") if scene["kind"] == "banks" else None
+    svg = picture_svg(layout_picture(scene, banks))
+    texts = _assert_text_unclipped_and_apart(svg)
+    # Every cell carries its text: the logical labels and the physical coordinates (with ' for replicas).
+    want = Counter(e["label"] for e in scene["elements"])
+    want.update(
+        scene["elements"][k]["coord_text"] + ("'" if rep else "") for _, _, k, rep in scene["physical"]["cells"]
+    )
+    assert not want - Counter(texts)
+    assert scene["layout"] in texts  # the header keeps its case: TLane, @, ...
+
+
+def test_wide_swizzled_tile_shows_row_bank_and_element():
+    _layout, scene = _pictured("wide-swizzled")
+    svg = picture_svg(layout_picture(scene))
+    texts = _assert_text_unclipped_and_apart(svg)
+    assert "R0B0" in texts and "R7B28" in texts  # logical cells: row and bank
+    assert "7,0" in texts and "0,63" in texts  # physical cells: the element there
+    assert [t for t in texts if t.startswith("physical")] == ["physical: m (row start) (rows) x bank (columns)"]
+    assert "0.0" not in texts
+
+
+def test_tmem_header_keeps_case_and_fits():
+    layout = TileLayout(S[(2, 128, 16) : (16 @ TCol, 1 @ TLane, 1 @ TCol)])
+    svg = picture_svg(layout_picture(build_scene(layout, (2, 2048), "float32")))
+    texts = _assert_text_unclipped_and_apart(svg)
+    assert "TileLayout(S[(2, 128, 16):(16@TCol, 1@TLane, 1@TCol)])" in texts
+    assert any(t.startswith("physical: TLane (rows) x TCol") for t in texts)
+
+
+def _ink_in(pixels: np.ndarray, x0, y0, x1, y1) -> int:
+    area = pixels[max(0, int(y0)) : int(y1) + 1, max(0, int(x0)) : int(x1) + 1]
+    return int((area.max(axis=-1) < 100).sum())  # dark pixels: text (cell fills and borders are light or grey)
+
+
+@pytest.mark.parametrize("name", ["warp-fragment", "scale-factor-atom", "swizzled-fp16-128B"])
+def test_png_has_the_svg_text_in_place(name):
+    _layout, scene = _scene(name)
+    picture = layout_picture(scene)
+    scale = 2
+    pixels = decode_png(picture_png(picture, scale=scale))
+    assert pixels.shape[:2] == (round(picture.height * scale), round(picture.width * scale))
+    for label in picture.labels[:: max(1, len(picture.labels) // 200)]:
+        x0 = label.x - (len(label.text) * CHAR_W / 2 if label.anchor == "middle" else 0)
+        box = (x0 * scale, (label.y - ASCENT) * scale, (x0 + len(label.text) * CHAR_W) * scale, (label.y + 2) * scale)
+        assert _ink_in(pixels, *box) >= len(label.text.strip()), f"no text drawn for {label.text!r}"
+    # Nothing but text is dark: the ink outside every label's box is none.
+    mask = np.ones(pixels.shape[:2], bool)
+    for label in picture.labels:
+        x0 = label.x - (len(label.text) * CHAR_W / 2 if label.anchor == "middle" else 0)
+        mask[
+            max(0, int((label.y - ASCENT - 2) * scale)) : int((label.y + 3) * scale),
+            max(0, int(x0 * scale) - 1) : int((x0 + len(label.text) * CHAR_W) * scale) + 2,
+        ] = False
+    assert int(((pixels.max(axis=-1) < 100) & mask).sum()) == 0
+
+
+def test_png_scale_is_checked():
+    with pytest.raises(ValueError, match="whole number"):
+        picture_png(layout_picture(_scene("wg-local")[1]), scale=0)
+
+
+# ---- notebooks ---------------------------------------------------------------------------------------------------
+
+
+def test_notebook_picture_of_a_big_swizzled_tile_is_small_and_labelled():
+    layout = layout_from("S[(128, 128):(128, 1)]", "128B", "float16")
+    svg = layout._repr_svg_()
+    assert len(svg) <= MAX_NOTEBOOK_BYTES
+    texts = _assert_text_unclipped_and_apart(svg)
+    assert any(t.startswith("summary: logical rows 0-") and t.endswith("of 128") for t in texts)
+    scene = build_scene(layout, (128, 128), "float16")
+    assert scene["elements"][0]["label"] in texts and "R0B0" in texts
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_every_preset_fits_a_notebook(name):
+    _layout, scene = _scene(name)
+    assert len(notebook_svg(scene)) <= MAX_NOTEBOOK_BYTES
+
+
+def test_crop_keeps_places_and_renumbers():
+    _layout, scene = _scene("tcgen05-32x32b")  # 128 x 8, one row per thread
+    small = crop_scene(scene, 4, 8)
+    assert [e["coord"] for e in small["elements"]] == [[r, c] for r in range(4) for c in range(8)]
+    for r, _c, k, rep in small["physical"]["cells"]:
+        place = dict(zip(small["axes"], small["elements"][k]["places"][rep], strict=True))
+        threads = [a.strip() for a in small["physical"]["row_title"].split(",")]
+        assert small["physical"]["row_labels"][r] == ",".join(str(place[a]) for a in threads)
+    with pytest.raises(ValueError, match="at least one row"):
+        crop_scene(scene, 0, 4)
+
+
+def test_window_is_the_corner_of_the_whole_scene():
+    layout = layout_from("S[(64, 64):(64, 1)]", "128B", "float16")
+    whole = build_scene(layout, (64, 64), "float16")
+    corner = build_scene(layout, (64, 64), "float16", window=(4, 16))
+    assert corner["cropped"]["note"] == "summary: logical rows 0-3 of 64, columns 0-15 of 64"
+    kept = [whole["elements"][r * 64 + c] for r in range(4) for c in range(16)]
+    assert [(e["coord"], e["places"], e["label"]) for e in corner["elements"]] == [
+        (e["coord"], e["places"], e["label"]) for e in kept
+    ]
+    cropped = crop_scene(whole, 4, 16)
+    assert cropped["cropped"]["note"] == corner["cropped"]["note"]
+    with pytest.raises(ValueError, match="at least one row"):
+        build_scene(layout, (64, 64), "float16", window=(0, 4))
+    with pytest.raises(ValueError, match="pictures stop at"):
+        build_scene(TileLayout(S[(256, 256) : (256, 1)]), None, "float16", window=(200, 200))

@@ -33,6 +33,7 @@ from .algebra import (
 from .convert import logical_shape, to_cute, to_cute_composed, to_cute_flat, to_tile_layout
 from .fragment import Fragment
 from .layout import Layout, compact_strides, make_layout
+from .printing import latex_text, layout_text, print_latex, print_layout
 from .swizzle import ComposedLayout, Swizzle
 
 __all__ = [
@@ -49,11 +50,15 @@ __all__ = [
     "depth",
     "filter",
     "is_partial_right_inverse",
+    "latex_text",
+    "layout_text",
     "left_inverse",
     "logical_divide",
     "logical_product",
     "logical_shape",
     "make_layout",
+    "print_latex",
+    "print_layout",
     "raked_product",
     "rank",
     "restrict",

@@ -29,6 +29,7 @@ from ..analysis.injectivity import injectivity
 from ..transform import build
 from ..viz.banks import PATTERNS, bank_view
 from ..viz.geometry import layout_picture
+from ..viz.kernel_pictures import write_layout_pictures
 from ..viz.png import picture_png
 from ..viz.presets import PRESETS
 from ..viz.request import layout_from, parse_shape
@@ -228,6 +229,11 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="sm_100a", help="CUDA architecture (default sm_100a)")
     parser.add_argument("--kernel", help="compile only this kernel (default: every kernel in the file)")
     parser.add_argument("--full", action="store_true", help="print the whole CUDA file, not just the kernels")
+    parser.add_argument(
+        "--show-layouts",
+        metavar="DIR",
+        help="also write a picture (DIR/<kernel>.<buffer>.svg) of every buffer's layout after layout inference",
+    )
 
 
 def _kernels_in(path: Path) -> dict:
@@ -265,6 +271,13 @@ def _compile(args: argparse.Namespace) -> int:
         if len(kernels) > 1:
             print(f"// ==== {name} ====")
         print(cuda if args.full else kernel_source(cuda))
+        if args.show_layouts:
+            try:
+                written = write_layout_pictures(kernel, args.show_layouts, f"{name}.")
+            except OSError as err:
+                raise UsageError(f"cannot write pictures to {args.show_layouts!r}: {err.strerror}") from None
+            plural = "s" if len(written) != 1 else ""
+            print(f"// {name}: {len(written)} layout picture{plural} in {args.show_layouts}", file=sys.stderr)
     return 0
 
 
@@ -329,6 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["show", "S[(2, 2):(1@laneid, 1)]"])
         TileLayout(S[(2, 2):(1@laneid, 1)])
         shape (2, 2)  dtype float32  size 4  span 2  scope ('thread', 'warp')
+        cells (T = CTA thread (the thread axes combined), V = value (register slot m)):
+               0    1
+          0 T0V0 T0V1
+          1 T1V0 T1V1
         laneid:
                0 1
             0  0 0
