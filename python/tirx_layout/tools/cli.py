@@ -305,6 +305,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["show", "S[(2, 2):(1@laneid, 1)]"])
         TileLayout(S[(2, 2):(1@laneid, 1)])
         shape (2, 2)  dtype float32  size 4  span 2  scope ('thread', 'warp')
+        cells (T = CTA thread (the thread axes combined), V = value (register slot m)):
+               0    1
+          0 T0V0 T0V1
+          1 T1V0 T1V1
         laneid:
                0 1
             0  0 0

@@ -2,7 +2,7 @@
 SVG, PNG, terminal tables), the bank view, the guide's presets and the local server.
 
 Modules: ``request`` (layout text, shape, dtype and swizzle inputs), ``scene``, ``banks``,
-``presets``, ``geometry`` (scene -> boxes and text), ``svg``, ``png`` + ``font``, ``table``, ``notebook``
+``presets``, ``geometry`` (scene -> boxes and text), ``svg``, ``png`` (Pillow), ``table``, ``notebook``
 (``_repr_svg_``/``_repr_html_``, attached to the layout classes when this package is imported), ``server`` +
 ``page.html``. The command line is ``tirx_layout.tools.cli``.
 """

@@ -7,6 +7,16 @@ Physical space, by what the layout maps onto (the first rule that fits):
 * ``m`` alone (shared memory): rows of 128 bytes, columns the elements of a row, headed by their 4-byte bank;
 * otherwise: the first memory axis as rows, the rest as columns.
 An element's colour comes from its base place (its thread, lane or bank), so the logical view shows where it went.
+
+One label convention for every view (the terminal table, SVG/PNG pictures, the page, notebooks): a logical cell
+shows its base place in short letters, a physical cell the logical coordinate of what lies there.
+* fragments (thread axes): ``T<t>V<v>`` as in CuTe's TV pictures: ``t`` is the CTA thread (the thread axes combined,
+  ``laneid + 32 * warpid``), ``v`` the value, the register slot ``m``;
+* tensor memory: ``L<lane>C<column>``;
+* shared memory (``m`` only): ``R<row>B<bank>``, the 128-byte row and the 4-byte bank of the element's address;
+* anything else: the place's values, comma separated.
+``scene["labels"]`` names the convention and its legend; ``element["label"]`` is the short text and
+``element["detail"]`` the long one (coordinate, every place, row and bank).
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..hw.memory import BANKS, WORD_BYTES, bank_of, dtype_bytes
+from ..hw.threads import thread_unit
 from ..layout import EXEC_LEVELS, Axis, ComposeLayout, TileLayout
 
 #: Most logical elements and physical grid cells a picture draws; bigger tiles should be sliced first.
@@ -107,7 +118,14 @@ class _Grid:
         self.title = ", ".join(short) if short else ""
 
 
-def _arrangement(names: list[str]) -> tuple[str, list[int], list[int]]:
+def arrangement(names: list[str]) -> tuple[str, list[int], list[int]]:
+    """The kind of picture for places on the axes ``names`` (``threads``, ``tmem``, ``banks`` or ``memory``, as
+    the module docstring says) and which axes index the physical rows and columns.
+
+    Example:
+        >>> arrangement(["laneid", "m"]), arrangement(["m"])
+        (('threads', [0], [1]), ('banks', [0], [0]))
+    """
     axes = [Axis.get(n) for n in names]
     threads = sorted((i for i, a in enumerate(axes) if a.is_thread()), key=lambda i: _thread_order(axes[i]))
     memory = [i for i, a in enumerate(axes) if a.is_memory()]
@@ -123,6 +141,74 @@ def _arrangement(names: list[str]) -> tuple[str, list[int], list[int]]:
 
 def _text(values) -> str:
     return ",".join(str(int(v)) for v in values)
+
+
+#: The legend of each kind's cell labels, shown by the pictures, the page and the terminal table.
+LEGENDS = {
+    "threads": "T = CTA thread (the thread axes combined), V = value (register slot m)",
+    "tmem": "L = TMEM lane, C = TMEM column",
+    "banks": "R = 128-byte row, B = 4-byte bank of the element's address",
+    "memory": "the place, one value per axis",
+}
+#: The label pattern of each kind (``#`` stands for a number).
+PATTERNS = {"threads": "T#V#", "tmem": "L#C#", "banks": "R#B#", "memory": "#,#"}
+
+
+def _cta_thread(names: list[str], places: np.ndarray) -> np.ndarray | None:
+    """The CTA thread of every place (``sum(place[axis] * threads per step)`` over the thread axes), or ``None`` when
+    a thread axis lies outside one CTA (a cluster's CTAs have no common thread number)."""
+    total = np.zeros(places.shape[:-1], np.int64)
+    for a, name in enumerate(names):
+        axis = Axis.get(name)
+        if not axis.is_thread():
+            continue
+        try:
+            total += places[..., a] * thread_unit(name)
+        except ValueError:
+            return None
+    return total
+
+
+def cell_labels(kind: str, names: list[str], places: np.ndarray, dtype: str) -> list[str]:
+    """The short label of each element's base place (``places[0]``) under the convention of ``kind``.
+
+    Example:
+        >>> places = np.array([[[1, 5, 3], [0, 2, 0]]])  # one replica, two elements: (warpid, laneid, m)
+        >>> cell_labels("threads", ["warpid", "laneid", "m"], places, "float32")
+        ['T37V3', 'T2V0']
+        >>> cell_labels("banks", ["m"], np.array([[[73], [64]]]), "float16")
+        ['R1B4', 'R1B0']
+    """
+    base = places[0]
+    memory = [a for a, n in enumerate(names) if Axis.get(n).is_memory()]
+    if kind == "threads":
+        threads = _cta_thread(names, base)
+        thread_axes = [a for a in range(len(names)) if a not in memory]
+        t_text = [str(int(t)) for t in threads] if threads is not None else [f"({_text(p[thread_axes])})" for p in base]
+        v_text = [_text(p[memory]) for p in base] if memory else None
+        return [
+            f"T{t}" + (f"V{v}" if v_text is not None else "") for t, v in zip(t_text, v_text or t_text, strict=True)
+        ]
+    if kind == "tmem":
+        lane = names.index("TLane")
+        others = [a for a in range(len(names)) if a != lane]
+        return [f"L{int(p[lane])}C{_text(p[others])}" for p in base]
+    if kind == "banks":
+        address = base[:, 0] * dtype_bytes(dtype)
+        return [f"R{int(a) // ROW_BYTES}B{int(b)}" for a, b in zip(address, bank_of(address), strict=True)]
+    return [_text(p) for p in base]
+
+
+def _detail(coord: list[int], names: list[str], element_places: np.ndarray, label: str, kind: str, dtype: str) -> str:
+    """The long description of one element: coordinate, label, every place; for shared memory the byte address."""
+    places = "; ".join(", ".join(f"{n}={int(v)}" for n, v in zip(names, p, strict=True)) for p in element_places)
+    text = f"element ({', '.join(map(str, coord))}) {label}: {places}"
+    if kind == "banks":
+        address = int(element_places[0, 0]) * dtype_bytes(dtype)
+        text += f" (byte {address}: row {address // ROW_BYTES}, bank {int(bank_of(address))})"
+    if len(element_places) > 1:
+        text += f"; {len(element_places) - 1} replica{'s' if len(element_places) > 2 else ''}"
+    return text
 
 
 def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float32") -> dict:
@@ -143,7 +229,7 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
     if layout.size() > MAX_ELEMENTS:
         raise ValueError(f"the tile has {layout.size()} elements; pictures stop at {MAX_ELEMENTS} (slice it first)")
     names, places = all_places(layout, shape)
-    kind, row_axes, col_axes = _arrangement(names)
+    kind, row_axes, col_axes = arrangement(names)
     if kind == "banks":
         per_row = max(ROW_BYTES // size, 1)
         address = places[..., 0]
@@ -195,6 +281,7 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
     physical["cells"] = cells.reshape(-1, 4).tolist()
     colours = np.unique(colour_of, return_inverse=True)[1].reshape(-1)
     coords = np.indices(shape).reshape(len(shape), -1).T
+    labels = cell_labels(kind, names, places, dtype)
     elements = [
         {
             "coord": coords[e].tolist(),
@@ -202,6 +289,8 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
             "colour": int(colours[e]),
             "place_text": _text(places[0, e]),
             "coord_text": _text(coords[e]),
+            "label": labels[e],
+            "detail": _detail(coords[e].tolist(), names, places[:, e, :], labels[e], kind, dtype),
         }
         for e in range(count)
     ]
@@ -213,6 +302,12 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
         "dtype": str(dtype),
         "axes": names,
         "kind": kind,
+        "labels": {
+            "pattern": PATTERNS[kind],
+            "legend": LEGENDS[kind],
+            "logical_cell": "label (base place)",
+            "physical_cell": "logical coordinate (' = replica)",
+        },
         "palette": palette(int(colours.max()) + 1),
         "elements": elements,
         "logical": {
@@ -222,4 +317,51 @@ def build_scene(layout, shape: Sequence[int] | None = None, dtype: str = "float3
             "col_labels": [str(c) for c in range(cols)],
         },
         "physical": physical,
+    }
+
+
+def crop_scene(scene: dict, rows: int, cols: int) -> dict:
+    """A summary of ``scene``: only the elements in the top-left ``rows x cols`` of its logical grid, and only the
+    physical rows and columns those elements occupy (in their order, labels kept). ``scene["cropped"]`` says what
+    was left out; a scene that already fits comes back unchanged.
+
+    Example:
+        >>> scene = build_scene(TileLayout(S[(16, 16):(16, 1)]), (16, 16), "float16")
+        >>> small = crop_scene(scene, 2, 4)
+        >>> len(small["elements"]), small["physical"]["rows"], small["physical"]["cols"], small["cropped"]["note"]
+        (8, 1, 8, 'summary: logical rows 0-1 of 16, columns 0-3 of 16')
+    """
+    logical = scene["logical"]
+    if rows < 1 or cols < 1:
+        raise ValueError(f"a summary needs at least one row and one column, got {rows} x {cols}")
+    if rows >= logical["rows"] and cols >= logical["cols"]:
+        return scene
+    rows, cols = min(rows, logical["rows"]), min(cols, logical["cols"])
+    kept = [r * logical["cols"] + c for r in range(rows) for c in range(cols)]
+    renumber = {old: new for new, old in enumerate(kept)}
+    physical = scene["physical"]
+    cells = [cell for cell in physical["cells"] if cell[2] in renumber]
+    used_rows = sorted({r for r, _, _, _ in cells})
+    used_cols = sorted({c for _, c, _, _ in cells})
+    row_at = {r: i for i, r in enumerate(used_rows)}
+    col_at = {c: i for i, c in enumerate(used_cols)}
+    note = f"summary: logical rows 0-{rows - 1} of {logical['rows']}, columns 0-{cols - 1} of {logical['cols']}"
+    return {
+        **scene,
+        "elements": [scene["elements"][k] for k in kept],
+        "logical": {
+            "rows": rows,
+            "cols": cols,
+            "row_labels": logical["row_labels"][:rows],
+            "col_labels": logical["col_labels"][:cols],
+        },
+        "physical": {
+            **physical,
+            "rows": len(used_rows),
+            "cols": len(used_cols),
+            "row_labels": [physical["row_labels"][r] for r in used_rows],
+            "col_labels": [physical["col_labels"][c] for c in used_cols],
+            "cells": [[row_at[r], col_at[c], renumber[k], rep] for r, c, k, rep in cells],
+        },
+        "cropped": {"rows": rows, "cols": cols, "note": note},
     }

@@ -1,5 +1,6 @@
-"""A layout as terminal text: a summary, then one table per output axis over the logical tile (base places), the
-4-byte bank table for a shared-memory layout, and where the replicas lie."""
+"""A layout as terminal text: a summary, the table of cell labels (the pictures' convention: ``T#V#``, ``L#C#``,
+``R#B#``, see ``viz.scene``), one table per output axis over the logical tile (base places), the 4-byte bank table
+for a shared-memory layout, and where the replicas lie."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 import numpy as np
 
 from ..hw.memory import BANKS, WORD_BYTES, bank_of, dtype_bytes
-from .scene import MAX_ELEMENTS, all_places, check_shape
+from .scene import LEGENDS, MAX_ELEMENTS, all_places, arrangement, cell_labels, check_shape
 
 
 def grid_text(values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> list[str]:
@@ -43,6 +44,10 @@ def layout_table(layout, shape=None, dtype: str = "float32") -> str:
         >>> print(layout_table(TileLayout(S[(2, 4):(1 @ laneid, 1)] + R[2:2 @ laneid]), (2, 4)))
         TileLayout(S[(2, 4):(1@laneid, 1)] + R[2:2@laneid])
         shape (2, 4)  dtype float32  size 8  span 4  scope ('thread', 'warp')
+        cells (T = CTA thread (the thread axes combined), V = value (register slot m)):
+                  0    1    2    3
+             0  T0V0 T0V1 T0V2 T0V3
+             1  T1V0 T1V1 T1V2 T1V3
         laneid:
                 0 1 2 3
              0  0 0 0 0
@@ -62,6 +67,11 @@ def layout_table(layout, shape=None, dtype: str = "float32") -> str:
     row_labels = [",".join(map(str, r)) or "0" for r in np.asarray(lead).tolist()]
     col_labels = [str(c) for c in range(cols)]
     lines = [repr(layout), f"shape {shape}  dtype {dtype}  {_summary(layout)}"]
+    kind = arrangement(names)[0]
+    if kind != "memory":
+        labels = np.array(cell_labels(kind, names, places, dtype), dtype=object)
+        lines.append(f"cells ({LEGENDS[kind]}):")
+        lines += grid_text(labels.reshape(rows, cols), row_labels, col_labels)
     for a, name in enumerate(names):
         lines.append(f"{name}:")
         lines += grid_text(places[0, :, a].reshape(rows, cols), row_labels, col_labels)
