@@ -150,6 +150,9 @@ def test_presets_clicks_and_typed_layouts_match_apply_all(view):
     _click(page, 3 * 4 + 1)
     assert _selection(page) == ([3, 1], as_int_dicts(layout.apply_all(3, 1, shape=[32, 4])))
     assert page.eval_on_selector_all("#physical rect.cell.hl, #physical rect.cell.hlrep", "e => e.length") == 4
+    # Logical cells show the base place as L<lane>C<column>: element (i, j) sits on lane i, column j.
+    labels = page.eval_on_selector_all("#logical g.labels text", "els => els.map(e => e.textContent)")
+    assert labels == [f"L{i}C{j}" for i in range(32) for j in range(4)]
     assert layout.num_replicas() == 4
     _screenshot(page, "scale-factor")
 
@@ -181,6 +184,10 @@ def test_bank_view_shows_the_wavefront_count(view):
     )
     lanes = column((8, 64), "float16").lanes
     assert set(marked) == {layout.apply(i, j)["m"] * 2 // 4 % 32 for lane in lanes for i, j in lane}
+    # The clicked element's row, bank and byte, from the preset's formula: (1, 9) is at 64 + 8 ((9 >> 3) xor 1) +
+    # (9 & 7) = 65, byte 130: row 1, bank 0.
+    _click(page, 1 * 64 + 9)
+    assert page.inner_text("#detail").endswith("(byte 130: row 1, bank 0)")
     _screenshot(page, "banks")
     assert view.problems == []
 
@@ -310,7 +317,7 @@ def test_the_legend_describes_what_is_drawn(view):
     visible = page.eval_on_selector_all(
         "#legend li.key", "els => els.filter(e => e.checkVisibility()).map(e => e.dataset.key)"
     )
-    assert visible == ["colour", "colours", "replica", "selected", "selected-replica"]
+    assert visible == ["labels", "colour", "colours", "replica", "selected", "selected-replica"]
     scene = build_scene(layout, preset.shape, preset.dtype)
     colours = sorted({e["colour"] for e in scene["elements"]})
     assert len(colours) == 32  # one per TMEM lane of the base places: the legend lists 24 and counts the rest
@@ -329,7 +336,8 @@ def test_the_legend_describes_what_is_drawn(view):
     visible = page.eval_on_selector_all(
         "#legend li.key", "els => els.filter(e => e.checkVisibility()).map(e => e.dataset.key)"
     )
-    assert visible == ["colour", "colours", "selected", "accessed", "bank-words"]
+    assert visible == ["labels", "colour", "colours", "selected", "accessed", "bank-words"]
+    assert page.inner_text("#label-legend").startswith("logical cells: R#B#")
     assert "bank" in page.inner_text("#colour-title")
     assert _stroke(page, '#legend [data-key="accessed"] rect') == _stroke(page, "#physical rect.mark.acc")
     assert view.problems == []
