@@ -187,7 +187,10 @@ def test_bank_view_shows_the_wavefront_count(view):
     # The clicked element's row, bank and byte, from the preset's formula: (1, 9) is at 64 + 8 ((9 >> 3) xor 1) +
     # (9 & 7) = 65, byte 130: row 1, bank 0.
     _click(page, 1 * 64 + 9)
-    assert page.inner_text("#detail").endswith("(byte 130: row 1, bank 0)")
+    assert page.inner_text("#selected").endswith("R1B0: m=65 (byte 130: row 1, bank 0)")
+    page.hover(f'#physical rect.cell[data-element="{1 * 64 + 9}"]')
+    tip = page.eval_on_selector(f'#physical rect.cell[data-element="{1 * 64 + 9}"] title', "e => e.textContent")
+    assert tip == page.inner_text("#selected")
     _screenshot(page, "banks")
     assert view.problems == []
 
