@@ -262,6 +262,12 @@ def test_a_link_restores_the_view(view, site):
     assert _selection(other.tab) == ([7, 9], as_int_dicts(edited.apply_all(7, 9, shape=[8, 64])))
     assert other.tab.inner_text("#wavefront-count") == page.inner_text("#wavefront-count")
 
+    # A rank-3 tile's coordinate.
+    stages = PRESETS["tmem-two-stages"]
+    other.tab.goto(f"{view.base}/?preset={stages.name}&select=1,5,3")
+    _drawn(other.tab, stages.build())
+    assert _selection(other.tab) == ([1, 5, 3], as_int_dicts(stages.build().apply_all(1, 5, 3, shape=[2, 128, 16])))
+
     # A link naming no preset says so and shows the first one.
     other.tab.goto(f"{view.base}/?preset=no-such-preset")
     _drawn(other.tab, next(iter(PRESETS.values())).build())
