@@ -450,6 +450,16 @@ def test_export_writes_the_picture_on_screen_as_svg_and_png(view):
     png = Path(info.value.path()).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
     assert struct.unpack(">II", png[16:24]) == (2 * width, 2 * height)
+
+    # The export arranges the grids as the page does: a wide tile's grids one above the other, with the bank view.
+    page.select_option("#preset", "swizzled-fp16-128B")
+    _drawn(page, PRESETS["swizzled-fp16-128B"].build())
+    with page.expect_download() as info:
+        page.click("#export-svg")
+    svg = ET.fromstring(Path(info.value.path()).read_bytes())
+    grids = [(float(g.get("y")), float(g.get("height"))) for g in svg.findall(f"{SVG}svg")]
+    assert len(grids) == 3  # logical, physical, bank view
+    assert grids[0][0] + grids[0][1] <= grids[1][0] and grids[1][0] + grids[1][1] <= grids[2][0]
     assert view.problems == []
 
 
