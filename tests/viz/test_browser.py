@@ -17,6 +17,7 @@ import shutil
 import struct
 import threading
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -91,6 +92,18 @@ def view(site):
     view.tab.close()
 
 
+@contextmanager
+def _editing(view: View):
+    """Edits made one field at a time pass through states the server refuses (a shape that does not match the text
+    yet) when the page's 200 ms pause between keystrokes runs out between two of them on a busy machine: their 400
+    answers, and Chromium's console line for each, are expected; nothing else is."""
+    start = len(view.problems)
+    yield
+    during = view.problems[start:]
+    assert all("400" in p for p in during), during
+    del view.problems[start:]
+
+
 def _drawn(page, layout) -> None:
     """Wait until the page has drawn ``layout``."""
     page.wait_for_function(
@@ -157,11 +170,12 @@ def test_presets_clicks_and_typed_layouts_match_apply_all(view):
     _screenshot(page, "scale-factor")
 
     text = "S[(4, 8):(8@laneid, 1)] + R[2:16@laneid] + 1@warpid"
-    page.fill("#shape", "4,8")
-    page.fill("#text", "")
-    page.locator("#text").press_sequentially(text)
     layout = parse_layout(text)
-    _drawn(page, layout)
+    with _editing(view):
+        page.fill("#shape", "4,8")
+        page.fill("#text", "")
+        page.locator("#text").press_sequentially(text)
+        _drawn(page, layout)
     _click(page, 2 * 8 + 5)
     assert _selection(page) == ([2, 5], as_int_dicts(layout.apply_all(2, 5, shape=[4, 8])))
     _screenshot(page, "typed")
@@ -236,13 +250,14 @@ def test_a_link_restores_the_view(view, site):
 
     # An edited layout travels as its fields (text, shape, dtype, swizzle) and the bank access pattern.
     text, shape = "S[(8, 64):(64, 1)]", "8,64"
-    page.fill("#shape", shape)
-    page.fill("#text", text)
-    page.fill("#swizzle", "128B")
-    page.select_option("#dtype", "float16")
-    page.select_option("#access", "contiguous")
     edited = layout_from(text, "128B", "float16")
-    _drawn(page, edited)
+    with _editing(view):
+        page.fill("#shape", shape)
+        page.fill("#text", text)
+        page.fill("#swizzle", "128B")
+        page.select_option("#dtype", "float16")
+        page.select_option("#access", "contiguous")
+        _drawn(page, edited)
     _click(page, 7 * 64 + 9)
     query = _query(page)
     assert query == {
@@ -299,10 +314,11 @@ def test_the_selection_is_kept_by_logical_coordinate_only_where_it_exists(view):
     view.open("?preset=scale-factor-atom&select=3,1")
     _drawn(page, PRESETS["scale-factor-atom"].build())
     assert _selection(page)[0] == [3, 1]
-    page.fill("#shape", "8,4")
-    page.fill("#text", "S[(8, 4):(1, 8)]")
     layout = parse_layout("S[(8, 4):(1, 8)]")
-    _drawn(page, layout)
+    with _editing(view):
+        page.fill("#shape", "8,4")
+        page.fill("#text", "S[(8, 4):(1, 8)]")
+        _drawn(page, layout)
     # Same coordinate, new places (flat index 13 would have been (3, 1) too; (1, 8) makes the places differ).
     assert _selection(page) == ([3, 1], as_int_dicts(layout.apply_all(3, 1, shape=[8, 4])))
     assert page.eval_on_selector_all("#panels rect.mark.sel", "e => e.length") == 2  # logical cell and base place
