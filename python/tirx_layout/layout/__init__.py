@@ -2,7 +2,7 @@
 core), symbolic application, ``SwizzleLayout``/``ComposeLayout``, the inverse map, the layout-text parser, row-major
 index arithmetic and what a layout says about storage. Nothing here knows about hardware, IR or passes."""
 
-from .axis import BUILTIN_AXES, EXEC_LEVELS, Axis, Iter
+from .axis import BUILTIN_AXES, EXEC_LEVELS, Axis, ExecScope, Iter
 from .spec import LayoutSpec, Offset, OnAxis, R, S
 from .swizzle import ComposeLayout, SwizzleLayout
 from .text import LayoutTextError, parse_layout
@@ -17,6 +17,7 @@ __all__ = [
     "LAYOUT_TYPES",
     "Axis",
     "ComposeLayout",
+    "ExecScope",
     "Iter",
     "LayoutSpec",
     "LayoutTextError",
