@@ -50,6 +50,11 @@ def _cuda_target_active() -> bool:
     return target is not None and target.kind.name == "cuda"
 
 
+def _swizzled(layout) -> bool:
+    """Whether ``layout`` is a SwizzleLayout or ComposeLayout (defined above this module, so recognised by shape)."""
+    return not isinstance(layout, TileLayout) and hasattr(layout, "swizzle_len")
+
+
 def _expect_tile(layout, role: str) -> TileLayout:
     if not isinstance(layout, TileLayout):
         raise TypeError(f"the {role} layout must be a TileLayout, got {layout!r}")
@@ -69,7 +74,9 @@ def _combine(entry, second: TileLayout, first: TileLayout, first_shape, second_s
     return with_symbolic_offsets(combined, symbolic)
 
 
-def _recognise(entry, known: TileLayout, combined: TileLayout, combined_shape, known_shape) -> TileLayout | None:
+def _recognise(
+    entry, known: TileLayout, combined: TileLayout, combined_shape, known_shape, *flags: bool
+) -> TileLayout | None:
     """Recognisers: the core answers on the static parts; the other factor's symbolic offset is the difference."""
     known_static, known_symbolic = split_symbolic_offsets(_expect_tile(known, "known"))
     combined_static, combined_symbolic = split_symbolic_offsets(_expect_tile(combined, "combined"))
@@ -78,6 +85,7 @@ def _recognise(entry, known: TileLayout, combined: TileLayout, combined_shape, k
         combined_static,
         int_list(combined_shape, "a shape extent"),
         int_list(known_shape, "a shape extent"),
+        *flags,
     )
     if other is None:
         return None
@@ -371,30 +379,46 @@ class TileLayout(Object):
         repeats = [t // c for t, c in zip(to_shape, current_shape, strict=True)]
         return self.tile(TileLayout(S[tuple(repeats)]), repeats, current_shape)
 
-    def is_tile_inner(
-        self, tiled: TileLayout, tiled_shape: Sequence[int], inner_shape: Sequence[int]
-    ) -> TileLayout | None:
+    def is_tile_inner(self, tiled, tiled_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout | None:
         """If ``tiled`` is this layout tiled by some outer layout, that outer layout, else ``None``. Exact:
         ``self.tile(outer, ...)`` gives back ``tiled`` canonically. ``tiled_shape`` is outer x inner per dimension.
+        Under an active CUDA target ``tiled`` may be in the fused form ``canonicalize`` gives there (``tx`` for
+        ``warpid`` x ``laneid``). A swizzled ``tiled`` (ComposeLayout) is never this TileLayout tiled: ``None``.
 
         Example:
             >>> tiled = TileLayout(S[(8, 2, 32):(64, 1, 2)])
             >>> TileLayout(S[(2, 4):(1, 2)]).is_tile_inner(tiled, [16, 32], [2, 4])
             TileLayout(S[(8, 8):(8, 1)])
+            >>> with tvm.target.Target("cuda"):
+            ...     TileLayout(S[32 : 1 @ laneid]).is_tile_inner(TileLayout(S[64 : 1 @ tx]), [64], [32])
+            TileLayout(S[2:1@warpid])
         """
-        return _recognise(ffi.TileLayoutIsTileInner, self, tiled, tiled_shape, inner_shape)
+        if _swizzled(tiled):
+            return None
+        return _recognise(
+            ffi.TileLayoutIsTileInner, self, tiled, tiled_shape, inner_shape, _cuda_target_active()
+        )
 
-    def is_tile_outer(
-        self, tiled: TileLayout, tiled_shape: Sequence[int], outer_shape: Sequence[int]
-    ) -> TileLayout | None:
-        """If ``tiled`` is some inner layout tiled by this one, that inner layout, else ``None`` (exact).
+    def is_tile_outer(self, tiled, tiled_shape: Sequence[int], outer_shape: Sequence[int]):
+        """If ``tiled`` is some inner layout tiled by this one, that inner layout, else ``None`` (exact; the CUDA
+        fused form as for ``is_tile_inner``). For a swizzled ``tiled`` (ComposeLayout, or a bare SwizzleLayout) the
+        inner keeps the swizzle: a ComposeLayout whose ``tile`` by this layout gives ``tiled`` back.
 
         Example:
             >>> tiled = TileLayout(S[(8, 2, 32):(64, 1, 2)])
             >>> TileLayout(S[(8, 8):(8, 1)]).is_tile_outer(tiled, [16, 32], [8, 8])
             TileLayout(S[(2, 4):(1, 2)])
+            >>> with tvm.target.Target("cuda"):
+            ...     TileLayout(S[2 : 1 @ warpid]).is_tile_outer(TileLayout(S[64 : 1 @ tx]), [64], [2])
+            TileLayout(S[32:1@laneid])
         """
-        return _recognise(ffi.TileLayoutIsTileOuter, self, tiled, tiled_shape, outer_shape)
+        if _swizzled(tiled):
+            composed = tiled.as_compose() if hasattr(tiled, "as_compose") else tiled
+            inner = self.is_tile_outer(composed.tile_layout, tiled_shape, outer_shape)
+            return None if inner is None else type(composed)(composed.swizzle, inner)
+        return _recognise(
+            ffi.TileLayoutIsTileOuter, self, tiled, tiled_shape, outer_shape, _cuda_target_active()
+        )
 
     def direct_sum(self, left: TileLayout, left_shape: Sequence[int], right_shape: Sequence[int]) -> TileLayout:
         """``left + self`` on the interleaved domain: ``(p, q, i, j) -> left(p, i) + self(q, j)``, no scaling.
