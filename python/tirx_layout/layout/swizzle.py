@@ -290,7 +290,8 @@ def _compose_parts(args: tuple, kwargs: dict) -> tuple[SwizzleLayout, TileLayout
     if pair:
         swizzle, tile = values["layout_A"], values["layout_B"]
     else:
-        swizzle = SwizzleLayout(values["per_element"], values["swizzle_len"], values["atom_len"], values["swizzle_inner"])
+        parts = (values[name] for name in ("per_element", "swizzle_len", "atom_len", "swizzle_inner"))
+        swizzle = SwizzleLayout(*parts)
         tile = values["tile_layout"]
     if not isinstance(swizzle, SwizzleLayout):
         raise TypeError(f"the swizzle (layout_A) of a ComposeLayout must be a SwizzleLayout, got {swizzle!r}")
@@ -334,12 +335,12 @@ class ComposeLayout(Object):
     # ---- the parts, under seed 002's and seed 000's names ---------------------------------------------------
 
     @property
-    def layout_A(self) -> SwizzleLayout:  # noqa: N802 (seed 002's name)
+    def layout_A(self) -> SwizzleLayout:
         """The swizzle (seed 002's name for the first part)."""
         return self.swizzle
 
     @property
-    def layout_B(self) -> TileLayout:  # noqa: N802 (seed 002's name)
+    def layout_B(self) -> TileLayout:
         """The tile (seed 002's name for the second part)."""
         return self.tile_layout
 

@@ -12,7 +12,7 @@ from tvm_ffi import Object, from_dlpack
 
 from ..core import ffi
 from ..core.values import INT64_DTYPE, int64_array, int_list, per_dimension_shape, range_bounds, static_int
-from .axis import Axis, Iter
+from .axis import Axis, ExecScope, Iter
 from .spec import LayoutSpec, Offset, S, format_spec
 from .symbolic import (
     FLAT,
@@ -181,18 +181,18 @@ class TileLayout(Object):
         """
         return ffi.TileLayoutNumReplicas(self)
 
-    def get_scope(self) -> tuple[str, str] | None:
+    def get_scope(self) -> tuple[ExecScope, ExecScope] | None:
         """``(innermost subscope, outermost scope)`` of the thread axes, or ``None`` when no shard iter is on a
         thread axis. ``ValueError`` when the thread axes do not form one chain (see ``verify_well_formed``).
 
         Example:
             >>> TileLayout(S[(4, 32):(1 @ warpid, 1 @ laneid)]).get_scope()
-            ('thread', 'cta')
+            (ExecScope('thread'), ExecScope('cta'))
         """
         has_scope, well_formed, problem, inner, outer = ffi.TileLayoutScope(self)
         if not well_formed:
             raise ValueError(f"ill-formed layout {self}: {problem}")
-        return (inner, outer) if has_scope else None
+        return (ExecScope(inner), ExecScope(outer)) if has_scope else None
 
     def verify_well_formed(self) -> bool:
         """Whether the thread axes form one connected, non-conflicting chain of levels. Never raises.
@@ -395,9 +395,7 @@ class TileLayout(Object):
         """
         if _swizzled(tiled):
             return None
-        return _recognise(
-            ffi.TileLayoutIsTileInner, self, tiled, tiled_shape, inner_shape, _cuda_target_active()
-        )
+        return _recognise(ffi.TileLayoutIsTileInner, self, tiled, tiled_shape, inner_shape, _cuda_target_active())
 
     def is_tile_outer(self, tiled, tiled_shape: Sequence[int], outer_shape: Sequence[int]):
         """If ``tiled`` is some inner layout tiled by this one, that inner layout, else ``None`` (exact; the CUDA
@@ -416,9 +414,7 @@ class TileLayout(Object):
             composed = tiled.as_compose() if hasattr(tiled, "as_compose") else tiled
             inner = self.is_tile_outer(composed.tile_layout, tiled_shape, outer_shape)
             return None if inner is None else type(composed)(composed.swizzle, inner)
-        return _recognise(
-            ffi.TileLayoutIsTileOuter, self, tiled, tiled_shape, outer_shape, _cuda_target_active()
-        )
+        return _recognise(ffi.TileLayoutIsTileOuter, self, tiled, tiled_shape, outer_shape, _cuda_target_active())
 
     def direct_sum(self, left: TileLayout, left_shape: Sequence[int], right_shape: Sequence[int]) -> TileLayout:
         """``left + self`` on the interleaved domain: ``(p, q, i, j) -> left(p, i) + self(q, j)``, no scaling.
