@@ -349,3 +349,39 @@ def test_slice_returns_none_only_when_no_tile_layout_exists():
                 as_ints(sliced.apply(i, j, shape=extents)) for i in range(extents[0]) for j in range(extents[1])
             ] == (places), (layout, shape, region)
     assert 0 < found < checked  # both answers occur
+
+
+# ---- seed 002's argument names and base class -------------------------------------------------------------------
+
+
+def test_seed_argument_names_work_as_keywords():
+    from tirx_layout.layout import Layout
+
+    tile = TileLayout(S[(2, 128, 112) : (112 @ Axis.TCol, 1 @ Axis.TLane, 1 @ Axis.TCol)])
+    assert tile.size(axis_name="TCol") == 224 and tile.span(axis_name="TCol") == 224  # seed 000's TMEM example
+    inner, outer = TileLayout(S[(2, 4) : (1, 2)]), TileLayout(S[(8, 8) : (8, 1)])
+    tiled = inner.tile(outer, [8, 8], [2, 4])
+    assert inner.is_tile_inner(tile_layout=tiled, tiled_shape=[16, 32], inner_shape=[2, 4]) == outer
+    assert outer.is_tile_outer(tile_layout=tiled, tiled_shape=[16, 32], outer_shape=[8, 8]) == inner
+    right, summed = TileLayout(S[4 : 1 @ laneid]), TileLayout(S[8 : 1 @ laneid])
+    assert right.is_direct_sum_right(sum_layout=summed, interleaved_shape=[2, 4], right_shape=[4]) == TileLayout(
+        S[2 : 4 @ laneid]
+    )
+    assert TileLayout(S[8:1]).unpack(num=2).pack(num=2).canonicalize() == TileLayout(S[8:1])
+    assert TileLayout(S[8:1]).broadcast(num=2, position=0) == TileLayout(S[(2, 8) : (0, 1)])
+    sw = SwizzleLayout(3, 3, 3)
+    assert sw.pack(num=2) == SwizzleLayout(2, 3, 3) and sw.pack(num=2).unpack(num=2) == sw
+    for layout in (tile, sw, ComposeLayout(sw, TileLayout(S[512]))):
+        assert isinstance(layout, Layout)
+        assert layout.is_swizzle() is (layout is sw)
+
+
+def test_swizzle_direct_sum_and_broadcast_act_on_one_period():
+    sw = SwizzleLayout(1, 1, 1)  # period 8
+    summed = sw.direct_sum(TileLayout(S[2:8]), [2], [8])
+    assert [summed.apply(t)["m"] for t in range(16)] == [
+        8 * (t // 8) + seed_000_swizzle(t % 8, 1, 1, 1) for t in range(16)
+    ]
+    assert sw.is_direct_sum_right(summed, [2, 8], [8]) == TileLayout(S[2:8])
+    wide = sw.broadcast(2)
+    assert [wide.apply(t)["m"] for t in range(16)] == [seed_000_swizzle(t // 2, 1, 1, 1) for t in range(16)]

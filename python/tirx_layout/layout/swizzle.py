@@ -142,23 +142,23 @@ class SwizzleLayout(Object):
         """
         return 1 << (self.per_element + self.swizzle_len + self.atom_len)
 
-    def size(self, axis: str | None = None) -> int:
+    def size(self, axis_name: str | None = None) -> int:
         """The period (on ``m``; 1 on any other axis, which a swizzle does not use).
 
         Example:
             >>> SwizzleLayout(3, 3, 3).size(), SwizzleLayout(3, 3, 3).size("laneid")
             (512, 1)
         """
-        return self.as_compose().size(axis)
+        return self.as_compose().size(axis_name)
 
-    def span(self, axis: str | None = None) -> int:
+    def span(self, axis_name: str | None = None) -> int:
         """The period (the addresses of one period are a permutation of ``0 .. period-1``; 1 on any other axis).
 
         Example:
             >>> SwizzleLayout(2, 1, 3).span()
             64
         """
-        return self.as_compose().span(axis)
+        return self.as_compose().span(axis_name)
 
     def get_scope(self) -> None:
         """``None``: a swizzle lives in memory only."""
@@ -204,19 +204,36 @@ class SwizzleLayout(Object):
         """One period repeated row-major up to ``to_shape``, the swizzle kept."""
         return self.as_compose().tile_to(to_shape, current_shape)
 
-    def is_tile_inner(self, tiled, tiled_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout | None:
-        """The outer TileLayout if ``tiled`` (a ComposeLayout with this swizzle) is one period tiled by it.
+    def is_tile_inner(self, tile_layout, tiled_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout | None:
+        """The outer TileLayout if ``tile_layout`` (a ComposeLayout with this swizzle) is one period tiled by it.
 
         Example:
             >>> tiled = SwizzleLayout(3, 3, 3).tile(TileLayout(S[2]), [2], [512])
             >>> SwizzleLayout(3, 3, 3).is_tile_inner(tiled, [1024], [512])
             TileLayout(S[2:1])
         """
-        return self.as_compose().is_tile_inner(tiled, tiled_shape, inner_shape)
+        return self.as_compose().is_tile_inner(tile_layout, tiled_shape, inner_shape)
 
-    def is_tile_outer(self, tiled, tiled_shape: Sequence[int], outer_shape: Sequence[int]) -> None:
+    def is_tile_outer(self, tile_layout, tiled_shape: Sequence[int], outer_shape: Sequence[int]) -> None:
         """``None``: ``tile`` takes a TileLayout outer, so no tiled layout has a swizzle as its outer part."""
         return None
+
+    def direct_sum(self, left: TileLayout, left_shape: Sequence[int], right_shape: Sequence[int]) -> ComposeLayout:
+        """``left +`` one period on the interleaved domain (see ``TileLayout.direct_sum``), the swizzle kept."""
+        return self.as_compose().direct_sum(left, left_shape, right_shape)
+
+    def is_direct_sum_right(self, sum_layout, interleaved_shape: Sequence[int], right_shape: Sequence[int]):
+        """The left addend if ``sum_layout`` (with this swizzle) is one period ``direct_sum``-ed, else ``None``."""
+        return self.as_compose().is_direct_sum_right(sum_layout, interleaved_shape, right_shape)
+
+    def broadcast(self, num: int, position: int = -1, axis="m") -> ComposeLayout:
+        """One period with a stride-0 iter inserted (see ``TileLayout.broadcast``), the swizzle kept.
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).broadcast(2)
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(512, 2):(1, 0)]))
+        """
+        return self.as_compose().broadcast(num, position, axis)
 
     def slice(self, shape: Sequence[int], region: Sequence) -> ComposeLayout | None:
         """The sub-box ``region`` of one period seen as ``shape``, the swizzle kept.
@@ -231,18 +248,18 @@ class SwizzleLayout(Object):
         """Itself: a swizzle has no thread axes."""
         return self
 
-    def pack(self, n: int) -> SwizzleLayout:
-        """The swizzle of ``n``-element units (``per_element`` minus ``log2 n``): ``SwizzleLayout(3, 3, 3).pack(2)``
-        is ``SwizzleLayout(2, 3, 3)``."""
-        shift = _log2_exact(n, "the pack count")
+    def pack(self, num: int) -> SwizzleLayout:
+        """The swizzle of ``num``-element units (``per_element`` minus ``log2 num``):
+        ``SwizzleLayout(3, 3, 3).pack(2)`` is ``SwizzleLayout(2, 3, 3)``."""
+        shift = _log2_exact(num, "the pack count")
         if shift > self.per_element:
-            raise ValueError(f"pack({n}): {self!r} keeps only {1 << self.per_element} elements together")
+            raise ValueError(f"pack({num}): {self!r} keeps only {1 << self.per_element} elements together")
         return SwizzleLayout(self.per_element - shift, self.swizzle_len, self.atom_len, self.swizzle_inner)
 
-    def unpack(self, n: int) -> SwizzleLayout:
-        """The swizzle of elements split in ``n`` (``per_element`` plus ``log2 n``):
+    def unpack(self, num: int) -> SwizzleLayout:
+        """The swizzle of elements split in ``num`` (``per_element`` plus ``log2 num``):
         ``SwizzleLayout(2, 3, 3).unpack(2)`` is ``SwizzleLayout(3, 3, 3)``."""
-        shift = _log2_exact(n, "the unpack count")
+        shift = _log2_exact(num, "the unpack count")
         return SwizzleLayout(self.per_element + shift, self.swizzle_len, self.atom_len, self.swizzle_inner)
 
     def __eq__(self, other: object) -> bool:
@@ -379,13 +396,13 @@ class ComposeLayout(Object):
             return {"m": self.swizzle.swizzle_address(places.get("m", 0))}
         return [{"m": self.swizzle.swizzle_address(p.get("m", 0))} for p in places]
 
-    def size(self, axis=None) -> int:
+    def size(self, axis_name=None) -> int:
         """The tile's size."""
-        return self.tile_layout.size(axis)
+        return self.tile_layout.size(axis_name)
 
-    def span(self, axis=None):
+    def span(self, axis_name=None):
         """The tile's span (a swizzle permutes within whole periods, so it needs no more room)."""
-        return self.tile_layout.span(axis)
+        return self.tile_layout.span(axis_name)
 
     def get_scope(self):
         """``None``: a composed layout lives in memory only."""
@@ -432,16 +449,29 @@ class ComposeLayout(Object):
         """The tile repeated row-major up to ``to_shape``, the swizzle kept."""
         return self._with_tile(self.tile_layout.tile_to(to_shape, current_shape))
 
-    def is_tile_inner(self, tiled, tiled_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout | None:
-        """The outer TileLayout if ``tiled`` (a ComposeLayout, or bare SwizzleLayout, with the same swizzle) is this
-        tile tiled by it, else ``None``."""
-        if _swizzle_of(tiled) != self.swizzle:
+    def is_tile_inner(self, tile_layout, tiled_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout | None:
+        """The outer TileLayout if ``tile_layout`` (a ComposeLayout, or bare SwizzleLayout, with the same swizzle) is
+        this tile tiled by it, else ``None``."""
+        if _swizzle_of(tile_layout) != self.swizzle:
             return None
-        if isinstance(tiled, SwizzleLayout):
-            tiled = tiled.as_compose()
-        return self.tile_layout.is_tile_inner(tiled.tile_layout, tiled_shape, inner_shape)
+        if isinstance(tile_layout, SwizzleLayout):
+            tile_layout = tile_layout.as_compose()
+        return self.tile_layout.is_tile_inner(tile_layout.tile_layout, tiled_shape, inner_shape)
 
-    def is_tile_outer(self, tiled, tiled_shape: Sequence[int], outer_shape: Sequence[int]) -> None:
+    def direct_sum(self, left: TileLayout, left_shape: Sequence[int], right_shape: Sequence[int]) -> ComposeLayout:
+        """``left + tile`` on the interleaved domain (see ``TileLayout.direct_sum``), the swizzle kept."""
+        return self._with_tile(self.tile_layout.direct_sum(left, left_shape, right_shape))
+
+    def is_direct_sum_right(self, sum_layout, interleaved_shape: Sequence[int], right_shape: Sequence[int]):
+        """The left addend if ``sum_layout`` (with the same swizzle) is ``direct_sum``-ed from this tile, else
+        ``None``."""
+        if _swizzle_of(sum_layout) != self.swizzle:
+            return None
+        if isinstance(sum_layout, SwizzleLayout):
+            sum_layout = sum_layout.as_compose()
+        return self.tile_layout.is_direct_sum_right(sum_layout.tile_layout, interleaved_shape, right_shape)
+
+    def is_tile_outer(self, tile_layout, tiled_shape: Sequence[int], outer_shape: Sequence[int]) -> None:
         """``None``: ``tile`` takes a TileLayout outer, so no tiled layout has a ComposeLayout as its outer part."""
         return None
 
@@ -449,17 +479,17 @@ class ComposeLayout(Object):
         """The tile sliced (see ``TileLayout.slice``), the swizzle kept; ``None`` when the tile's slice is."""
         return self._with_tile(self.tile_layout.slice(shape, region))
 
-    def pack(self, n: int) -> ComposeLayout:
-        """``n`` contiguous elements as one: the tile packed and the swizzle's ``per_element`` lowered by log2 n."""
-        return ComposeLayout(self.swizzle.pack(n), self.tile_layout.pack(n))
+    def pack(self, num: int) -> ComposeLayout:
+        """``num`` contiguous elements as one: the tile packed, the swizzle's ``per_element`` lowered by log2 num."""
+        return ComposeLayout(self.swizzle.pack(num), self.tile_layout.pack(num))
 
-    def unpack(self, n: int) -> ComposeLayout:
-        """Each element as ``n``: the tile unpacked and the swizzle's ``per_element`` raised by log2 n."""
-        return ComposeLayout(self.swizzle.unpack(n), self.tile_layout.unpack(n))
+    def unpack(self, num: int) -> ComposeLayout:
+        """Each element as ``num``: the tile unpacked, the swizzle's ``per_element`` raised by log2 num."""
+        return ComposeLayout(self.swizzle.unpack(num), self.tile_layout.unpack(num))
 
-    def broadcast(self, n: int, position: int = -1, axis="m") -> ComposeLayout:
+    def broadcast(self, num: int, position: int = -1, axis="m") -> ComposeLayout:
         """The tile broadcast (see ``TileLayout.broadcast``), the swizzle kept."""
-        return self._with_tile(self.tile_layout.broadcast(n, position, axis))
+        return self._with_tile(self.tile_layout.broadcast(num, position, axis))
 
     def storage(self) -> ComposeLayout:
         """Itself: a composed layout has no thread axes."""

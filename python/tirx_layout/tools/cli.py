@@ -160,7 +160,8 @@ def _check(args: argparse.Namespace) -> int:
     problems += not well_formed
     print(f"well-formed  {'yes' if well_formed else 'NO: the thread axes do not form one chain of levels'}")
     scope = layout.get_scope() if well_formed else None
-    print(f"scope        {(scope and tuple(map(str, scope)) or 'memory only') if well_formed else '-'}")
+    names = tuple(map(str, scope)) if scope else "memory only"  # level names
+    print(f"scope        {names if well_formed else '-'}")
     report = injectivity(layout)
     if report.injective:
         print(f"injective    yes ({report.elements} elements, each at its own places)")
