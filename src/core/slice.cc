@@ -157,6 +157,9 @@ std::optional<TileLayout> SliceByValues(const TileLayout& layout, const std::vec
   for (int64_t e : extents) count = CheckedMul(count, e);
   if (count > kMaxEnumeratedSlice) return std::nullopt;
   LayoutParts parts = LayoutParts::Of(Canonicalize(layout, false));
+  int64_t size = 1;
+  for (const IterValue& it : parts.shard) size = CheckedMul(size, it.extent);
+  if (size != ShapeSize(shape, "slice shape")) return std::nullopt;  // a buffer of another size: not this layout's
   BoxValues box = PlacesOfBox(parts, shape, begins, extents, count);
   // An iter that does not move takes the axis of a stride-0 iter of the layout (what a broadcast was on), else m.
   Axis zero_axis = Axis::Get("m");

@@ -230,9 +230,13 @@ std::optional<TileLayout> RecogniseFused(const TileLayout& known, const TileLayo
     if (!answer) continue;
     std::vector<int64_t> other_shape;
     for (size_t d = 0; d < tiled_shape.size(); ++d) other_shape.push_back(tiled_shape[d] / known_shape[d]);
-    TileLayout rebuilt = known_is_first ? Tile(*answer, known, known_shape, other_shape)
-                                        : Tile(known, *answer, other_shape, known_shape);
-    if (ffi::StructuralEqual::Equal(Canonicalize(rebuilt, true), fused)) return answer;
+    try {
+      TileLayout rebuilt = known_is_first ? Tile(*answer, known, known_shape, other_shape)
+                                          : Tile(known, *answer, other_shape, known_shape);
+      if (ffi::StructuralEqual::Equal(Canonicalize(rebuilt, true), fused)) return answer;
+    } catch (const ffi::Error&) {
+      continue;  // the rebuild overflows or is ill-formed: not an answer
+    }
   }
   return std::nullopt;
 }
