@@ -54,8 +54,11 @@ class _AxisMeta(type(Object)):
     """Lets every registered axis be read as a class attribute: ``Axis.laneid is Axis.get("laneid")``."""
 
     def __getattr__(cls, name: str):
-        if not name.startswith("_") and name in ffi.AxisKnownNames():
-            return cls.get(name)
+        if not name.startswith("_"):
+            try:
+                return cls.get(name)
+            except KeyError:
+                pass
         raise AttributeError(f"type object 'Axis' has no attribute {name!r} (and no axis of that name is registered)")
 
 
