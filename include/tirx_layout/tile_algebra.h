@@ -56,6 +56,8 @@ std::string LayoutString(const TileLayout& layout);
  *        onto the single widest axis of the layout's scope (laneid+warpid -> tx, ...).
  */
 TileLayout Canonicalize(const TileLayout& layout, bool fuse_thread_axes);
+/*! \brief Threads in one step of each level up to a warpgroup; 0 for a CTA and above (their size is not fixed). */
+int64_t ThreadsPerStep(ExecLevel level);
 
 // ---- group.cc -----------------------------------------------------------------------------------------------
 struct Grouped {
@@ -95,12 +97,18 @@ std::optional<TileLayout> Deinterleave(const TileLayout& known, const TileLayout
 /*! \brief `inner` tiled by `outer`: per dimension, outer iters (strides scaled by inner.span on shared axes) then inner. */
 TileLayout Tile(const TileLayout& inner, const TileLayout& outer, const std::vector<int64_t>& outer_shape,
                 const std::vector<int64_t>& inner_shape);
-/*! \brief The outer O with inner.Tile(O) == tiled (canonically), or nullopt. */
+/*!
+ * \brief The outer O with inner.Tile(O) == tiled (canonically), or nullopt. With `fuse_thread_axes` (an active CUDA
+ *        target) `tiled` may be in the fused form Canonicalize(..., true) gives (S[64:1@tx] for warpid x laneid):
+ *        the answer is then one whose tile canonicalises, fused, to the same layout.
+ */
 std::optional<TileLayout> IsTileInner(const TileLayout& inner, const TileLayout& tiled,
-                                      const std::vector<int64_t>& tiled_shape, const std::vector<int64_t>& inner_shape);
-/*! \brief The inner I with I.Tile(outer) == tiled (canonically), or nullopt. */
+                                      const std::vector<int64_t>& tiled_shape, const std::vector<int64_t>& inner_shape,
+                                      bool fuse_thread_axes = false);
+/*! \brief The inner I with I.Tile(outer) == tiled (canonically), or nullopt; `fuse_thread_axes` as for IsTileInner. */
 std::optional<TileLayout> IsTileOuter(const TileLayout& outer, const TileLayout& tiled,
-                                      const std::vector<int64_t>& tiled_shape, const std::vector<int64_t>& outer_shape);
+                                      const std::vector<int64_t>& tiled_shape, const std::vector<int64_t>& outer_shape,
+                                      bool fuse_thread_axes = false);
 
 // ---- direct_sum.cc ------------------------------------------------------------------------------------------
 /*! \brief On the interleaved domain, (p, q, i, j) -> left(p, i) + right(q, j); no stride scaling. */

@@ -9,9 +9,7 @@
 #include "tirx_layout/tile_algebra.h"
 
 namespace tirx_layout {
-namespace {
 
-/*! \brief Threads in one step of each level up to a warpgroup (a CTA's size is not fixed, so it has none). */
 int64_t ThreadsPerStep(ExecLevel level) {
   switch (level) {
     case ExecLevel::kThread:
@@ -24,6 +22,8 @@ int64_t ThreadsPerStep(ExecLevel level) {
       return 0;
   }
 }
+
+namespace {
 
 /*! \brief The built-in axis that indexes `inner` steps within `outer`, if there is one. */
 std::optional<Axis> WidestAxis(ExecLevel inner, ExecLevel outer) {

@@ -118,16 +118,150 @@ TileLayout Tile(const TileLayout& inner, const TileLayout& outer, const std::vec
   return Interleave(outer, inner, outer_shape, inner_shape, /*scale=*/true);
 }
 
+namespace {
+
+/*! \brief Every chain of thread axes, outermost first, that splits `axis`'s scope into steps of its subscope
+ *         (tx: warpid x laneid, wgid x tid_in_wg, wgid x wid_in_wg x laneid), `axis` itself left out. */
+void ThreadAxisChains(ExecLevel scope, ExecLevel subscope, std::vector<Axis>* prefix,
+                      std::vector<std::vector<Axis>>* out) {
+  for (const std::string& name : Axis::KnownNames()) {
+    Axis a = Axis::Get(name);
+    if (!a->IsThread() || a->scope_level != scope || static_cast<int>(a->subscope_level) > static_cast<int>(subscope)) {
+      continue;
+    }
+    if (ThreadsPerStep(a->subscope_level) == 0) continue;
+    prefix->push_back(a);
+    if (a->subscope_level == subscope) {
+      if (prefix->size() > 1) out->push_back(*prefix);
+    } else {
+      ThreadAxisChains(a->subscope_level, subscope, prefix, out);
+    }
+    prefix->pop_back();
+  }
+}
+
+/*! \brief `it` (on an axis stepping `unit` threads) spread over `chain`; false when an iter straddles a boundary. */
+bool SplitOverChain(const IterValue& it, int64_t unit, const std::vector<Axis>& chain, std::vector<IterValue>* out) {
+  std::vector<IterValue> parts;  // innermost first
+  int64_t extent = it.extent, threads = CheckedMul(it.stride, unit);  // the iter's step, in threads
+  for (size_t i = chain.size(); i-- > 0 && extent > 1;) {
+    const int64_t step = ThreadsPerStep(chain[i]->subscope_level);
+    if (threads % step != 0) return false;
+    if (i == 0) {  // the outermost axis takes whatever is left
+      parts.push_back({extent, threads / step, chain[i]});
+      extent = 1;
+      break;
+    }
+    const int64_t reach = ThreadsPerStep(chain[i - 1]->subscope_level);  // one step of the next axis out
+    if (threads % reach == 0) continue;                                   // the iter lies wholly outside chain[i]
+    if (reach % threads != 0) return false;
+    const int64_t here = reach / threads;  // how many of its values fit inside one step of the next axis out
+    if (extent <= here) {
+      parts.push_back({extent, threads / step, chain[i]});
+      extent = 1;
+    } else if (extent % here == 0) {
+      parts.push_back({here, threads / step, chain[i]});
+      extent /= here;
+      threads = reach;
+    } else {
+      return false;
+    }
+  }
+  if (parts.empty()) parts.push_back({it.extent, 0, chain.back()});  // a unit or stride-0 iter
+  out->insert(out->end(), parts.rbegin(), parts.rend());
+  return true;
+}
+
+/*! \brief `layout` (fused: its thread axes on the one `axis`) with that axis spread over `chain`, if it splits. */
+std::optional<TileLayout> Unfuse(const LayoutParts& fused, const Axis& axis, const std::vector<Axis>& chain) {
+  const int64_t unit = ThreadsPerStep(axis->subscope_level);
+  LayoutParts out;
+  for (auto [from, to] : {std::pair{&fused.shard, &out.shard}, std::pair{&fused.replica, &out.replica}}) {
+    for (const IterValue& it : *from) {
+      if (!it.axis.same_as(axis)) {
+        to->push_back(it);
+      } else if (!SplitOverChain(it, unit, chain, to)) {
+        return std::nullopt;
+      }
+    }
+  }
+  for (const auto& [a, value] : fused.offset) {
+    if (!a.same_as(axis)) {
+      out.AddOffset(a, value);
+      continue;
+    }
+    int64_t threads = CheckedMul(value, unit);
+    for (size_t i = chain.size(); i-- > 0;) {
+      int64_t step = ThreadsPerStep(chain[i]->subscope_level);
+      int64_t reach = i == 0 ? 0 : ThreadsPerStep(chain[i - 1]->subscope_level);
+      int64_t part = i == 0 ? threads : FloorMod(threads, reach);
+      out.AddOffset(chain[i], part / step);
+      threads -= part;
+    }
+  }
+  return out.Build();
+}
+
+/*!
+ * \brief The recogniser under CUDA fusion: `tiled` canonicalised with fused thread axes may have lost the axes
+ *        the factors use, so its fused axis is spread back over each chain of finer axes in turn and the exact
+ *        recogniser tried on each; an answer counts when the rebuilt tile fuses to the same layout.
+ */
+std::optional<TileLayout> RecogniseFused(const TileLayout& known, const TileLayout& tiled,
+                                         const std::vector<int64_t>& tiled_shape,
+                                         const std::vector<int64_t>& known_shape, bool known_is_first) {
+  TileLayout fused = Canonicalize(tiled, true);
+  LayoutParts parts = LayoutParts::Of(fused);
+  std::optional<Axis> axis;
+  for (const auto* iters : {&parts.shard, &parts.replica}) {
+    for (const IterValue& it : *iters) {
+      if (it.axis->IsThread()) axis = it.axis;
+    }
+  }
+  if (!axis) return std::nullopt;
+  std::vector<std::vector<Axis>> chains;
+  std::vector<Axis> prefix;
+  ThreadAxisChains((*axis)->scope_level, (*axis)->subscope_level, &prefix, &chains);
+  for (const std::vector<Axis>& chain : chains) {
+    std::optional<TileLayout> unfused = Unfuse(parts, *axis, chain);
+    if (!unfused) continue;
+    std::optional<TileLayout> answer =
+        Deinterleave(known, *unfused, tiled_shape, known_shape, known_is_first, /*scale=*/true);
+    if (!answer) continue;
+    std::vector<int64_t> other_shape;
+    for (size_t d = 0; d < tiled_shape.size(); ++d) other_shape.push_back(tiled_shape[d] / known_shape[d]);
+    try {
+      TileLayout rebuilt = known_is_first ? Tile(*answer, known, known_shape, other_shape)
+                                          : Tile(known, *answer, other_shape, known_shape);
+      if (ffi::StructuralEqual::Equal(Canonicalize(rebuilt, true), fused)) return answer;
+    } catch (const ffi::Error&) {
+      continue;  // the rebuild overflows or is ill-formed: not an answer
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<TileLayout> Recognise(const TileLayout& known, const TileLayout& tiled,
+                                    const std::vector<int64_t>& tiled_shape, const std::vector<int64_t>& known_shape,
+                                    bool known_is_first, bool fuse_thread_axes) {
+  std::optional<TileLayout> answer =
+      Deinterleave(known, tiled, tiled_shape, known_shape, known_is_first, /*scale=*/true);
+  if (answer || !fuse_thread_axes) return answer;
+  return RecogniseFused(known, tiled, tiled_shape, known_shape, known_is_first);
+}
+
+}  // namespace
+
 std::optional<TileLayout> IsTileInner(const TileLayout& inner, const TileLayout& tiled,
                                       const std::vector<int64_t>& tiled_shape,
-                                      const std::vector<int64_t>& inner_shape) {
-  return Deinterleave(inner, tiled, tiled_shape, inner_shape, /*known_is_first=*/false, /*scale=*/true);
+                                      const std::vector<int64_t>& inner_shape, bool fuse_thread_axes) {
+  return Recognise(inner, tiled, tiled_shape, inner_shape, /*known_is_first=*/false, fuse_thread_axes);
 }
 
 std::optional<TileLayout> IsTileOuter(const TileLayout& outer, const TileLayout& tiled,
                                       const std::vector<int64_t>& tiled_shape,
-                                      const std::vector<int64_t>& outer_shape) {
-  return Deinterleave(outer, tiled, tiled_shape, outer_shape, /*known_is_first=*/true, /*scale=*/true);
+                                      const std::vector<int64_t>& outer_shape, bool fuse_thread_axes) {
+  return Recognise(outer, tiled, tiled_shape, outer_shape, /*known_is_first=*/true, fuse_thread_axes);
 }
 
 }  // namespace tirx_layout

@@ -170,12 +170,14 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              return Tile(inner, outer, Ints(outer_shape), Ints(inner_shape));
            })
       .def("tirx_layout.TileLayoutIsTileInner",
-           [](const TileLayout& inner, const TileLayout& tiled, const Shape& tiled_shape, const Shape& inner_shape) {
-             return ToOptional(IsTileInner(inner, tiled, Ints(tiled_shape), Ints(inner_shape)));
+           [](const TileLayout& inner, const TileLayout& tiled, const Shape& tiled_shape, const Shape& inner_shape,
+              bool fuse_thread_axes) {
+             return ToOptional(IsTileInner(inner, tiled, Ints(tiled_shape), Ints(inner_shape), fuse_thread_axes));
            })
       .def("tirx_layout.TileLayoutIsTileOuter",
-           [](const TileLayout& outer, const TileLayout& tiled, const Shape& tiled_shape, const Shape& outer_shape) {
-             return ToOptional(IsTileOuter(outer, tiled, Ints(tiled_shape), Ints(outer_shape)));
+           [](const TileLayout& outer, const TileLayout& tiled, const Shape& tiled_shape, const Shape& outer_shape,
+              bool fuse_thread_axes) {
+             return ToOptional(IsTileOuter(outer, tiled, Ints(tiled_shape), Ints(outer_shape), fuse_thread_axes));
            })
       .def("tirx_layout.TileLayoutDirectSum",
            [](const TileLayout& right, const TileLayout& left, const Shape& left_shape, const Shape& right_shape) {

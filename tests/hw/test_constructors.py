@@ -174,3 +174,23 @@ def test_mma_shared_layout_and_mode_errors():
 
     with pytest.raises(ValueError, match="no hardware swizzle mode"):
         swizzle_mode(ComposeLayout(SwizzleLayout(3, 3, 4), TileLayout(S[1024:1])), "float16")
+
+
+@pytest.mark.parametrize("mode", ["none", "32B", "128B"])
+def test_mma_shared_layout_stacks_pipeline_stages(mode):
+    # (stages, rows, K): stage s is the (rows, K) operand at s * rows * K, swizzled alike (issue 18)
+    single = mma_shared_layout("float16", mode, (16, 64))
+    staged = mma_shared_layout("float16", mode, (3, 16, 64))
+    assert swizzle_mode(staged, "float16") == mode
+    addresses = set()
+    for s, i, j in itertools.product(range(3), range(16), range(64)):
+        address = staged.apply(s, i, j, shape=[3, 16, 64])["m"]
+        assert address == s * 16 * 64 + single.apply(i, j, shape=[16, 64])["m"]
+        addresses.add(address)
+    assert addresses == set(range(3 * 16 * 64))
+    two_levels = mma_shared_layout("float16", mode, (2, 2, 16, 64))
+    assert two_levels.apply(1, 1, 3, 5, shape=[2, 2, 16, 64])["m"] == 3 * 1024 + single.apply(3, 5, shape=[16, 64])["m"]
+    with pytest.raises(ValueError, match="leading dimensions"):
+        mma_shared_layout("float16", mode, (0, 16, 64))
+    with pytest.raises(ValueError, match="at least two entries"):
+        mma_shared_layout("float16", mode, (64,))

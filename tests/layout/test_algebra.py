@@ -305,7 +305,8 @@ def test_direct_sum_law_and_recognisers(right_data, left_data, draw):
         (S[(8, 8) : (8, 1)], [8, 8], [(2, 4), (0, 8)], S[16:1] + 16),
         (S[(8, 8) : (8, 1)], [8, 8], [(0, 8), (3, 5)], S[(8, 2) : (8, 1)] + 3),
         (S[(8, 8) : (1, 8)], [64], [(16, 32)], S[(2, 8) : (1, 8)] + 2),
-        (S[(4, 4) : (1, 4)], [16], [(2, 6)], None),
+        # elements 2..5 sit at 8, 12, 1, 5: a carry that needs a negative stride (issue 18: not None)
+        (S[(4, 4) : (1, 4)], [16], [(2, 6)], S[(2, 2) : (-7, 4)] + 8),
         (
             S[(8, 32) : (32 @ laneid, 1)] + 7,
             [8, 32],

@@ -116,7 +116,7 @@ def test_swizzle_and_compose_constructors(pe, sl, al, inner):
     survives(lambda: SwizzleLayout(pe, sl, al, inner))
     survives(lambda: ComposeLayout(SwizzleLayout(3, 3, 3), pe))
     survives(lambda: ComposeLayout(per_element=pe, swizzle_len=sl, atom_len=al, tile_layout=TileLayout(S[64:1])))
-    survives(lambda: SwizzleLayout(3, 3, 3).apply(pe))
+    survives(lambda: SwizzleLayout(3, 3, 3).swizzle_address(pe))
 
 
 @given(junk, junk_seq, junk, junk)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..core.values import static_int
 from ..layout.axis import Iter, TCol, TLane, laneid, tid_in_wg, wid_in_wg
+from ..layout.indexing import row_major_strides
 from ..layout.spec import S
 from ..layout.swizzle import ComposeLayout
 from ..layout.tile import TileLayout
@@ -130,24 +131,36 @@ def tcgen05_atom_layout(instr_shape: str, tensor_shape, dtype) -> TileLayout:
 def mma_shared_layout(dtype, mode: str, shape) -> TileLayout | ComposeLayout:
     """The shared-memory layout of a K-major ``(rows, K)`` MMA operand in swizzle ``mode`` ("none", "32B", "64B",
     "128B"): atoms of 8 rows by the swizzle width (16 bytes for "none") laid M-first, each row-major, the
-    swizzle keeping 16-byte vectors whole.
+    swizzle keeping 16-byte vectors whole. Leading dimensions (``(stages, rows, K)``, as a pipelined kernel
+    allocates) stack whole ``(rows, K)`` operands row-major; each is a whole number of swizzle periods, so every
+    stage is swizzled alike.
 
     Example:
         >>> mma_shared_layout("float16", "128B", (16, 128))
         ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(16, 2, 64):(64, 1024, 1)]))
+        >>> mma_shared_layout("float16", "128B", (3, 16, 128))
+        ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(3, 16, 2, 64):(2048, 64, 1024, 1)]))
     """
     if mode not in SWIZZLE_MODES:
         raise ValueError(f"mma_shared_layout: unknown swizzle mode {mode!r}; expected one of {SWIZZLE_MODES}")
-    rows, cols = (static_int(s, "a shape entry") for s in shape)
+    if isinstance(shape, int) or len(shape) < 2:
+        raise ValueError(f"mma_shared_layout: shape {shape!r} must be (..., rows, K), at least two entries")
+    *leading, rows, cols = (static_int(s, "a shape entry") for s in shape)
     size = dtype_bytes(dtype)
     atom_cols = SWIZZLE_BYTES[mode] // size
     if rows % 8 or cols % atom_cols or rows < 8 or cols < atom_cols:
         raise ValueError(
             f"mma_shared_layout: shape {tuple(shape)} must be whole atoms of 8 rows x {atom_cols} {dtype} columns"
         )
+    if any(n < 1 for n in leading):
+        raise ValueError(f"mma_shared_layout: leading dimensions of {tuple(shape)} must be >= 1")
     atom = TileLayout(S[(8, atom_cols) : (atom_cols, 1)])
     blocks = (rows // 8, cols // atom_cols)
     tile = atom.tile(TileLayout(S[blocks : (1, blocks[0])]), list(blocks), [8, atom_cols]).group([rows, cols])[0]
+    if leading:
+        strides = row_major_strides([*leading, rows * cols])
+        stages = [Iter(n, stride) for n, stride in zip(leading, strides, strict=False)]
+        tile = TileLayout.from_iters([*stages, *tile.shard])
     swizzle = swizzle_for_mode(mode, dtype)
     return tile if swizzle is None else ComposeLayout(swizzle, tile)
 

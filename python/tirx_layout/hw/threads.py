@@ -55,7 +55,7 @@ def cta_thread_axis(name: str) -> Axis:
     """The thread axis ``name``, checked to index threads, warps or warpgroups inside one CTA.
 
     Example:
-        >>> cta_thread_axis("wid_in_wg").get_scope()
+        >>> cta_thread_axis("wid_in_wg").get_scope().name
         'warpgroup'
     """
     axis = Axis.get(name)

@@ -19,15 +19,58 @@ from ..core.values import static_int
 EXEC_LEVELS = ("kernel", "cluster", "cta", "warpgroup", "warp", "thread")
 
 
+class ExecScope(str):
+    """An execution level (one of :data:`EXEC_LEVELS`) as the scope queries return it: ``.name`` gives the level,
+    as on upstream's ``ExecScope``, and since it is also the level's string, code comparing scopes with
+    ``"warp"`` or using them as dict keys keeps working.
+
+    Example:
+        >>> scope = ExecScope("warp")
+        >>> scope.name, scope == "warp", scope == ExecScope("warp"), EXEC_LEVELS.index(scope)
+        ('warp', True, True, 4)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, name: str) -> ExecScope:
+        if name not in EXEC_LEVELS:
+            raise ValueError(f"unknown execution level {name!r}; the levels are {', '.join(EXEC_LEVELS)}")
+        return super().__new__(cls, name)
+
+    @property
+    def name(self) -> str:
+        """The level's name (``ExecScope("cta").name == "cta"``)."""
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"ExecScope({str.__repr__(self)})"
+
+
+def _scope(level: str | None) -> ExecScope | None:
+    return None if level is None else ExecScope(level)
+
+
+class _AxisMeta(type(Object)):
+    """Lets every registered axis be read as a class attribute: ``Axis.laneid is Axis.get("laneid")``."""
+
+    def __getattr__(cls, name: str):
+        if not name.startswith("_"):
+            try:
+                return cls.get(name)
+            except KeyError:
+                pass
+        raise AttributeError(f"type object 'Axis' has no attribute {name!r} (and no axis of that name is registered)")
+
+
 @tvm_ffi.register_object("tirx_layout.Axis")
-class Axis(Object):
-    """An interned named axis.
+class Axis(Object, metaclass=_AxisMeta):
+    """An interned named axis; every registered axis is also a class attribute (``Axis.laneid``).
 
     Example:
         >>> from tirx_layout import Axis
-        >>> Axis.get("laneid").get_scope(), Axis.get("laneid").get_subscope()
-        ('warp', 'thread')
-        >>> Axis.get("laneid") is Axis.get("laneid")
+        >>> Axis.laneid.get_scope(), Axis.laneid.get_subscope()
+        (ExecScope('warp'), ExecScope('thread'))
+        >>> Axis.get("laneid") is Axis.laneid
         True
     """
 
@@ -67,7 +110,7 @@ class Axis(Object):
 
         Example:
             >>> sm = Axis.register("smid", "thread", scope="cluster", subscope="cta")
-            >>> sm.is_thread(), sm.get_scope()
+            >>> sm.is_thread(), sm.get_scope().name
             (True, 'cluster')
         """
         for what, value in (("name", name), ("kind", kind)):
@@ -97,13 +140,15 @@ class Axis(Object):
         """Whether this axis is a storage coordinate (``Axis.get("m").is_memory() is True``)."""
         return self.kind == "memory"
 
-    def get_scope(self) -> str | None:
-        """The level a thread axis indexes within (``"warp"`` for ``laneid``); ``None`` for memory axes."""
-        return self.scope
+    def get_scope(self) -> ExecScope | None:
+        """The level a thread axis indexes within (``ExecScope("warp")`` for ``laneid``); ``None`` for memory
+        axes."""
+        return _scope(self.scope)
 
-    def get_subscope(self) -> str | None:
-        """The level one step of a thread axis is (``"thread"`` for ``laneid``); ``None`` for memory axes."""
-        return self.subscope
+    def get_subscope(self) -> ExecScope | None:
+        """The level one step of a thread axis is (``ExecScope("thread")`` for ``laneid``); ``None`` for memory
+        axes."""
+        return _scope(self.subscope)
 
     def __rmatmul__(self, value):
         from .spec import OnAxis  # spec builds on axis; the reverse edge is only needed at call time

@@ -117,7 +117,7 @@ def storage_addresses(layout, shape: Sequence[int], coords: Sequence, every_repl
     if layout is None:
         return [flatten(coords, shape)]
     if isinstance(layout, SwizzleLayout):
-        return [layout.apply(flatten(coords, shape))]
+        return [layout.swizzle_address(flatten(coords, shape))]
     if not every_replica:
         return [layout.apply(*coords, shape=list(shape)).get("m", 0)]
     places = layout.apply_all(*coords, shape=list(shape))

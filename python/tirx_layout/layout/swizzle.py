@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,6 +12,8 @@ from tvm_ffi import Object, from_dlpack
 
 from ..core import ffi
 from ..core.values import int64_array, offset_value, static_int
+from .indexing import flatten
+from .spec import S
 from .tile import TileLayout
 
 
@@ -21,16 +24,25 @@ def _log2_exact(n: int, what: str) -> int:
     return n.bit_length() - 1
 
 
+def _identity_over(period: int) -> TileLayout:
+    return TileLayout(S[period:1])
+
+
 @tvm_ffi.register_object("tirx_layout.SwizzleLayout")
 class SwizzleLayout(Object):
     """The XOR swizzle of linear element addresses: with ``q = a >> per_element``, the ``swizzle_len`` bits of
     ``q`` at ``atom_len`` are XOR-ed into its low bits (``swizzle_inner``; the reverse otherwise). A bijection of
     every period of ``2^(per_element + swizzle_len + atom_len)`` elements.
 
+    A layout like the others: over one period it is ``ComposeLayout(self, TileLayout(S[period:1]))``, and every
+    layout operation means what it means on that composition (which canonicalises back to ``self``).
+
     Example:
         >>> sw = SwizzleLayout(3, 3, 3)  # fp16, 128-byte rows
-        >>> [sw.apply(64 * i) for i in range(4)]
+        >>> [sw.apply(64 * i)["m"] for i in range(4)]
         [0, 72, 144, 216]
+        >>> sw.size(), sw.apply(1, 8, shape=[8, 64])
+        (512, {'m': 64})
     """
 
     per_element: int
@@ -49,12 +61,14 @@ class SwizzleLayout(Object):
             bool(swizzle_inner),
         )
 
-    def apply(self, address):
+    # ---- forward map -------------------------------------------------------------------------------------
+
+    def swizzle_address(self, address):
         """The swizzled address of ``address``: an int, an integer numpy array (elementwise, in C++) or a TVM
         ``PrimExpr`` (an XOR/shift expression CUDA code generation accepts).
 
         Example:
-            >>> SwizzleLayout(3, 3, 3).apply(64 + 8)
+            >>> SwizzleLayout(3, 3, 3).swizzle_address(64 + 8)
             64
         """
         if isinstance(address, np.ndarray):
@@ -74,29 +88,179 @@ class SwizzleLayout(Object):
         field = tvm.tirx.bitwise_and(tvm.tirx.shift_right(address, source), mask)
         return tvm.tirx.bitwise_xor(address, tvm.tirx.shift_left(field, target))
 
-    def size(self, axis=None) -> int:
-        """The period, ``2^(per_element + swizzle_len + atom_len)`` (``SwizzleLayout(3, 3, 3).size() == 512``)."""
+    def _flat(self, coords, shape):
+        if shape is not None:
+            if len(coords) != len(shape):
+                raise ValueError(f"coordinate has {len(coords)} values but shape has {len(shape)} dimensions")
+            return flatten(list(coords), [static_int(s, "a shape extent") for s in shape])
+        if len(coords) != 1:
+            raise ValueError(
+                f"a SwizzleLayout takes one flat address, or coordinates with shape=..., got {len(coords)} values"
+            )
+        return coords[0]
+
+    def apply(self, *coords, shape: Sequence | None = None) -> dict:
+        """``{"m": swizzled address}`` of a flat address, or of ``coords`` flattened row-major in ``shape``; ints,
+        integer numpy arrays or ``PrimExpr`` as for ``swizzle_address``.
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).apply(72), SwizzleLayout(3, 3, 3).apply(1, 8, shape=[8, 64])
+            ({'m': 64}, {'m': 64})
+        """
+        return {"m": self.swizzle_address(self._flat(coords, shape))}
+
+    def apply_all(self, *coords, shape: Sequence | None = None):
+        """Every place (a swizzle has no replicas): ``[apply(...)]``, or for arrays ``{"m": array}`` with a leading
+        dimension of one (the forms of ``TileLayout.apply_all``).
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).apply_all(72)
+            [{'m': 64}]
+        """
+        place = self.apply(*coords, shape=shape)
+        if isinstance(place["m"], np.ndarray):
+            return {"m": place["m"][np.newaxis]}
+        return [place]
+
+    # ---- queries -------------------------------------------------------------------------------------------
+
+    def as_compose(self) -> ComposeLayout:
+        """The same map as a ComposeLayout: this swizzle over the identity tile of one period.
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).as_compose()
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[512:1]))
+        """
+        return ComposeLayout(self, _identity_over(self.period()))
+
+    def period(self) -> int:
+        """``2^(per_element + swizzle_len + atom_len)``: the swizzle permutes each aligned block this long.
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).period()
+            512
+        """
         return 1 << (self.per_element + self.swizzle_len + self.atom_len)
 
-    span = size
+    def size(self, axis_name: str | None = None) -> int:
+        """The period (on ``m``; 1 on any other axis, which a swizzle does not use).
 
-    def pack(self, n: int) -> SwizzleLayout:
-        """The swizzle of ``n``-element units (``per_element`` minus ``log2 n``): ``SwizzleLayout(3, 3, 3).pack(2)``
-        is ``SwizzleLayout(2, 3, 3)``."""
-        shift = _log2_exact(n, "the pack count")
-        if shift > self.per_element:
-            raise ValueError(f"pack({n}): {self!r} keeps only {1 << self.per_element} elements together")
-        return SwizzleLayout(self.per_element - shift, self.swizzle_len, self.atom_len, self.swizzle_inner)
+        Example:
+            >>> SwizzleLayout(3, 3, 3).size(), SwizzleLayout(3, 3, 3).size("laneid")
+            (512, 1)
+        """
+        return self.as_compose().size(axis_name)
 
-    def unpack(self, n: int) -> SwizzleLayout:
-        """The swizzle of elements split in ``n`` (``per_element`` plus ``log2 n``):
-        ``SwizzleLayout(2, 3, 3).unpack(2)`` is ``SwizzleLayout(3, 3, 3)``."""
-        shift = _log2_exact(n, "the unpack count")
-        return SwizzleLayout(self.per_element + shift, self.swizzle_len, self.atom_len, self.swizzle_inner)
+    def span(self, axis_name: str | None = None) -> int:
+        """The period (the addresses of one period are a permutation of ``0 .. period-1``; 1 on any other axis).
+
+        Example:
+            >>> SwizzleLayout(2, 1, 3).span()
+            64
+        """
+        return self.as_compose().span(axis_name)
+
+    def get_scope(self) -> None:
+        """``None``: a swizzle lives in memory only."""
+        return None
+
+    def verify_well_formed(self) -> bool:
+        """Always ``True``: construction already checked the parameters."""
+        return True
+
+    def is_trivial(self) -> bool:
+        """Whether the swizzle moves nothing (``swizzle_len == 0``): ``SwizzleLayout(3, 0, 3).is_trivial()``."""
+        return self.swizzle_len == 0
+
+    def is_swizzle(self) -> bool:
+        """``True`` (seed 002's ``Layout.is_swizzle``)."""
+        return True
+
+    # ---- algebra: as the composition over one period -----------------------------------------------------------
 
     def canonicalize(self) -> SwizzleLayout:
         """A swizzle is its own normal form."""
         return self
+
+    def group(self, shape: Sequence[int]) -> tuple[ComposeLayout, list[int]]:
+        """The identity tile grouped by ``shape``, the swizzle kept (see ``TileLayout.group``).
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).group([8, 64])
+            (ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64):(64, 1)])), [0, 1, 2])
+        """
+        return self.as_compose().group(shape)
+
+    def tile(self, outer: TileLayout, outer_shape: Sequence[int], inner_shape: Sequence[int]) -> ComposeLayout:
+        """One period tiled by ``outer``, the swizzle applied to the result's addresses.
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).tile(TileLayout(S[4]), [4], [512])
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[2048:1]))
+        """
+        return self.as_compose().tile(outer, outer_shape, inner_shape)
+
+    def tile_to(self, to_shape: Sequence[int], current_shape: Sequence[int]) -> ComposeLayout:
+        """One period repeated row-major up to ``to_shape``, the swizzle kept."""
+        return self.as_compose().tile_to(to_shape, current_shape)
+
+    def is_tile_inner(self, tile_layout, tiled_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout | None:
+        """The outer TileLayout if ``tile_layout`` (a ComposeLayout with this swizzle) is one period tiled by it.
+
+        Example:
+            >>> tiled = SwizzleLayout(3, 3, 3).tile(TileLayout(S[2]), [2], [512])
+            >>> SwizzleLayout(3, 3, 3).is_tile_inner(tiled, [1024], [512])
+            TileLayout(S[2:1])
+        """
+        return self.as_compose().is_tile_inner(tile_layout, tiled_shape, inner_shape)
+
+    def is_tile_outer(self, tile_layout, tiled_shape: Sequence[int], outer_shape: Sequence[int]) -> None:
+        """``None``: ``tile`` takes a TileLayout outer, so no tiled layout has a swizzle as its outer part."""
+        return None
+
+    def direct_sum(self, left: TileLayout, left_shape: Sequence[int], right_shape: Sequence[int]) -> ComposeLayout:
+        """``left +`` one period on the interleaved domain (see ``TileLayout.direct_sum``), the swizzle kept."""
+        return self.as_compose().direct_sum(left, left_shape, right_shape)
+
+    def is_direct_sum_right(self, sum_layout, interleaved_shape: Sequence[int], right_shape: Sequence[int]):
+        """The left addend if ``sum_layout`` (with this swizzle) is one period ``direct_sum``-ed, else ``None``."""
+        return self.as_compose().is_direct_sum_right(sum_layout, interleaved_shape, right_shape)
+
+    def broadcast(self, num: int, position: int = -1, axis="m") -> ComposeLayout:
+        """One period with a stride-0 iter inserted (see ``TileLayout.broadcast``), the swizzle kept.
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).broadcast(2)
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(512, 2):(1, 0)]))
+        """
+        return self.as_compose().broadcast(num, position, axis)
+
+    def slice(self, shape: Sequence[int], region: Sequence) -> ComposeLayout | None:
+        """The sub-box ``region`` of one period seen as ``shape``, the swizzle kept.
+
+        Example:
+            >>> SwizzleLayout(3, 3, 3).slice([512], [(64, 128)])
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[64:1] + 64))
+        """
+        return self.as_compose().slice(shape, region)
+
+    def storage(self) -> SwizzleLayout:
+        """Itself: a swizzle has no thread axes."""
+        return self
+
+    def pack(self, num: int) -> SwizzleLayout:
+        """The swizzle of ``num``-element units (``per_element`` minus ``log2 num``):
+        ``SwizzleLayout(3, 3, 3).pack(2)`` is ``SwizzleLayout(2, 3, 3)``."""
+        shift = _log2_exact(num, "the pack count")
+        if shift > self.per_element:
+            raise ValueError(f"pack({num}): {self!r} keeps only {1 << self.per_element} elements together")
+        return SwizzleLayout(self.per_element - shift, self.swizzle_len, self.atom_len, self.swizzle_inner)
+
+    def unpack(self, num: int) -> SwizzleLayout:
+        """The swizzle of elements split in ``num`` (``per_element`` plus ``log2 num``):
+        ``SwizzleLayout(2, 3, 3).unpack(2)`` is ``SwizzleLayout(3, 3, 3)``."""
+        shift = _log2_exact(num, "the unpack count")
+        return SwizzleLayout(self.per_element + shift, self.swizzle_len, self.atom_len, self.swizzle_inner)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SwizzleLayout) and tvm_ffi.structural_equal(self, other)
@@ -112,44 +276,110 @@ class SwizzleLayout(Object):
         return (SwizzleLayout, (self.per_element, self.swizzle_len, self.atom_len, self.swizzle_inner))
 
 
+# The three spellings of a ComposeLayout: seed 002's pair, and the swizzle's parameters with the tile (seed 000 by
+# keyword, upstream 0.27 also positionally).
+_PAIR_FORM = inspect.Signature(
+    [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("layout_A", "layout_B")]
+)
+_PARTS_FORM = inspect.Signature(
+    [
+        *(
+            inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for n in ("per_element", "swizzle_len", "atom_len", "tile_layout")
+        ),
+        inspect.Parameter("swizzle_inner", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=True),
+    ]
+)
+
+
+def _compose_parts(args: tuple, kwargs: dict) -> tuple[SwizzleLayout, TileLayout]:
+    pair = (bool(args) and isinstance(args[0], SwizzleLayout)) or "layout_A" in kwargs or "layout_B" in kwargs
+    form = _PAIR_FORM if pair else _PARTS_FORM
+    try:
+        bound = form.bind(*args, **kwargs)
+    except TypeError as err:
+        raise TypeError(
+            f"ComposeLayout takes (layout_A: SwizzleLayout, layout_B: TileLayout) or (per_element, swizzle_len, "
+            f"atom_len, tile_layout, swizzle_inner=True): {err}"
+        ) from None
+    bound.apply_defaults()
+    values = bound.arguments
+    if pair:
+        swizzle, tile = values["layout_A"], values["layout_B"]
+    else:
+        parts = (values[name] for name in ("per_element", "swizzle_len", "atom_len", "swizzle_inner"))
+        swizzle = SwizzleLayout(*parts)
+        tile = values["tile_layout"]
+    if not isinstance(swizzle, SwizzleLayout):
+        raise TypeError(f"the swizzle (layout_A) of a ComposeLayout must be a SwizzleLayout, got {swizzle!r}")
+    if not isinstance(tile, TileLayout):
+        raise TypeError(f"the tile (layout_B) of a ComposeLayout must be a TileLayout, got {tile!r}")
+    return swizzle, tile
+
+
+def _swizzle_of(tiled) -> SwizzleLayout | None:
+    if isinstance(tiled, ComposeLayout):
+        return tiled.swizzle
+    if isinstance(tiled, SwizzleLayout):
+        return tiled
+    return None
+
+
 @tvm_ffi.register_object("tirx_layout.ComposeLayout")
 class ComposeLayout(Object):
-    """A tile onto the linear axis ``m`` followed by a swizzle of that address. Built as
-    ``ComposeLayout(swizzle, tile)`` or ``ComposeLayout(per_element=, swizzle_len=, atom_len=, tile_layout=,
-    swizzle_inner=True)``.
+    """A tile onto the linear axis ``m`` followed by a swizzle of that address. Three spellings:
+    ``ComposeLayout(layout_A, layout_B)`` (a SwizzleLayout and a TileLayout, positional or by keyword),
+    ``ComposeLayout(per_element=, swizzle_len=, atom_len=, tile_layout=, swizzle_inner=True)`` and the same five
+    positionally. The swizzle's parameters read through (``per_element``, ...); ``layout_A``/``swizzle`` and
+    ``layout_B``/``tile_layout`` are the two parts.
 
     Example:
         >>> tile = TileLayout(S[(8, 64):(64, 1)])
         >>> smem = ComposeLayout(per_element=3, swizzle_len=3, atom_len=3, tile_layout=tile)
         >>> [smem.apply(i, 0)["m"] for i in range(4)]  # column 0 of rows 0..3
         [0, 72, 144, 216]
+        >>> smem == ComposeLayout(SwizzleLayout(3, 3, 3), tile) == ComposeLayout(3, 3, 3, tile), smem.atom_len
+        (True, 3)
     """
 
     swizzle: SwizzleLayout
     tile_layout: TileLayout
 
-    def __init__(
-        self,
-        swizzle: SwizzleLayout | None = None,
-        tile_layout: TileLayout | None = None,
-        *,
-        per_element: int | None = None,
-        swizzle_len: int | None = None,
-        atom_len: int | None = None,
-        swizzle_inner: bool = True,
-    ) -> None:
-        parts = (per_element, swizzle_len, atom_len)
-        if swizzle is None:
-            if any(p is None for p in parts):
-                raise TypeError("ComposeLayout takes a SwizzleLayout, or per_element=, swizzle_len= and atom_len=")
-            swizzle = SwizzleLayout(per_element, swizzle_len, atom_len, swizzle_inner)
-        elif any(p is not None for p in parts):
-            raise TypeError("ComposeLayout takes either a SwizzleLayout or its parameters, not both")
-        if not isinstance(swizzle, SwizzleLayout):
-            raise TypeError(f"the swizzle of a ComposeLayout must be a SwizzleLayout, got {swizzle!r}")
-        if not isinstance(tile_layout, TileLayout):
-            raise TypeError(f"the tile of a ComposeLayout must be a TileLayout, got {tile_layout!r}")
-        self.__init_handle_by_constructor__(ffi.ComposeLayout, swizzle, tile_layout)
+    def __init__(self, *args, **kwargs) -> None:
+        swizzle, tile = _compose_parts(args, kwargs)
+        self.__init_handle_by_constructor__(ffi.ComposeLayout, swizzle, tile)
+
+    # ---- the parts, under seed 002's and seed 000's names ---------------------------------------------------
+
+    @property
+    def layout_A(self) -> SwizzleLayout:
+        """The swizzle (seed 002's name for the first part)."""
+        return self.swizzle
+
+    @property
+    def layout_B(self) -> TileLayout:
+        """The tile (seed 002's name for the second part)."""
+        return self.tile_layout
+
+    @property
+    def per_element(self) -> int:
+        """The swizzle's ``per_element``."""
+        return self.swizzle.per_element
+
+    @property
+    def swizzle_len(self) -> int:
+        """The swizzle's ``swizzle_len``."""
+        return self.swizzle.swizzle_len
+
+    @property
+    def atom_len(self) -> int:
+        """The swizzle's ``atom_len``."""
+        return self.swizzle.atom_len
+
+    @property
+    def swizzle_inner(self) -> bool:
+        """The swizzle's ``swizzle_inner``."""
+        return self.swizzle.swizzle_inner
 
     # ---- forward map -------------------------------------------------------------------------------------
 
@@ -157,22 +387,22 @@ class ComposeLayout(Object):
         """``{"m": swizzle(tile(coords)["m"])}``, for every coordinate form and input kind ``TileLayout.apply``
         takes (``ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64):(64, 1)])).apply(1, 0) == {"m": 72}``).
         """
-        return {"m": self.swizzle.apply(self.tile_layout.apply(*coords, shape=shape).get("m", 0))}
+        return {"m": self.swizzle.swizzle_address(self.tile_layout.apply(*coords, shape=shape).get("m", 0))}
 
     def apply_all(self, *coords, shape: Sequence | None = None):
         """Every replica place, swizzled (see ``TileLayout.apply_all`` for the forms)."""
         places = self.tile_layout.apply_all(*coords, shape=shape)
         if isinstance(places, dict):
-            return {"m": self.swizzle.apply(places.get("m", 0))}
-        return [{"m": self.swizzle.apply(p.get("m", 0))} for p in places]
+            return {"m": self.swizzle.swizzle_address(places.get("m", 0))}
+        return [{"m": self.swizzle.swizzle_address(p.get("m", 0))} for p in places]
 
-    def size(self, axis=None) -> int:
+    def size(self, axis_name=None) -> int:
         """The tile's size."""
-        return self.tile_layout.size(axis)
+        return self.tile_layout.size(axis_name)
 
-    def span(self, axis=None):
+    def span(self, axis_name=None):
         """The tile's span (a swizzle permutes within whole periods, so it needs no more room)."""
-        return self.tile_layout.span(axis)
+        return self.tile_layout.span(axis_name)
 
     def get_scope(self):
         """``None``: a composed layout lives in memory only."""
@@ -182,14 +412,29 @@ class ComposeLayout(Object):
         """Always ``True``: construction already checked that the tile maps onto ``m`` only."""
         return True
 
+    def is_swizzle(self) -> bool:
+        """``False``: seed 002's ``Layout.is_swizzle`` is true of a bare SwizzleLayout only."""
+        return False
+
     # ---- algebra: on the tile, keeping the swizzle -----------------------------------------------------------
 
     def _with_tile(self, tile: TileLayout | None) -> ComposeLayout | None:
         return None if tile is None else ComposeLayout(self.swizzle, tile)
 
-    def canonicalize(self) -> ComposeLayout:
-        """The tile canonicalised, the swizzle kept."""
-        return self._with_tile(self.tile_layout.canonicalize())
+    def canonicalize(self) -> ComposeLayout | SwizzleLayout:
+        """The tile canonicalised, the swizzle kept; the bare SwizzleLayout when the tile is the identity over
+        exactly one period.
+
+        Example:
+            >>> ComposeLayout(3, 3, 3, TileLayout(S[(8, 64):(64, 1)])).canonicalize()
+            SwizzleLayout(3, 3, 3)
+            >>> ComposeLayout(3, 3, 3, TileLayout(S[(8, 32):(64, 1)])).canonicalize()
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 32):(64, 1)]))
+        """
+        tile = self.tile_layout.canonicalize()
+        if tile == _identity_over(self.swizzle.period()):
+            return self.swizzle
+        return self._with_tile(tile)
 
     def group(self, shape: Sequence[int]) -> tuple[ComposeLayout, list[int]]:
         """The tile grouped by ``shape`` (see ``TileLayout.group``), the swizzle kept."""
@@ -204,29 +449,47 @@ class ComposeLayout(Object):
         """The tile repeated row-major up to ``to_shape``, the swizzle kept."""
         return self._with_tile(self.tile_layout.tile_to(to_shape, current_shape))
 
-    def is_tile_inner(self, tiled: ComposeLayout, tiled_shape: Sequence[int], inner_shape: Sequence[int]):
-        """The outer TileLayout if ``tiled`` (with the same swizzle) is this tile tiled by it, else ``None``."""
-        if not isinstance(tiled, ComposeLayout) or tiled.swizzle != self.swizzle:
+    def is_tile_inner(self, tile_layout, tiled_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout | None:
+        """The outer TileLayout if ``tile_layout`` (a ComposeLayout, or bare SwizzleLayout, with the same swizzle) is
+        this tile tiled by it, else ``None``."""
+        if _swizzle_of(tile_layout) != self.swizzle:
             return None
-        return self.tile_layout.is_tile_inner(tiled.tile_layout, tiled_shape, inner_shape)
+        if isinstance(tile_layout, SwizzleLayout):
+            tile_layout = tile_layout.as_compose()
+        return self.tile_layout.is_tile_inner(tile_layout.tile_layout, tiled_shape, inner_shape)
 
-    def is_tile_outer(self, tiled: ComposeLayout, tiled_shape: Sequence[int], outer_shape: Sequence[int]):
-        """The inner TileLayout if ``tiled`` (with the same swizzle) is some tile tiled by this one, else ``None``."""
-        if not isinstance(tiled, ComposeLayout) or tiled.swizzle != self.swizzle:
+    def direct_sum(self, left: TileLayout, left_shape: Sequence[int], right_shape: Sequence[int]) -> ComposeLayout:
+        """``left + tile`` on the interleaved domain (see ``TileLayout.direct_sum``), the swizzle kept."""
+        return self._with_tile(self.tile_layout.direct_sum(left, left_shape, right_shape))
+
+    def is_direct_sum_right(self, sum_layout, interleaved_shape: Sequence[int], right_shape: Sequence[int]):
+        """The left addend if ``sum_layout`` (with the same swizzle) is ``direct_sum``-ed from this tile, else
+        ``None``."""
+        if _swizzle_of(sum_layout) != self.swizzle:
             return None
-        return self.tile_layout.is_tile_outer(tiled.tile_layout, tiled_shape, outer_shape)
+        if isinstance(sum_layout, SwizzleLayout):
+            sum_layout = sum_layout.as_compose()
+        return self.tile_layout.is_direct_sum_right(sum_layout.tile_layout, interleaved_shape, right_shape)
+
+    def is_tile_outer(self, tile_layout, tiled_shape: Sequence[int], outer_shape: Sequence[int]) -> None:
+        """``None``: ``tile`` takes a TileLayout outer, so no tiled layout has a ComposeLayout as its outer part."""
+        return None
 
     def slice(self, shape: Sequence[int], region: Sequence) -> ComposeLayout | None:
         """The tile sliced (see ``TileLayout.slice``), the swizzle kept; ``None`` when the tile's slice is."""
         return self._with_tile(self.tile_layout.slice(shape, region))
 
-    def pack(self, n: int) -> ComposeLayout:
-        """``n`` contiguous elements as one: the tile packed and the swizzle's ``per_element`` lowered by log2 n."""
-        return ComposeLayout(self.swizzle.pack(n), self.tile_layout.pack(n))
+    def pack(self, num: int) -> ComposeLayout:
+        """``num`` contiguous elements as one: the tile packed, the swizzle's ``per_element`` lowered by log2 num."""
+        return ComposeLayout(self.swizzle.pack(num), self.tile_layout.pack(num))
 
-    def unpack(self, n: int) -> ComposeLayout:
-        """Each element as ``n``: the tile unpacked and the swizzle's ``per_element`` raised by log2 n."""
-        return ComposeLayout(self.swizzle.unpack(n), self.tile_layout.unpack(n))
+    def unpack(self, num: int) -> ComposeLayout:
+        """Each element as ``num``: the tile unpacked, the swizzle's ``per_element`` raised by log2 num."""
+        return ComposeLayout(self.swizzle.unpack(num), self.tile_layout.unpack(num))
+
+    def broadcast(self, num: int, position: int = -1, axis="m") -> ComposeLayout:
+        """The tile broadcast (see ``TileLayout.broadcast``), the swizzle kept."""
+        return self._with_tile(self.tile_layout.broadcast(num, position, axis))
 
     def storage(self) -> ComposeLayout:
         """Itself: a composed layout has no thread axes."""

@@ -12,7 +12,7 @@ from tvm_ffi import Object, from_dlpack
 
 from ..core import ffi
 from ..core.values import INT64_DTYPE, int64_array, int_list, per_dimension_shape, range_bounds, static_int
-from .axis import Axis, Iter
+from .axis import Axis, ExecScope, Iter
 from .spec import LayoutSpec, Offset, S, format_spec
 from .symbolic import (
     FLAT,
@@ -50,6 +50,11 @@ def _cuda_target_active() -> bool:
     return target is not None and target.kind.name == "cuda"
 
 
+def _swizzled(layout) -> bool:
+    """Whether ``layout`` is a SwizzleLayout or ComposeLayout (defined above this module, so recognised by shape)."""
+    return not isinstance(layout, TileLayout) and hasattr(layout, "swizzle_len")
+
+
 def _expect_tile(layout, role: str) -> TileLayout:
     if not isinstance(layout, TileLayout):
         raise TypeError(f"the {role} layout must be a TileLayout, got {layout!r}")
@@ -69,7 +74,9 @@ def _combine(entry, second: TileLayout, first: TileLayout, first_shape, second_s
     return with_symbolic_offsets(combined, symbolic)
 
 
-def _recognise(entry, known: TileLayout, combined: TileLayout, combined_shape, known_shape) -> TileLayout | None:
+def _recognise(
+    entry, known: TileLayout, combined: TileLayout, combined_shape, known_shape, *flags: bool
+) -> TileLayout | None:
     """Recognisers: the core answers on the static parts; the other factor's symbolic offset is the difference."""
     known_static, known_symbolic = split_symbolic_offsets(_expect_tile(known, "known"))
     combined_static, combined_symbolic = split_symbolic_offsets(_expect_tile(combined, "combined"))
@@ -78,6 +85,7 @@ def _recognise(entry, known: TileLayout, combined: TileLayout, combined_shape, k
         combined_static,
         int_list(combined_shape, "a shape extent"),
         int_list(known_shape, "a shape extent"),
+        *flags,
     )
     if other is None:
         return None
@@ -140,24 +148,24 @@ class TileLayout(Object):
 
     # ---- queries -------------------------------------------------------------------------------------------
 
-    def size(self, axis: Axis | str | None = None) -> int:
-        """Product of the shard extents, or of those on ``axis`` (1 if none).
+    def size(self, axis_name: Axis | str | None = None) -> int:
+        """Product of the shard extents, or of those on ``axis_name`` (1 if none).
 
         Example:
             >>> TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)]).size("TCol")
             224
         """
-        return ffi.TileLayoutSize(self, None if axis is None else Axis.get(axis).name)
+        return ffi.TileLayoutSize(self, None if axis_name is None else Axis.get(axis_name).name)
 
-    def span(self, axis: Axis | str | None = None):
+    def span(self, axis_name: Axis | str | None = None):
         """``1 + sum (extent-1)*stride + sum offset`` over shard and replica iters and offsets on memory axes,
-        or on ``axis`` alone. Symbolic offsets give a symbolic span.
+        or on ``axis_name`` alone. Symbolic offsets give a symbolic span.
 
         Example:
             >>> TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)]).span("TCol")
             224
         """
-        name = None if axis is None else Axis.get(axis).name
+        name = None if axis_name is None else Axis.get(axis_name).name
         span = ffi.TileLayoutStaticSpan(self, name)
         for a, value in self.offset.items():
             if not isinstance(value, int) and (a.name == name if name else a.is_memory()):
@@ -173,18 +181,18 @@ class TileLayout(Object):
         """
         return ffi.TileLayoutNumReplicas(self)
 
-    def get_scope(self) -> tuple[str, str] | None:
+    def get_scope(self) -> tuple[ExecScope, ExecScope] | None:
         """``(innermost subscope, outermost scope)`` of the thread axes, or ``None`` when no shard iter is on a
         thread axis. ``ValueError`` when the thread axes do not form one chain (see ``verify_well_formed``).
 
         Example:
             >>> TileLayout(S[(4, 32):(1 @ warpid, 1 @ laneid)]).get_scope()
-            ('thread', 'cta')
+            (ExecScope('thread'), ExecScope('cta'))
         """
         has_scope, well_formed, problem, inner, outer = ffi.TileLayoutScope(self)
         if not well_formed:
             raise ValueError(f"ill-formed layout {self}: {problem}")
-        return (inner, outer) if has_scope else None
+        return (ExecScope(inner), ExecScope(outer)) if has_scope else None
 
     def verify_well_formed(self) -> bool:
         """Whether the thread axes form one connected, non-conflicting chain of levels. Never raises.
@@ -371,30 +379,44 @@ class TileLayout(Object):
         repeats = [t // c for t, c in zip(to_shape, current_shape, strict=True)]
         return self.tile(TileLayout(S[tuple(repeats)]), repeats, current_shape)
 
-    def is_tile_inner(
-        self, tiled: TileLayout, tiled_shape: Sequence[int], inner_shape: Sequence[int]
-    ) -> TileLayout | None:
-        """If ``tiled`` is this layout tiled by some outer layout, that outer layout, else ``None``. Exact:
-        ``self.tile(outer, ...)`` gives back ``tiled`` canonically. ``tiled_shape`` is outer x inner per dimension.
+    def is_tile_inner(self, tile_layout, tiled_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout | None:
+        """If ``tile_layout`` (the tiled layout) is this layout tiled by some outer layout, that outer layout, else
+        ``None``. Exact: ``self.tile(outer, ...)`` gives back ``tile_layout`` canonically. ``tiled_shape`` is outer x
+        inner per dimension. Under an active CUDA target ``tile_layout`` may be in the fused form ``canonicalize``
+        gives there (``tx`` for ``warpid`` x ``laneid``). A swizzled one (ComposeLayout) is never a TileLayout tiled:
+        ``None``.
 
         Example:
             >>> tiled = TileLayout(S[(8, 2, 32):(64, 1, 2)])
             >>> TileLayout(S[(2, 4):(1, 2)]).is_tile_inner(tiled, [16, 32], [2, 4])
             TileLayout(S[(8, 8):(8, 1)])
+            >>> with tvm.target.Target("cuda"):
+            ...     TileLayout(S[32 : 1 @ laneid]).is_tile_inner(TileLayout(S[64 : 1 @ tx]), [64], [32])
+            TileLayout(S[2:1@warpid])
         """
-        return _recognise(ffi.TileLayoutIsTileInner, self, tiled, tiled_shape, inner_shape)
+        if _swizzled(tile_layout):
+            return None
+        return _recognise(ffi.TileLayoutIsTileInner, self, tile_layout, tiled_shape, inner_shape, _cuda_target_active())
 
-    def is_tile_outer(
-        self, tiled: TileLayout, tiled_shape: Sequence[int], outer_shape: Sequence[int]
-    ) -> TileLayout | None:
-        """If ``tiled`` is some inner layout tiled by this one, that inner layout, else ``None`` (exact).
+    def is_tile_outer(self, tile_layout, tiled_shape: Sequence[int], outer_shape: Sequence[int]):
+        """If ``tile_layout`` (the tiled layout) is some inner layout tiled by this one, that inner layout, else
+        ``None`` (exact; the CUDA fused form as for ``is_tile_inner``). For a swizzled ``tile_layout`` (ComposeLayout,
+        or a bare SwizzleLayout) the inner keeps the swizzle: a ComposeLayout whose ``tile`` by this layout gives
+        ``tile_layout`` back.
 
         Example:
             >>> tiled = TileLayout(S[(8, 2, 32):(64, 1, 2)])
             >>> TileLayout(S[(8, 8):(8, 1)]).is_tile_outer(tiled, [16, 32], [8, 8])
             TileLayout(S[(2, 4):(1, 2)])
+            >>> with tvm.target.Target("cuda"):
+            ...     TileLayout(S[2 : 1 @ warpid]).is_tile_outer(TileLayout(S[64 : 1 @ tx]), [64], [2])
+            TileLayout(S[32:1@laneid])
         """
-        return _recognise(ffi.TileLayoutIsTileOuter, self, tiled, tiled_shape, outer_shape)
+        if _swizzled(tile_layout):
+            composed = tile_layout.as_compose() if hasattr(tile_layout, "as_compose") else tile_layout
+            inner = self.is_tile_outer(composed.tile_layout, tiled_shape, outer_shape)
+            return None if inner is None else type(composed)(composed.swizzle, inner)
+        return _recognise(ffi.TileLayoutIsTileOuter, self, tile_layout, tiled_shape, outer_shape, _cuda_target_active())
 
     def direct_sum(self, left: TileLayout, left_shape: Sequence[int], right_shape: Sequence[int]) -> TileLayout:
         """``left + self`` on the interleaved domain: ``(p, q, i, j) -> left(p, i) + self(q, j)``, no scaling.
@@ -406,30 +428,30 @@ class TileLayout(Object):
         return _combine(ffi.TileLayoutDirectSum, self, _expect_tile(left, "left"), left_shape, right_shape)
 
     def is_direct_sum_right(
-        self, sum_layout: TileLayout, sum_shape: Sequence[int], right_shape: Sequence[int]
+        self, sum_layout: TileLayout, interleaved_shape: Sequence[int], right_shape: Sequence[int]
     ) -> TileLayout | None:
         """If ``sum_layout`` is ``left.direct_sum``-ed with this layout as the right addend, the left addend, else
-        ``None``. ``sum_shape`` is the interleaved shape ``(A0, B0, A1, B1, ...)``, or left x right per dimension.
+        ``None``. ``interleaved_shape`` is ``(A0, B0, A1, B1, ...)``, or left x right per dimension.
 
         Example:
             >>> TileLayout(S[4 : 1 @ laneid]).is_direct_sum_right(TileLayout(S[8 : 1 @ laneid]), [8], [4])
             TileLayout(S[2:4@laneid])
         """
-        sum_shape = per_dimension_shape(sum_shape, right_shape)
-        return _recognise(ffi.TileLayoutIsDirectSumRight, self, sum_layout, sum_shape, right_shape)
+        interleaved_shape = per_dimension_shape(interleaved_shape, right_shape)
+        return _recognise(ffi.TileLayoutIsDirectSumRight, self, sum_layout, interleaved_shape, right_shape)
 
     def is_direct_sum_left(
-        self, sum_layout: TileLayout, sum_shape: Sequence[int], left_shape: Sequence[int]
+        self, sum_layout: TileLayout, interleaved_shape: Sequence[int], left_shape: Sequence[int]
     ) -> TileLayout | None:
-        """If ``sum_layout`` has this layout as its left addend, the right addend, else ``None``. ``sum_shape`` as
-        for ``is_direct_sum_right``.
+        """If ``sum_layout`` has this layout as its left addend, the right addend, else ``None``. ``interleaved_shape``
+        as for ``is_direct_sum_right``.
 
         Example:
             >>> TileLayout(S[2 : 4 @ laneid]).is_direct_sum_left(TileLayout(S[8 : 1 @ laneid]), [8], [2])
             TileLayout(S[4:1@laneid])
         """
-        sum_shape = per_dimension_shape(sum_shape, left_shape)
-        return _recognise(ffi.TileLayoutIsDirectSumLeft, self, sum_layout, sum_shape, left_shape)
+        interleaved_shape = per_dimension_shape(interleaved_shape, left_shape)
+        return _recognise(ffi.TileLayoutIsDirectSumLeft, self, sum_layout, interleaved_shape, left_shape)
 
     def slice(self, shape: Sequence[int], region: Sequence) -> TileLayout | None:
         """The layout of the sub-box ``region`` (``(begin, end)`` pairs or ``tvm.ir.Range``) of a buffer of
@@ -459,6 +481,10 @@ class TileLayout(Object):
             symbolic[axis] = symbolic[axis] + term if axis in symbolic else term
         return with_symbolic_offsets(sliced, symbolic)
 
+    def is_swizzle(self) -> bool:
+        """``False``: seed 002's ``Layout.is_swizzle`` is true of a bare SwizzleLayout only."""
+        return False
+
     def is_trivial(self) -> bool:
         """Whether the canonical form is at most one stride-1 memory iter, with no replica and no offset.
 
@@ -480,41 +506,43 @@ class TileLayout(Object):
         kept = {a: v for a, v in symbolic.items() if not Axis.get(a).is_thread()}
         return with_symbolic_offsets(ffi.TileLayoutStorage(static), kept)
 
-    def unpack(self, n: int) -> TileLayout:
-        """Each element becomes ``n`` contiguous ones: memory-axis strides and offsets times ``n``, then an
-        innermost ``n:1`` iter on ``m``; thread-axis strides stay.
+    def unpack(self, num: int) -> TileLayout:
+        """Each element becomes ``num`` contiguous ones: memory-axis strides and offsets times ``num``, then an
+        innermost ``num:1`` iter on ``m``; thread-axis strides stay.
 
         Example:
             >>> TileLayout(S[(32, 4):(1 @ laneid, 1)]).unpack(2)
             TileLayout(S[(32, 4, 2):(1@laneid, 2, 1)])
         """
-        n = static_int(n, "the unpack count")
+        num = static_int(num, "the unpack count")
         static, symbolic = split_symbolic_offsets(self)
-        scaled = {a: v * n if Axis.get(a).is_memory() else v for a, v in symbolic.items()}
-        return with_symbolic_offsets(ffi.TileLayoutUnpack(static, n), scaled)
+        scaled = {a: v * num if Axis.get(a).is_memory() else v for a, v in symbolic.items()}
+        return with_symbolic_offsets(ffi.TileLayoutUnpack(static, num), scaled)
 
-    def pack(self, n: int) -> TileLayout:
-        """The exact inverse of ``unpack(n)``: ``n`` contiguous elements become one. ``ValueError`` unless the
-        innermost iter is a stride-1 memory iter with extent divisible by ``n`` and every other memory stride and
-        offset is a multiple of ``n``.
+    def pack(self, num: int) -> TileLayout:
+        """The exact inverse of ``unpack(num)``: ``num`` contiguous elements become one. ``ValueError`` unless the
+        innermost iter is a stride-1 memory iter with extent divisible by ``num`` and every other memory stride and
+        offset is a multiple of ``num``.
 
         Example:
             >>> TileLayout(S[(32, 8):(1 @ laneid, 1)]).pack(2)
             TileLayout(S[(32, 4):(1@laneid, 1)])
         """
-        n = static_int(n, "the pack count")
+        num = static_int(num, "the pack count")
         static, symbolic = split_symbolic_offsets(self)
         analyzer, divided = tvm.sym.Analyzer(), {}
         for axis, value in symbolic.items():
             if Axis.get(axis).is_memory():
-                if not analyzer.can_prove(tvm.tirx.floormod(value, n) == 0):
-                    raise ValueError(f"pack({n}): the offset {value} on axis {axis} is not provably a multiple of {n}")
-                value = analyzer.simplify(tvm.tirx.floordiv(value, n))
+                if not analyzer.can_prove(tvm.tirx.floormod(value, num) == 0):
+                    raise ValueError(
+                        f"pack({num}): the offset {value} on axis {axis} is not provably a multiple of {num}"
+                    )
+                value = analyzer.simplify(tvm.tirx.floordiv(value, num))
             divided[axis] = value
-        return with_symbolic_offsets(ffi.TileLayoutPack(static, n), divided)
+        return with_symbolic_offsets(ffi.TileLayoutPack(static, num), divided)
 
-    def broadcast(self, n: int, position: int = -1, axis: Axis | str = "m") -> TileLayout:
-        """Insert a stride-0 iter of extent ``n`` at ``position`` (``-1``: after the last iter).
+    def broadcast(self, num: int, position: int = -1, axis: Axis | str = "m") -> TileLayout:
+        """Insert a stride-0 iter of extent ``num`` at ``position`` (``-1``: after the last iter).
 
         Example:
             >>> TileLayout(S[(4, 8):(8, 1)]).broadcast(2, 1)
@@ -522,7 +550,7 @@ class TileLayout(Object):
         """
         static, symbolic = split_symbolic_offsets(self)
         layout = ffi.TileLayoutBroadcast(
-            static, static_int(n, "the broadcast extent"), static_int(position, "the position"), Axis.get(axis)
+            static, static_int(num, "the broadcast extent"), static_int(position, "the position"), Axis.get(axis)
         )
         return with_symbolic_offsets(layout, symbolic)
 

@@ -162,7 +162,9 @@ def _check(args: argparse.Namespace) -> int:
     well_formed = layout.verify_well_formed()
     problems += not well_formed
     print(f"well-formed  {'yes' if well_formed else 'NO: the thread axes do not form one chain of levels'}")
-    print(f"scope        {(layout.get_scope() or 'memory only') if well_formed else '-'}")
+    scope = layout.get_scope() if well_formed else None
+    names = tuple(map(str, scope)) if scope else "memory only"  # level names
+    print(f"scope        {names if well_formed else '-'}")
     report = injectivity(layout)
     if report.injective:
         print(f"injective    yes ({report.elements} elements, each at its own places)")

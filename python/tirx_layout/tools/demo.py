@@ -38,7 +38,7 @@ def warp_fragment() -> str:
             f"layout        {frag!r}",
             f"apply(1, 3, shape=[8, 16]) = {frag.apply(1, 3, shape=[8, 16])}",
             f"all places of (1, 3): warps {[p['warpid'] for p in places]}",
-            f"size {frag.size()}, span(m) {frag.span()}, scope {frag.get_scope()}",
+            f"size {frag.size()}, span(m) {frag.span()}, scope {tuple(map(str, frag.get_scope()))}",
             _grid("laneid of each (i, j) of the 8x16 tile:", base["laneid"]),
             _grid("warpid:", base["warpid"]),
             _grid("m (register slot):", base["m"]),

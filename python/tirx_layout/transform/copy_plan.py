@@ -171,9 +171,9 @@ class MemoryOperand(_Viewed):
         if swizzle is None:
             return lambda address: inverse.flat_index({"m": address})
         period = np.arange(swizzle.size())
-        if (swizzle.apply(swizzle.apply(period)) != period).any():
+        if (swizzle.swizzle_address(swizzle.swizzle_address(period)) != period).any():
             return None  # not its own inverse: keep logical order
-        return lambda address: inverse.flat_index({"m": swizzle.apply(address)})
+        return lambda address: inverse.flat_index({"m": swizzle.swizzle_address(address)})
 
 
 class FragmentOperand(_Viewed):

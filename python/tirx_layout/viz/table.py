@@ -32,6 +32,7 @@ def grid_text(values: np.ndarray, row_labels: list[str], col_labels: list[str]) 
 def _summary(layout) -> str:
     try:
         scope = layout.get_scope()
+        scope = scope and tuple(map(str, scope))  # level names, as the page shows them
     except ValueError:
         scope = "ill-formed"
     return f"size {layout.size()}  span {layout.span()}  scope {scope or 'memory only'}"
