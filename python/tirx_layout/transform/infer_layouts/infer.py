@@ -29,8 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
+from ...analysis.shape_fit import layout_dims, reinterprets
 from ...analysis.thread_placement import placement_difference, same_placement
 from ...hw.memory import dtype_bytes
 from ...ir.annotations import LAYOUT_KEY, buffer_layouts
@@ -45,6 +47,7 @@ from .cost_model import DEFAULT_COST_MODEL, Cost, copy_cost, fragment_registers,
 INFERRED_SCOPES = ("local", "shared")
 
 
+@tvm_ffi.register_error("tirx_layout.LayoutConflict")  # keeps its type through tvm.tirx.build / tvm.compile
 class LayoutConflict(ValueError):
     """Two copies demand different layouts of one buffer (or two fixed fragments copied into each other differ).
 
@@ -471,7 +474,15 @@ def explain_layouts(func, cost_model: str = DEFAULT_COST_MODEL) -> str:
         tile: S[(32, 32):(32, 1)] [common, register-count: bytes=12288 instr=24 wavefronts=288 ...
     """
     _, decisions = infer(func, cost_model)
-    return "\n".join(str(d) for d in decisions) or "(no buffer to infer)"
+    lines = [str(d) for d in decisions]
+    for buffer, layout in buffer_layouts(func).items():  # given layouts a buffer of another shape flattens
+        if reinterprets(layout, buffer.shape):
+            shape = tuple(int(e) for e in buffer.shape)
+            lines.append(
+                f"{buffer.name}: {layout} [given] is written for shape {layout_dims(layout)}; buffer shape {shape} "
+                "reinterprets it through the row-major flat index"
+            )
+    return "\n".join(lines) or "(no buffer to infer)"
 
 
 @tvm.tirx.transform.prim_func_pass(opt_level=0, name="tirx_layout.InferLayouts")
