@@ -86,9 +86,9 @@ class RequireLayoutPipeline:
             if isinstance(func, tvm.tirx.PrimFunc) and (what := carries_tirx_layout(func)) is not None:
                 raise WrongPipelineError(
                     f"{gvar.name_hint} carries {what}, which TIR pipeline {self.pipeline!r} does not lower (it would "
-                    f"drop the layout or fail); build with pipeline=\"{PIPELINE_NAME}\" "
-                    f"(tvm.tirx.build(mod, target, pipeline=\"{PIPELINE_NAME}\"), or tvm.compile(mod, target, "
-                    f"tir_pipeline=\"{PIPELINE_NAME}\"))"
+                    f'drop the layout or fail); build with pipeline="{PIPELINE_NAME}" '
+                    f'(tvm.tirx.build(mod, target, pipeline="{PIPELINE_NAME}"), or tvm.compile(mod, target, '
+                    f'tir_pipeline="{PIPELINE_NAME}"))'
                 )
         return mod
 
