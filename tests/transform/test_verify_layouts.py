@@ -177,6 +177,16 @@ def test_fragment_thread_axis_beyond_the_kernel_is_refused():
     refused(func, LayoutVerificationError, "register fragment F", "uses laneid up to 63", "32 places")
 
 
+def test_copy_scope_wider_than_the_kernel_is_refused():
+    func = kernel(
+        'F = T.alloc_local((32, 2), "float32", layout=T.layout("S[(32, 2):(1@laneid, 1)]"))\n'
+        'T.tile_copy(F, A, "warpgroup")',
+        shape=(32, 2),
+        threads=32,
+    )
+    refused(func, LayoutVerificationError, "warpgroup-scope tile_copy of F needs 128 threads", "the kernel has 32")
+
+
 # ---- other TIR pipelines --------------------------------------------------------------------------------------------
 
 
@@ -336,8 +346,9 @@ def test_layout_conflict_keeps_its_type_through_tvm_build_and_compile():
         shape=(32, 4),
         threads=32,
     )
-    with pytest.raises(LayoutConflict, match="layout conflict on H"):
+    with pytest.raises(LayoutConflict, match="layout conflict on H") as caught:
         tvm.tirx.build(func, target=SM100A, pipeline="tirx_layout")
+    assert "(line 10 of <str>)" in str(caught.value) and "(line 11 of <str>)" in str(caught.value)
     with pytest.raises(LayoutConflict, match="layout conflict on H"):
         tvm.compile(func, target=SM100A, tir_pipeline="tirx_layout")
 

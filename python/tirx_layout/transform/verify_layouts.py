@@ -12,7 +12,9 @@ Every layout a function carries is checked against its buffer, and every ``T.til
 * **injectivity** — a buffer that is written (a copy's destination, a store's target) has a shard that puts two
   elements in two places; replicas are asked for with ``R[...]``;
 * **bounds** — a copy region whose bounds are constants (or provable) lies inside its buffer;
-* **threads** — a fragment's thread axes reach no further than the kernel's threads;
+* **threads** — a fragment's thread axes reach no further than the kernel's threads, and a copy's scope (a warp, a
+  warpgroup) fits in the kernel's threads. A fragment on fewer threads than its copy's scope is not an error: the
+  threads it does not tell apart hold replicas, and only the first of them stores (``copy_plan``);
 * **target** — tensor memory (``tcgen05``) only for a target that has it (``hw/targets.py``), and the target's
   architecture must exist.
 
@@ -32,9 +34,10 @@ from ..analysis.injectivity import MAX_PLACES, injectivity
 from ..analysis.shape_fit import layout_dims, reinterprets
 from ..hw.targets import parse_arch, targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
-from ..hw.threads import cta_thread_axis, thread_axis_place
+from ..hw.threads import LEVEL_THREADS, cta_thread_axis, thread_axis_place
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites
 from ..ir.rewrite import walk
+from ..ir.spans import source_location
 from ..ir.threads import cta_threads
 from ..ir.tile_ops import COPY_SCOPES, as_copy
 from ..layout import TileLayout
@@ -54,20 +57,6 @@ class LayoutVerificationError(ValueError):
         >>> issubclass(LayoutVerificationError, ValueError)
         True
     """
-
-
-def source_location(node) -> str:
-    """``" (line N of FILE)"`` for a statement parsed from TVMScript source, else ``""``.
-
-    Example:
-        >>> source_location(tvm.tirx.Evaluate(0))
-        ''
-    """
-    span = getattr(node, "span", None)
-    if span is None or int(span.line) <= 0:
-        return ""
-    name = span.source_name.name if span.source_name is not None else ""
-    return f" (line {int(span.line)} of {name})" if name else f" (line {int(span.line)})"
 
 
 class _Verifier:
@@ -185,6 +174,12 @@ class _Verifier:
     def check_copy(self, copy, stmt) -> None:
         if copy.scope not in COPY_SCOPES:
             self.fail(stmt, f"tile_copy scope must be one of {list(COPY_SCOPES)}, got {copy.scope!r}")
+        if LEVEL_THREADS.get(copy.scope, 0) > self.threads:
+            self.fail(
+                stmt,
+                f"a {copy.scope}-scope tile_copy of {copy.dst.source.name} needs {LEVEL_THREADS[copy.scope]} "
+                f"threads; the kernel has {self.threads}",
+            )
         analyzer = tvm.sym.Analyzer()
         for role, region in (("destination", copy.dst), ("source", copy.src)):
             buffer = region.source

@@ -37,6 +37,7 @@ from ...analysis.thread_placement import placement_difference, same_placement
 from ...hw.memory import dtype_bytes
 from ...ir.annotations import LAYOUT_KEY, buffer_layouts
 from ...ir.rewrite import AllocBuffer, DeclBuffer, map_function, walk
+from ...ir.spans import source_location
 from ...ir.threads import cta_threads
 from ...ir.tile_ops import as_copy
 from ...layout.placement import layout_threads
@@ -72,13 +73,14 @@ class CopyOp:
     dst: object
     src: object
     scope: str
+    where: str = ""  # " (line N of FILE)" when parsed from TVMScript (ir.spans.source_location)
 
     @property
     def buffers(self):
         return (self.dst.source, self.src.source)
 
     def __str__(self) -> str:
-        return f"copy #{self.index} T.tile_copy({self.dst}, {self.src})"
+        return f"copy #{self.index} T.tile_copy({self.dst}, {self.src}){self.where}"
 
 
 @dataclass
@@ -155,7 +157,7 @@ def scan(func) -> KernelCopies:
     def on_evaluate(stmt):
         copy = as_copy(stmt)
         if copy is not None:
-            kernel.copies.append(CopyOp(len(kernel.copies), copy.dst, copy.src, copy.scope))
+            kernel.copies.append(CopyOp(len(kernel.copies), copy.dst, copy.src, copy.scope, source_location(stmt)))
 
     def on_load(node):
         if node.source in allocs:
