@@ -248,7 +248,7 @@ def _compile(args: argparse.Namespace) -> int:
     try:
         parse_arch(args.target)
     except ValueError as err:
-        raise UsageError(f"--target: {err}") from None
+        raise UsageError(f"--target must be a CUDA architecture like sm_100a: {err}") from None
     kernels = _kernels_in(Path(args.kernel_file))
     if not kernels:
         raise UsageError(f"{args.kernel_file} defines no @T.prim_func kernels")
