@@ -24,7 +24,7 @@ from tirx_layout.transform import (
     verify_layouts,
 )
 
-from kernels import EXAMPLES, example_kernels, example_module, parse
+from kernels import EXAMPLES, example_kernels, parse
 
 SM100A = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})
 
@@ -92,8 +92,7 @@ def test_tmem_layout_on_a_shared_buffer_is_a_value_error_not_a_key_error():
         "T.tile_copy(Sm, A)\nT.tile_copy(B, Sm)",
         shape=(128, 32),
     )
-    message = refused(func, ValueError, "buffer Sm", "TCol", "TLane", "axis m only")
-    assert "'m'" not in message.split(";")[0] or "scope" in message
+    refused(func, LayoutVerificationError, "buffer Sm", "TCol", "TLane", "axis m only")  # a ValueError
 
 
 def test_memory_layout_on_tmem_is_refused():
@@ -317,7 +316,6 @@ def test_layout_of_another_shape_is_flattened_and_explained():
 
 
 def test_tcgen05_cp_refuses_an_operand_of_another_shape():
-    module = example_module("tmem_round_trips")
     func = parse(
         """
 @T.prim_func
@@ -330,7 +328,6 @@ def k(A: T.Buffer((128, 8), "float32"), B: T.Buffer((128, 8), "float32")):
     T.tile_copy(acc, staged)
 """
     )
-    assert module.CANONICAL is not None  # the example's own operand passes (see the examples test below)
     refused(func, LayoutVerificationError, "tcgen05.cp", "the layout's shape differs from the buffer's", "staged")
 
 
@@ -366,7 +363,7 @@ def test_verifier_is_registered_standalone_and_first_in_the_pipeline():
     with pytest.raises(LayoutVerificationError):
         VerifyLayouts()(mod)
     good = tvm.IRModule.from_expr(staged(None).with_attr("global_symbol", "k"))
-    assert VerifyLayouts()(good).same_as(good) or tvm.ir.assert_structural_equal(VerifyLayouts()(good), good) is None
+    tvm.ir.assert_structural_equal(VerifyLayouts()(good), good)
     passes = tirx_layout_pipeline()[0].passes
     assert passes[0].info.name == "tirx_layout.VerifyLayouts"
     assert passes[1].info.name == "tirx_layout.InferLayouts"
