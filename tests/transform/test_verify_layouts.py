@@ -350,6 +350,17 @@ def test_layout_conflict_keeps_its_type_through_tvm_build_and_compile():
         tvm.compile(func, target=SM100A, tir_pipeline="tirx_layout")
 
 
+def test_lowering_errors_after_the_verifier_carry_the_copy_line():
+    func = kernel(
+        'F = T.alloc_local((32, 4), "float32", layout=T.layout("S[(32, 4):(1@laneid, 1)]"))\n'
+        'G = T.alloc_local((32, 4), "float32", layout=T.layout("S[(32, 4):(1, 1@laneid)]"))\n'
+        "T.tile_copy(F, A)\nT.tile_copy(G, F)\nT.tile_copy(B, G)",
+        shape=(32, 4),
+        threads=32,
+    )
+    refused(func, ValueError, "would move data between threads", "(line 9 of <str>)")
+
+
 def test_verifier_errors_keep_their_type_through_tvm_compile():
     with pytest.raises(LayoutVerificationError, match="buffer Sm is written"):
         tvm.compile(staged("S[(64, 64):(64, 0)]"), target=SM100A, tir_pipeline="tirx_layout")
