@@ -5,6 +5,10 @@ TVM's buffer type can only hold TVM's own layouts, so ours travels beside the bu
 * an allocation keeps it in the ``AllocBuffer`` statement's annotations under :data:`LAYOUT_KEY`;
 * a declaration (``DeclBuffer``, which has no annotation slot) is followed by ``AttrStmt(node=layout,
   attr_key=LAYOUT_KEY, value=buffer)`` around the rest of its scope.
+
+Anything else found under that key is refused with a ``TypeError`` naming the buffer, and so is a TVM layout in a
+buffer's own type that differs from the row-major one TVM gives every buffer: our passes would ignore it, so it
+would be silently dropped.
 """
 
 from __future__ import annotations
@@ -27,6 +31,37 @@ def is_layout(value) -> bool:
         (True, False)
     """
     return isinstance(value, LAYOUT_TYPES)
+
+
+def foreign_layout(buffer):
+    """The TVM (upstream) layout ``buffer``'s type carries when it is not the row-major one TVM gives every buffer
+    declared without a layout, else ``None``. Such a layout is not ours and no tirx_layout pass reads it.
+
+    Example:
+        >>> import tvm
+        >>> foreign_layout(tvm.tirx.decl_buffer((8, 8), "float32", "A")) is None
+        True
+    """
+    layout = getattr(buffer, "layout", None)
+    if layout is None:
+        return None
+    default = tvm.tirx.decl_buffer(buffer.shape, buffer.dtype, "default", scope=buffer.scope()).layout
+    return None if tvm_ffi.structural_equal(layout, default) else layout
+
+
+def foreign_layout_error(buffer, layout) -> TypeError:
+    """The ``TypeError`` for a layout object that is not a tirx_layout layout, found on ``buffer``.
+
+    Example:
+        >>> import tvm
+        >>> str(foreign_layout_error(tvm.tirx.decl_buffer((8,), "float32", "A"), "x")).split(";")[0]
+        "buffer A carries a layout of type str ('x'), not a tirx_layout layout"
+    """
+    return TypeError(
+        f"buffer {buffer.name} carries a layout of type {type(layout).__name__} ({layout!r}), not a tirx_layout "
+        "layout; tirx_layout passes would ignore it. Pass a tirx_layout layout (TileLayout, ComposeLayout, "
+        "T.layout(...)), converting an upstream tvm.tirx.layout one first"
+    )
 
 
 def buffer_layouts(func_or_stmt) -> dict:
@@ -67,19 +102,39 @@ def declaration_layouts(func_or_stmt) -> dict:
 
 
 def _collect(func_or_stmt) -> tuple[dict, dict]:
-    root = func_or_stmt.body if isinstance(func_or_stmt, tvm.tirx.PrimFunc) else func_or_stmt
     allocated, declared = {}, {}
+    for buffer, layout, stmt in layout_sites(func_or_stmt):
+        (allocated if isinstance(stmt, tvm.tirx.AllocBuffer) else declared)[buffer] = layout
+    return allocated, declared
+
+
+def _ours(buffer, layout):
+    if not is_layout(layout):
+        raise foreign_layout_error(buffer, layout)
+    return layout
+
+
+def layout_sites(func_or_stmt) -> list:
+    """Every statement that gives a buffer a tirx_layout layout, in program order: ``(buffer, layout, stmt)`` where
+    ``stmt`` is the ``AllocBuffer`` or the ``AttrStmt`` after a ``DeclBuffer`` (its ``span`` locates the buffer in
+    the TVMScript source).
+
+    Example: for the kernel of :func:`buffer_layouts`'s example, ``layout_sites(func)`` is
+    ``[(Sm, TileLayout(S[(8, 8):(1, 8)]), <the AllocBuffer of Sm>)]``.
+    """
+    root = func_or_stmt.body if isinstance(func_or_stmt, tvm.tirx.PrimFunc) else func_or_stmt
+    sites = []
 
     def on_alloc(stmt):
         if LAYOUT_KEY in stmt.annotations:
-            allocated[stmt.buffer] = stmt.annotations[LAYOUT_KEY]
+            sites.append((stmt.buffer, _ours(stmt.buffer, stmt.annotations[LAYOUT_KEY]), stmt))
 
     def on_attr(stmt):
         if stmt.attr_key == LAYOUT_KEY:
-            declared[stmt.value] = stmt.node
+            sites.append((stmt.value, _ours(stmt.value, stmt.node), stmt))
 
     tvm_ffi.structural_walk(root, [(tvm.tirx.AllocBuffer, on_alloc), (tvm.tirx.AttrStmt, on_attr)])
-    return allocated, declared
+    return sites
 
 
 def layout_of(buffer, func=None):
@@ -87,11 +142,35 @@ def layout_of(buffer, func=None):
     object or its name.
 
     Example: for the kernel of :func:`buffer_layouts`'s example, ``layout_of("Sm", func)`` is
-    ``TileLayout(S[(8, 8):(1, 8)])`` and ``layout_of("A", func)`` is ``None``.
+    ``TileLayout(S[(8, 8):(1, 8)])`` and ``layout_of("A", func)`` is ``None``. A buffer whose type carries a TVM
+    layout other than the default (:func:`foreign_layout`) is a ``TypeError``: that layout is not ours.
     """
     if func is None:
         raise TypeError("layout_of(buffer, func): pass the PrimFunc that declares the buffer")
+
+    def named(buf) -> bool:
+        return (isinstance(buffer, str) and buf.name == buffer) or (not isinstance(buffer, str) and buf.same_as(buffer))
+
     for buf, layout in buffer_layouts(func).items():
-        if (isinstance(buffer, str) and buf.name == buffer) or (not isinstance(buffer, str) and buf.same_as(buffer)):
+        if named(buf):
             return layout
+    for buf in function_buffers(func):
+        if named(buf) and (foreign := foreign_layout(buf)) is not None:
+            raise foreign_layout_error(buf, foreign)
     return None
+
+
+def function_buffers(func) -> list:
+    """Every buffer ``func`` binds: its parameters' buffers, then each ``AllocBuffer`` and ``DeclBuffer`` in program
+    order.
+
+    Example: for the kernel of :func:`buffer_layouts`'s example, ``[b.name for b in function_buffers(func)]`` is
+    ``['A', 'Sm']``.
+    """
+    found = [p for p in func.params if isinstance(p.ty, tvm.tirx.BufferType)]
+
+    def on_bind(stmt):
+        found.append(stmt.buffer)
+
+    tvm_ffi.structural_walk(func.body, [(tvm.tirx.AllocBuffer, on_bind), (tvm.tirx.DeclBuffer, on_bind)])
+    return found

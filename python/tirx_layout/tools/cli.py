@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import tvm
 
 from ..analysis.bank_conflicts import bank_conflicts
 from ..analysis.injectivity import injectivity
+from ..hw.targets import parse_arch
 from ..transform import build
 from ..viz.banks import PATTERNS, bank_view
 from ..viz.geometry import layout_picture
@@ -255,8 +255,10 @@ def _kernels_in(path: Path) -> dict:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    if not re.fullmatch(r"sm_\d+[a-z]?", args.target):
-        raise UsageError(f"--target must be a CUDA architecture like sm_100a, got {args.target!r}")
+    try:
+        parse_arch(args.target)
+    except ValueError as err:
+        raise UsageError(f"--target must be a CUDA architecture like sm_100a: {err}") from None
     kernels = _kernels_in(Path(args.kernel_file))
     if not kernels:
         raise UsageError(f"{args.kernel_file} defines no @T.prim_func kernels")
@@ -268,8 +270,9 @@ def _compile(args: argparse.Namespace) -> int:
         try:
             cuda = build(kernel, args.target).imports[0].inspect_source()
         except Exception as err:  # TVM's build errors carry long traces; the first line says what went wrong
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise UsageError(f"kernel {name} does not build for {args.target}: {first}") from None
+            # (our errors put the buffer and the TVMScript line, in the kernel file, on that first line)
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raise UsageError(f"kernel {name} does not build for {args.target}: {type(err).__name__}: {first}") from None
         if len(kernels) > 1:
             print(f"// ==== {name} ====")
         print(cuda if args.full else kernel_source(cuda))

@@ -1,7 +1,8 @@
 """The tirx_layout passes and the ``"tirx_layout"`` compilation pipeline.
 
-Passes (one module or package each; no pass imports another): ``infer_layouts`` (InferLayouts), ``lower_tile_ops``
-(LowerTileOps), ``lower_layout_access`` (LowerLayoutAccess); ``pipeline`` chains them. What passes share lives in
+Passes (one module or package each; no pass imports another): ``verify_layouts`` (VerifyLayouts, first),
+``infer_layouts`` (InferLayouts), ``lower_tile_ops`` (LowerTileOps), ``lower_layout_access`` (LowerLayoutAccess);
+``pipeline`` chains them. What passes share lives in
 modules they both import: ``copy_plan`` (the plan of a tile copy) and ``tmem`` (the tensor-memory instructions).
 
 Example:
@@ -25,7 +26,8 @@ from .infer_layouts import (
 )
 from .lower_layout_access import LowerLayoutAccess, lower_layout_access
 from .lower_tile_ops import LowerTileOps, lower_tile_ops
-from .pipeline import PIPELINE_NAME, build, pipeline_name, tirx_layout_pipeline
+from .pipeline import PIPELINE_NAME, WrongPipelineError, build, pipeline_name, tirx_layout_pipeline
+from .verify_layouts import LayoutVerificationError, VerifyLayouts, verify_layouts
 
 __all__ = [
     "COST_MODELS",
@@ -33,8 +35,11 @@ __all__ = [
     "Cost",
     "InferLayouts",
     "LayoutConflict",
+    "LayoutVerificationError",
     "LowerLayoutAccess",
     "LowerTileOps",
+    "VerifyLayouts",
+    "WrongPipelineError",
     "build",
     "copy_cost",
     "explain_layouts",
@@ -47,4 +52,5 @@ __all__ = [
     "tcgen05_cp_operand_rule",
     "tcgen05_fragment_rule",
     "tirx_layout_pipeline",
+    "verify_layouts",
 ]

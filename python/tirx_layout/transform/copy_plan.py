@@ -24,6 +24,7 @@ chunk for a swizzled layout, checked on the layout's whole address table).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -33,7 +34,7 @@ import tvm
 from ..analysis.thread_placement import fragment_vector_ok, same_placement
 from ..hw.memory import VECTOR_BYTES, dtype_bytes
 from ..hw.tcgen05 import TMEM_SCOPE
-from ..hw.threads import LEVEL_THREADS, thread_axis_place
+from ..hw.threads import LEVEL_THREADS, cta_thread_axis, level_threads, thread_axis_place
 from ..ir.rewrite import DeclBuffer
 from ..layout import ComposeLayout, TileLayout
 from ..layout.indexing import all_of, unflatten
@@ -302,12 +303,45 @@ class MemoryCopy:
         return Step(load, stores, [unit < self.units] if self.units % self.size else [])
 
 
+def uncovered_thread_levels(axes, scope: str, cta_threads: int) -> list[tuple[int, int]]:
+    """The parts of a thread's index inside a ``scope`` unit that no thread axis in ``axes`` reads, as
+    ``(unit, count)``: the threads ``t`` and ``t + k * unit`` (``k < count``) hold the same places of a fragment
+    on ``axes``, so they are replicas of one another. The parts are the lane in its warp (1, 32), the warp in its
+    warpgroup (32, 4) and the warpgroup in the CTA (128, ...), cut to the scope.
+
+    Example (a fragment on ``laneid`` copied by a 256-thread CTA: the warp and the warpgroup are unread):
+        >>> uncovered_thread_levels(["laneid"], "cta", 256), uncovered_thread_levels(["laneid"], "warp", 256)
+        ([(32, 4), (128, 2)], [])
+    """
+    size = level_threads(scope, cta_threads)
+    bounds = sorted({1, size} | {u for u in LEVEL_THREADS.values() if u < size})
+    read = []
+    for name in axes:
+        axis = cta_thread_axis(name)
+        read.append((LEVEL_THREADS[axis.get_subscope()], level_threads(axis.get_scope(), cta_threads)))
+    return [
+        (low, -(-high // low))
+        for low, high in itertools.pairwise(bounds)
+        if not any(first <= low and high <= last for first, last in read)
+    ]
+
+
 class FragmentCopy:
     """Between a register fragment and memory: each thread walks its slots ``v`` at a time; the fragment layout's
     inverse says which element a (thread, slot) holds. Replicas over threads all load and only replica 0 stores;
-    slots past the buffer's end (a tail layout) and places no element reaches (holes) do nothing."""
+    slots past the buffer's end (a tail layout) and places no element reaches (holes) do nothing. Threads of the
+    copy's scope that the fragment's thread axes do not tell apart (a fragment on ``laneid`` copied by a whole CTA)
+    hold replicas: on a store, only the first of them writes."""
 
-    def __init__(self, fragment: FragmentOperand, memory: MemoryOperand, storing: bool, v: int, cta_threads: int):
+    def __init__(
+        self,
+        fragment: FragmentOperand,
+        memory: MemoryOperand,
+        storing: bool,
+        v: int,
+        cta_threads: int,
+        scope: str = "cta",
+    ):
         self.fragment, self.memory, self.storing, self.v = fragment, memory, storing, v
         self.cta_threads = cta_threads
         self.slots = fragment.extent // v
@@ -327,6 +361,7 @@ class FragmentCopy:
             ).all()
             for axis in self.inverse.axes
         )
+        self.unread = uncovered_thread_levels(self.thread_axes, scope, cta_threads)
 
     def places(self, slot, tid) -> dict:
         """The fragment places of slot vector ``slot`` of CTA thread ``tid``: ``{"m": slot * v, axis: ...}``."""
@@ -345,7 +380,9 @@ class FragmentCopy:
             stores = [Access(self.memory, a) for a in self.memory.addresses(local, every_replica=True)]
             step = Step(register, stores)
             # A value held by several threads (or slots) is stored by replica 0 only.
-            replica_zero = all_of(d == 0 for d in self.inverse.replica_digits(places))
+            # So is a value held by threads the layout does not tell apart (see uncovered_thread_levels).
+            digits = [*self.inverse.replica_digits(places), *((tid // u) % n for u, n in self.unread)]
+            replica_zero = all_of(d == 0 for d in digits)
             if replica_zero is not True:
                 step.guards.append(replica_zero)
         else:
@@ -407,7 +444,7 @@ def plan_copy(dst: Operand, src: Operand, scope: str, cta_threads: int):
     if isinstance(dst, FragmentOperand) and isinstance(src, FragmentOperand):
         return RegisterCopy(dst, src, v, cta_threads)
     if isinstance(src, FragmentOperand):
-        return FragmentCopy(src, dst, True, v, cta_threads)
+        return FragmentCopy(src, dst, True, v, cta_threads, scope)
     if isinstance(dst, FragmentOperand):
-        return FragmentCopy(dst, src, False, v, cta_threads)
+        return FragmentCopy(dst, src, False, v, cta_threads, scope)
     return MemoryCopy(dst, src, v, scope, cta_threads)

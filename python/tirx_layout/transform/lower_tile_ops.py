@@ -19,6 +19,7 @@ from tvm import tirx
 
 from ..ir.annotations import buffer_layouts
 from ..ir.rewrite import load, map_function, sequence, store
+from ..ir.spans import source_location
 from ..ir.threads import Threads, bind_threads, cta_threads
 from ..ir.tile_ops import as_copy
 from .copy_plan import LayoutTables, MemoryCopy, TmemOperand, check_operands, operand, plan_copy
@@ -117,7 +118,15 @@ def lower_tile_ops(func):
 
     def on_evaluate(stmt):
         copy = as_copy(stmt)
-        return stmt if copy is None else lowering.lower(copy)
+        if copy is None:
+            return stmt
+        try:
+            return lowering.lower(copy)
+        except ValueError as err:  # same type, with the copy's TVMScript line when it has one
+            where = source_location(stmt)
+            if not where or where in str(err):
+                raise
+            raise type(err)(f"{err}{where}") from err
 
     rules = [(tirx.Evaluate, on_evaluate)]
     if lowering.tmem.allocs:  # TMEM allocations become tcgen05.alloc ... tcgen05.dealloc around their scope

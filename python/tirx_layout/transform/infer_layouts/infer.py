@@ -29,12 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
+from ...analysis.shape_fit import layout_dims, reinterprets
 from ...analysis.thread_placement import placement_difference, same_placement
 from ...hw.memory import dtype_bytes
 from ...ir.annotations import LAYOUT_KEY, buffer_layouts
 from ...ir.rewrite import AllocBuffer, DeclBuffer, map_function, walk
+from ...ir.spans import source_location
 from ...ir.threads import cta_threads
 from ...ir.tile_ops import as_copy
 from ...layout.placement import layout_threads
@@ -45,6 +48,7 @@ from .cost_model import DEFAULT_COST_MODEL, Cost, copy_cost, fragment_registers,
 INFERRED_SCOPES = ("local", "shared")
 
 
+@tvm_ffi.register_error("tirx_layout.LayoutConflict")  # keeps its type through tvm.tirx.build / tvm.compile
 class LayoutConflict(ValueError):
     """Two copies demand different layouts of one buffer (or two fixed fragments copied into each other differ).
 
@@ -69,13 +73,14 @@ class CopyOp:
     dst: object
     src: object
     scope: str
+    where: str = ""  # " (line N of FILE)" when parsed from TVMScript (ir.spans.source_location)
 
     @property
     def buffers(self):
         return (self.dst.source, self.src.source)
 
     def __str__(self) -> str:
-        return f"copy #{self.index} T.tile_copy({self.dst}, {self.src})"
+        return f"copy #{self.index} T.tile_copy({self.dst}, {self.src}){self.where}"
 
 
 @dataclass
@@ -152,7 +157,7 @@ def scan(func) -> KernelCopies:
     def on_evaluate(stmt):
         copy = as_copy(stmt)
         if copy is not None:
-            kernel.copies.append(CopyOp(len(kernel.copies), copy.dst, copy.src, copy.scope))
+            kernel.copies.append(CopyOp(len(kernel.copies), copy.dst, copy.src, copy.scope, source_location(stmt)))
 
     def on_load(node):
         if node.source in allocs:
@@ -471,7 +476,15 @@ def explain_layouts(func, cost_model: str = DEFAULT_COST_MODEL) -> str:
         tile: S[(32, 32):(32, 1)] [common, register-count: bytes=12288 instr=24 wavefronts=288 ...
     """
     _, decisions = infer(func, cost_model)
-    return "\n".join(str(d) for d in decisions) or "(no buffer to infer)"
+    lines = [str(d) for d in decisions]
+    for buffer, layout in buffer_layouts(func).items():  # given layouts a buffer of another shape flattens
+        if reinterprets(layout, buffer.shape):
+            shape = tuple(int(e) for e in buffer.shape)
+            lines.append(
+                f"{buffer.name}: {layout} [given] is written for shape {layout_dims(layout)}; buffer shape {shape} "
+                "reinterprets it through the row-major flat index"
+            )
+    return "\n".join(lines) or "(no buffer to infer)"
 
 
 @tvm.tirx.transform.prim_func_pass(opt_level=0, name="tirx_layout.InferLayouts")

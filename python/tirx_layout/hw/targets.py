@@ -1,0 +1,89 @@
+"""CUDA architectures as data: which ``sm_XY[a|f]`` names exist and which instructions each one has.
+
+Facts from the PTX ISA (9.x; "Target ISA Notes" of each instruction, and the list of target architectures):
+
+* an architecture is ``sm_<major><minor>``, optionally suffixed ``a`` (architecture-specific: the features of that
+  exact chip) or ``f`` (family-specific: the features every later chip of the same family keeps);
+* ``tcgen05`` (tensor memory and the fifth-generation tensor-core instructions) exists on ``sm_100a``, ``sm_101a``
+  (renamed ``sm_110a`` from PTX ISA 9.0), ``sm_103a``, ``sm_110a`` and the ``f`` targets of those families
+  (``sm_100f``, ``sm_101f``/``sm_110f``, ``sm_103f``). Plain ``sm_100`` lacks it (the suffix is what enables
+  architecture-specific instructions), and so do ``sm_12x`` and everything before Blackwell;
+* ``wgmma`` exists on ``sm_90a`` only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: The ``sm_XY`` numbers the PTX ISA and nvcc know, oldest first.
+KNOWN_SM = (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
+#: The numbers that also exist with an ``a`` suffix, and with an ``f`` suffix.
+ARCH_SPECIFIC_SM = (90, 100, 101, 103, 110, 120, 121)
+FAMILY_SPECIFIC_SM = (100, 101, 103, 110, 120, 121)
+
+#: Instruction family -> the architectures that have it (by ``(number, suffix)``).
+INSTRUCTION_TARGETS = {
+    "tcgen05": {(sm, suffix) for sm in (100, 101, 103, 110) for suffix in ("a", "f")},
+    "wgmma": {(90, "a")},
+}
+
+_ARCH = re.compile(r"sm_(\d+)([af]?)")
+
+
+@dataclass(frozen=True)
+class Arch:
+    """A CUDA architecture: ``sm`` (``100`` for ``sm_100a``) and ``suffix`` (``""``, ``"a"`` or ``"f"``)."""
+
+    sm: int
+    suffix: str
+
+    def __str__(self) -> str:
+        return f"sm_{self.sm}{self.suffix}"
+
+    def has(self, instruction: str) -> bool:
+        """Whether this architecture has ``instruction`` (a key of :data:`INSTRUCTION_TARGETS`).
+
+        Example:
+            >>> parse_arch("sm_100a").has("tcgen05"), parse_arch("sm_90a").has("tcgen05")
+            (True, False)
+        """
+        if instruction not in INSTRUCTION_TARGETS:
+            raise KeyError(f"no target facts for instruction {instruction!r}; known: {sorted(INSTRUCTION_TARGETS)}")
+        return (self.sm, self.suffix) in INSTRUCTION_TARGETS[instruction]
+
+
+def parse_arch(name: str) -> Arch:
+    """The architecture ``name`` (``"sm_100a"``), checked against the ones the PTX ISA defines.
+
+    Example:
+        >>> parse_arch("sm_103f")
+        Arch(sm=103, suffix='f')
+        >>> parse_arch("sm_999z")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown CUDA architecture 'sm_999z': expected sm_<number>[a|f] with a number in 50, 52, ..., 121
+    """
+    match = _ARCH.fullmatch(str(name))
+    sm = int(match.group(1)) if match else None
+    suffix = match.group(2) if match else ""
+    known = sm in KNOWN_SM and (
+        suffix == "" or (suffix == "a" and sm in ARCH_SPECIFIC_SM) or (suffix == "f" and sm in FAMILY_SPECIFIC_SM)
+    )
+    if not known:
+        numbers = ", ".join(str(n) for n in KNOWN_SM)
+        raise ValueError(
+            f"unknown CUDA architecture {name!r}: expected sm_<number>[a|f] with a number in {numbers}"
+            + (f" ({name} has no '{suffix}' variant)" if sm in KNOWN_SM else "")
+        )
+    return Arch(sm, suffix)
+
+
+def targets_with(instruction: str) -> list[str]:
+    """The architectures that have ``instruction``, sorted.
+
+    Example:
+        >>> targets_with("tcgen05")
+        ['sm_100a', 'sm_100f', 'sm_101a', 'sm_101f', 'sm_103a', 'sm_103f', 'sm_110a', 'sm_110f']
+    """
+    return [str(Arch(sm, suffix)) for sm, suffix in sorted(INSTRUCTION_TARGETS[instruction])]

@@ -1,0 +1,25 @@
+"""Where a statement came from: the TVMScript parser records a ``span`` (source name, line, column) on each
+statement it builds, and error messages quote it so that the user finds the line."""
+
+from __future__ import annotations
+
+
+def source_location(node) -> str:
+    """``" (line N of FILE)"`` for a statement parsed from TVMScript source (``FILE`` is the kernel's Python file,
+    or ``<str>`` for ``tvm.script.from_source``), else ``""``.
+
+    Example:
+        >>> import tvm
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((4,), "float32")):
+        ...     A[0] = T.float32(1)
+        ... ''')
+        >>> source_location(func.body), source_location(tvm.tirx.Evaluate(0))
+        (' (line 4 of <str>)', '')
+    """
+    span = getattr(node, "span", None)
+    if span is None or int(span.line) <= 0:
+        return ""
+    name = span.source_name.name if span.source_name is not None else ""
+    return f" (line {int(span.line)} of {name})" if name else f" (line {int(span.line)})"

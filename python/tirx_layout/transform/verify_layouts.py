@@ -1,0 +1,274 @@
+"""VerifyLayouts: a program the later passes would miscompile is refused here, at build time, first in the pipeline.
+
+Every layout a function carries is checked against its buffer, and every ``T.tile_copy`` against its buffers:
+
+* **type** — a layout object that is not ours (an upstream ``tvm.tirx.layout`` one in the buffer's type, or
+  anything else under our annotation key) is a ``TypeError``: no pass of ours would read it;
+* **scope** — global and shared buffers take memory layouts (axis ``m`` only), TMEM buffers ``TLane``/``TCol`` only,
+  register fragments (``local``) thread axes of the CTA plus ``m``; no other scope takes a layout;
+* **shape** — the layout has the buffer's element count (a fragment may have more: the tail is predicated). A layout
+  written for another shape with that count is reinterpreted by flattening (``explain_layouts`` says so), except
+  where an instruction reads the operand's image (``tcgen05.cp``), where it is refused;
+* **injectivity** — a buffer that is written (a copy's destination, a store's target) has a shard that puts two
+  elements in two places; replicas are asked for with ``R[...]``;
+* **bounds** — a copy region whose bounds are constants (or provable) lies inside its buffer;
+* **threads** — a fragment's thread axes reach no further than the kernel's threads, and a copy's scope (a warp, a
+  warpgroup) fits in the kernel's threads. A fragment on fewer threads than its copy's scope is not an error: the
+  threads it does not tell apart hold replicas, and only the first of them stores (``copy_plan``);
+* **target** — tensor memory (``tcgen05``) only for a target that has it (``hw/targets.py``), and the target's
+  architecture must exist.
+
+Errors are :class:`LayoutVerificationError` (a ``ValueError``; ``TypeError`` for foreign layout objects), name the
+buffer and, when the function came from TVMScript source, the line. The pass changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from ..analysis.injectivity import MAX_PLACES, injectivity
+from ..analysis.shape_fit import layout_dims, reinterprets
+from ..hw.targets import parse_arch, targets_with
+from ..hw.tcgen05 import TMEM_SCOPE
+from ..hw.threads import LEVEL_THREADS, cta_thread_axis, thread_axis_place
+from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites
+from ..ir.rewrite import walk
+from ..ir.spans import source_location
+from ..ir.threads import cta_threads
+from ..ir.tile_ops import COPY_SCOPES, as_copy
+from ..layout import TileLayout
+from ..layout.inverse import PlaceInverse
+from ..layout.placement import axes_used, layout_threads
+
+MEMORY_SCOPES = ("global", "shared", "shared.dyn")
+FRAGMENT_SCOPE = "local"
+
+
+@tvm_ffi.register_error("tirx_layout.LayoutVerificationError")
+class LayoutVerificationError(ValueError):
+    """A program the tirx_layout passes would miscompile: the message names the buffer, the problem and, when known,
+    the TVMScript line. Keeps its type through ``tvm.tirx.build`` and ``tvm.compile``.
+
+    Example:
+        >>> issubclass(LayoutVerificationError, ValueError)
+        True
+    """
+
+
+class _Verifier:
+    def __init__(self, func):
+        self.func = func
+        self.name = str(func.attrs["global_symbol"]) if func.attrs and "global_symbol" in func.attrs else "kernel"
+        self.sites = {}  # buffer -> (layout, statement)
+        self.written = {}  # buffer -> the first statement writing it
+        self.copies = []  # (TileCopy, Evaluate)
+        self._threads = None
+
+    def fail(self, node, message: str, kind=LayoutVerificationError):
+        raise kind(f"{message}{source_location(node)} in {self.name}")
+
+    @property
+    def threads(self) -> int:
+        if self._threads is None:
+            self._threads = cta_threads(self.func).count
+        return self._threads
+
+    # ---- gathering ----------------------------------------------------------------------------------------------
+
+    def gather(self) -> None:
+        for buffer in function_buffers(self.func):
+            foreign = foreign_layout(buffer)
+            if foreign is not None:
+                raise TypeError(f"{foreign_layout_error(buffer, foreign)} (in {self.name})")
+        for buffer, layout, stmt in layout_sites(self.func):
+            self.sites[buffer] = (layout, stmt)
+
+        def on_evaluate(stmt):
+            copy = as_copy(stmt)
+            if copy is not None:
+                self.copies.append((copy, stmt))
+                self.written.setdefault(copy.dst.source, stmt)
+
+        def on_store(stmt):
+            self.written.setdefault(stmt.buffer, stmt)
+
+        walk(self.func.body, [(tirx.Evaluate, on_evaluate), (tirx.BufferStore, on_store)])
+
+    # ---- layouts ------------------------------------------------------------------------------------------------
+
+    def check_layout(self, buffer, layout, stmt) -> None:
+        scope = buffer.scope()
+        axes = axes_used(layout)
+        where = f"buffer {buffer.name} (scope {scope!r}) has layout {layout}"
+        if scope in MEMORY_SCOPES:
+            if axes - {"m"}:
+                self.fail(
+                    stmt,
+                    f"{where} on axes {sorted(axes - {'m'})}; global and shared buffers take memory layouts "
+                    "(axis m only): thread axes belong to register fragments (T.alloc_local), TLane/TCol to "
+                    "tensor memory (T.alloc_tmem)",
+                )
+        elif scope == TMEM_SCOPE:
+            if not isinstance(layout, TileLayout) or axes - {"TLane", "TCol"}:
+                self.fail(stmt, f"{where}; a TMEM buffer takes a TileLayout on TLane/TCol only")
+        elif scope == FRAGMENT_SCOPE:
+            for axis in sorted(axes - {"m"}):
+                try:
+                    cta_thread_axis(axis)
+                except ValueError as err:
+                    self.fail(stmt, f"{where}: {err}; a register fragment takes thread axes of the CTA plus m")
+        else:
+            self.fail(stmt, f"{where}; only global, shared, local and tmem buffers take a tirx_layout layout")
+        self.check_shape(buffer, layout, stmt, scope)
+
+    def check_shape(self, buffer, layout, stmt, scope: str) -> None:
+        try:
+            count = math.prod(int(e) for e in buffer.shape)
+        except TypeError:
+            return  # a symbolic shape: the count is not known here
+        size = int(layout.size())
+        fragment = scope == FRAGMENT_SCOPE and layout_threads(layout)
+        if size == count or (fragment and size > count):
+            return
+        self.fail(
+            stmt,
+            f"buffer {buffer.name} has {count} elements (shape {tuple(int(e) for e in buffer.shape)}) but its "
+            f"layout {layout} lays out {size}"
+            + ("; a register fragment's layout may have more (a predicated tail), never fewer" if fragment else ""),
+        )
+
+    def check_written(self, buffer, layout, stmt) -> None:
+        tile = layout.tile_layout if hasattr(layout, "tile_layout") else layout
+        if int(layout.size()) * int(tile.num_replicas()) > MAX_PLACES:
+            return  # too large to enumerate; nothing is claimed
+        report = injectivity(layout)
+        if report.injective:
+            return
+        first, second, place = report.example
+        self.fail(
+            stmt,
+            f"buffer {buffer.name} is written but its layout {layout} is not injective: elements {first} and "
+            f"{second} (row-major) share the place {place} ({report.shared_places} places are shared); ask for "
+            "copies of an element with R[...] instead",
+        )
+
+    def check_threads(self, buffer, layout, node) -> None:
+        if not isinstance(layout, TileLayout):
+            return
+        inverse = PlaceInverse(layout)
+        for axis in layout_threads(layout):
+            places = thread_axis_place(axis, 0, self.threads)[1]
+            if inverse.reach(axis) > places:
+                self.fail(
+                    node,
+                    f"register fragment {buffer.name} uses {axis} up to {inverse.reach(axis) - 1} but the kernel's "
+                    f"{self.threads} threads give {places} places on it",
+                )
+
+    # ---- copies -------------------------------------------------------------------------------------------------
+
+    def check_copy(self, copy, stmt) -> None:
+        if copy.scope not in COPY_SCOPES:
+            self.fail(stmt, f"tile_copy scope must be one of {list(COPY_SCOPES)}, got {copy.scope!r}")
+        if LEVEL_THREADS.get(copy.scope, 0) > self.threads:
+            self.fail(
+                stmt,
+                f"a {copy.scope}-scope tile_copy of {copy.dst.source.name} needs {LEVEL_THREADS[copy.scope]} "
+                f"threads; the kernel has {self.threads}",
+            )
+        analyzer = tvm.sym.Analyzer()
+        for role, region in (("destination", copy.dst), ("source", copy.src)):
+            buffer = region.source
+            for dim, (r, extent) in enumerate(zip(region.region, buffer.shape, strict=True)):
+                begin, end = r.min, r.min + r.extent
+                if analyzer.can_prove(begin < 0) or analyzer.can_prove(end > extent):
+                    self.fail(
+                        stmt,
+                        f"the {role} region {region} of tile_copy is outside buffer {buffer.name} (shape "
+                        f"{tuple(buffer.shape)}): dimension {dim} runs over [{analyzer.simplify(begin)}, "
+                        f"{analyzer.simplify(end)}), the buffer has [0, {extent})",
+                    )
+            layout = self.sites.get(buffer, (None, None))[0]
+            if buffer.scope() == FRAGMENT_SCOPE and layout is not None and layout_threads(layout):
+                self.check_threads(buffer, layout, stmt)
+        dst, src = copy.dst.source, copy.src.source
+        if dst.scope() == TMEM_SCOPE and src.scope() in ("shared", "shared.dyn"):
+            for buffer in (dst, src):
+                layout = self.sites.get(buffer, (None, None))[0]
+                if layout is not None and reinterprets(layout, buffer.shape):
+                    self.fail(
+                        stmt,
+                        f"tcgen05.cp reads the image of {buffer.name}, but the layout's shape differs from the "
+                        f"buffer's: {layout} is written for {layout_dims(layout)}, {buffer.name} has shape "
+                        f"{tuple(int(e) for e in buffer.shape)}; give {buffer.name} a layout of its own shape",
+                    )
+
+    # ---- target -------------------------------------------------------------------------------------------------
+
+    def check_target(self) -> None:
+        target = self.func.attrs.get("target") if self.func.attrs else None
+        if target is None or target.kind.name != "cuda" or "arch" not in target.attrs:
+            return
+        arch_name = str(target.attrs["arch"])
+        try:
+            arch = parse_arch(arch_name)
+        except ValueError as err:
+            raise LayoutVerificationError(f"{err} (target of {self.name})") from None
+        tmem = [b for b in function_buffers(self.func) if b.scope() == TMEM_SCOPE]
+        if tmem and not arch.has("tcgen05"):
+            stmt = self.sites.get(tmem[0], (None, self.func))[1]
+            self.fail(
+                stmt,
+                f"target {arch} has no tcgen05 instructions, which tensor-memory buffer {tmem[0].name} needs "
+                f"(tcgen05.alloc/ld/st/cp); tcgen05 exists on {', '.join(targets_with('tcgen05'))}",
+            )
+
+    def run(self) -> None:
+        self.gather()
+        self.check_target()
+        for buffer, (layout, stmt) in self.sites.items():
+            self.check_layout(buffer, layout, stmt)
+        for buffer, (layout, stmt) in self.sites.items():
+            if buffer in self.written:
+                self.check_written(buffer, layout, stmt)
+        for copy, stmt in self.copies:
+            self.check_copy(copy, stmt)
+
+
+def verify_layouts(func):
+    """``func`` unchanged, after checking every layout and tile copy it carries (see the module docstring); raises
+    :class:`LayoutVerificationError` (``TypeError`` for a layout object that is not ours) naming the buffer.
+
+    Example (a thread-axis layout on a shared buffer):
+        >>> import tvm, tirx_layout
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((128, 16), "float32")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([128])
+        ...     Sm = T.alloc_shared((128, 16), "float32", layout=T.layout("S[(128, 16):(1@tid_in_wg, 1)]"))
+        ...     T.tile_copy(Sm, A)
+        ... ''')
+        >>> verify_layouts(func)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tirx_layout...LayoutVerificationError: buffer Sm (scope 'shared') has layout ... on axes ['tid_in_wg']; ...
+    """
+    _Verifier(func).run()
+    return func
+
+
+@tvm.tirx.transform.prim_func_pass(opt_level=0, name="tirx_layout.VerifyLayouts")
+class VerifyLayouts:
+    """The registered pass: :func:`verify_layouts` on every PrimFunc of a module; the module is returned unchanged.
+
+    Example: ``VerifyLayouts()(mod)`` is ``mod`` when every function of it verifies, else the error of
+    :func:`verify_layouts`'s example.
+    """
+
+    def transform_function(self, func, mod, ctx):
+        return verify_layouts(func)
