@@ -115,10 +115,18 @@ def parse_body(body: bytes) -> dict:
 
 
 def _field(params: dict, name: str) -> str | None:
-    """A request field as text: strings as they are, integers written out, absent/null as ``None``."""
+    """A request field as text: strings as they are, integers written out (a shape may also be a list of them),
+    absent/null as ``None``; ``ValueError`` naming the field for anything else.
+
+    Example:
+        >>> _field({"shape": [8, 16]}, "shape"), _field({"vector_bytes": 16}, "vector_bytes"), _field({}, "text")
+        ('8,16', '16', None)
+    """
     value = params.get(name)
     if value is None:
         return None
+    if name == "shape" and isinstance(value, list) and len(value) <= 8:
+        value = ",".join(_field({name: v}, name) or "" for v in value)
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValueError(f"{name} must be a string, got {json.dumps(value)[:40]}")
     return str(value)
