@@ -209,8 +209,9 @@ def print_layouts_lazily() -> None:
     print from Python goes through ``tvm.runtime.script_printer._script``, which this wraps until then.
 
     Example:
-        >>> print_layouts_lazily()
-        >>> script_printer._script in (_script_installing_rules, _upstream_script)
+        >>> print_layouts_lazily()  # done on import; once the rules are decided, TVM's own function is back
+        >>> _ = install_printer_rules()
+        >>> script_printer._script is _upstream_script
         True
     """
     if _RULES.active is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 import socket
 import sys
 import threading
@@ -46,7 +47,6 @@ MAX_COMPUTING = 2
 BACKLOG = 128
 #: Deepest JSON nesting read (a request is a flat object).
 MAX_JSON_DEPTH = 32
-_FIELDS = ("text", "shape", "dtype", "swizzle", "access", "vector_bytes")
 
 
 class BadRequest(ValueError):
@@ -125,8 +125,8 @@ def _field(params: dict, name: str) -> str | None:
     value = params.get(name)
     if value is None:
         return None
-    if name == "shape" and isinstance(value, list) and len(value) <= 8:
-        value = ",".join(_field({name: v}, name) or "" for v in value)
+    if name == "shape" and isinstance(value, list) and all(type(v) is int for v in value):
+        value = ",".join(str(v) for v in value)
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValueError(f"{name} must be a string, got {json.dumps(value)[:40]}")
     return str(value)
@@ -178,10 +178,16 @@ def _page() -> bytes:
 
 
 def _host_and_port(value: str) -> tuple[str, int | None]:
-    """``("localhost", 8765)`` from ``"localhost:8765"``; the port is ``None`` when absent or not a number."""
-    host, _, port = value.strip().lower().rpartition(":") if ":" in value else (value.strip().lower(), "", "")
-    if host.startswith("[") or not port.isdigit():
-        return value.strip().lower(), None
+    """``("localhost", 8765)`` from ``"localhost:8765"``; the port is ``None`` when absent or not a number.
+
+    Example:
+        >>> _host_and_port("LocalHost:8765"), _host_and_port("evil.example")
+        (('localhost', 8765), ('evil.example', None))
+    """
+    text = value.strip().lower()
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit():
+        return text, None
     return host, int(port)
 
 
@@ -241,11 +247,27 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, value) -> None:
         self._send(status, json.dumps(value).encode(), "application/json")
 
+    def _client_reset(self) -> bool:
+        """Whether the client has reset the connection: its answer would go nowhere, so it is not computed. (A
+        client that only closed its sending side still reads the answer, so end-of-stream does not count.)"""
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        if not readable:
+            return False
+        try:
+            self.connection.recv(1, socket.MSG_PEEK)
+        except OSError:
+            return True
+        return False
+
     def _answer(self, params: dict) -> None:
+        if self._client_reset():
+            return
         if not self.server.computing.acquire(timeout=self.server.request_seconds):
             self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"ok": False, "error": "busy: too many requests at once"})
             return
         try:
+            if self._client_reset():  # while it waited for its turn
+                return
             answer = scene_response(params)
         finally:
             self.server.computing.release()
