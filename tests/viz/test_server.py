@@ -21,7 +21,7 @@ import pytest
 
 from tirx_layout.layout.text import LayoutTextError, parse_layout
 from tirx_layout.viz.presets import PRESETS
-from tirx_layout.viz.server import MAX_BODY, make_server
+from tirx_layout.viz.server import MAX_BODY, LayoutServer, make_server
 
 from oracles.pictures import as_int_dicts
 
@@ -178,6 +178,8 @@ def test_oversized_layouts_are_refused_before_anything_is_built(server_process, 
         (b'{"text": "S[8:1]", "shape": {"a": 1}}', "shape must be a string"),
         (b'{"text": "' + b"SwizzleLayout(" * 1000 + b'"}', "nested too deeply"),
         (b"\xff\xfe", "not JSON"),
+        (b'{"text": "S[8:1]", "shape": ' + b"[" * 30 + b"]" * 30 + b"}", "shape must be a string"),
+        (b'{"text": "S[8:1]", "shape": [2, "4"]}', "shape must be a string"),
     ],
 )
 def test_bad_bodies_are_400_with_a_message(server_process, body, message):
@@ -239,6 +241,33 @@ def test_half_sent_requests_time_out_and_do_not_starve_the_server(server_process
         for sock, _ in stalled:
             sock.close()
     _still_answers(port)
+
+
+def test_a_shape_may_be_a_list_of_integers(server_process):
+    _, port = server_process
+    status, answer, _ = _exchange(port, _request(port, body=b'{"text": "S[8:1]", "shape": [2, 4]}'))
+    assert status == 200 and answer["scene"]["shape"] == [2, 4]
+
+
+def test_connections_beyond_the_cap_are_answered_503_at_once():
+    server = LayoutServer(("127.0.0.1", 0), max_connections=2)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]  # silent: each holds a thread
+        time.sleep(0.2)
+        status, _, seconds = _exchange(port, _request(port, body=b'{"text": "S[8:1]"}'))
+        assert status == 503 and seconds < 1.0
+        for sock in held:
+            sock.close()
+        deadline = time.perf_counter() + ANSWER_SECONDS  # their threads see the close and give their places back
+        while (status := _exchange(port, _request(port, body=b'{"text": "S[8:1]"}'))[0]) == 503:
+            assert time.perf_counter() < deadline
+            time.sleep(0.1)
+        assert status == 200
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_clients_that_hang_up_leave_no_trace(server_process):

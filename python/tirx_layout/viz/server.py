@@ -356,11 +356,17 @@ class LayoutServer(ThreadingHTTPServer):
     block_on_close = False
     request_queue_size = BACKLOG
 
-    def __init__(self, address, verbose: bool = False, request_seconds: float = REQUEST_SECONDS):
+    def __init__(
+        self,
+        address,
+        verbose: bool = False,
+        request_seconds: float = REQUEST_SECONDS,
+        max_connections: int = MAX_CONNECTIONS,
+    ):
         super().__init__(address, _Handler)
         self.verbose = verbose
         self.request_seconds = request_seconds
-        self.connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.connections = threading.BoundedSemaphore(max_connections)
         self.computing = threading.BoundedSemaphore(MAX_COMPUTING)
 
     def process_request(self, request, client_address):
