@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -215,7 +218,9 @@ def test_serve_answers_on_loopback_and_survives_bad_requests():
 
 def test_compile_prints_the_kernels_cuda(capsys):
     status, out, err = run(capsys, "compile", str(EXAMPLES / "tile_copies.py"), "--kernel", "copy_wg_local_fp16_128B")
-    assert status == 0 and err == ""
+    assert status == 0 and re.fullmatch(
+        r"tirx-layout compile: \[1/1\] copy_wg_local_fp16_128B built in \d+\.\d\d s\n", err
+    )
     assert out.startswith('extern "C" __global__ void __launch_bounds__(128) round_trip_kernel(')
     assert "*(uint4*)(tile_ptr + " in out and "^" in out
 
@@ -240,3 +245,86 @@ def test_compile_reports_a_kernel_that_does_not_build(capsys, tmp_path):
     status, out, err = run(capsys, "compile", str(bad))
     assert status == 2 and out == "" and len(err.splitlines()) == 1
     assert "kernel k does not build for sm_100a" in err and "T.local_view(frag)" in err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"tirx-layout {importlib.metadata.version('tirx_layout')}\n"
+
+
+def test_compile_shows_progress_per_kernel(capsys):
+    status, out, err = run(capsys, "compile", str(EXAMPLES / "tile_copies.py"))
+    kernels = out.count("// ==== ")
+    assert status == 0 and kernels > 1
+    lines = err.splitlines()
+    assert [line.split("] ")[0] for line in lines] == [
+        f"tirx-layout compile: [{i}/{kernels}" for i in range(1, kernels + 1)
+    ]
+    assert all(re.search(r"built in \d+\.\d\d s$", line) for line in lines)
+    status, out, err = run(capsys, "compile", str(EXAMPLES / "warp_fragment.py"), "--quiet")
+    assert status == 0 and err == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["show", "SwizzleLayout(" * 1000], "nested too deeply"),
+        (["check", "ComposeLayout(" * 1000], "nested too deeply"),
+        (["render", "S[2:1099511627776]", "-o", "x.svg"], "the places reach 1099511627777 positions of m"),
+        (["render", "S[1:1] + R[268435456:0]", "-o", "x.png"], "268435456 places (1 elements x 268435456 replicas)"),
+        (["show", "S[1:1] + R[16777216:0]"], "16777216 places"),
+        (["show", "S[(128, 256):(256, 1)]"], "the tile has 32768 elements; pictures stop at 16384"),
+    ],
+)
+def test_huge_and_deep_input_is_refused_at_once(capsys, argv, message):
+    start = time.perf_counter()
+    status, out, err = run(capsys, *argv)
+    assert time.perf_counter() - start < 1.0
+    assert status == 2 and out == "" and len(err.splitlines()) == 1 and message in err
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "message"),
+    [
+        ("bad_table.py", "KERNELS = 5\n", "KERNELS in {path} must be a dict of name -> kernel, got int"),
+        ("bad_entry.py", "KERNELS = {'k': 3}\n", "KERNELS['k'] in {path} must be a @T.prim_func"),
+        ("bad_tuple.py", "KERNELS = {'k': ()}\n", "KERNELS['k'] in {path} must be a @T.prim_func"),
+        ("bad_key.py", "KERNELS = {1: 2}\n", "KERNELS in {path} must be keyed by kernel names, got the key 1"),
+        ("exits.py", "import sys\nsys.exit(3)\n", "{path} exited while loading (sys.exit(3))"),
+        ("raises.py", "raise RuntimeError('boom\\nsecond line')\n", "{path} failed to load: boom"),
+        ("recurses.py", "def f():\n    return f()\nf()\n", "{path} failed to load: maximum recursion depth"),
+        ("kernels.txt", "KERNELS = {}\n", "{path} is not a Python file (the kernel file must end in .py)"),
+        ("noext", "KERNELS = {}\n", "{path} is not a Python file"),
+    ],
+)
+def test_compile_of_a_broken_kernel_file_is_one_line(capsys, tmp_path, name, source, message):
+    path = tmp_path / name
+    path.write_text(source)
+    status, out, err = run(capsys, "compile", str(path))
+    assert status == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith("tirx-layout compile: error: ") and message.format(path=path) in err
+
+
+def test_a_kernel_files_exit_status_is_not_ours(tmp_path):
+    path = tmp_path / "exits.py"
+    path.write_text("import sys\nsys.exit(3)\n")
+    done = subprocess.run([_console_script(), "compile", str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "sys.exit(3)" in done.stderr
+
+
+def test_a_closed_pipe_ends_quietly():
+    process = subprocess.Popen(
+        [_console_script(), "show", "S[(128, 128):(128, 1)]"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout.read(100).startswith(b"TileLayout(S[(128, 128):(128, 1)])")  # then stop, like `| head`
+    process.stdout.close()
+    status = process.wait(timeout=120)
+    assert status == 141 and process.stderr.read() == b""
+
+
+def test_show_picks_a_readable_shape_for_rank_3(capsys):
+    status, out, _ = run(capsys, "show", "S[(2, 32, 64):(2048, 64, 1)]")
+    assert status == 0 and out.splitlines()[1].startswith("shape (64, 64)")
+    assert max(len(line) for line in out.splitlines()) < 400

@@ -16,11 +16,12 @@ from tirx_layout.analysis.bank_conflicts import bank_conflicts, column, contiguo
 from tirx_layout.analysis.injectivity import injectivity
 from tirx_layout.viz.banks import bank_view
 from tirx_layout.viz.geometry import layout_picture
+from tirx_layout.viz.limits import MAX_ELEMENTS
 from tirx_layout.viz.notebook import MAX_NOTEBOOK_BYTES, notebook_svg, repr_svg
 from tirx_layout.viz.png import picture_png
 from tirx_layout.viz.presets import PRESETS
 from tirx_layout.viz.request import layout_from, parse_shape, parse_swizzle
-from tirx_layout.viz.scene import MAX_ELEMENTS, build_scene, crop_scene, default_shape
+from tirx_layout.viz.scene import build_scene, crop_scene, default_shape
 from tirx_layout.viz.svg import picture_svg
 from tirx_layout.viz.table import layout_table
 
@@ -191,7 +192,9 @@ def test_table_lists_replica_shifts():
 
 
 def test_inputs_and_limits():
-    assert default_shape(TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)])) == (2, 14336)
+    # rank 3: rows no wider than DEFAULT_ROW_WIDTH where the inner extents allow (not 2 rows of 14336)
+    assert default_shape(TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)])) == (256, 112)
+    assert default_shape(TileLayout(S[(2, 4, 8, 8) : (256, 64, 8, 1)])) == (8, 64)
     with pytest.raises(ValueError, match="has 12 elements but the layout has 32"):
         build_scene(TileLayout(S[32:1]), (3, 4))
     with pytest.raises(ValueError, match="pictures stop at"):

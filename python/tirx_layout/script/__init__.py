@@ -18,7 +18,7 @@ from ..ir.annotations import LAYOUT_KEY, buffer_layouts, layout_of
 from ..layout.text import parse_layout
 from . import buffers, tile
 from .buffers import local_view
-from .printing import install_printer_rules, layout_source
+from .printing import layout_source, print_layouts_lazily
 
 
 def script_layout(text: str):
@@ -46,7 +46,7 @@ _SCRIPT_NAMES = {
 
 
 def install() -> None:
-    """Register the ``T.`` names above and the printer rules (idempotent; done on import).
+    """Register the ``T.`` names above, and the printer rules for the first print (idempotent; done on import).
 
     Example:
         >>> install()
@@ -56,7 +56,7 @@ def install() -> None:
     """
     for name, fn in _SCRIPT_NAMES.items():
         register_script_namespace(name, fn)
-    install_printer_rules()
+    print_layouts_lazily()
 
 
 install()

@@ -9,15 +9,21 @@
 
 Subcommands live in ``COMMANDS``: a ``Command`` is a name, a one-line help, a function that adds its arguments to
 an ``argparse`` parser and a function that runs it and returns the exit status. Adding one is one entry there.
-Bad input ends with status 2 and one line on stderr (``tirx-layout <command>: error: ...``).
+Bad input ends with status 2 and one line on stderr (``tirx-layout <command>: error: ...``); a reader that stops
+early (``| head``) ends it quietly with status 141, as SIGPIPE ends other tools.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
+import importlib.metadata
 import importlib.util
+import os
+import re
 import sys
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +47,8 @@ from .demo import main as run_demo
 from .kernel_report import kernel_source
 
 PROG = "tirx-layout"
+#: The exit status of a command whose reader went away (128 + SIGPIPE, what a shell reports for other tools).
+BROKEN_PIPE_STATUS = 141
 
 
 class UsageError(Exception):
@@ -236,21 +244,60 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="also write a picture (DIR/<kernel>.<buffer>.svg) of every buffer's layout after layout inference",
     )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress lines on stderr (kernel i of n, build time)"
+    )
 
 
-def _kernels_in(path: Path) -> dict:
+def _kernel_of(path: Path, table: Mapping, name: str):
+    """The PrimFunc of ``KERNELS[name]``: the function itself or a tuple whose first item is it (an example's table
+    makes its kernels when first looked up, so this is where a broken entry shows)."""
+    try:
+        entry = table[name]
+    except SystemExit as err:
+        raise UsageError(f"KERNELS[{name!r}] in {path} exited (sys.exit({err.code!r}))") from None
+    except Exception as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UsageError(f"KERNELS[{name!r}] in {path} failed: {first}") from None
+    kernel = entry[0] if isinstance(entry, tuple) and entry else entry
+    if not isinstance(kernel, tvm.tirx.PrimFunc):
+        raise UsageError(
+            f"KERNELS[{name!r}] in {path} must be a @T.prim_func or a tuple starting with one, "
+            f"got {type(entry).__name__}"
+        )
+    return kernel
+
+
+def _kernels_in(path: Path) -> dict[str, Callable[[], object]]:
+    """The kernels of a file by name, each as a function that returns it (``KERNELS`` entries are made lazily)."""
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
-    spec = importlib.util.spec_from_file_location(f"tirx_layout_cli_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
+    if path.suffix != ".py":
+        raise UsageError(f"{path} is not a Python file (the kernel file must end in .py)")
+    name = f"tirx_layout_cli_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}"
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
     try:
-        spec.loader.exec_module(module)
+        loader.exec_module(module)
+    except SystemExit as err:  # the file's own exit status is not ours
+        raise UsageError(f"{path} exited while loading (sys.exit({err.code!r}))") from None
+    except RecursionError:
+        raise UsageError(f"{path} failed to load: maximum recursion depth exceeded") from None
     except Exception as err:  # the user's file: any error it raises is bad input here
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise UsageError(f"{path} failed to load: {first}") from None
-    kernels = {name: value for name, value in vars(module).items() if isinstance(value, tvm.tirx.PrimFunc)}
-    for name, entry in getattr(module, "KERNELS", {}).items():
-        kernels[name] = entry[0] if isinstance(entry, tuple) else entry
+    kernels = {
+        name: (lambda value=value: value)
+        for name, value in vars(module).items()
+        if isinstance(value, tvm.tirx.PrimFunc)
+    }
+    table = getattr(module, "KERNELS", {})
+    if not isinstance(table, Mapping):
+        raise UsageError(f"KERNELS in {path} must be a dict of name -> kernel, got {type(table).__name__}")
+    for name in table:
+        if not isinstance(name, str):
+            raise UsageError(f"KERNELS in {path} must be keyed by kernel names, got the key {name!r}")
+        kernels[name] = lambda name=name: _kernel_of(path, table, name)
     return kernels
 
 
@@ -266,7 +313,9 @@ def _compile(args: argparse.Namespace) -> int:
         if args.kernel not in kernels:
             raise UsageError(f"no kernel {args.kernel!r} in {args.kernel_file}; it has {', '.join(kernels)}")
         kernels = {args.kernel: kernels[args.kernel]}
-    for name, kernel in kernels.items():
+    for index, (name, kernel_of) in enumerate(kernels.items(), start=1):
+        start = time.perf_counter()
+        kernel = kernel_of()
         try:
             cuda = build(kernel, args.target).imports[0].inspect_source()
         except Exception as err:  # TVM's build errors carry long traces; the first line says what went wrong
@@ -275,7 +324,7 @@ def _compile(args: argparse.Namespace) -> int:
             raise UsageError(f"kernel {name} does not build for {args.target}: {type(err).__name__}: {first}") from None
         if len(kernels) > 1:
             print(f"// ==== {name} ====")
-        print(cuda if args.full else kernel_source(cuda))
+        print(cuda if args.full else kernel_source(cuda), flush=True)
         if args.show_layouts:
             try:
                 written = write_layout_pictures(kernel, args.show_layouts, f"{name}.")
@@ -283,6 +332,11 @@ def _compile(args: argparse.Namespace) -> int:
                 raise UsageError(f"cannot write pictures to {args.show_layouts!r}: {err.strerror}") from None
             plural = "s" if len(written) != 1 else ""
             print(f"// {name}: {len(written)} layout picture{plural} in {args.show_layouts}", file=sys.stderr)
+        if not args.quiet:
+            seconds = time.perf_counter() - start
+            print(
+                f"{PROG} compile: [{index}/{len(kernels)}] {name} built in {seconds:.2f} s", file=sys.stderr, flush=True
+            )
     return 0
 
 
@@ -326,6 +380,18 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+def package_version() -> str:
+    """The installed package's version (``tirx_layout.__version__`` where the package defines it).
+
+    Example:
+        >>> package_version() == importlib.metadata.version("tirx_layout")
+        True
+    """
+    # The facade is above this layer, so it is read from sys.modules (importing tools imported it) rather than imported.
+    version = getattr(sys.modules.get("tirx_layout"), "__version__", None)
+    return str(version) if version else importlib.metadata.version("tirx_layout")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command of ``COMMANDS``.
 
@@ -334,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
         'show'
     """
     parser = _Parser(prog=PROG, description="Look at tirx_layout layouts: tables, pictures, checks, a local page.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for c in COMMANDS.values():
         c.configure(commands.add_parser(c.name, help=c.help, description=c.help))
@@ -364,24 +431,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = None
+
+    def fail(message: str) -> int:
+        where = f"{PROG} {args.command}" if args is not None and args.command else PROG
+        print(f"{where}: error: {message}", file=sys.stderr)
+        return 2
+
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
             return 2
-        return COMMANDS[args.command].run(args)
+        status = COMMANDS[args.command].run(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # The reader stopped (`| head`): end quietly; stdout goes to /dev/null so the final flush says nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE_STATUS
     except UsageError as err:
-        where = f"{PROG} {args.command}" if args is not None and args.command else PROG
-        print(f"{where}: error: {err}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError, KeyError) as err:
+        return fail(str(err))
+    except RecursionError:
+        return fail("the input is nested too deeply")
+    except MemoryError:
+        return fail("out of memory (the layout is too large; slice it first)")
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as err:
         # Library errors name the offending value; one line is all a shell user needs.
         message = str(err)[1:-1] if isinstance(err, KeyError) else str(err)
-        print(
-            f"{PROG} {args.command}: error: {message.splitlines()[0] if message else type(err).__name__}",
-            file=sys.stderr,
-        )
-        return 2
+        return fail(message.splitlines()[0] if message.strip() else type(err).__name__)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ from ..cute.printing import layout_grid
 from ..cute.swizzle import ComposedLayout as CuteComposedLayout
 from ..layout import ComposeLayout, TileLayout
 from .geometry import grid_picture, layout_picture
-from .scene import MAX_ELEMENTS, build_scene, check_shape, crop_scene, palette
+from .limits import MAX_ELEMENTS
+from .scene import build_scene, check_shape, crop_scene, palette
 from .svg import picture_svg
 
 #: A composed layout's element type, guessed from the swizzle's 16-byte vector (per_element = log2(16 / bytes)).

@@ -30,24 +30,34 @@ import numpy as np
 from ..hw.memory import BANKS, WORD_BYTES, bank_of, dtype_bytes
 from ..hw.threads import thread_unit
 from ..layout import EXEC_LEVELS, Axis, ComposeLayout, TileLayout
+from .limits import MAX_GRID_CELLS, check_drawable
 
-#: Most logical elements and physical grid cells a picture draws; bigger tiles should be sliced first.
-MAX_ELEMENTS = 16384
-MAX_GRID_CELLS = 1 << 18
 ROW_BYTES = BANKS * WORD_BYTES
+#: Widest row of a default logical shape (a terminal table of 64 columns still fits a wide screen).
+DEFAULT_ROW_WIDTH = 64
 
 
 def default_shape(layout) -> tuple[int, ...]:
     """The logical shape pictured when none is given: the first shard extent by the rest (the guide's fragment
-    ``S[(8, 2, 4, 2):...]`` is an ``8 x 16`` tile); one extent gives one row.
+    ``S[(8, 2, 4, 2):...]`` is an ``8 x 16`` tile); one extent gives one row. When the rest would make rows wider
+    than ``DEFAULT_ROW_WIDTH``, a row holds only the innermost extents that fit (at least the last one).
 
     Example:
         >>> default_shape(TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 1 @ warpid, 1 @ laneid, 1)]))
         (8, 16)
+        >>> default_shape(TileLayout(S[(2, 32, 64):(2048, 64, 1)]))  # not 2 rows of 2048
+        (64, 64)
     """
     tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
     extents = [it.extent for it in tile.shard] or [1]
-    return (1, extents[0]) if len(extents) == 1 else (extents[0], math.prod(extents[1:]))
+    if len(extents) == 1:
+        return (1, extents[0])
+    if len(extents) == 2 or math.prod(extents[1:]) <= DEFAULT_ROW_WIDTH:
+        return (extents[0], math.prod(extents[1:]))
+    inner = 1
+    while inner < len(extents) - 1 and math.prod(extents[-inner - 1 :]) <= DEFAULT_ROW_WIDTH:
+        inner += 1
+    return (math.prod(extents[:-inner]), math.prod(extents[-inner:]))
 
 
 def check_shape(layout, shape: Sequence[int] | None) -> tuple[int, ...]:
@@ -240,10 +250,7 @@ def build_scene(
         if win_rows < 1 or win_cols < 1:
             raise ValueError(f"a window needs at least one row and one column, got {tuple(window)}")
         win_rows, win_cols = min(win_rows, total_rows), min(win_cols, total_cols)
-    if win_rows * win_cols > MAX_ELEMENTS:
-        raise ValueError(
-            f"the tile has {win_rows * win_cols} elements; pictures stop at {MAX_ELEMENTS} (slice it first)"
-        )
+    check_drawable(layout, elements=win_rows * win_cols)
     lead = np.stack(np.unravel_index(np.arange(win_rows), shape[:-1])) if len(shape) > 1 else np.zeros((0, 1), np.int64)
     coords = np.concatenate([np.repeat(lead, win_cols, axis=1), np.tile(np.arange(win_cols), win_rows)[None, :]])
     result = layout.apply_all(*coords, shape=list(shape))

@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from ..hw.memory import BANKS, WORD_BYTES, bank_of, dtype_bytes
-from .scene import LEGENDS, MAX_ELEMENTS, all_places, arrangement, cell_labels, check_shape
+from .limits import check_drawable
+from .scene import LEGENDS, all_places, arrangement, cell_labels, check_shape
 
 
 def grid_text(values: np.ndarray, row_labels: list[str], col_labels: list[str]) -> list[str]:
@@ -60,8 +61,7 @@ def layout_table(layout, shape=None, dtype: str = "float32") -> str:
         replicas: every element also at +2@laneid
     """
     shape = check_shape(layout, shape)
-    if layout.size() > MAX_ELEMENTS:
-        raise ValueError(f"the tile has {layout.size()} elements; tables stop at {MAX_ELEMENTS} (slice it first)")
+    check_drawable(layout)
     names, places = all_places(layout, shape)
     rows, cols = math.prod(shape[:-1]), shape[-1]
     lead = np.indices(shape[:-1]).reshape(len(shape) - 1, -1).T if len(shape) > 1 else [[]]
