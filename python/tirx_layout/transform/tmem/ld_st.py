@@ -268,6 +268,27 @@ def tile_places(tmem, rows: int, cols: int, every_replica: bool = False) -> tupl
     return places, column_shift
 
 
+def chunked_fragment(shape: str, rows: int, cols: int, dtype: str) -> TileLayout:
+    """The register fragment a ``(rows, cols)`` tile fills when it is moved with ``shape`` in column chunks, the
+    widest power-of-two ``.xN`` first (see :class:`TmemCopy`): the atom of one instruction when ``cols`` needs a
+    single one. For ``32x32b`` any column count works: thread ``t`` holds lane ``t`` and register ``r`` column ``r``
+    in every chunk (PTX ISA, "Matrix fragments for shape .32x32b"), so the chunks' registers one after another hold
+    the columns in order. The 16-lane shapes with several chunks interleave each chunk's two half-slabs and have no
+    single layout here; ``ValueError`` for them (the caller tries the next shape).
+
+    Example:
+        >>> chunked_fragment("32x32b", 128, 112, "float32")  # .x64 + .x32 + .x16
+        TileLayout(S[(128, 112):(1@tid_in_wg, 1)])
+    """
+    try:
+        return tcgen05_atom_layout(shape, (rows, cols), dtype)
+    except ValueError:
+        unit = LD_ST_SHAPES[shape].columns_per_num * (4 // dtype_bytes(dtype))
+        if shape != "32x32b" or rows != TMEM_LANES or cols % unit:
+            raise
+        return TileLayout(S[(rows, cols) : (1 @ tid_in_wg, 1)])
+
+
 def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
     """The register fragment that ``tcgen05.ld/st`` moves for a ``(rows, cols)`` tile of TMEM region ``tmem``: the
     first shape of ``LD_ST_SHAPES`` whose register image (``tcgen05_atom_layout``) the copy accepts. ``ValueError`` with
@@ -295,7 +316,7 @@ def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
                 reasons.append(f"one copy per warp window: {err}")
     for shape in LD_ST_SHAPES:
         try:
-            candidate = tcgen05_atom_layout(shape, (rows, cols), dtype)
+            candidate = chunked_fragment(shape, rows, cols, dtype)
             TmemCopy(tmem.layout, candidate, dtype, rows, cols, places)
             return candidate
         except ValueError as err:
