@@ -12,7 +12,6 @@ for ``kt`` in ``range(4)``. The start ``kt * 64`` is symbolic but provably a mul
 
 from __future__ import annotations
 
-import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_copy, layout=..., the pipeline)

@@ -188,8 +188,11 @@ def _static_shape(param, sizes: dict) -> tuple:
     return tuple(shape)
 
 
-def _host_number(expr, scalars: dict, param) -> int:
-    """The value of a number the host passes its kernel (``M``, ``M * 64``), from the named sizes and scalars."""
+def _host_number(expr, scalars: dict, param):
+    """The value of a number the host passes its kernel (``scale``, ``M``, ``M * 64``), from the named sizes and
+    scalars."""
+    if isinstance(expr, tvm.tirx.Var) and expr.name in scalars:
+        return scalars[expr.name]
     free = tvm.tirx.analysis.undefined_vars(expr)
     missing = [v.name for v in free if v.name not in scalars]
     if missing:

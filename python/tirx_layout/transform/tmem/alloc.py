@@ -77,17 +77,15 @@ def check_total_columns(columns: dict) -> int:
     Example:
         >>> check_total_columns({"acc": 256, "acc2": 128})
         384
-        >>> check_total_columns({"acc": 512, "acc2": 512})
+        >>> check_total_columns({"acc": 512, "acc2": 256})
         Traceback (most recent call last):
         ...
-        ValueError: TMEM allocations acc (512 columns) + acc2 (512 columns) = 1024 columns; a CTA's tensor memory has 512
+        ValueError: TMEM allocations acc (512 columns) + acc2 (256 columns) = 768 columns, more than the 512 a CTA has
     """
     total = sum(columns.values())
     if total > TMEM_COLUMNS:
         parts = " + ".join(f"{name} ({n} columns)" for name, n in columns.items())
-        raise ValueError(
-            f"TMEM allocations {parts} = {total} columns; a CTA's tensor memory has {TMEM_COLUMNS}"
-        )
+        raise ValueError(f"TMEM allocations {parts} = {total} columns, more than the {TMEM_COLUMNS} a CTA has")
     return total
 
 
