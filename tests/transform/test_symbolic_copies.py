@@ -154,3 +154,24 @@ def test_k_loop_start_that_is_not_a_multiple_of_the_vector_falls_back_to_narrowe
     summary = summarize(kernel_accesses(kernel, [a]))
     assert summary[("load", "global")].vector_bytes == (8,)
     assert summary[("load", "global")].warp_executions == 256
+
+
+@pytest.mark.parametrize(("start", "vector_bytes"), [(64, 16), (60, 8)])
+def test_the_cost_model_counts_a_k_loop_copy_at_one_start_with_its_vectors(start, vector_bytes):
+    kernel = parse(K_LOOP.replace("START", str(start)))
+    measured = summarize(kernel_accesses(kernel, [np.zeros((128, 256), np.float16)]))
+    kt = tvm.tirx.Var("kt", "int32")
+    A = tvm.tirx.decl_buffer((128, 256), "float16", "A")
+    tile = tvm.tirx.decl_buffer((128, 64), "float16", "tile", scope="shared")
+    cost = copy_cost(tile[0:128, 0:64], A[0:128, kt * start : kt * start + 64], "cta", {}, 128)
+    # Per K step, what the simulator measured over the four steps, divided by four.
+    per_step = measured[("load", "global")].warp_executions // 4
+    assert cost.unknown == 0 and cost.global_instructions == per_step == 8192 * 2 // vector_bytes // 32
+    assert cost.instructions == per_step + measured[("store", "shared")].warp_executions // 4
+
+
+def test_a_shared_region_at_a_symbolic_start_is_still_charged_the_worst_case():
+    kt = tvm.tirx.Var("kt", "int32")
+    A = tvm.tirx.decl_buffer((128, 64), "float16", "A")
+    tiles = tvm.tirx.decl_buffer((4, 128, 64), "float16", "tiles", scope="shared")
+    assert copy_cost(tiles[kt, 0:128, 0:64], A[0:128, 0:64], "cta", {}, 128).unknown == 1

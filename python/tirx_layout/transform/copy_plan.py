@@ -65,6 +65,23 @@ def provably_multiple(expr, v: int) -> bool:
     return known.coeff % v == 0 and known.base % v == 0
 
 
+def representative_start(expr) -> int:
+    """One int with the divisibility facts of ``expr``: ``gcd(coeff, base)`` of its modular set (``expr`` is
+    ``coeff * k + base``), a multiple of exactly the powers of two ``expr`` provably is, so a plan made with it
+    picks the same vector width (``kt * 64`` gives 64, ``kt * 64 + 4`` gives 4, a constant itself).
+
+    Example:
+        >>> import tvm
+        >>> kt = tvm.tirx.Var("kt", "int32")
+        >>> representative_start(kt * 64), representative_start(kt * 64 + 4), representative_start(12)
+        (64, 4, 12)
+    """
+    if isinstance(expr, int | np.integer):
+        return int(expr)
+    known = tvm.sym.Analyzer().modular_set(expr)
+    return math.gcd(int(known.coeff), int(known.base))
+
+
 @dataclass
 class LayoutTables:
     """Address tables of (layout, shape) pairs, kept for the life of one analysis (a pass run, an inference): a
