@@ -188,8 +188,8 @@ def copy_cost(
     dst_region, src_region, scope: str, layouts: dict, threads: int, tables: LayoutTables | None = None
 ) -> Cost:
     """Counts of one ``T.tile_copy(dst, src, scope)`` under ``layouts`` (buffer -> layout; missing = row-major)
-    in a CTA of ``threads`` threads; :func:`worst_case` if a shared region starts at a symbolic place. ``tables`` keeps address tables
-    across calls (an inference passes its own).
+    in a CTA of ``threads`` threads; :func:`worst_case` if a shared region starts at a symbolic place. ``tables``
+    keeps address tables across calls (an inference passes its own).
 
     Example:
         >>> import tvm
