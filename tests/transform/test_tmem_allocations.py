@@ -88,16 +88,24 @@ def k(A: T.Buffer((128, COLS), "float32"), B: T.Buffer((128, COLS), "float32")):
 """
 
 
-@pytest.mark.parametrize(("cols", "chunks"), [(112, [64, 32, 16]), (96, [64, 32]), (200, [128, 64, 8])])
-def test_inference_next_to_a_tmem_tile_of_any_width_finds_the_row_per_thread_fragment(cols, chunks):
-    kernel = parse(EPILOGUE.replace("COLS", str(cols)))
+@pytest.mark.parametrize(
+    ("cols", "dtype", "chunks"),
+    [
+        (112, "float32", [64, 32, 16]),
+        (96, "float32", [64, 32]),
+        (200, "float32", [128, 64, 8]),
+        (112, "float16", [32, 16, 8]),  # two 16-bit elements per 32-bit column: 56 columns
+    ],
+)
+def test_inference_next_to_a_tmem_tile_of_any_width_finds_the_row_per_thread_fragment(cols, dtype, chunks):
+    kernel = parse(EPILOGUE.replace("COLS", str(cols)).replace("float32", dtype))
     # One row per thread, columns in register order: what 32x32b moves (PTX ISA, "Matrix fragments for .32x32b").
     assert layout_of("f", infer_layouts(kernel)) == wg_local_layout(cols)
     body = kernel_source(build(kernel).imports[0].inspect_source())
     # .xN chunks, widest power of two first: the same instructions as the hand-written wg_local_layout(cols).
     assert re.findall(r"tcgen05_ld_32x32b_x(\d+)", body) == [str(n) for n in chunks]
     assert re.findall(r"tcgen05_st_32x32b_x(\d+)", body) == [str(n) for n in chunks]
-    a = np.arange(128 * cols, dtype=np.float32).reshape(128, cols)
+    a = (np.arange(128 * cols) % 509).astype(dtype).reshape(128, cols)
     result = sim.run(kernel, {"A": a})
     np.testing.assert_array_equal(result["B"], a)
 

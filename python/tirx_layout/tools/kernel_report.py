@@ -27,8 +27,9 @@ _INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|cta_sync|__syncthreads|uin
 
 
 class KernelTable(Mapping):
-    """Kernels by name, each entry ``(PrimFunc, expected(input) -> output)`` made the first time it is looked up:
-    listing an example module's kernels (what a test collection does) builds none of them.
+    """Kernels by name, each entry ``(PrimFunc, expected(input) -> output)`` (with a third item, the ``sizes`` of
+    its symbolic extents, for a kernel that has some) made the first time it is looked up: listing an example
+    module's kernels (what a test collection does) builds none of them.
 
     Example:
         >>> table = KernelTable()
