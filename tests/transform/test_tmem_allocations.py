@@ -119,3 +119,18 @@ def test_the_examples_have_two_allocations_and_the_112_column_epilogue():
     ]
     body = kernel_source(build(kernels["tmem_three_allocations"][0]).imports[0].inspect_source())
     assert sum(int(n) for n in re.findall(r"tcgen05_alloc\(\(&\(\w+_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body)) == 512
+
+
+def test_an_allocation_that_ends_the_kernel_is_lowered_too():
+    text = TWO.replace("COLS2", "32").replace("COLS", "64")
+    # acc2 declared last, after every copy: nothing follows it in its sequence.
+    lines = text.splitlines()
+    acc2 = next(line for line in lines if line.strip().startswith("acc2 ="))
+    lines.remove(acc2)
+    kept = [line for line in lines if "acc2[" not in line] + [acc2]
+    body = kernel_source(build(parse("\n".join(kept))).imports[0].inspect_source())
+    assert re.findall(r"tcgen05_alloc\(\(&\((\w+)_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == [
+        ("acc", "64"),
+        ("acc2", "32"),
+    ]
+    assert body.count("tcgen05_dealloc(") == 2

@@ -157,13 +157,14 @@ class TmemLowering:
         """A ``SeqStmt`` whose TMEM allocations become alloc ... dealloc around the rest of the sequence; a later
         allocation in the same sequence nests inside the earlier one's scope (and is freed first)."""
         stmts = list(seq.seq)
+        expanded = self._expand(stmts)
+        return seq if expanded is stmts else sequence(expanded)
+
+    def _expand(self, stmts: list) -> list:
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, AllocBuffer) and self.is_tmem(stmt.buffer):
-                rest = stmts[i + 1 :]
-                if len(rest) > 1:  # the rest may hold the next allocation: expand it first, inside this scope
-                    rest = [self.expand(tirx.SeqStmt(rest))]
-                return sequence([*stmts[:i], *self._around(stmt.buffer, rest)])
-        return seq
+                return [*stmts[:i], *self._around(stmt.buffer, self._expand(stmts[i + 1 :]))]
+        return stmts
 
     def _around(self, buffer, rest):
         buffer = next(b for b in self.slots if b.same_as(buffer))
