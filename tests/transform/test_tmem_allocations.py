@@ -134,3 +134,33 @@ def test_an_allocation_that_ends_the_kernel_is_lowered_too():
         ("acc2", "32"),
     ]
     assert body.count("tcgen05_dealloc(") == 2
+
+
+SLABS = """
+@T.prim_func
+def k(A: T.Buffer((64, COLS), "DTYPE"), B: T.Buffer((64, COLS), "DTYPE")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    acc = T.alloc_tmem((64, COLS), "DTYPE", layout=tmem_datapath_layout("F", 64, COLS))
+    f = T.alloc_local((64, COLS), "DTYPE")
+    T.tile_copy(f, A, "warpgroup")
+    T.tile_copy(acc, f, "warpgroup")
+    T.tile_copy(f, acc, "warpgroup")
+    T.tile_copy(B, f, "warpgroup")
+"""
+
+
+@pytest.mark.parametrize(
+    ("cols", "dtype", "chunks"),
+    [(48, "float32", [16, 8]), (28, "float32", [8, 4, 2]), (96, "float16", [16, 8])],
+)
+def test_inference_next_to_a_64_row_tmem_tile_of_any_width_uses_chunked_16x64b(cols, dtype, chunks):
+    kernel = parse(SLABS.replace("COLS", str(cols)).replace("DTYPE", dtype))
+    body = kernel_source(build(kernel).imports[0].inspect_source())
+    # 16x64b moves 2 32-bit columns per repetition: 48 fp32 columns = 24 = .x16 + .x8.
+    assert re.findall(r"tcgen05_ld_16x64b_x(\d+)", body) == [str(n) for n in chunks]
+    assert re.findall(r"tcgen05_st_16x64b_x(\d+)", body) == [str(n) for n in chunks]
+    a = (np.arange(64 * cols) % 509).astype(dtype).reshape(64, cols)
+    result = sim.run(kernel, {"A": a})
+    np.testing.assert_array_equal(result["B"], a)
+    assert (result.writes["B"] == 1).all()
