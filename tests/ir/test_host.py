@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tirx_layout import sim
-from tirx_layout.ir.host import launch_arguments
+from tirx_layout.ir.host import launch_argument_expressions, launch_arguments
 
 from kernels import parse
 
@@ -43,3 +43,32 @@ def test_a_symbol_nobody_launches_is_an_error():
     host, _ = sim.lower(parse(SWAPPED))
     with pytest.raises(ValueError, match="0 host functions launch nope"):
         launch_arguments(host, "nope")
+
+
+SYMBOLIC = """
+@T.prim_func
+def k(a: T.handle, b: T.handle):
+    M = T.int32()
+    A = T.match_buffer(a, (M, 64), "float16")
+    B = T.match_buffer(b, (M, 64), "float16")
+    T.device_entry()
+    bx = T.cta_id([4])
+    tx = T.thread_id([128])
+    tile = T.alloc_shared((32, 64), "float16")
+    T.tile_copy(tile, A[bx * 32 : bx * 32 + 32, 0:64])
+    T.cuda.cta_sync()
+    T.tile_copy(B[bx * 32 : bx * 32 + 32, 0:64], tile)
+"""
+
+
+def test_number_arguments_are_given_as_expressions_of_the_sizes_the_host_read():
+    host, (device,) = sim.lower(parse(SYMBOLIC))
+    symbol = str(device.attrs["global_symbol"])
+    carried = launch_arguments(host, symbol)[: len(device.params)]
+    expressions = launch_argument_expressions(host, symbol)[: len(device.params)]
+    numbers = [str(e) for p, e in zip(device.params, expressions, strict=True) if hasattr(p.ty, "dtype")]
+    # M itself and the flat views' extent M * 64 (the host binds it to a variable; here it is inlined).
+    assert sorted(numbers) == ["M", "M * 64"]
+    pointers = [i for p, i in zip(device.params, carried, strict=True) if not hasattr(p.ty, "dtype")]
+    assert sorted(pointers) == [0, 1]  # A's and B's data, each from its own parameter (not via M's shape)
+    assert all(i is None for p, i in zip(device.params, carried, strict=True) if hasattr(p.ty, "dtype"))

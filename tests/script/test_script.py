@@ -24,7 +24,7 @@ def round_trip(func):
 
 @pytest.mark.parametrize("name", sorted(example_kernels()))
 def test_examples_print_layouts_readably_and_round_trip(name):
-    kernel, _ = example_kernels()[name]
+    kernel = example_kernels()[name][0]
     if not buffer_layouts(kernel):  # every layout left to inference: print the kernel with the inferred ones
         kernel = infer_layouts(kernel)
     text = round_trip(kernel)

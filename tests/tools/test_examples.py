@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tirx_layout.tools.kernel_report import KernelTable, kernel_source, report
+from tirx_layout.tools.kernel_report import KernelTable, kernel_source, report, sample_input
 from tirx_layout.transform import build
 
 from kernels import example_kernels
@@ -40,3 +40,11 @@ def test_listing_the_examples_builds_none_of_them():
     assert table["b"][0] == "kernel b" and table["b"][0] == "kernel b" and built == ["b"]  # once, when asked
     with pytest.raises(ValueError, match="'a' is in the table twice"):
         table.add("a", lambda x: x, str)
+
+
+def test_a_symbolic_example_is_run_with_the_sizes_its_entry_gives():
+    kernel, _, sizes = KERNELS["symbolic_rows"]
+    assert sizes == {"M": 100}
+    assert sample_input(kernel, sizes).shape == (100, 64)
+    with pytest.raises(ValueError, match=r"A has the symbolic extent M; give its size: sizes=\{'M': ...\}"):
+        sample_input(kernel)

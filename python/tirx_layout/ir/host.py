@@ -26,19 +26,57 @@ def _launches(func, kernel_symbol: str) -> list:
     return found
 
 
-def launch_arguments(host, kernel_symbol: str) -> list[int | None]:
-    """For each argument of the launch of ``kernel_symbol`` in ``host`` (a lowered host ``PrimFunc`` with the packed
-    calling convention, or a module of them), the index of the kernel parameter it carries, or ``None`` for a value
-    that comes from no parameter (a launch extent, a constant).
+def launch_argument_expressions(host, kernel_symbol: str) -> list:
+    """The arguments of the launch of ``kernel_symbol`` with the host's arithmetic bindings substituted (a number
+    the host computed, ``cse_v1 = M * 64``, becomes ``M * 64``), down to the variables the host read from its
+    parameters (``M``, read from a tensor's shape): what a number argument is, in terms a caller who knows the
+    parameters' sizes can evaluate.
 
-    Example: for ``double(A, B)`` lowered by ``tvm.tirx.build``, the launch ``call_ffi_kernel("double_kernel",
-    A.data, B.data, 2, 32)`` gives ``[0, 1, None, None]``.
+    Example: for a kernel over ``A = T.match_buffer(a, (M, 64))`` whose flat view the host sizes as ``M * 64``, the
+    launch ``call_ffi_kernel("k_kernel", A.data, M, cse_v1, 4, 128)`` gives ``[A.data, M, M * 64, 4, 128]``.
     """
+    host_func, launch = _launch_of(host, kernel_symbol)
+    arithmetic: dict = {}
+
+    def on_bind(stmt):
+        calls = []
+        tvm_ffi.structural_walk(stmt.value, [(tvm.ir.Call, calls.append)])
+        if not calls:
+            arithmetic[stmt.var] = stmt.value
+
+    walk(host_func.body, [(tirx.Bind, on_bind)])
+    analyzer = tvm.sym.Analyzer()
+    for var, value in arithmetic.items():  # program order: a binding sees the earlier ones already inlined
+        analyzer.bind(var, analyzer.simplify(value))
+    return [analyzer.simplify(arg) if _is_integer(arg) else arg for arg in launch.args[1:]]
+
+
+def _is_integer(expr) -> bool:
+    dtype = getattr(getattr(expr, "ty", None), "dtype", None)
+    return str(dtype).startswith(("int", "uint"))
+
+
+def _launch_of(host, kernel_symbol: str):
+    """The host function that launches ``kernel_symbol`` and its one launch call."""
     functions = list(host.functions.values()) if isinstance(host, tvm.IRModule) else [host]
     launching = [f for f in functions if isinstance(f, tirx.PrimFunc) and _launches(f, kernel_symbol)]
     if len(launching) != 1:
         raise ValueError(f"{len(launching)} host functions launch {kernel_symbol}; expected one")
-    host_func = launching[0]
+    launches = _launches(launching[0], kernel_symbol)
+    if len(launches) != 1:
+        raise ValueError(f"the host function launches {kernel_symbol} {len(launches)} times; expected once")
+    return launching[0], launches[0]
+
+
+def launch_arguments(host, kernel_symbol: str) -> list[int | None]:
+    """For each argument of the launch of ``kernel_symbol`` in ``host`` (a lowered host ``PrimFunc`` with the packed
+    calling convention, or a module of them), the index of the kernel parameter whose data pointer it carries, or
+    ``None`` for a number (a launch extent, a constant, a symbolic extent: see :func:`launch_argument_expressions`).
+
+    Example: for ``double(A, B)`` lowered by ``tvm.tirx.build``, the launch ``call_ffi_kernel("double_kernel",
+    A.data, B.data, 2, 32)`` gives ``[0, 1, None, None]``.
+    """
+    host_func, launch = _launch_of(host, kernel_symbol)
     if len(host_func.params) < 2:
         raise ValueError("the host function does not take packed arguments (self, args, num_args, ...)")
     packed = host_func.params[1]
@@ -52,16 +90,14 @@ def launch_arguments(host, kernel_symbol: str) -> list[int | None]:
         declared[stmt.buffer] = stmt.data
 
     walk(host_func.body, [(tirx.Bind, on_bind), (tirx.DeclBuffer, on_decl)])
-    launches = _launches(host_func, kernel_symbol)
-    if len(launches) != 1:
-        raise ValueError(f"the host function launches {kernel_symbol} {len(launches)} times; expected once")
 
     def sources(expr, seen) -> set[int]:
         """The packed-argument indices ``expr`` reads (``tvm_struct_get(args, i, ...)``), through bindings."""
         found: set[int] = set()
 
         def on_var(var):
-            if var in bound and not any(var.same_as(s) for s in seen):
+            # Integer variables are sizes (a view's extent, ``M``), not the pointer's data flow.
+            if var in bound and not _is_integer(var) and not any(var.same_as(s) for s in seen):
                 found.update(sources(bound[var], (*seen, var)))
 
         def on_get(call):
@@ -74,7 +110,10 @@ def launch_arguments(host, kernel_symbol: str) -> list[int | None]:
         return found
 
     out = []
-    for arg in launches[0].args[1:]:
+    for arg in launch.args[1:]:
+        if _is_integer(arg):
+            out.append(None)
+            continue
         found = sources(arg, ())
         if len(found) > 1:
             raise ValueError(f"launch argument {arg} of {kernel_symbol} reads several parameters {sorted(found)}")

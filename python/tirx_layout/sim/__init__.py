@@ -34,7 +34,7 @@ import numpy as np
 import tvm
 from tvm.tirx.build import split_host_device_mods
 
-from ..ir.host import launch_arguments
+from ..ir.host import launch_argument_expressions, launch_arguments
 from ..ir.rewrite import walk
 from .interpreter import CtaInterpreter, Launch, numpy_dtype
 from .memory import DataRace, Memory, OutOfBounds, SimulationError
@@ -110,7 +110,8 @@ def _launch_extents(func) -> tuple[dict, dict]:
 
 def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
     """Run the lowered device function ``device`` for every CTA of its launch; ``arguments[i]`` is the global
-    :class:`~tirx_layout.sim.memory.Memory` its ``i``-th (pointer) parameter points at, updated in place. Returns
+    :class:`~tirx_layout.sim.memory.Memory` its ``i``-th (pointer) parameter points at, updated in place, or the
+    value of a number parameter (a scalar, a symbolic extent). Returns
     each CTA's tensor memory as it left it (``None`` where a CTA used none). ``observer``, if given, sees every
     shared and global access (see ``Launch.observer``).
 
@@ -119,13 +120,15 @@ def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
     """
     if len(arguments) != len(device.params):
         raise SimulationError(f"the device function takes {len(device.params)} arguments, {len(arguments)} given")
-    by_pointer = dict(zip(device.params, arguments, strict=True))
+    by_pointer = {p: a for p, a in zip(device.params, arguments, strict=True) if isinstance(a, Memory)}
+    scalars = {p: a for p, a in zip(device.params, arguments, strict=True) if not isinstance(a, Memory)}
     blocks, threads = _launch_extents(device)
     tags = sorted(blocks)
     interval, tmem = 0, []
     for block, coords in enumerate(itertools.product(*(range(blocks[t]) for t in tags))):
         launch = Launch(block, dict(zip(tags, coords, strict=True)), threads, by_pointer, interval, observer=observer)
         interpreter = CtaInterpreter(launch)
+        interpreter.env.update(scalars)
         interpreter.run(device.body)
         finish_tmem(interpreter)
         tmem.append(None if interpreter.tmem is None else interpreter.tmem.cells)
@@ -145,6 +148,71 @@ def _named_inputs(kernel, inputs) -> dict:
     return dict(zip(names, inputs, strict=False))
 
 
+def _buffer_shape(param):
+    """A buffer parameter's declared shape; ``None`` for a scalar parameter."""
+    return getattr(param, "shape", None)
+
+
+def _bind_sizes(kernel, given: dict) -> dict:
+    """Values of the variables in the buffer parameters' shapes (``M`` of ``T.match_buffer(a, (M, 64))``), read
+    off the arrays given for them; ``ValueError`` when two arrays disagree on one."""
+    sizes: dict = {}
+    for param in kernel.params:
+        declared = _buffer_shape(param)
+        if declared is None or param.name not in given:
+            continue
+        shape = np.shape(given[param.name])
+        if len(shape) != len(declared):
+            raise ValueError(f"input {param.name} has shape {shape}, the kernel declares {list(declared)}")
+        for extent, size in zip(declared, shape, strict=True):
+            if isinstance(extent, tvm.tirx.Var) and sizes.setdefault(extent.name, size) != size:
+                raise ValueError(
+                    f"input {param.name} gives {extent.name} = {size}, an earlier input gave {sizes[extent.name]}"
+                )
+    return sizes
+
+
+def _static_shape(param, sizes: dict) -> tuple:
+    """A buffer parameter's shape with its variables replaced by ``sizes``; ``ValueError`` naming a variable no
+    input array gave."""
+    shape = []
+    for extent in _buffer_shape(param):
+        free = tvm.tirx.analysis.undefined_vars(extent) if not isinstance(extent, int) else []
+        missing = [v.name for v in free if v.name not in sizes]
+        if missing:
+            raise ValueError(
+                f"the shape {list(_buffer_shape(param))} of {param.name} uses {missing[0]}, which no input array "
+                "gives; pass an array for a buffer of that shape"
+            )
+        shape.append(_evaluate(extent, {v: sizes[v.name] for v in free}))
+    return tuple(shape)
+
+
+def _host_number(expr, scalars: dict, param):
+    """The value of a number the host passes its kernel (``scale``, ``M``, ``M * 64``), from the named sizes and
+    scalars."""
+    if isinstance(expr, tvm.tirx.Var) and expr.name in scalars:
+        return scalars[expr.name]
+    free = tvm.tirx.analysis.undefined_vars(expr)
+    missing = [v.name for v in free if v.name not in scalars]
+    if missing:
+        raise SimulationError(f"device parameter {param.name} = {expr} needs {missing}, which no input gives")
+    return _evaluate(expr, {v: int(scalars[v.name]) for v in free})
+
+
+def _evaluate(expr, values: dict) -> int:
+    """The integer ``expr`` is with each variable of ``values`` set."""
+    if isinstance(expr, int):
+        return expr
+    analyzer = tvm.sym.Analyzer()
+    for var, value in values.items():
+        analyzer.bind(var, tvm.tirx.const(int(value), var.ty.dtype))
+    result = analyzer.simplify(expr)
+    if not isinstance(result, tvm.tirx.IntImm):
+        raise SimulationError(f"{expr} is not a number the simulator can compute (left with {result})")
+    return int(result.value)
+
+
 def run(
     kernel,
     inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (),
@@ -153,8 +221,10 @@ def run(
     pipeline: str = DEFAULT_PIPELINE,
 ) -> SimResult:
     """Lower ``kernel`` (see :func:`lower`) and run its device code on the CPU. ``inputs`` gives initial contents of
-    buffer parameters, by name or in order; parameters not given start as zeros. Returns every buffer parameter
-    after the run. ``observer``, if given, sees every shared and global access (see ``Launch.observer``).
+    buffer parameters, by name or in order; parameters not given start as zeros. A symbolic
+    extent (``M`` of ``T.match_buffer(a, (M, 64))``) takes its value from the array given for its buffer; a scalar
+    parameter (``n: T.int32``) takes the number given under its name. Returns every buffer parameter after the run.
+    ``observer``, if given, sees every shared and global access (see ``Launch.observer``).
 
     Raises :class:`OutOfBounds` or :class:`DataRace` (both :class:`SimulationError`) when the kernel misbehaves.
     Example: see the module docstring.
@@ -162,9 +232,16 @@ def run(
     if isinstance(kernel, tvm.IRModule):
         kernel = kernel["main"]
     given = _named_inputs(kernel, inputs)
-    memories = []
+    sizes = _bind_sizes(kernel, given)
+    memories, scalars = [], dict(sizes)
     for param in kernel.params:
-        shape = tuple(int(e) for e in param.shape)
+        if _buffer_shape(param) is None:  # a scalar parameter
+            if param.name not in given:
+                raise ValueError(f"scalar parameter {param.name} needs a value: run(kernel, {{{param.name!r}: ...}})")
+            scalars[param.name] = given[param.name]
+            memories.append(None)
+            continue
+        shape = _static_shape(param, sizes)
         dtype = numpy_dtype(param.dtype)
         array = np.zeros(shape, dtype) if param.name not in given else np.asarray(given[param.name])
         if array.shape != shape:
@@ -174,12 +251,20 @@ def run(
     if len(functions) != 1:
         raise SimulationError(f"the simulator runs kernels with one device function; this one has {len(functions)}")
     (device,) = functions
-    carried = launch_arguments(host, str(device.attrs["global_symbol"]))[: len(device.params)]
-    for param, index in zip(device.params, carried, strict=True):
-        if index is None:
+    symbol = str(device.attrs["global_symbol"])
+    carried = launch_arguments(host, symbol)[: len(device.params)]
+    expressions = launch_argument_expressions(host, symbol)
+    arguments = []
+    for param, index, expr in zip(device.params, carried, expressions, strict=False):
+        number_type = getattr(param.ty, "dtype", None)  # a pointer parameter's type has none
+        if number_type is not None:  # a number: a scalar parameter, a symbolic extent, or arithmetic on them
+            arguments.append(np.asarray(_host_number(expr, scalars, param), numpy_dtype(number_type))[()])
+        elif index is None or memories[index] is None:
             raise SimulationError(f"device parameter {param.name} carries no buffer parameter of the kernel")
-    tmem = simulate(device, [memories[i] for i in carried], observer)
-    shapes = {p.name: tuple(int(e) for e in p.shape) for p in kernel.params}
-    outputs = {m.name: m.data.reshape(shapes[m.name]) for m in memories}
-    writes = {m.name: m.writes.reshape(shapes[m.name]) for m in memories}
+        else:
+            arguments.append(memories[index])
+    tmem = simulate(device, arguments, observer)
+    shapes = {p.name: _static_shape(p, sizes) for p in kernel.params if _buffer_shape(p) is not None}
+    outputs = {m.name: m.data.reshape(shapes[m.name]) for m in memories if m is not None}
+    writes = {m.name: m.writes.reshape(shapes[m.name]) for m in memories if m is not None}
     return SimResult(outputs, writes, tmem)

@@ -120,8 +120,8 @@ def kernels(directory: Path) -> bool:
         return False
     showcase = load_examples(directory, showcase_only=True)
     all_good = True
-    for name, (kernel, expected) in examples.items():
-        found = report(name, kernel, expected)
+    for name, entry in examples.items():
+        found = report(name, *entry)
         print(f"{found}\n" if name in showcase else f"{name:32} {found.verdict()}")
         all_good &= found.ok
     print(

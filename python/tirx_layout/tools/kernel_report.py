@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import tvm
 
 from .. import sim
 from ..sim import numpy_dtype
@@ -26,8 +27,9 @@ _INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|cta_sync|__syncthreads|uin
 
 
 class KernelTable(Mapping):
-    """Kernels by name, each entry ``(PrimFunc, expected(input) -> output)`` made the first time it is looked up:
-    listing an example module's kernels (what a test collection does) builds none of them.
+    """Kernels by name, each entry ``(PrimFunc, expected(input) -> output)`` (with a third item, the ``sizes`` of
+    its symbolic extents, for a kernel that has some) made the first time it is looked up: listing an example
+    module's kernels (what a test collection does) builds none of them.
 
     Example:
         >>> table = KernelTable()
@@ -157,15 +159,22 @@ def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
     return done.returncode == 0, done.stderr.strip()
 
 
-def sample_input(kernel) -> np.ndarray:
-    """A deterministic input for a kernel's first parameter, exactly representable in every float type.
+def sample_input(kernel, sizes: Mapping[str, int] | None = None) -> np.ndarray:
+    """A deterministic input for a kernel's first parameter, exactly representable in the 16- and 32-bit float
+    types (narrower ones round it, once, when it is made). ``sizes`` gives the symbolic extents of its shape
+    (``{"M": 100}`` for ``T.match_buffer(a, (M, 64))``).
 
     Example:
         ``sample_input(kernel)`` for a kernel whose first parameter is ``T.Buffer((2, 3), "float16")`` is
         ``[[-30, -23, -16], [-9, -2, 5]]`` in float16.
     """
     param = kernel.params[0]
-    shape = tuple(int(e) for e in param.shape)
+    sizes = dict(sizes or {})
+    shape = []
+    for e in param.shape:
+        if isinstance(e, tvm.tirx.Var) and e.name not in sizes:
+            raise ValueError(f"{param.name} has the symbolic extent {e.name}; give its size: sizes={{'{e.name}': ...}}")
+        shape.append(sizes[e.name] if isinstance(e, tvm.tirx.Var) else int(e))
     values = (np.arange(int(np.prod(shape))) * 7 % 61 - 30).reshape(shape)
     return values.astype(numpy_dtype(param.dtype))
 
@@ -201,15 +210,17 @@ class KernelReport:
         return f"== {self.name} ==\n{lines}\n  {self.verdict()}"
 
 
-def report(name: str, kernel, expected, arch: str = "sm_100a") -> KernelReport:
-    """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` and compare with ``expected``
-    (the second parameter's value, or ``{output name: value}`` for several outputs).
+def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, arch: str = "sm_100a") -> KernelReport:
+    """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` (``sizes``: its symbolic
+    extents) and compare with ``expected`` (the second parameter's value, or ``{output name: value}`` for several
+    outputs). A table entry is ``(kernel, expected)`` or, for a kernel with symbolic extents,
+    ``(kernel, expected, sizes)``: ``report(name, *entry)``.
 
     Example:
         ``print(report("staging", kernel, lambda a: a.T))`` prints the kernel's shared-memory lines and the verdicts.
     """
     cuda = build(kernel, arch).imports[0].inspect_source()
-    a = sample_input(kernel)
+    a = sample_input(kernel, sizes)
     result = sim.run(kernel, [a], arch)
     wanted = expected(a)
     if not isinstance(wanted, dict):  # one output: the second parameter

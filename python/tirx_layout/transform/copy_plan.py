@@ -50,6 +50,39 @@ def _static(expr) -> int | None:
     return None
 
 
+def provably_multiple(expr, v: int) -> bool:
+    """Whether ``expr`` (an int or a PrimExpr) is a multiple of ``v`` for every value of its variables, by TVM's
+    modular-set analysis (``kt * 64`` is a multiple of 8; ``kt * 64 + 4`` and a bare ``M`` are not).
+
+    Example:
+        >>> import tvm
+        >>> kt = tvm.tirx.Var("kt", "int32")
+        >>> provably_multiple(kt * 64, 8), provably_multiple(kt * 64 + 4, 8), provably_multiple(48, 16)
+        (True, False, True)
+    """
+    if isinstance(expr, int | np.integer):
+        return int(expr) % v == 0
+    known = tvm.sym.Analyzer().modular_set(expr)
+    return known.coeff % v == 0 and known.base % v == 0
+
+
+def representative_start(expr) -> int:
+    """One int with the divisibility facts of ``expr``: ``gcd(coeff, base)`` of its modular set (``expr`` is
+    ``coeff * k + base``), a multiple of exactly the powers of two ``expr`` provably is, so a plan made with it
+    picks the same vector width (``kt * 64`` gives 64, ``kt * 64 + 4`` gives 4, a constant itself).
+
+    Example:
+        >>> import tvm
+        >>> kt = tvm.tirx.Var("kt", "int32")
+        >>> representative_start(kt * 64), representative_start(kt * 64 + 4), representative_start(12)
+        (64, 4, 12)
+    """
+    if isinstance(expr, int | np.integer):
+        return int(expr)
+    known = tvm.sym.Analyzer().modular_set(expr)
+    return math.gcd(int(known.coeff), int(known.base))
+
+
 @dataclass
 class LayoutTables:
     """Address tables of (layout, shape) pairs, kept for the life of one analysis (a pass run, an inference): a
@@ -75,7 +108,13 @@ class Operand:
         self.buffer = region.source
         self.role = role
         self.layout = layout
-        self.shape = tuple(int(e) for e in self.buffer.shape)
+        # Static extents as ints; a global buffer may have symbolic ones (``T.match_buffer(a, (M, 64))``).
+        self.shape = tuple(e if (e := _static(d)) is not None else d for d in self.buffer.shape)
+        if not all(isinstance(e, int) for e in self.shape) and (layout is not None or self.buffer.scope() != "global"):
+            raise ValueError(
+                f"the {role} {self.buffer.name} ({self.buffer.scope()}) has the symbolic shape "
+                f"{list(self.buffer.shape)}; only a global buffer without a layout may (row-major, with tail guards)"
+            )
         # Static begins as Python ints (so numpy evaluation can add them), symbolic ones as expressions.
         self.begins = [b if (b := _static(r.min)) is not None else r.min for r in region.region]
         self.extents = [_static(r.extent) for r in region.region]
@@ -128,6 +167,24 @@ class MemoryOperand(_Viewed):
         coords = [b + c for b, c in zip(self.begins, local_coords, strict=True)]
         return storage_addresses(self.layout, self.shape, coords, every_replica)
 
+    def bounds_guards(self, local_coords) -> list:
+        """``begin + c < extent`` on each dimension of symbolic extent (a global buffer's ``M``) where the region
+        may reach past it: the tail guard of the element at ``local_coords``. With ``v``-element vectors the
+        guard on a vector's first element holds for all of it (the row length is then a multiple of ``v``). On
+        numpy coordinates (the cost model) none: a copy is counted as if its whole tile were in bounds.
+
+        Example: for ``A[bx * 32 : bx * 32 + 32, 0:64]`` of ``A`` in ``(M, 64)``, ``[bx * 32 + r < M]``.
+        """
+        if any(isinstance(c, np.ndarray) for c in local_coords):
+            return []
+        analyzer = tvm.sym.Analyzer()
+        guards = []
+        for b, c, e, extent in zip(self.begins, local_coords, self.extents, self.shape, strict=True):
+            if isinstance(extent, int) or analyzer.can_prove(b + e <= extent):
+                continue
+            guards.append(b + c < extent)
+        return guards
+
     def address_tables(self) -> list[np.ndarray]:
         """Addresses of every element of the whole buffer, one array per replica, in the buffer's shape."""
 
@@ -140,12 +197,14 @@ class MemoryOperand(_Viewed):
 
     def vector_ok(self, v: int) -> bool:
         """Whether every aligned run of ``v`` elements along the last dimension is contiguous and aligned in
-        storage (for every replica), and the region starts and ends on such runs."""
-        if self.shape[-1] % v or self.extents[-1] % v:
+        storage (for every replica), and the region starts and ends on such runs. A symbolic start (``kt * 64``)
+        or row length counts when it is provably a multiple of ``v``."""
+        if not provably_multiple(self.shape[-1], v) or self.extents[-1] % v:
             return False
-        begin = self.begins[-1]
-        if not isinstance(begin, int) or begin % v:
+        if not provably_multiple(self.begins[-1], v):
             return False
+        if self.layout is None:  # row-major: the runs are consecutive, aligned since the row length is a multiple
+            return True
         for table in self.address_tables():
             runs = table.reshape((*self.shape[:-1], self.shape[-1] // v, v))
             if (runs[..., 0] % v).any() or (runs - runs[..., :1] != np.arange(v)).any():
@@ -291,16 +350,22 @@ class MemoryCopy:
         """Round ``round_`` of CTA thread ``tid``."""
         unit = round_ * self.size + self.thread_in_scope(tid)
         flat = unit * self.v if self._order is None else self._order(unit * self.v)
+        guards = []
         if self.ordered is self.src:
             load = Access(self.src, unit * self.v)
         else:
-            load = Access(self.src, self.src.addresses(unflatten(flat, self.src.extents), every_replica=False)[0])
+            local = unflatten(flat, self.src.extents)
+            load = Access(self.src, self.src.addresses(local, every_replica=False)[0])
+            guards += self.src.bounds_guards(local)
         if self.ordered is self.dst:
             stores = [Access(self.dst, unit * self.v)]
         else:
             local = unflatten(flat, self.dst.extents)
             stores = [Access(self.dst, a) for a in self.dst.addresses(local, every_replica=True)]
-        return Step(load, stores, [unit < self.units] if self.units % self.size else [])
+            guards += self.dst.bounds_guards(local)
+        if self.units % self.size:
+            guards.insert(0, unit < self.units)
+        return Step(load, stores, guards)
 
 
 def uncovered_thread_levels(axes, scope: str, cta_threads: int) -> list[tuple[int, int]]:
@@ -376,6 +441,7 @@ class FragmentCopy:
         flat = self.inverse.flat_index(places)
         local = unflatten(flat, self.memory.extents)
         register = Access(self.fragment, places["m"])
+        tail = self.memory.bounds_guards(local)
         if self.storing:
             stores = [Access(self.memory, a) for a in self.memory.addresses(local, every_replica=True)]
             step = Step(register, stores)
@@ -391,6 +457,7 @@ class FragmentCopy:
             step.guards.append(flat < math.prod(self.fragment.shape))
         if self.holes:
             step.guards.append(self.inverse.holds(places))
+        step.guards += tail
         return step
 
 

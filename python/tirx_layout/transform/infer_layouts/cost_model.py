@@ -17,8 +17,9 @@ Counts (over the whole CTA, one entry per warp execution of a memory instruction
 
 Cost models (``COST_MODELS``): ``"io-aware"`` scores ``(global instructions + shared wavefronts, bytes,
 registers)`` — each shared instruction costs its wavefronts, each global instruction one issue; bytes then registers
-break ties. ``"register-count"`` scores registers only. A statement the model cannot enumerate (a symbolic region,
-a direct element access) is charged :func:`worst_case`, never zero.
+break ties. ``"register-count"`` scores registers only. A statement the model cannot enumerate (a symbolic start on
+shared memory, a direct element access) is charged :func:`worst_case`, never zero; a row-major global region whose
+start moves with a loop is counted at one start with the same divisibility (the same vectors).
 """
 
 from __future__ import annotations
@@ -33,7 +34,15 @@ from ...hw.memory import dtype_bytes
 from ...hw.tcgen05 import TMEM_SCOPE
 from ...hw.threads import running_warps
 from ...layout.placement import slot_count
-from ..copy_plan import FragmentOperand, LayoutTables, MemoryCopy, Operand, operand, plan_copy
+from ..copy_plan import (
+    FragmentOperand,
+    LayoutTables,
+    MemoryCopy,
+    Operand,
+    operand,
+    plan_copy,
+    representative_start,
+)
 
 
 @dataclass
@@ -179,8 +188,8 @@ def copy_cost(
     dst_region, src_region, scope: str, layouts: dict, threads: int, tables: LayoutTables | None = None
 ) -> Cost:
     """Counts of one ``T.tile_copy(dst, src, scope)`` under ``layouts`` (buffer -> layout; missing = row-major)
-    in a CTA of ``threads`` threads; :func:`worst_case` if a region is symbolic. ``tables`` keeps address tables
-    across calls (an inference passes its own).
+    in a CTA of ``threads`` threads; :func:`worst_case` if a shared region starts at a symbolic place. ``tables``
+    keeps address tables across calls (an inference passes its own).
 
     Example:
         >>> import tvm
@@ -199,8 +208,13 @@ def copy_cost(
     dst = operand(dst_region, layouts, "destination", tables)
     src = operand(src_region, layouts, "source", tables)
     if not (dst.static_begins and src.static_begins):
-        shared = sum(s.buffer.scope() == "shared" for s in (dst, src))
-        return worst_case(math.prod(src.tile_shape), src.element_bytes, shared)
+        if not all(s.static_begins or (s.buffer.scope() == "global" and s.layout is None) for s in (dst, src)):
+            shared = sum(s.buffer.scope() == "shared" for s in (dst, src))
+            return worst_case(math.prod(src.tile_shape), src.element_bytes, shared)
+        # A row-major global region whose start moves with a loop (``A[0:128, kt * 64 : kt * 64 + 64]``): every
+        # instance costs the same, so one is counted, at a start with the same divisibility (the same vectors).
+        for side in (dst, src):
+            side.begins = [representative_start(b) for b in side.begins]
     if isinstance(dst, FragmentOperand) and isinstance(src, FragmentOperand):
         return Cost()  # register moves only (whether the placements agree is the solver's question)
     return plan_cost(plan_copy(dst, src, str(scope), threads), threads)

@@ -3,15 +3,17 @@
 CUDA helpers with inline PTX they emit (``calls``). Layout inference reads which layouts these instructions can move
 (``fragment_for``, ``shared_operand_for``), so both passes share this package."""
 
-from .alloc import TmemLowering, allocation_columns, tmem_allocations
+from .alloc import TmemLowering, allocation_columns, check_total_columns, tmem_allocations
 from .cp import shared_operand_for
 from .fences import fence_barriers_between_accesses
-from .ld_st import TmemCopy, fragment_for, lower_tmem_fragment_copy
+from .ld_st import TmemCopy, chunked_fragment, fragment_for, lower_tmem_fragment_copy
 
 __all__ = [
     "TmemCopy",
     "TmemLowering",
     "allocation_columns",
+    "check_total_columns",
+    "chunked_fragment",
     "fence_barriers_between_accesses",
     "fragment_for",
     "lower_tmem_fragment_copy",

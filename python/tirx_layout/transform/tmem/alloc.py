@@ -68,6 +68,27 @@ def allocation_columns(layout, shape, dtype) -> int:
     return ncols
 
 
+def check_total_columns(columns: dict) -> int:
+    """The columns all TMEM allocations of one kernel take together (``{buffer name: nCols}``); ``ValueError``
+    naming each allocation when they exceed the CTA's 512. Every allocation is live at once in the worst case, and
+    ``tcgen05.alloc`` blocks until its columns are free, so a kernel asking for more would wait forever (PTX ISA,
+    tcgen05.alloc/dealloc).
+
+    Example:
+        >>> check_total_columns({"acc": 256, "acc2": 128})
+        384
+        >>> check_total_columns({"acc": 512, "acc2": 256})
+        Traceback (most recent call last):
+        ...
+        ValueError: TMEM allocations acc (512 columns) + acc2 (256 columns) = 768 columns, more than the 512 a CTA has
+    """
+    total = sum(columns.values())
+    if total > TMEM_COLUMNS:
+        parts = " + ".join(f"{name} ({n} columns)" for name, n in columns.items())
+        raise ValueError(f"TMEM allocations {parts} = {total} columns, more than the {TMEM_COLUMNS} a CTA has")
+    return total
+
+
 def tmem_allocations(func) -> list:
     """The ``AllocBuffer`` statements of TMEM buffers in ``func``, in program order.
 
@@ -102,6 +123,7 @@ class TmemLowering:
             # Read once after the allocation barrier: each tcgen05 helper is an asm volatile with a memory clobber,
             # after which nvcc would load the slot again.
             self.addresses[buffer] = tirx.Var(f"{buffer.name}_taddr", "uint32")
+        check_total_columns({b.name: n for b, n in self.columns.items()})
         self.last = self.allocs[-1].buffer if self.allocs else None
         self._threads_of = threads_of
 
@@ -132,12 +154,17 @@ class TmemLowering:
         return lower_tmem_fragment_copy(tmem, other, tmem is src, self._threads_of(), self.taddr(tmem.buffer), scope)
 
     def expand(self, seq):
-        """A ``SeqStmt`` whose TMEM allocations become alloc ... dealloc around the rest of the sequence."""
+        """A ``SeqStmt`` whose TMEM allocations become alloc ... dealloc around the rest of the sequence; a later
+        allocation in the same sequence nests inside the earlier one's scope (and is freed first)."""
         stmts = list(seq.seq)
+        expanded = self._expand(stmts)
+        return seq if expanded is stmts else sequence(expanded)
+
+    def _expand(self, stmts: list) -> list:
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, AllocBuffer) and self.is_tmem(stmt.buffer):
-                return sequence([*stmts[:i], *self._around(stmt.buffer, stmts[i + 1 :])])
-        return seq
+                return [*stmts[:i], *self._around(stmt.buffer, self._expand(stmts[i + 1 :]))]
+        return stmts
 
     def _around(self, buffer, rest):
         buffer = next(b for b in self.slots if b.same_as(buffer))

@@ -22,7 +22,7 @@ from ...hw.threads import WARP_THREADS
 from ...ir.rewrite import sequence
 from ...ir.threads import bind_threads
 from ...layout import R, S, TileLayout
-from ...layout.axis import tid_in_wg
+from ...layout.axis import Iter, tid_in_wg
 from ...layout.placement import slot_count
 from . import calls
 
@@ -268,6 +268,41 @@ def tile_places(tmem, rows: int, cols: int, every_replica: bool = False) -> tupl
     return places, column_shift
 
 
+def chunked_fragment(shape: str, rows: int, cols: int, dtype: str) -> TileLayout:
+    """The register fragment a ``(rows, cols)`` tile fills when it is moved with ``shape`` in column chunks, the
+    widest power-of-two ``.xN`` first (see :class:`TmemCopy`): the atom of one instruction when ``cols`` needs a
+    single one. For ``32x32b`` any column count works: thread ``t`` holds lane ``t`` and register ``r`` column ``r``
+    in every chunk (PTX ISA, "Matrix fragments for shape .32x32b"), so the chunks' registers one after another hold
+    the columns in order. For a 16-lane shape over 64 rows (one half-slab per warp), chunk ``k`` starts at register
+    ``num_0 + ... + num_(k-1)`` times the registers of one repetition, which is where the one-instruction formula
+    with ``.num`` = all chunks' sum puts it: the atom's repetition iter takes the total count. At 128 rows each chunk
+    interleaves its two half-slabs, which no single layout expresses; ``ValueError`` there (the caller tries the
+    next shape).
+
+    Example:
+        >>> chunked_fragment("32x32b", 128, 112, "float32")  # .x64 + .x32 + .x16
+        TileLayout(S[(128, 112):(1@tid_in_wg, 1)])
+        >>> chunked_fragment("16x64b", 64, 48, "float32")  # .x16 + .x8
+        TileLayout(S[(4, 2, 8, 24, 2):(1@wid_in_wg, 1@laneid, 4@laneid, 1, 2@laneid)])
+    """
+    try:
+        return tcgen05_atom_layout(shape, (rows, cols), dtype)
+    except ValueError:
+        unit = LD_ST_SHAPES[shape].columns_per_num * (4 // dtype_bytes(dtype))
+        if cols % unit or cols < unit:
+            raise
+        if shape == "32x32b" and rows == TMEM_LANES:
+            return TileLayout(S[(rows, cols) : (1 @ tid_in_wg, 1)])
+        if shape == "32x32b" or rows != TMEM_LANES // 2:
+            raise
+        # The repetition iter is the one whose extent grows from .x1 to .x2.
+        one, two = (tcgen05_atom_layout(shape, (rows, n * unit), dtype).shard for n in (1, 2))
+        (grown,) = [i for i, (a, b) in enumerate(zip(one, two, strict=True)) if a.extent != b.extent]
+        return TileLayout.from_iters(
+            [Iter(cols // unit if i == grown else it.extent, it.stride, it.axis) for i, it in enumerate(one)]
+        )
+
+
 def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
     """The register fragment that ``tcgen05.ld/st`` moves for a ``(rows, cols)`` tile of TMEM region ``tmem``: the
     first shape of ``LD_ST_SHAPES`` whose register image (``tcgen05_atom_layout``) the copy accepts. ``ValueError`` with
@@ -295,7 +330,7 @@ def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
                 reasons.append(f"one copy per warp window: {err}")
     for shape in LD_ST_SHAPES:
         try:
-            candidate = tcgen05_atom_layout(shape, (rows, cols), dtype)
+            candidate = chunked_fragment(shape, rows, cols, dtype)
             TmemCopy(tmem.layout, candidate, dtype, rows, cols, places)
             return candidate
         except ValueError as err:
