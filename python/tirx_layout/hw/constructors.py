@@ -7,6 +7,8 @@ Organization", "Tensor Memory" access restrictions); each constructor names the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..core.values import static_int
 from ..layout.axis import Iter, TCol, TLane, laneid, tid_in_wg, wid_in_wg
 from ..layout.spec import S
@@ -136,8 +138,10 @@ def mma_shared_layout(dtype, mode: str, shape) -> TileLayout | ComposeLayout:
         >>> mma_shared_layout("float16", "128B", (16, 128))
         ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(16, 2, 64):(64, 1024, 1)]))
     """
-    if mode not in SWIZZLE_MODES:
+    if not isinstance(mode, str) or mode not in SWIZZLE_MODES:
         raise ValueError(f"mma_shared_layout: unknown swizzle mode {mode!r}; expected one of {SWIZZLE_MODES}")
+    if not isinstance(shape, Sequence) or isinstance(shape, str) or len(shape) != 2:
+        raise ValueError(f"mma_shared_layout: shape must be (rows, K), got {shape!r}")
     rows, cols = (static_int(s, "a shape entry") for s in shape)
     size = dtype_bytes(dtype)
     atom_cols = SWIZZLE_BYTES[mode] // size

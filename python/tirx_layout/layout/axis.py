@@ -110,6 +110,10 @@ class Axis(Object):
 
         return OnAxis(value, self)
 
+    def __matmul__(self, other):
+        # Python asks the left operand only when both are axes: say what `@` binds instead of its generic message.
+        raise TypeError(f"`value @ axis` binds an int or expression to an axis, got the axis {self.name} @ {other!r}")
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Axis) and self.same_as(other)
 

@@ -129,6 +129,8 @@ class TileLayout(Object):
             TileLayout(S[4:1@laneid] + 2@warpid)
         """
         for group, iters in (("shard", shard), ("replica", replica)):
+            if isinstance(iters, str) or not isinstance(iters, Sequence | tvm_ffi.Array):
+                raise TypeError(f"from_iters: {group} must be a list of Iter objects, got {iters!r}")
             for it in iters:
                 if not isinstance(it, Iter):
                     raise TypeError(f"{group} entries must be Iter objects, got {it!r}")
@@ -243,6 +245,10 @@ class TileLayout(Object):
         return plan
 
     def _place(self, coords, shape, with_replicas: bool):
+        if shape is not None and (
+            isinstance(shape, str) or not isinstance(shape, Sequence | np.ndarray | tvm_ffi.Array)
+        ):
+            raise TypeError(f"apply: shape must be a sequence of extents, got {shape!r}")
         if shape is not None:
             form = SHAPED
             kind = _coord_kind((*coords, *shape))
@@ -592,4 +598,12 @@ class TileLayout(Object):
         return f"TileLayout({self})"
 
     def __reduce__(self):
+        # A symbolic offset is a TVM expression whose variables are identities, not values: TVM's serialiser does
+        # not round-trip them (and crashes on some), so such a layout is refused here rather than half-pickled.
+        symbolic = {a.name: v for a, v in self.offset.items() if not isinstance(v, int)}
+        if symbolic:
+            raise TypeError(
+                f"cannot pickle layout {self}: its offset {symbolic} is symbolic (a TVM expression); pickle the "
+                "static layout and rebuild the symbolic offset after loading"
+            )
         return (TileLayout.from_iters, (list(self.shard), list(self.replica), dict(self.offset)))
