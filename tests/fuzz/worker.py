@@ -63,6 +63,9 @@ UNCLEAR_TEXT = re.compile(
             r"cannot convert",
             r"int too big to convert",
             r"Python int too large",
+            r"has no len\(\)",
+            r"int\(\) argument must be",
+            r"object is not callable",
         ]
     )
 )

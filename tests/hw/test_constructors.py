@@ -174,3 +174,15 @@ def test_mma_shared_layout_and_mode_errors():
 
     with pytest.raises(ValueError, match="no hardware swizzle mode"):
         swizzle_mode(ComposeLayout(SwizzleLayout(3, 3, 4), TileLayout(S[1024:1])), "float16")
+
+
+def test_bad_shapes_modes_and_dtypes_are_named():
+    """Issue 17: each was a Python message naming nothing (unpacking, division by zero, a TVM comparison)."""
+    import tvm
+
+    with pytest.raises(ValueError, match=r"shape must be \(rows, K\), got \(4,\)"):
+        mma_shared_layout("float16", "32B", (4,))
+    with pytest.raises(ValueError, match="dtype 'void' has 0 bits"):
+        swizzle_mode(mma_shared_layout("float16", "128B", (64, 64)), "void")
+    with pytest.raises(ValueError, match="unknown swizzle mode x"):
+        mma_shared_layout("float16", tvm.tirx.Var("x", "int32"), (64, 64))

@@ -132,8 +132,9 @@ def range_bounds(bounds) -> tuple[object, int]:
         return static_int(bounds[0], "a slice begin"), static_int(bounds[1] - bounds[0], "a slice extent (end - begin)")
     if isinstance(bounds, tvm.ir.Range):
         begin, extent = bounds.min, bounds.extent
-    elif isinstance(bounds, Sequence) and len(bounds) == 2:
-        begin, extent = bounds[0], bounds[1] - bounds[0]
+    elif isinstance(bounds, Sequence) and not isinstance(bounds, str) and len(bounds) == 2:
+        begin, end = (offset_value(b, f"a slice bound of {bounds!r}") for b in bounds)
+        extent = end - begin
     else:
         raise TypeError(f"a slice region entry is (begin, end) or a tvm.ir.Range, got {bounds!r}")
     if tvm.ir.is_prim_expr(extent):

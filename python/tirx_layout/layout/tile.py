@@ -11,7 +11,15 @@ import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
 from ..core import ffi
-from ..core.values import INT64_DTYPE, int64_array, int_list, per_dimension_shape, range_bounds, static_int
+from ..core.values import (
+    INT64_DTYPE,
+    int64_array,
+    int_list,
+    offset_value,
+    per_dimension_shape,
+    range_bounds,
+    static_int,
+)
 from .axis import Axis, Iter
 from .spec import LayoutSpec, Offset, S, format_spec
 from .symbolic import (
@@ -256,6 +264,9 @@ class TileLayout(Object):
             form = FLAT if len(coords) == 1 else SHARD
             kind = _coord_kind(coords)
         if kind == "expr":
+            # Symbolic apply builds TVM expressions: anything but an int or an integer expression is named here.
+            coords = [offset_value(c, "a coordinate") for c in coords]
+            shape = None if shape is None else [offset_value(s, "a shape extent") for s in shape]
             self._check_arity(form, len(coords), shape)
             return place_symbolic(self, form, list(coords), None if shape is None else list(shape), with_replicas)
         shape_ints = [static_int(s, "a shape extent") for s in shape] if shape is not None else []
@@ -352,7 +363,10 @@ class TileLayout(Object):
             >>> TileLayout(S[(8, 8):(8, 1)]).apply_to_shape([29], [64])
             [3, 5]
         """
-        return shard_coordinates(self, list(coord), int_list(input_shape, "a shape extent"))
+        if isinstance(coord, str) or not isinstance(coord, Sequence | tvm_ffi.Array):
+            raise TypeError(f"apply_to_shape: coord must be a sequence of ints or expressions, got {coord!r}")
+        coord = [c if tvm.ir.is_prim_expr(c) else static_int(c, "a coordinate") for c in coord]
+        return shard_coordinates(self, coord, int_list(input_shape, "a shape extent"))
 
     def tile(self, outer: TileLayout, outer_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout:
         """This layout (the inner tile) repeated by ``outer``: per dimension, outer iters then inner iters, the
@@ -447,6 +461,8 @@ class TileLayout(Object):
             TileLayout(S[3:1] + 5)
         """
         shape = int_list(shape, "a shape extent")
+        if isinstance(region, str) or not isinstance(region, Sequence | tvm_ffi.Array):
+            raise TypeError(f"slice: region must be a list of (begin, end) pairs or Ranges, got {region!r}")
         if len(region) != len(shape):
             raise ValueError(
                 f"slice: region {region!r} has {len(region)} dimensions but shape {shape} has {len(shape)}"
