@@ -358,3 +358,9 @@ def test_an_empty_shard_converts_to_one_element():
 
     assert str(to_cute(TileLayout(S[()]))) == "1:0"
     assert str(to_cute(TileLayout(S[()] + 3))) == "id o 3 o 1:0"
+
+
+def test_an_index_beyond_int64_is_named():
+    """Issue 17 (found by tests/fuzz): the FFI's own type mismatch text for an index it could not convert."""
+    with pytest.raises(ValueError, match="a CuTe layout index 18446744073709551616 does not fit in int64"):
+        Layout(4, 1)(2**64)

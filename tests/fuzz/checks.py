@@ -148,7 +148,7 @@ def _add(a: dict, b: dict) -> dict:
 
 def check_tile(result, inner, outer, outer_shape, inner_shape):
     """SPEC §2 tile: outer strides on axes the inner shard uses scale by the inner's span there; places add."""
-    used = {a for e, _, a in inner[0] if e > 1} or {inner[0][0][2]}
+    used = {a for e, _, a in inner[0] if e > 1}  # a unit iter occupies nothing (docs/decisions.md, group)
     scaled = [(e, s * reference.span(*inner, MEMORY_AXES, a) if a in used else s, a) for e, s, a in outer[0]]
     shape = [o * i for o, i in zip(outer_shape, inner_shape, strict=True)]
     for coord in _coords_of(shape):

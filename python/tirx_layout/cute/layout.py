@@ -281,7 +281,7 @@ class Layout(Object):
             index = coord[0]
         else:
             index = _linear_index(coord[0] if len(coord) == 1 else coord, self.shape, True)
-        values = ffi.CuteLayoutCall(self, index)
+        values = ffi.CuteLayoutCall(self, static_int(index, "a CuTe layout index"))
         return self._place(values)
 
     def _place(self, values):
