@@ -167,3 +167,37 @@ def test_axis_at_axis_says_what_at_binds():
 def test_ints_beyond_int64_in_shapes_and_regions_are_named(call):
     with pytest.raises(ValueError, match="does not fit in int64"):
         call()
+
+
+def test_a_failed_constructor_can_be_shown_in_a_traceback(tmp_path):
+    # pytest shows `self` of the failed __init__ (a null handle); reading its fields crashed the whole run.
+    failing = tmp_path / "test_failing_constructor.py"
+    failing.write_text(
+        "from tirx_layout import Iter, S, TileLayout\n"
+        "def test_layout():\n    TileLayout(S[(2**40, 2**40):(1, 1)])\n"
+        "def test_iter():\n    Iter(0, 1)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(failing), "-q", "-p", "no:cacheprovider"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "2 failed" in done.stdout and "not constructed" in done.stdout
+
+
+def test_unconstructed_objects_have_a_repr():
+    out = run_child(
+        """
+        from tirx_layout import ComposeLayout, Iter, SwizzleLayout, TileLayout
+        from tirx_layout.cute import Layout
+        for cls in (TileLayout, SwizzleLayout, ComposeLayout, Iter, Layout):
+            print(repr(cls.__new__(cls)))
+        """
+    )
+    assert out.splitlines() == [
+        f"<{n}, not constructed>" for n in ("TileLayout", "SwizzleLayout", "ComposeLayout", "Iter", "Layout")
+    ]

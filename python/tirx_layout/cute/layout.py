@@ -317,9 +317,11 @@ class Layout(Object):
     def __hash__(self) -> int:
         return hash(str(self))
 
+    @ffi.shown_when_unconstructed
     def __str__(self) -> str:
         return self._cached()[3]
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"Layout.parse({str(self)!r})"
 

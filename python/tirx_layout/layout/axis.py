@@ -120,6 +120,7 @@ class Axis(Object):
     def __hash__(self) -> int:
         return hash(("tirx_layout.Axis", self.name))
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"Axis.get({self.name!r})"
 
@@ -179,6 +180,7 @@ class Iter(Object):
     def __hash__(self) -> int:
         return tvm_ffi.structural_hash(self)
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"Iter({self.extent}, {self.stride}, {self.axis.name!r})"
 

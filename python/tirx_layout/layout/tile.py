@@ -607,9 +607,11 @@ class TileLayout(Object):
     def __hash__(self) -> int:
         return tvm_ffi.structural_hash(self)
 
+    @ffi.shown_when_unconstructed
     def __str__(self) -> str:
         return format_spec(self.shard, self.replica, self.offset)
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"TileLayout({self})"
 
