@@ -201,3 +201,16 @@ def test_unconstructed_objects_have_a_repr():
     assert out.splitlines() == [
         f"<{n}, not constructed>" for n in ("TileLayout", "SwizzleLayout", "ComposeLayout", "Iter", "Layout")
     ]
+
+
+def test_symbolic_values_where_sequences_belong_are_named():
+    # On main these leaked TVM's "Check failed: (packed_realize != nullptr) ... does not support subscript".
+    from tirx_layout import mma_shared_layout
+
+    x = tvm.tirx.Var("x", "int32")
+    with pytest.raises(TypeError, match="shape must be a sequence of extents, got x"):
+        TileLayout(S[8:1]).apply(0, shape=x)
+    with pytest.raises(ValueError, match=r"shape must be \(rows, K\), got x"):
+        mma_shared_layout("float16", "128B", x)
+    with pytest.raises(TypeError, match="region must be a list of"):
+        TileLayout(S[8:1]).slice([8], x)
