@@ -46,8 +46,8 @@ Placer::Placer(const TileLayoutObj& layout, bool with_replicas) {
     int64_t* row = &replica_delta_[static_cast<size_t>(r) * num_axes];
     for (size_t t = layout.replica.size(); t-- > 0;) {
       const Iter& it = layout.replica[t];
-      int64_t step = rest % it->extent;
-      rest /= it->extent;
+      int64_t step = CheckedMod(rest, it->extent);
+      rest = CheckedDiv(rest, it->extent);
       size_t a = index_of(it->axis);
       row[a] = CheckedAdd(row[a], CheckedMul(step, it->stride));
     }

@@ -53,7 +53,7 @@ void FuseThreadAxes(LayoutParts* parts) {
   std::optional<Axis> target = WidestAxis(chain.inner, chain.outer);
   if (!target) return;
   const int64_t inner_step = ThreadsPerStep(chain.inner);
-  auto factor = [&](const Axis& a) { return ThreadsPerStep(a->subscope_level) / inner_step; };
+  auto factor = [&](const Axis& a) { return CheckedDiv(ThreadsPerStep(a->subscope_level), inner_step); };
 
   for (auto* iters : {&parts->shard, &parts->replica}) {
     for (IterValue& it : *iters) {

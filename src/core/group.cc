@@ -46,13 +46,13 @@ std::optional<Grouped> TryGroup(const TileLayout& layout, const std::vector<int6
     while (want > 1) {
       IterValue it = pending.front();  // sizes match, so iters remain while a dimension is unfilled
       pending.pop_front();
-      if (want % it.extent == 0) {
+      if (Divides(it.extent, want)) {
         grouped.push_back(it);
-        want /= it.extent;
-      } else if (it.extent % want == 0) {
+        want = CheckedDiv(want, it.extent);
+      } else if (Divides(want, it.extent)) {
         // The slower part of the iter closes this dimension; the faster part starts the next one.
-        grouped.push_back({want, CheckedMul(it.stride, it.extent / want), it.axis});
-        pending.push_front({it.extent / want, it.stride, it.axis});
+        grouped.push_back({want, CheckedMul(it.stride, CheckedDiv(it.extent, want)), it.axis});
+        pending.push_front({CheckedDiv(it.extent, want), it.stride, it.axis});
         want = 1;
       } else {
         *why = Concat("iter ", it.extent, ":", it.stride, "@", std::string(it.axis->name),
@@ -114,11 +114,11 @@ std::pair<TileLayout, std::vector<std::vector<int64_t>>> GroupMany(const TileLay
   std::vector<int64_t> refined;
   int64_t previous = 1;
   for (const auto& [cut, times] : multiplicity) {
-    if (cut % previous != 0) {
+    if (!Divides(previous, cut)) {
       FailValue("group_many: shapes cut the index range at ", previous, " and ", cut,
                 ", which do not nest (no common refinement)");
     }
-    refined.push_back(cut / previous);
+    refined.push_back(CheckedDiv(cut, previous));
     for (size_t t = 1; t < times; ++t) refined.push_back(1);
     previous = cut;
   }

@@ -50,18 +50,19 @@ TileLayout Pack(const TileLayout& layout, int64_t n) {
   LayoutParts parts = LayoutParts::Of(layout);
   if (parts.shard.empty()) FailValue("pack: layout ", LayoutString(layout), " has no shard iter to pack");
   IterValue& inner = parts.shard.back();
-  if (!inner.axis->IsMemory() || inner.stride != 1 || inner.extent % n != 0) {
+  // unpack appends its n:1 iter on m, so only an innermost stride-1 iter on m is one unpack could have made.
+  if (!inner.axis.same_as(Axis::Get("m")) || inner.stride != 1 || !Divides(n, inner.extent)) {
     FailValue("pack(", n, "): layout ", LayoutString(layout), " cannot be packed: its innermost iter ", inner.extent,
               ":", inner.stride, "@", std::string(inner.axis->name),
-              " must be a stride-1 memory iter whose extent is divisible by ", n);
+              " must be a stride-1 iter on m whose extent is divisible by ", n);
   }
-  inner.extent /= n;
+  inner.extent = CheckedDiv(inner.extent, n);
   auto divide = [&](int64_t value, const char* what) {
-    if (value % n != 0) {
+    if (!Divides(n, value)) {
       FailValue("pack(", n, "): layout ", LayoutString(layout), " has the ", what, " ", value,
                 " on a memory axis, which is not a multiple of ", n);
     }
-    return value / n;
+    return CheckedDiv(value, n);
   };
   for (size_t k = 0; k + 1 < parts.shard.size(); ++k) {
     if (parts.shard[k].axis->IsMemory()) parts.shard[k].stride = divide(parts.shard[k].stride, "stride");

@@ -23,17 +23,17 @@ bool SliceGroup(const std::vector<IterValue>& group, int64_t begin, int64_t coun
   int64_t faster = 1;  // Q_j
   for (size_t j = group.size(); j-- > 0;) {
     const IterValue& it = group[j];
-    if (count % faster == 0 && begin % faster == 0) {
-      int64_t m = count / faster;
-      int64_t digit = FloorMod(begin / faster, it.extent);
+    if (Divides(faster, count) && Divides(faster, begin)) {
+      int64_t m = CheckedDiv(count, faster);
+      int64_t digit = FloorMod(CheckedDiv(begin, faster), it.extent);
       if (j == 0 || digit + m <= it.extent) {
-        if (j == 0) digit = begin / faster;  // the slowest digit is not reduced
+        if (j == 0) digit = CheckedDiv(begin, faster);  // the slowest digit is not reduced
         out->push_back({m, it.stride, it.axis});
         for (size_t l = j + 1; l < group.size(); ++l) out->push_back(group[l]);
         offsets->AddOffset(it.axis, CheckedMul(digit, it.stride));
         int64_t slower = CheckedMul(faster, it.extent);
         for (size_t l = j; l-- > 0;) {
-          offsets->AddOffset(group[l].axis, CheckedMul(FloorMod(begin / slower, group[l].extent), group[l].stride));
+          offsets->AddOffset(group[l].axis, CheckedMul(FloorMod(CheckedDiv(begin, slower), group[l].extent), group[l].stride));
           slower = CheckedMul(slower, group[l].extent);
         }
         return true;

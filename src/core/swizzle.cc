@@ -14,7 +14,8 @@ SwizzleLayout::SwizzleLayout(int64_t per_element, int64_t swizzle_len, int64_t a
   if (atom_len < swizzle_len) {
     FailValue("SwizzleLayout: atom_len must be >= swizzle_len (", swizzle_len, "), got ", atom_len);
   }
-  if (per_element + swizzle_len + atom_len > 62) {
+  // Each part is bounded before the sum is formed, so the sum cannot wrap (swizzle_len <= atom_len is checked).
+  if (per_element > 62 || atom_len > 62 || per_element + swizzle_len + atom_len > 62) {
     FailValue("SwizzleLayout: period 2^(", per_element, " + ", swizzle_len, " + ", atom_len, ") does not fit in int64");
   }
   data_ = ffi::make_object<SwizzleLayoutObj>(per_element, swizzle_len, atom_len, swizzle_inner);

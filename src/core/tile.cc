@@ -54,8 +54,8 @@ std::optional<TileLayout> Deinterleave(const TileLayout& known, const TileLayout
   CheckRanks(combined_shape, known_shape, "layout recogniser");
   std::vector<int64_t> other_shape, interleaved;
   for (size_t d = 0; d < combined_shape.size(); ++d) {
-    if (known_shape[d] < 1 || combined_shape[d] % known_shape[d] != 0) return std::nullopt;
-    other_shape.push_back(combined_shape[d] / known_shape[d]);
+    if (known_shape[d] < 1 || !Divides(known_shape[d], combined_shape[d])) return std::nullopt;
+    other_shape.push_back(CheckedDiv(combined_shape[d], known_shape[d]));
     int64_t first = known_is_first ? known_shape[d] : other_shape[d];
     int64_t second = known_is_first ? other_shape[d] : known_shape[d];
     interleaved.push_back(first);
@@ -79,10 +79,10 @@ std::optional<TileLayout> Deinterleave(const TileLayout& known, const TileLayout
         if (factor == 0) {
           // A zero span scales every stride to 0, so any stride rebuilds a 0: take 0 itself.
           if (it.stride != 0) return std::nullopt;
-        } else if (it.stride % factor != 0) {
-          return std::nullopt;
+        } else if (std::optional<int64_t> undone = ExactQuotient(it.stride, factor)) {
+          it.stride = *undone;
         } else {
-          it.stride /= factor;
+          return std::nullopt;  // no int64 stride scales to this one (a span of -1 included: INT64_MIN / -1)
         }
       }
       other.shard.push_back(it);

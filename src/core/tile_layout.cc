@@ -5,6 +5,7 @@
 #include "tirx_layout/tile_layout.h"
 
 #include <map>
+#include <string_view>
 
 #include "tirx_layout/checked.h"
 #include "tirx_layout/error.h"
@@ -22,9 +23,32 @@ std::optional<int64_t> AsStaticInt(const ffi::Any& value) {
   return std::nullopt;
 }
 
+namespace {
+
+/*!
+ * \brief Whether `value` is a TVM expression (its type or an ancestor is "ir.Expr"; the Python layer has checked
+ *        it is an integer PrimExpr). The core has no TVM IR headers, so it asks the FFI type table. Any other object
+ *        is not an offset: in particular an `ffi.BigInt`, an int beyond int64, is never taken for a symbolic term.
+ */
+bool IsExpr(const ffi::Any& value) {
+  if (value.type_index() < ffi::TypeIndex::kTVMFFIStaticObjectBegin) return false;
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(value.type_index());
+  auto is_expr = [](const TVMFFITypeInfo* t) {
+    return std::string_view(t->type_key.data, t->type_key.size) == "ir.Expr";
+  };
+  if (info == nullptr) return false;
+  if (is_expr(info)) return true;
+  for (int32_t depth = 0; depth < info->type_depth; ++depth) {
+    if (is_expr(info->type_ancestors[depth])) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 TileLayout::TileLayout(ffi::Array<Iter> shard, ffi::Array<Iter> replica, ffi::Map<Axis, ffi::Any> offset) {
   for (const auto& [axis, value] : offset) {
-    if (value.type_index() != ffi::TypeIndex::kTVMFFIInt && value.type_index() < ffi::TypeIndex::kTVMFFIStaticObjectBegin) {
+    if (value.type_index() != ffi::TypeIndex::kTVMFFIInt && !IsExpr(value)) {
       FailType("offset on axis '", std::string(axis->name), "' must be an int or a symbolic expression, got ",
                value.GetTypeKey());
     }

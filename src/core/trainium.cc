@@ -35,7 +35,7 @@ TileLayout Trainium(const std::string& annotation, const std::vector<int64_t>& s
   // One partition dimension wider than the 128 partitions splits: its high part becomes the outermost free
   // dimension, placed just before the 128 partitions it leaves.
   const bool split = p_dims.size() == 1 && partitions > kPartitions;
-  if (split && partitions % kPartitions != 0) {
+  if (split && !Divides(kPartitions, partitions)) {
     FailValue("trainium: the partition dimension ", partitions, " must be <= 128 or a multiple of 128");
   }
   if (!split && partitions > kPartitions) {
@@ -50,7 +50,7 @@ TileLayout Trainium(const std::string& annotation, const std::vector<int64_t>& s
   std::vector<Dim> positional;
   for (size_t d = 0; d < annotation.size(); ++d) {
     if (split && d == p_dims[0]) {
-      positional.push_back({'F', partitions / kPartitions});
+      positional.push_back({'F', CheckedDiv(partitions, kPartitions)});
       positional.push_back({'P', kPartitions});
     } else {
       positional.push_back({annotation[d], shape[d]});
@@ -84,14 +84,14 @@ TileLayout ToPsum(const TileLayout& layout) {
   for (const IterValue& it : parts.shard) {
     if (!it.axis.same_as(f)) {
       out.shard.push_back(it);
-    } else if (it.stride > 0 && it.stride % kPsumBankElements == 0) {
-      out.shard.push_back({it.extent, it.stride / kPsumBankElements, bank});
-    } else if (it.stride > 0 && kPsumBankElements % it.stride == 0) {
-      int64_t per_bank = kPsumBankElements / it.stride;
+    } else if (it.stride > 0 && Divides(kPsumBankElements, it.stride)) {
+      out.shard.push_back({it.extent, CheckedDiv(it.stride, kPsumBankElements), bank});
+    } else if (it.stride > 0 && Divides(it.stride, kPsumBankElements)) {
+      int64_t per_bank = CheckedDiv(kPsumBankElements, it.stride);
       if (it.extent < per_bank) {
         out.shard.push_back(it);
-      } else if (it.extent % per_bank == 0) {
-        out.shard.push_back({it.extent / per_bank, 1, bank});
+      } else if (Divides(per_bank, it.extent)) {
+        out.shard.push_back({CheckedDiv(it.extent, per_bank), 1, bank});
         out.shard.push_back({per_bank, it.stride, f});
       } else {
         FailValue("to_psum: F iter ", it.extent, ":", it.stride, " does not split into banks of ", kPsumBankElements);

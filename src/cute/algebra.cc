@@ -40,7 +40,7 @@ std::vector<Mode> MovingModes(const Layout& l, const char* op) {
   return out;
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+int64_t CeilDiv(int64_t a, int64_t b) { return CheckedAdd(CheckedDiv(a, b), CheckedMod(a, b) != 0 ? 1 : 0); }
 
 /*! \brief A's coalesced flat modes, and how far the digits B has placed so far reach into each of them. */
 struct CompositionWalk {
@@ -68,15 +68,15 @@ struct CompositionWalk {
     // Every mode but the last has a bound; the last one extends A past its size, as in CuTe.
     for (size_t k = 0; k + 1 < flat.size() && rest_shape > 1; ++k) {
       const int64_t n = flat[k].shape;
-      if (rest_stride % n == 0) {  // this leaf steps over the whole mode
-        rest_stride /= n;
+      if (Divides(n, rest_stride)) {  // this leaf steps over the whole mode
+        rest_stride = CheckedDiv(rest_stride, n);
         continue;
       }
-      if (n % rest_stride != 0) {
+      if (!Divides(rest_stride, n)) {
         Reject(Concat("stride ", rest_stride, " neither divides nor is a multiple of extent ", n, " of mode ", k));
       }
-      const int64_t take = std::min(n / rest_stride, rest_shape);
-      if (rest_shape % take != 0) {
+      const int64_t take = std::min(CheckedDiv(n, rest_stride), rest_shape);
+      if (!Divides(take, rest_shape)) {
         Reject(Concat("the remaining ", rest_shape, " elements do not split into whole runs of ", take,
                       " along extent ", n, " of mode ", k));
       }
@@ -86,7 +86,7 @@ struct CompositionWalk {
         Reject(Concat("the modes of the right layout together reach digit ", reach[k], " of mode ", k,
                       " of extent ", n, ": their sum carries, so A o B is no by-mode composition"));
       }
-      rest_shape /= take;
+      rest_shape = CheckedDiv(rest_shape, take);
       rest_stride = 1;
     }
     if (rest_shape > 1 || out.empty()) out.push_back(Mode{rest_shape, flat.back().stride.Scaled(rest_stride)});
@@ -161,12 +161,12 @@ Layout Complement(const Layout& layout, int64_t cotarget) {
   std::vector<Mode> out;
   int64_t current = 1;
   for (const Mode& m : modes) {
-    if (m.stride.value % current != 0) {
+    if (!Divides(current, m.stride.value)) {
       FailValue("complement: layout ", layout.ToString(), " has no complement: mode ", m.shape, ":", m.stride.value,
                 " starts at a stride that is not a multiple of ", current,
                 ", the extent the smaller strides already cover (the layout overlaps itself or interleaves)");
     }
-    out.push_back(Mode{m.stride.value / current, Stride(current)});
+    out.push_back(Mode{CheckedDiv(m.stride.value, current), Stride(current)});
     current = CheckedMul(m.shape, m.stride.value);
   }
   out.push_back(Mode{CeilDiv(cotarget, current), Stride(current)});

@@ -245,8 +245,8 @@ void Evaluate(const std::vector<Mode>& flat, const std::vector<std::string>& axe
   for (size_t k = 0; k < flat.size(); ++k) {
     const Mode& m = flat[k];
     const bool last = k + 1 == flat.size();
-    const int64_t c = last ? index : index % m.shape;
-    if (!last) index /= m.shape;
+    const int64_t c = last ? index : CheckedMod(index, m.shape);
+    if (!last) index = CheckedDiv(index, m.shape);
     if (m.stride.value == 0 || c == 0) continue;
     const size_t a = static_cast<size_t>(std::find(axes.begin(), axes.end(), m.stride.axis) - axes.begin());
     out[a] = CheckedAdd(out[a], CheckedMul(c, m.stride.value));

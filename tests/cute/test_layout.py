@@ -340,3 +340,28 @@ def test_composed_layout():
     assert ComposedLayout(None, {"TLane": 16}, Layout(4, 1 @ tx))(2) == {"tx": 2, "TLane": 16}
     with pytest.raises(ValueError, match="plain"):
         ComposedLayout(Swizzle(1, 0, 1), 0, Layout(4, 1 @ tx))
+
+
+def test_a_none_tiler_divides_and_multiplies_nothing():
+    """Issue 17: tiled_divide/tiled_product with None failed where zipped_divide returned the layout itself."""
+    from tirx_layout.cute import tiled_divide, tiled_product, zipped_divide
+
+    a = Layout.parse("4:1")
+    assert zipped_divide(a, None) == a
+    assert tiled_divide(a, None) == a
+    assert tiled_product(a, None) == a
+
+
+def test_an_empty_shard_converts_to_one_element():
+    """Issue 17: to_cute(TileLayout(S[()])) was a numpy IndexError; the one element sits at the offset."""
+    from tirx_layout import S, TileLayout
+    from tirx_layout.cute import to_cute
+
+    assert str(to_cute(TileLayout(S[()]))) == "1:0"
+    assert str(to_cute(TileLayout(S[()] + 3))) == "id o 3 o 1:0"
+
+
+def test_an_index_beyond_int64_is_named():
+    """Issue 17 (found by tests/fuzz): the FFI's own type mismatch text for an index it could not convert."""
+    with pytest.raises(ValueError, match="a CuTe layout index 18446744073709551616 does not fit in int64"):
+        Layout(4, 1)(2**64)

@@ -194,3 +194,15 @@ def test_mma_shared_layout_stacks_pipeline_stages(mode):
         mma_shared_layout("float16", mode, (0, 16, 64))
     with pytest.raises(ValueError, match="at least two entries"):
         mma_shared_layout("float16", mode, (64,))
+
+
+def test_bad_shapes_modes_and_dtypes_are_named():
+    """Issue 17: each was a Python message naming nothing (unpacking, division by zero, a TVM comparison)."""
+    import tvm
+
+    with pytest.raises(ValueError, match=r"shape must be \(\.\.\., rows, K\), at least two entries, got \(4,\)"):
+        mma_shared_layout("float16", "32B", (4,))
+    with pytest.raises(ValueError, match="dtype 'void' has 0 bits"):
+        swizzle_mode(mma_shared_layout("float16", "128B", (64, 64)), "void")
+    with pytest.raises(ValueError, match="unknown swizzle mode x"):
+        mma_shared_layout("float16", tvm.tirx.Var("x", "int32"), (64, 64))

@@ -378,7 +378,7 @@ def test_storage_pack_unpack_broadcast_permute():
     assert frag.storage() == L(S[4:2] + 8)
     assert frag.unpack(2) == L(S[(32, 4, 2) : (1 @ laneid, 4, 1)] + R[2 : 1 @ warpid] + 3 @ warpid + 16)
     assert L(S[(32, 8) : (1 @ laneid, 1)]).pack(2) == L(S[(32, 4) : (1 @ laneid, 1)])
-    with pytest.raises(ValueError, match="stride-1 memory iter"):
+    with pytest.raises(ValueError, match="stride-1 iter on m"):
         L(S[(8, 32) : (1, 1 @ laneid)]).pack(2)
     with pytest.raises(ValueError, match="not a multiple of 4"):
         L(S[(3, 8) : (6, 1)]).pack(4)

@@ -92,3 +92,19 @@ def evaluate(expr, env) -> int:
     if name == "Cast":
         return evaluate(expr.value, env)
     return _BINARY[name](evaluate(expr.a, env), evaluate(expr.b, env))
+
+
+def forward(shard, replica, offset, coords, shape=None, with_replicas=False) -> list[dict[str, int]]:
+    """SPEC §2's forward map in its three forms: ``coords`` is one flat index, one coordinate per shard iter, or
+    (with ``shape``) a logical coordinate flattened row-major first. Places keep the axes of the shard and the
+    offset (and of the replica iters for ``with_replicas``); without replicas the one base place is returned."""
+    extents = [e for e, _, _ in shard]
+    if shape is not None:
+        shard_coords = split(flatten(coords, shape), extents)
+    elif len(coords) == 1 and len(shard) != 1:
+        shard_coords = split(coords[0], extents)
+    else:
+        shard_coords = list(coords)
+    places = all_places(shard, replica if with_replicas else [], offset, shard_coords)
+    axes = [a for _, _, a in shard] + list(offset) + ([a for _, _, a in replica] if with_replicas else [])
+    return [{a: place.get(a, 0) for a in axes} for place in places]

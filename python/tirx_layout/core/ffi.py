@@ -9,6 +9,7 @@ tvm-ffi's stub generator and a test keeps it current.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import tvm_ffi
@@ -34,3 +35,23 @@ _library = _load_core()
 
 # The core's global function ``tirx_layout.TileLayoutSize`` becomes ``ffi.TileLayoutSize``, and so on.
 tvm_ffi.init_ffi_api("tirx_layout", __name__)
+
+
+def shown_when_unconstructed(method):
+    """Wrap a ``__repr__``/``__str__`` so that it answers for an object whose constructor failed. A traceback
+    printer (pytest's, a debugger's) shows ``self`` of the failed ``__init__``, whose handle is null: reading its
+    fields would crash the process instead of reporting the error.
+
+    Example:
+        >>> from tirx_layout import TileLayout
+        >>> repr(TileLayout.__new__(TileLayout))
+        '<TileLayout, not constructed>'
+    """
+
+    @functools.wraps(method)
+    def guarded(self):
+        if self.__chandle__() == 0:
+            return f"<{type(self).__name__}, not constructed>"
+        return method(self)
+
+    return guarded

@@ -97,3 +97,6 @@ if TYPE_CHECKING:
     def TileLayoutUnpack(_0: _TileLayout, _1: int, /) -> _TileLayout: ...
 # fmt: on
 # tvm-ffi-stubgen(end)
+
+# Written by hand (not by the stub generator): the Python helper ffi.py defines next to the registered functions.
+def shown_when_unconstructed(method: Callable[[Any], str]) -> Callable[[Any], str]: ...

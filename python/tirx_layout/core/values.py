@@ -49,6 +49,20 @@ def offset_value(value, what: str):
     return static_int(value, what)
 
 
+def offset_sum(a, b, what: str):
+    """``a + b`` for two offset terms: two ints must sum within int64 (``ValueError`` naming both otherwise, never a
+    value the core would take for something else); a symbolic term gives the symbolic sum.
+
+    Example:
+        >>> offset_sum(2**62, 2**62 - 1, "the offset on m")
+        9223372036854775807
+    """
+    total = a + b
+    if isinstance(a, int) and isinstance(b, int) and not INT64_MIN <= total <= INT64_MAX:
+        raise ValueError(f"{what}: {a} + {b} = {total} does not fit in int64")
+    return total
+
+
 def expr_dtype(expr) -> str:
     """The dtype name of a TVM ``PrimExpr``.
 
@@ -87,8 +101,8 @@ def int_list(values, what: str) -> list[int]:
         >>> int_list((8, 16), "a shape extent")
         [8, 16]
     """
-    if type(values) in (list, tuple) and all(type(v) is int for v in values):
-        return list(values)  # the common case; static_int below also checks the int64 range
+    if type(values) in (list, tuple) and all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in values):
+        return list(values)  # the common case, checked as static_int below checks every other
     if isinstance(values, int | str) or not isinstance(values, Sequence | np.ndarray | tvm_ffi.Array):
         raise TypeError(f"expected a sequence of ints for {what}s, got {values!r}")
     return [static_int(v, what) for v in values]
@@ -115,11 +129,12 @@ def range_bounds(bounds) -> tuple[object, int]:
         ((5, 3), (2, 4))
     """
     if type(bounds) is tuple and len(bounds) == 2 and type(bounds[0]) is int and type(bounds[1]) is int:
-        return bounds[0], static_int(bounds[1] - bounds[0], "a slice extent (end - begin)")
+        return static_int(bounds[0], "a slice begin"), static_int(bounds[1] - bounds[0], "a slice extent (end - begin)")
     if isinstance(bounds, tvm.ir.Range):
         begin, extent = bounds.min, bounds.extent
-    elif isinstance(bounds, Sequence) and len(bounds) == 2:
-        begin, extent = bounds[0], bounds[1] - bounds[0]
+    elif isinstance(bounds, Sequence) and not isinstance(bounds, str) and len(bounds) == 2:
+        begin, end = (offset_value(b, f"a slice bound of {bounds!r}") for b in bounds)
+        extent = end - begin
     else:
         raise TypeError(f"a slice region entry is (begin, end) or a tvm.ir.Range, got {bounds!r}")
     if tvm.ir.is_prim_expr(extent):

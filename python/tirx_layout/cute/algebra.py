@@ -232,6 +232,8 @@ def tiled_divide(a: Layout, tiler) -> Layout:
         ((2,3),4,2):((1,8),2,24)
     """
     zipped = zipped_divide(a, tiler)
+    if tiler is None:  # nothing divided: the zipped divide is the layout itself, with no rest modes to unpack
+        return zipped
     return make_layout(zipped[0], *zipped[1])
 
 
@@ -264,6 +266,8 @@ def tiled_product(a: Layout, tiler) -> Layout:
         ((2,2),3,2):((1,2),2,1)
     """
     zipped = zipped_product(a, tiler)
+    if tiler is None:  # nothing multiplied: the zipped product is the layout itself, with no copy modes
+        return zipped
     return make_layout(zipped[0], *zipped[1])
 
 

@@ -107,6 +107,8 @@ def to_cute(tile: TileLayout, shape=None) -> Layout | ComposedLayout | None:
     offset = _static_offset(tile)
     if tile.replica or offset is None:
         return None
+    if not tile.shard:  # one element, at the offset: the unit iter says so in a form every step below reads
+        tile = TileLayout.from_iters([Iter(1, 0)], [], {a.name: v for a, v in tile.offset.items()})
     if shape is not None:
         shape = int_list(shape, "a shape extent")
         if int(np.prod(shape, dtype=object)) != tile.size():

@@ -281,7 +281,7 @@ class Layout(Object):
             index = coord[0]
         else:
             index = _linear_index(coord[0] if len(coord) == 1 else coord, self.shape, True)
-        values = ffi.CuteLayoutCall(self, index)
+        values = ffi.CuteLayoutCall(self, static_int(index, "a CuTe layout index"))
         return self._place(values)
 
     def _place(self, values):
@@ -317,9 +317,11 @@ class Layout(Object):
     def __hash__(self) -> int:
         return hash(str(self))
 
+    @ffi.shown_when_unconstructed
     def __str__(self) -> str:
         return self._cached()[3]
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"Layout.parse({str(self)!r})"
 

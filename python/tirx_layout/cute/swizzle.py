@@ -69,9 +69,11 @@ class Swizzle(Object):
     def __hash__(self) -> int:
         return hash((self.bits, self.base, self.shift))
 
+    @ffi.shown_when_unconstructed
     def __str__(self) -> str:
         return f"Sw<{self.bits},{self.base},{self.shift}>"
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"Swizzle({self.bits}, {self.base}, {self.shift})"
 

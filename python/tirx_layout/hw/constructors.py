@@ -7,6 +7,8 @@ Organization", "Tensor Memory" access restrictions); each constructor names the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..core.values import static_int
 from ..layout.axis import Iter, TCol, TLane, laneid, tid_in_wg, wid_in_wg
 from ..layout.indexing import row_major_strides
@@ -49,7 +51,7 @@ def tmem_datapath_layout(datapath: str, rows: int, cols: int, sub_slab: int = 0)
     rows, cols, sub_slab = static_int(rows, "rows"), static_int(cols, "cols"), static_int(sub_slab, "sub_slab")
     lane, col = TLane, TCol
     expected_rows = {"A": 128, "D": 128, "B": 64, "E": 64, "C": 64, "F": 64, "G": 32}
-    if datapath not in expected_rows:
+    if not isinstance(datapath, str) or datapath not in expected_rows:
         raise ValueError(
             f"tmem_datapath_layout: unknown datapath {datapath!r}; expected one of {sorted(expected_rows)}"
         )
@@ -87,10 +89,10 @@ def tcgen05_atom_layout(instr_shape: str, tensor_shape, dtype) -> TileLayout:
         >>> frag.apply(9, 3, shape=[64, 8])
         {'wid_in_wg': 0, 'laneid': 7, 'm': 1}
     """
-    if instr_shape not in LD_ST_SHAPES:
+    if not isinstance(instr_shape, str) or instr_shape not in LD_ST_SHAPES:
         raise ValueError(f"tcgen05_atom_layout: instr_shape must be one of {list(LD_ST_SHAPES)}, got {instr_shape!r}")
     record = LD_ST_SHAPES[instr_shape]
-    if len(tensor_shape) != 2:
+    if not isinstance(tensor_shape, Sequence) or isinstance(tensor_shape, str) or len(tensor_shape) != 2:
         raise ValueError(f"tcgen05_atom_layout: tensor_shape must be (rows, cols), got {tensor_shape!r}")
     rows, cols = (static_int(s, "a tensor_shape entry") for s in tensor_shape)
     size = dtype_bytes(dtype)
@@ -141,10 +143,10 @@ def mma_shared_layout(dtype, mode: str, shape) -> TileLayout | ComposeLayout:
         >>> mma_shared_layout("float16", "128B", (3, 16, 128))
         ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(3, 16, 2, 64):(2048, 64, 1024, 1)]))
     """
-    if mode not in SWIZZLE_MODES:
+    if not isinstance(mode, str) or mode not in SWIZZLE_MODES:
         raise ValueError(f"mma_shared_layout: unknown swizzle mode {mode!r}; expected one of {SWIZZLE_MODES}")
-    if isinstance(shape, int) or len(shape) < 2:
-        raise ValueError(f"mma_shared_layout: shape {shape!r} must be (..., rows, K), at least two entries")
+    if not isinstance(shape, Sequence) or isinstance(shape, str) or len(shape) < 2:
+        raise ValueError(f"mma_shared_layout: shape must be (..., rows, K), at least two entries, got {shape!r}")
     *leading, rows, cols = (static_int(s, "a shape entry") for s in shape)
     size = dtype_bytes(dtype)
     atom_cols = SWIZZLE_BYTES[mode] // size

@@ -44,7 +44,7 @@ def dtype_bytes(dtype) -> int:
         bits = tvm.runtime.DataType(str(dtype)).bits
     except Exception as err:  # TVM raises its own error type for unknown names
         raise ValueError(f"unknown dtype {dtype!r}") from err
-    if bits % 8:
+    if bits < 8 or bits % 8:
         raise ValueError(f"dtype {dtype!r} has {bits} bits; a layout addresses whole bytes")
     return bits // 8
 
@@ -65,7 +65,7 @@ def swizzle_for_mode(mode: str, dtype) -> SwizzleLayout | None:
         >>> swizzle_for_mode("128B", "float16"), swizzle_for_mode("32B", "float32")
         (SwizzleLayout(3, 3, 3), SwizzleLayout(2, 1, 3))
     """
-    if mode not in SWIZZLE_MODES:
+    if not isinstance(mode, str) or mode not in SWIZZLE_MODES:
         raise ValueError(f"unknown swizzle mode {mode!r}; expected one of {SWIZZLE_MODES}")
     if mode == "none":
         return None
@@ -80,6 +80,8 @@ def mode_of_swizzle(swizzle: SwizzleLayout | None, dtype) -> str:
         >>> mode_of_swizzle(SwizzleLayout(3, 2, 3), "bfloat16")
         '64B'
     """
+    if swizzle is not None and not isinstance(swizzle, SwizzleLayout):
+        raise TypeError(f"mode_of_swizzle takes a SwizzleLayout or None, got {swizzle!r}")
     if swizzle is None or swizzle.swizzle_len == 0:
         return "none"
     per_element = _per_element(dtype)

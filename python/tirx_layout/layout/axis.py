@@ -155,12 +155,17 @@ class Axis(Object, metaclass=_AxisMeta):
 
         return OnAxis(value, self)
 
+    def __matmul__(self, other):
+        # Python asks the left operand only when both are axes: say what `@` binds instead of its generic message.
+        raise TypeError(f"`value @ axis` binds an int or expression to an axis, got the axis {self.name} @ {other!r}")
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Axis) and self.same_as(other)
 
     def __hash__(self) -> int:
         return hash(("tirx_layout.Axis", self.name))
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"Axis.get({self.name!r})"
 
@@ -220,6 +225,7 @@ class Iter(Object):
     def __hash__(self) -> int:
         return tvm_ffi.structural_hash(self)
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"Iter({self.extent}, {self.stride}, {self.axis.name!r})"
 

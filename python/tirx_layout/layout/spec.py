@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..core.values import offset_value, static_int
+from ..core.values import offset_sum, offset_value, static_int
 from .axis import BUILTIN_AXES, Axis, Iter
 from .indexing import row_major_strides
 
@@ -86,7 +86,7 @@ class Offset:
         other = Offset.of(other)
         terms = dict(self.terms)
         for axis, value in other.terms.items():
-            terms[axis] = terms[axis] + value if axis in terms else value
+            terms[axis] = offset_sum(terms[axis], value, f"the offsets on axis {axis.name}") if axis in terms else value
         return Offset(terms)
 
     def __radd__(self, other):

@@ -268,6 +268,7 @@ class SwizzleLayout(Object):
     def __hash__(self) -> int:
         return tvm_ffi.structural_hash(self)
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         inner = "" if self.swizzle_inner else ", swizzle_inner=False"
         return f"SwizzleLayout({self.per_element}, {self.swizzle_len}, {self.atom_len}{inner})"
@@ -507,6 +508,7 @@ class ComposeLayout(Object):
     def __hash__(self) -> int:
         return tvm_ffi.structural_hash(self)
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"ComposeLayout({self.swizzle!r}, {self.tile_layout!r})"
 

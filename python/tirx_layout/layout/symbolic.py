@@ -19,15 +19,38 @@ FLAT, SHARD, SHAPED = 0, 1, 2
 _INT32_MAX = 2**31 - 1
 
 
-def _dtype_for(values, layout) -> str:
-    """int64 when any input is int64 or a constant of the layout would not fit int32; else the inputs' dtype."""
+def _reach(layout, shape) -> int:
+    """The largest magnitude a symbolic apply of ``layout`` forms for a coordinate inside its domain: the flat
+    index, and on every axis the sum of the shard and replica steps and the static offset."""
+    size = 1
+    for it in layout.shard:
+        size *= it.extent
+    reach = size - 1
+    if shape:
+        flat = 1
+        for s in shape:
+            flat *= abs(s) if isinstance(s, int) else 1
+        reach = max(reach, flat - 1)
+    per_axis: dict[str, int] = {}
+    for it in (*layout.shard, *layout.replica):
+        per_axis[it.axis.name] = per_axis.get(it.axis.name, 0) + (it.extent - 1) * abs(it.stride)
+    for axis, value in layout.offset.items():
+        if isinstance(value, int):
+            per_axis[axis.name] = per_axis.get(axis.name, 0) + abs(value)
+    return max([reach, *per_axis.values()])
+
+
+def _dtype_for(values, layout, shape=None) -> str:
+    """int64 when any input or symbolic offset is int64, or when a place, flat index or constant of the layout over
+    its domain would not fit int32; else the inputs' dtype. The dtype must hold every place the layout produces,
+    not only the constants it is written with."""
     dtypes = {expr_dtype(v) for v in values if tvm.ir.is_prim_expr(v)}
-    if "int64" in dtypes:
+    offsets = {expr_dtype(v) for v in layout.offset.values() if not isinstance(v, int)}
+    if "int64" in dtypes | offsets:
         return "int64"
-    constants = [abs(it.stride) for it in (*layout.shard, *layout.replica)] + [abs(it.extent) for it in layout.shard]
+    constants = [abs(it.stride) for it in (*layout.shard, *layout.replica)] + [it.extent for it in layout.shard]
     constants += [abs(v) for v in values if isinstance(v, int)]
-    constants += [abs(v) for v in layout.offset.values() if isinstance(v, int)]
-    if any(c > _INT32_MAX for c in constants):
+    if _reach(layout, shape) > _INT32_MAX or any(c > _INT32_MAX for c in constants):
         return "int64"
     return dtypes.pop() if len(dtypes) == 1 else "int32"
 
@@ -66,7 +89,7 @@ def place_symbolic(layout, form: int, coords, shape, with_replicas: bool):
         >>> place_symbolic(TileLayout(S[8:4]), FLAT, [x], None, False)
         {'m': x * 4}
     """
-    dtype = _dtype_for([*coords, *(shape or [])], layout)
+    dtype = _dtype_for([*coords, *(shape or [])], layout, shape)
     values = [_expr(c, dtype) for c in coords]
     if form == SHAPED:
         values, form = [flatten(values, [_expr(s, dtype) for s in shape])], FLAT
@@ -119,7 +142,7 @@ def shard_coordinates(layout, coord: list, input_shape: list[int]) -> list:
             flat //= e
         return [flat, *reversed(parts)] if extents else []
 
-    dtype = _dtype_for([*coord, *input_shape], layout)
+    dtype = _dtype_for([*coord, *input_shape], layout, input_shape)
     values = [_expr(c, dtype) for c in coord]
     analyzer = tvm.sym.Analyzer()
     pieces = _pieces_by_dimension(layout, values, input_shape, dtype)

@@ -72,12 +72,29 @@ def _tokens(text: str) -> list[_Token]:
     return out
 
 
+#: Brackets a layout text may nest: real layouts nest a few levels; the limit keeps the recursive descent (and
+#: the error a user sees) far from Python's recursion limit.
+MAX_NESTING = 32
+
+
+def _check_nesting(tokens: list[_Token]) -> None:
+    depth = 0
+    for token in tokens:
+        if token.kind == "op" and token.text in "([":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise LayoutTextError(f"nested too deeply: more than {MAX_NESTING} levels of brackets", token.column)
+        elif token.kind == "op" and token.text in ")]":
+            depth -= 1
+
+
 class _Parser:
     """Recursive descent over the token list; each ``_name`` method parses the grammar rule of that name."""
 
     def __init__(self, text: str):
         self.tokens = _tokens(text)
         self.at = 0
+        _check_nesting(self.tokens)
 
     # ---- token helpers -----------------------------------------------------------------------------------
 

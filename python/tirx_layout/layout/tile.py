@@ -11,7 +11,15 @@ import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
 from ..core import ffi
-from ..core.values import INT64_DTYPE, int64_array, int_list, per_dimension_shape, range_bounds, static_int
+from ..core.values import (
+    INT64_DTYPE,
+    int64_array,
+    int_list,
+    offset_value,
+    per_dimension_shape,
+    range_bounds,
+    static_int,
+)
 from .axis import Axis, ExecScope, Iter
 from .spec import LayoutSpec, Offset, S, format_spec
 from .symbolic import (
@@ -137,6 +145,8 @@ class TileLayout(Object):
             TileLayout(S[4:1@laneid] + 2@warpid)
         """
         for group, iters in (("shard", shard), ("replica", replica)):
+            if isinstance(iters, str) or not isinstance(iters, Sequence | tvm_ffi.Array):
+                raise TypeError(f"from_iters: {group} must be a list of Iter objects, got {iters!r}")
             for it in iters:
                 if not isinstance(it, Iter):
                     raise TypeError(f"{group} entries must be Iter objects, got {it!r}")
@@ -251,6 +261,10 @@ class TileLayout(Object):
         return plan
 
     def _place(self, coords, shape, with_replicas: bool):
+        if shape is not None and (
+            isinstance(shape, str) or not isinstance(shape, Sequence | np.ndarray | tvm_ffi.Array)
+        ):
+            raise TypeError(f"apply: shape must be a sequence of extents, got {shape!r}")
         if shape is not None:
             form = SHAPED
             kind = _coord_kind((*coords, *shape))
@@ -258,6 +272,9 @@ class TileLayout(Object):
             form = FLAT if len(coords) == 1 else SHARD
             kind = _coord_kind(coords)
         if kind == "expr":
+            # Symbolic apply builds TVM expressions: anything but an int or an integer expression is named here.
+            coords = [offset_value(c, "a coordinate") for c in coords]
+            shape = None if shape is None else [offset_value(s, "a shape extent") for s in shape]
             self._check_arity(form, len(coords), shape)
             return place_symbolic(self, form, list(coords), None if shape is None else list(shape), with_replicas)
         shape_ints = [static_int(s, "a shape extent") for s in shape] if shape is not None else []
@@ -354,7 +371,10 @@ class TileLayout(Object):
             >>> TileLayout(S[(8, 8):(8, 1)]).apply_to_shape([29], [64])
             [3, 5]
         """
-        return shard_coordinates(self, list(coord), int_list(input_shape, "a shape extent"))
+        if isinstance(coord, str) or not isinstance(coord, Sequence | tvm_ffi.Array):
+            raise TypeError(f"apply_to_shape: coord must be a sequence of ints or expressions, got {coord!r}")
+        coord = [c if tvm.ir.is_prim_expr(c) else static_int(c, "a coordinate") for c in coord]
+        return shard_coordinates(self, coord, int_list(input_shape, "a shape extent"))
 
     def tile(self, outer: TileLayout, outer_shape: Sequence[int], inner_shape: Sequence[int]) -> TileLayout:
         """This layout (the inner tile) repeated by ``outer``: per dimension, outer iters then inner iters, the
@@ -463,6 +483,8 @@ class TileLayout(Object):
             TileLayout(S[3:1] + 5)
         """
         shape = int_list(shape, "a shape extent")
+        if isinstance(region, str) or not isinstance(region, Sequence | tvm_ffi.Array):
+            raise TypeError(f"slice: region must be a list of (begin, end) pairs or Ranges, got {region!r}")
         if len(region) != len(shape):
             raise ValueError(
                 f"slice: region {region!r} has {len(region)} dimensions but shape {shape} has {len(shape)}"
@@ -613,11 +635,21 @@ class TileLayout(Object):
     def __hash__(self) -> int:
         return tvm_ffi.structural_hash(self)
 
+    @ffi.shown_when_unconstructed
     def __str__(self) -> str:
         return format_spec(self.shard, self.replica, self.offset)
 
+    @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
         return f"TileLayout({self})"
 
     def __reduce__(self):
+        # A symbolic offset is a TVM expression whose variables are identities, not values: TVM's serialiser does
+        # not round-trip them (and crashes on some), so such a layout is refused here rather than half-pickled.
+        symbolic = {a.name: v for a, v in self.offset.items() if not isinstance(v, int)}
+        if symbolic:
+            raise TypeError(
+                f"cannot pickle layout {self}: its offset {symbolic} is symbolic (a TVM expression); pickle the "
+                "static layout and rebuild the symbolic offset after loading"
+            )
         return (TileLayout.from_iters, (list(self.shard), list(self.replica), dict(self.offset)))
