@@ -210,7 +210,7 @@ def test_symbolic_values_where_sequences_belong_are_named():
     x = tvm.tirx.Var("x", "int32")
     with pytest.raises(TypeError, match="shape must be a sequence of extents, got x"):
         TileLayout(S[8:1]).apply(0, shape=x)
-    with pytest.raises(ValueError, match=r"shape must be \(rows, K\), got x"):
+    with pytest.raises(ValueError, match=r"shape must be \(\.\.\., rows, K\), at least two entries, got x"):
         mma_shared_layout("float16", "128B", x)
     with pytest.raises(TypeError, match="region must be a list of"):
         TileLayout(S[8:1]).slice([8], x)
