@@ -355,7 +355,7 @@ def swizzle(rng: random.Random) -> Case:
     if kind == "apply":
         return Case(
             "swizzle",
-            src + f"result = [sw.apply(a)[\"m\"] for a in {addresses}]",
+            src + f'result = [sw.apply(a)["m"] for a in {addresses}]',
             f"check_swizzle(result, {params!r}, {inner}, {addresses!r})",
         )
     if kind == "compose":
