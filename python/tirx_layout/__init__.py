@@ -33,7 +33,9 @@ from .layout import (
     S,
     SwizzleLayout,
     TileLayout,
+    from_upstream,
     parse_layout,
+    to_upstream,
 )
 from .layout.axis import (
     Bank,
@@ -83,6 +85,7 @@ __all__ = [
     "cby",
     "cbz",
     "cute",
+    "from_upstream",
     "ir",
     "laneid",
     "layout_of",
@@ -96,6 +99,7 @@ __all__ = [
     "tcgen05_atom_layout",
     "tid_in_wg",
     "tmem_datapath_layout",
+    "to_upstream",
     "transform",
     "tx",
     "viz",

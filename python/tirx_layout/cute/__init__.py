@@ -32,6 +32,7 @@ from .algebra import (
 )
 from .convert import logical_shape, to_cute, to_cute_composed, to_cute_flat, to_tile_layout
 from .fragment import Fragment
+from .int_tuple import flatten, inner_product, prefix_product, product, shape_div
 from .layout import Layout, compact_strides, make_layout
 from .swizzle import ComposedLayout, Swizzle
 
@@ -48,16 +49,21 @@ __all__ = [
     "cosize",
     "depth",
     "filter",
+    "flatten",
+    "inner_product",
     "is_partial_right_inverse",
     "left_inverse",
     "logical_divide",
     "logical_product",
     "logical_shape",
     "make_layout",
+    "prefix_product",
+    "product",
     "raked_product",
     "rank",
     "restrict",
     "right_inverse",
+    "shape_div",
     "size",
     "tiled_divide",
     "tiled_product",

@@ -74,12 +74,6 @@ def compact_strides(shape):
     return walk(_shape_tree(shape))
 
 
-def _rebuild(shape, leaves):
-    if isinstance(shape, tuple):
-        return tuple(_rebuild(s, leaves) for s in shape)
-    return next(leaves)
-
-
 def flat_leaves(shape, stride) -> list[tuple]:
     """The ``(extent, stride)`` leaves of congruent ``shape`` and ``stride`` trees, fastest first.
 
@@ -140,7 +134,7 @@ class Layout(Object):
         9
     """
 
-    __slots__ = ("_cache",)
+    __slots__ = ("_cache", "_text")
 
     def __init__(self, shape, stride=None) -> None:
         tree = _shape_tree(shape)
@@ -170,16 +164,19 @@ class Layout(Object):
         return layout
 
     def _cached(self) -> tuple:
+        """``(shape, stride, axis names)``, decoded once per object from one flat list the core writes."""
         cache = getattr(self, "_cache", None)
         if cache is None:
-            shape = ffi.CuteLayoutShape(self)
-            shape = _to_tuple(shape)
-            strides = [
-                v if not a else OnAxis(v, Axis.get(a))
-                for v, a in zip(ffi.CuteLayoutStrideValues(self), ffi.CuteLayoutStrideAxes(self), strict=True)
-            ]
-            names = tuple(a or PLAIN_AXIS for a in ffi.CuteLayoutAxes(self))
-            cache = self._cache = (shape, _rebuild(shape, iter(strides)), names, ffi.CuteLayoutStr(self))
+            codes = ffi.CuteLayoutEncoded(self)
+            count, plain = codes[0], codes[1]
+            if count == 0 or (count == 1 and plain == 0):  # the common case: no axis, or only plain ints
+                names, axes = (PLAIN_AXIS,) * count, (None,) * count
+            else:
+                raw = tuple(ffi.CuteLayoutAxes(self))
+                names = tuple(a or PLAIN_AXIS for a in raw)
+                axes = tuple(Axis.get(a) if a else None for a in raw)
+            shape, stride, _ = _decode(codes, 2, axes)
+            cache = self._cache = (shape, stride, names)
         return cache
 
     @property
@@ -318,7 +315,10 @@ class Layout(Object):
         return hash(str(self))
 
     def __str__(self) -> str:
-        return self._cached()[3]
+        text = getattr(self, "_text", None)
+        if text is None:
+            text = self._text = ffi.CuteLayoutStr(self)
+        return text
 
     def __repr__(self) -> str:
         return f"Layout.parse({str(self)!r})"
@@ -327,10 +327,23 @@ class Layout(Object):
         return (Layout.parse, (str(self),))
 
 
-def _to_tuple(value):
-    if isinstance(value, int):
-        return value
-    return tuple(_to_tuple(v) for v in value)
+def _decode(codes, pos: int, axes: tuple) -> tuple:
+    """The ``(shape, stride, next position)`` of the mode encoded at ``codes[pos]`` (see ``CuteLayoutEncoded``: a
+    tuple of k modes is ``-k``, a leaf ``extent, stride, axis index``); ``axes`` holds ``None`` for plain ints."""
+    head = codes[pos]
+    if head >= 0:
+        axis = codes[pos + 2]
+        stride = codes[pos + 1]
+        if axis >= 0 and axes[axis] is not None:
+            stride = OnAxis(stride, axes[axis])
+        return head, stride, pos + 3
+    shapes, strides = [], []
+    pos += 1
+    for _ in range(-head):
+        shape, stride, pos = _decode(codes, pos, axes)
+        shapes.append(shape)
+        strides.append(stride)
+    return tuple(shapes), tuple(strides), pos
 
 
 def make_layout(*layouts: Layout) -> Layout:
