@@ -103,7 +103,8 @@ def test_left_inverse_answers_exactly_where_cutes_answer_inverts():
     accepted = refused = 0
     for theirs in small_layouts():
         ours = cute_layout(theirs)
-        if any(s > 1 and d == 0 for s, d in zip(pycute.flatten(theirs.shape), pycute.flatten(theirs.stride))):
+        modes = zip(pycute.flatten(theirs.shape), pycute.flatten(theirs.stride), strict=True)
+        if any(s > 1 and d == 0 for s, d in modes):
             continue  # a broadcast is not injective: refused before anything else (test_layout.py)
         try:
             oracle = pycute.left_inverse(theirs)
