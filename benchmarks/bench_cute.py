@@ -13,7 +13,7 @@ from pathlib import Path
 import pycute
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import ratio_main
+from _timing import best_times_interleaved, ratio_main
 
 from tirx_layout import cute
 
@@ -67,6 +67,34 @@ def cases():
         lambda: pycute.logical_divide(ph, pc),
     )
 
+    L, pL = pair("(4,8):(8,1)")
+    yield "call", "(4,8):(8,1) at 9", lambda: L(9), lambda: pL(9)
+    yield "call", "(4,8):(8,1) at (1,2)", lambda: L((1, 2)), lambda: pL((1, 2))
+    yield "call", "(4,8):(8,1) at 1, 2", lambda: L(1, 2), lambda: pL(1, 2)
+    yield (
+        "composition + fields",
+        "(6,2):(8,2) o (4,3):(3,1), .shape and .stride",
+        lambda: fields(cute.composition(a, b)),
+        lambda: fields(pycute.composition(pa, pb)),
+    )
+
+
+def fields(layout):
+    return layout.shape, layout.stride
+
+
+def field_read_cost(repeats: int) -> None:
+    """Microseconds to read ``.shape`` and ``.stride`` of a fresh CuTe result: composing and reading, less composing."""
+    a, b = cute.Layout.parse("(6,2):(8,2)"), cute.Layout.parse("(4,3):(3,1)")
+    big = cute.Layout.parse("((4,8),(2,2),(8,4)):((1,512),(4,64),(8,128))")
+    for what, make in (
+        ("(6,2):(8,2) o (4,3):(3,1)", lambda: cute.composition(a, b)),
+        ("rank-3", lambda: cute.make_layout(big)),
+    ):
+        with_fields, alone = best_times_interleaved([lambda: fields(make()), make], repeats)
+        print(f"fields of a fresh result ({what}): {(with_fields - alone) * 1e6:.2f} us (target: under 2 us)")
+
 
 if __name__ == "__main__":
     ratio_main(cases, "pycute", __doc__)
+    field_read_cost(15)

@@ -12,7 +12,7 @@ import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
 from ..core import ffi
-from ..core.values import int64_array, static_int
+from ..core.values import INT64_MAX, INT64_MIN, int64_array, static_int
 from ..layout.axis import Axis
 from ..layout.spec import OnAxis
 
@@ -86,8 +86,36 @@ def flat_leaves(shape, stride) -> list[tuple]:
     return [(shape, stride)]
 
 
+def _evaluate(modes: tuple, num_axes: int, index: int) -> list[int] | None:
+    """The place of ``index >= 0`` on each axis, ``None`` past int64. The same walk as the core's ``Evaluate``, kept
+    here for single ints because one FFI round trip costs more than the walk (arrays go to the core)."""
+    values = [0] * num_axes
+    last = len(modes) - 1
+    for k, (extent, stride, axis) in enumerate(modes):
+        if k == last:
+            digit = index
+        else:
+            index, digit = divmod(index, extent)
+        if axis >= 0:
+            values[axis] += digit * stride
+    for value in values:
+        if not INT64_MIN <= value <= INT64_MAX:
+            return None
+    return values
+
+
 def _linear_index(coord, shape, unbounded: bool) -> int:
     """The column-major index of a (hierarchical) coordinate within ``shape``."""
+    if type(coord) is tuple and type(shape) is tuple and len(coord) == len(shape):
+        # The common case first: a flat coordinate of in-range ints; anything else takes the general walk below.
+        index, scale, last = 0, 1, len(shape) - 1
+        for k, (c, s) in enumerate(zip(coord, shape, strict=True)):
+            if type(c) is not int or type(s) is not int or c < 0 or (c >= s and not (unbounded and k == last)):
+                break
+            index += c * scale
+            scale *= s
+        else:
+            return index
     if not isinstance(coord, tuple | list):
         index = static_int(coord, "a coordinate")
         size = shape_size(shape)
@@ -164,7 +192,8 @@ class Layout(Object):
         return layout
 
     def _cached(self) -> tuple:
-        """``(shape, stride, axis names)``, decoded once per object from one flat list the core writes."""
+        """``(shape, stride, axis names, flat modes, plain?)``, decoded once per object from one flat list the core
+        writes."""
         cache = getattr(self, "_cache", None)
         if cache is None:
             codes = ffi.CuteLayoutEncoded(self)
@@ -175,8 +204,9 @@ class Layout(Object):
                 raw = tuple(ffi.CuteLayoutAxes(self))
                 names = tuple(a or PLAIN_AXIS for a in raw)
                 axes = tuple(Axis.get(a) if a else None for a in raw)
-            shape, stride, _ = _decode(codes, 2, axes)
-            cache = self._cache = (shape, stride, names)
+            modes: list = []
+            shape, stride, _ = _decode(codes, 2, axes, modes)
+            cache = self._cache = (shape, stride, names, tuple(modes), names in ((), (PLAIN_AXIS,)))
         return cache
 
     @property
@@ -215,7 +245,7 @@ class Layout(Object):
             >>> Layout.parse("(2,4):(1,2)").is_plain(), Layout.parse("2:1@laneid").is_plain()
             (True, False)
         """
-        return self.axes() in ((), (PLAIN_AXIS,))
+        return self._cached()[4]
 
     def size(self) -> int:
         """Number of points of the domain: the product of the extents.
@@ -274,16 +304,15 @@ class Layout(Object):
             >>> L(9), L((1, 2)), L(1, 2)
             (10, 10, 10)
         """
+        shape, _, names, modes, plain = self._cached()
         if len(coord) == 1 and type(coord[0]) is int:
             index = coord[0]
         else:
-            index = _linear_index(coord[0] if len(coord) == 1 else coord, self.shape, True)
-        values = ffi.CuteLayoutCall(self, index)
-        return self._place(values)
-
-    def _place(self, values):
-        names = self.axes()
-        if self.is_plain():
+            index = _linear_index(coord[0] if len(coord) == 1 else coord, shape, True)
+        values = _evaluate(modes, len(names), index) if index >= 0 else None
+        if values is None:  # a negative index or an int64 overflow: the core raises the error
+            values = ffi.CuteLayoutCall(self, index)
+        if plain:
             return values[0] if values else 0
         return dict(zip(names, values, strict=True))
 
@@ -327,22 +356,33 @@ class Layout(Object):
         return (Layout.parse, (str(self),))
 
 
-def _decode(codes, pos: int, axes: tuple) -> tuple:
+def _decode(codes, pos: int, axes: tuple, modes: list) -> tuple:
     """The ``(shape, stride, next position)`` of the mode encoded at ``codes[pos]`` (see ``CuteLayoutEncoded``: a
-    tuple of k modes is ``-k``, a leaf ``extent, stride, axis index``); ``axes`` holds ``None`` for plain ints."""
+    tuple of k modes is ``-k``, a leaf ``extent, stride, axis index``); ``axes`` holds ``None`` for plain ints. Each
+    leaf's ``(extent, stride, axis index)`` is appended to ``modes``, fastest first."""
     head = codes[pos]
     if head >= 0:
-        axis = codes[pos + 2]
-        stride = codes[pos + 1]
+        stride, axis = codes[pos + 1], codes[pos + 2]
+        modes.append((head, stride, axis))
         if axis >= 0 and axes[axis] is not None:
             stride = OnAxis(stride, axes[axis])
         return head, stride, pos + 3
     shapes, strides = [], []
     pos += 1
     for _ in range(-head):
-        shape, stride, pos = _decode(codes, pos, axes)
-        shapes.append(shape)
+        extent = codes[pos]
+        if extent < 0:  # a nested tuple
+            shape, stride, pos = _decode(codes, pos, axes, modes)
+            shapes.append(shape)
+            strides.append(stride)
+            continue
+        stride, axis = codes[pos + 1], codes[pos + 2]  # a leaf, read in place: most modes are leaves
+        modes.append((extent, stride, axis))
+        if axis >= 0 and axes[axis] is not None:
+            stride = OnAxis(stride, axes[axis])
+        shapes.append(extent)
         strides.append(stride)
+        pos += 3
     return tuple(shapes), tuple(strides), pos
 
 

@@ -11,7 +11,16 @@ import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
 from ..core import ffi
-from ..core.values import INT64_DTYPE, int64_array, int_list, per_dimension_shape, range_bounds, static_int
+from ..core.values import (
+    INT64_DTYPE,
+    INT64_MAX,
+    INT64_MIN,
+    int64_array,
+    int_list,
+    per_dimension_shape,
+    range_bounds,
+    static_int,
+)
 from .axis import Axis, Iter
 from .spec import LayoutSpec, Offset, S, format_spec
 from .symbolic import (
@@ -43,6 +52,45 @@ class _Plan(NamedTuple):
     names: tuple[str, ...]  # output axes, in the order the core writes them
     places: int  # rows per element: the replica count for apply_all, else 1
     symbolic: dict[str, object]  # offsets the core cannot add (PrimExpr), by axis name
+    base: tuple[int, ...]  # the static offset on each output axis
+    terms: tuple[tuple[int, int, int], ...]  # (extent, stride, output position) of each shard iter
+
+
+def _place_ints(plan: _Plan, form: int, ints: list, shape: list) -> list | None:
+    """The base place of int coordinates, the walk of the core's ``Placer`` (SPEC §2 "Forward map") done here for
+    single elements, where one FFI round trip costs more than the walk. ``None`` for anything the core should answer
+    (a wrong arity, a bad shape, an int64 overflow): it raises the error."""
+    terms = plan.terms
+    values = list(plan.base)
+    if form == SHARD:
+        if len(ints) != len(terms):
+            return None
+        for (_, stride, axis), c in zip(terms, ints, strict=True):
+            values[axis] += c * stride
+    else:
+        if form == FLAT:
+            if len(ints) != 1:
+                return None
+            flat = ints[0]
+        else:
+            if len(ints) != len(shape) or min(shape, default=1) < 1:
+                return None
+            flat = 0
+            for c, extent in zip(ints, shape, strict=True):
+                flat = flat * extent + c
+            if not INT64_MIN <= flat <= INT64_MAX:
+                return None
+        # Last iter fastest (floor division, negatives too); the first takes what is left, so out-of-range spills there.
+        for k in range(len(terms) - 1, 0, -1):
+            extent, stride, axis = terms[k]
+            flat, c = divmod(flat, extent)
+            values[axis] += c * stride
+        if terms:
+            values[terms[0][2]] += flat * terms[0][1]
+    for value in values:
+        if not INT64_MIN <= value <= INT64_MAX:
+            return None
+    return values
 
 
 def _cuda_target_active() -> bool:
@@ -234,10 +282,15 @@ class TileLayout(Object):
         slot = "_plan_all" if with_replicas else "_plan_base"
         plan = getattr(self, slot, None)
         if plan is None:
+            names = tuple(ffi.TileLayoutOutputAxes(self, with_replicas))
+            position = {name: k for k, name in enumerate(names)}
+            static = {a.name: v for a, v in self.offset.items() if isinstance(v, int)}
             plan = _Plan(
-                tuple(ffi.TileLayoutOutputAxes(self, with_replicas)),
+                names,
                 self.num_replicas() if with_replicas else 1,
                 {a.name: v for a, v in self.offset.items() if not isinstance(v, int)},
+                tuple(static.get(name, 0) for name in names),
+                tuple((it.extent, it.stride, position[it.axis.name]) for it in self.shard),
             )
             setattr(self, slot, plan)
         return plan
@@ -257,7 +310,9 @@ class TileLayout(Object):
         if kind == "array":
             return self._place_arrays(form, coords, shape_ints, plan, with_replicas)
         ints = [static_int(c, "a coordinate") for c in coords]
-        values = ffi.TileLayoutApplyInt(self, form, with_replicas, len(shape_ints), *shape_ints, *ints)
+        values = None if with_replicas else _place_ints(plan, form, ints, shape_ints)
+        if values is None:
+            values = ffi.TileLayoutApplyInt(self, form, with_replicas, len(shape_ints), *shape_ints, *ints)
         width = len(plan.names)
         rows = [dict(zip(plan.names, values[r * width : (r + 1) * width], strict=False)) for r in range(plan.places)]
         if plan.symbolic:
