@@ -13,6 +13,7 @@
 #include <tvm/ffi/container/tuple.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
+#include <tvm/ffi/string.h>
 
 #include "tirx_layout/checked.h"
 #include "tirx_layout/cute.h"
@@ -109,7 +110,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              std::vector<int64_t> out{static_cast<int64_t>(axes.size()),
                                       plain == axes.end() ? -1 : static_cast<int64_t>(plain - axes.begin())};
              Encode(Value(l), axes, &out);
-             return ffi::Shape(out.begin(), out.end());
+             // As native-endian int64 bytes: Python receives them as `bytes` without a per-element conversion.
+             return ffi::Bytes(reinterpret_cast<const char*>(out.data()), out.size() * sizeof(int64_t));
            })
       .def("tirx_layout.CuteLayoutAxes",
            [](const CuteLayout& l) {

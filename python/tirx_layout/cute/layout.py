@@ -86,18 +86,25 @@ def flat_leaves(shape, stride) -> list[tuple]:
     return [(shape, stride)]
 
 
-def _evaluate(modes: tuple, num_axes: int, index: int) -> list[int] | None:
-    """The place of ``index >= 0`` on each axis, ``None`` past int64. The same walk as the core's ``Evaluate``, kept
-    here for single ints because one FFI round trip costs more than the walk (arrays go to the core)."""
+def _evaluate(codes: list, num_axes: int, index: int) -> list[int] | None:
+    """The place of ``index >= 0`` on each axis, ``None`` past int64, walking the leaves of the encoded layout
+    ``codes`` (see :func:`_decode`; the last leaf ends the list). The same walk as the core's ``Evaluate``, kept here
+    for single ints because one FFI round trip costs more than the walk (arrays go to the core)."""
     values = [0] * num_axes
-    last = len(modes) - 1
-    for k, (extent, stride, axis) in enumerate(modes):
-        if k == last:
+    pos, last = 2, len(codes) - 3
+    while pos <= last:
+        extent = codes[pos]
+        if extent < 0:  # a tuple marker
+            pos += 1
+            continue
+        if pos == last:
             digit = index
         else:
             index, digit = divmod(index, extent)
+        axis = codes[pos + 2]
         if axis >= 0:
-            values[axis] += digit * stride
+            values[axis] += digit * codes[pos + 1]
+        pos += 3
     for value in values:
         if not INT64_MIN <= value <= INT64_MAX:
             return None
@@ -192,11 +199,11 @@ class Layout(Object):
         return layout
 
     def _cached(self) -> tuple:
-        """``(shape, stride, axis names, flat modes, plain?)``, decoded once per object from one flat list the core
+        """``(shape, stride, axis names, encoded list, plain?)``, decoded once per object from one flat list the core
         writes."""
         cache = getattr(self, "_cache", None)
         if cache is None:
-            codes = ffi.CuteLayoutEncoded(self)
+            codes = memoryview(ffi.CuteLayoutEncoded(self)).cast("q").tolist()
             count, plain = codes[0], codes[1]
             if count == 0 or (count == 1 and plain == 0):  # the common case: no axis, or only plain ints
                 names, axes = (PLAIN_AXIS,) * count, (None,) * count
@@ -204,9 +211,8 @@ class Layout(Object):
                 raw = tuple(ffi.CuteLayoutAxes(self))
                 names = tuple(a or PLAIN_AXIS for a in raw)
                 axes = tuple(Axis.get(a) if a else None for a in raw)
-            modes: list = []
-            shape, stride, _ = _decode(codes, 2, axes, modes)
-            cache = self._cache = (shape, stride, names, tuple(modes), names in ((), (PLAIN_AXIS,)))
+            shape, stride, _ = _decode(codes, 2, axes)
+            cache = self._cache = (shape, stride, names, codes, names in ((), (PLAIN_AXIS,)))
         return cache
 
     @property
@@ -304,12 +310,12 @@ class Layout(Object):
             >>> L(9), L((1, 2)), L(1, 2)
             (10, 10, 10)
         """
-        shape, _, names, modes, plain = self._cached()
+        shape, _, names, codes, plain = self._cached()
         if len(coord) == 1 and type(coord[0]) is int:
             index = coord[0]
         else:
             index = _linear_index(coord[0] if len(coord) == 1 else coord, shape, True)
-        values = _evaluate(modes, len(names), index) if index >= 0 else None
+        values = _evaluate(codes, len(names), index) if index >= 0 else None
         if values is None:  # a negative index or an int64 overflow: the core raises the error
             values = ffi.CuteLayoutCall(self, index)
         if plain:
@@ -356,14 +362,13 @@ class Layout(Object):
         return (Layout.parse, (str(self),))
 
 
-def _decode(codes, pos: int, axes: tuple, modes: list) -> tuple:
+def _decode(codes, pos: int, axes: tuple) -> tuple:
     """The ``(shape, stride, next position)`` of the mode encoded at ``codes[pos]`` (see ``CuteLayoutEncoded``: a
-    tuple of k modes is ``-k``, a leaf ``extent, stride, axis index``); ``axes`` holds ``None`` for plain ints. Each
-    leaf's ``(extent, stride, axis index)`` is appended to ``modes``, fastest first."""
+    tuple of k modes is ``-k``, a leaf ``extent, stride, axis index``, after a two-entry header); ``axes`` holds
+    ``None`` for plain ints."""
     head = codes[pos]
     if head >= 0:
         stride, axis = codes[pos + 1], codes[pos + 2]
-        modes.append((head, stride, axis))
         if axis >= 0 and axes[axis] is not None:
             stride = OnAxis(stride, axes[axis])
         return head, stride, pos + 3
@@ -372,12 +377,11 @@ def _decode(codes, pos: int, axes: tuple, modes: list) -> tuple:
     for _ in range(-head):
         extent = codes[pos]
         if extent < 0:  # a nested tuple
-            shape, stride, pos = _decode(codes, pos, axes, modes)
+            shape, stride, pos = _decode(codes, pos, axes)
             shapes.append(shape)
             strides.append(stride)
             continue
         stride, axis = codes[pos + 1], codes[pos + 2]  # a leaf, read in place: most modes are leaves
-        modes.append((extent, stride, axis))
         if axis >= 0 and axes[axis] is not None:
             stride = OnAxis(stride, axes[axis])
         shapes.append(extent)

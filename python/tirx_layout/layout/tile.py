@@ -57,9 +57,12 @@ class _Plan(NamedTuple):
 
 
 def _place_ints(plan: _Plan, form: int, ints: list, shape: list) -> list | None:
-    """The base place of int coordinates, the walk of the core's ``Placer`` (SPEC §2 "Forward map") done here for
+    """The base place of Python-int coordinates, the walk of the core's ``Placer`` (SPEC §2 "Forward map") done here for
     single elements, where one FFI round trip costs more than the walk. ``None`` for anything the core should answer
     (a wrong arity, a bad shape, an int64 overflow): it raises the error."""
+    for c in ints:  # anything but an int64 Python int (an array, an expression, a numpy int) takes the general path
+        if type(c) is not int or not INT64_MIN <= c <= INT64_MAX:
+            return None
     terms = plan.terms
     values = list(plan.base)
     if form == SHARD:
@@ -296,6 +299,13 @@ class TileLayout(Object):
         return plan
 
     def _place(self, coords, shape, with_replicas: bool):
+        if shape is None and not with_replicas:
+            # The common case first: plain Python ints, no shape, no symbolic offset.
+            plan = self._plan(False)
+            if not plan.symbolic:
+                values = _place_ints(plan, FLAT if len(coords) == 1 else SHARD, coords, ())
+                if values is not None:
+                    return dict(zip(plan.names, values, strict=True))
         if shape is not None:
             form = SHAPED
             kind = _coord_kind((*coords, *shape))
