@@ -1,6 +1,7 @@
 """Single int coordinates are placed in Python (one FFI round trip costs more than the walk); arrays by the core.
 The two paths agree everywhere, out-of-range and negative coordinates included, and int64 overflow stays an error."""
 
+import math
 import random
 
 import numpy as np
@@ -50,3 +51,18 @@ def test_cute_call_agrees_with_the_cores_array_evaluation():
         assert [layout(i) for i in indices] == layout.apply_array(np.array(indices)).tolist(), str(layout)
     with pytest.raises(ValueError, match="index must be >= 0"):
         cute.Layout((4, 8))(-1)
+
+
+def test_cute_coordinates_agree_with_their_column_major_index():
+    rng = random.Random(6)
+    for _ in range(200):
+        shape = tuple(rng.randint(1, 5) for _ in range(rng.randint(1, 3)))
+        layout = cute.Layout(shape, tuple(rng.randint(-3, 9) for _ in shape))
+        nested = cute.Layout((shape, 2), (tuple(rng.randint(0, 9) for _ in shape), 50))
+        for _ in range(10):
+            coord = (*(rng.randrange(s) for s in shape[:-1]), rng.randrange(shape[-1] + 3))  # the last mode runs on
+            index = sum(c * math.prod(shape[:k]) for k, c in enumerate(coord))
+            assert layout(*coord) == layout(coord) == layout(index), (str(layout), coord)
+            inside = tuple(rng.randrange(s) for s in shape)  # only the last top-level mode runs on
+            inner = sum(c * math.prod(shape[:k]) for k, c in enumerate(inside))
+            assert nested(inside, 1) == nested(inner + math.prod(shape)), (str(nested), inside)

@@ -111,6 +111,26 @@ def _evaluate(codes: list, num_axes: int, index: int) -> list[int] | None:
     return values
 
 
+def _evaluate_flat(codes: list, num_axes: int, point) -> list[int] | None:
+    """The place of ``point``, one int per leaf of a flat tuple layout (``L(i, j)`` on ``(4,8):(8,1)``), without the
+    detour through a linear index; ``None`` for any other layout or coordinate (then the general walk answers)."""
+    if type(point) is not tuple or codes[2] != -len(point) or len(codes) != 3 + 3 * len(point):
+        return None
+    values = [0] * num_axes
+    last, pos = len(point) - 1, 3
+    for k, c in enumerate(point):
+        if type(c) is not int or c < 0 or (c >= codes[pos] and k != last):
+            return None
+        axis = codes[pos + 2]
+        if axis >= 0:
+            values[axis] += c * codes[pos + 1]
+        pos += 3
+    for value in values:
+        if not INT64_MIN <= value <= INT64_MAX:
+            return None
+    return values
+
+
 def _linear_index(coord, shape, unbounded: bool) -> int:
     """The column-major index of a (hierarchical) coordinate within ``shape``."""
     if type(coord) is tuple and type(shape) is tuple and len(coord) == len(shape):
@@ -311,11 +331,15 @@ class Layout(Object):
             (10, 10, 10)
         """
         shape, _, names, codes, plain = self._cached()
+        values = None
         if len(coord) == 1 and type(coord[0]) is int:
             index = coord[0]
         else:
-            index = _linear_index(coord[0] if len(coord) == 1 else coord, shape, True)
-        values = _evaluate(codes, len(names), index) if index >= 0 else None
+            point = coord[0] if len(coord) == 1 else coord
+            values = _evaluate_flat(codes, len(names), point)
+            index = _linear_index(point, shape, True) if values is None else 0
+        if values is None and index >= 0:
+            values = _evaluate(codes, len(names), index)
         if values is None:  # a negative index or an int64 overflow: the core raises the error
             values = ffi.CuteLayoutCall(self, index)
         if plain:

@@ -60,17 +60,20 @@ def _place_ints(plan: _Plan, form: int, ints: list, shape: list) -> list | None:
     """The base place of Python-int coordinates, the walk of the core's ``Placer`` (SPEC §2 "Forward map") done here for
     single elements, where one FFI round trip costs more than the walk. ``None`` for anything the core should answer
     (a wrong arity, a bad shape, an int64 overflow): it raises the error."""
-    for c in ints:  # anything but an int64 Python int (an array, an expression, a numpy int) takes the general path
-        if type(c) is not int or not INT64_MIN <= c <= INT64_MAX:
-            return None
+    # Anything but an int64 Python int (an array, an expression, a numpy int) takes the general path.
     terms = plan.terms
     values = list(plan.base)
     if form == SHARD:
         if len(ints) != len(terms):
             return None
         for (_, stride, axis), c in zip(terms, ints, strict=True):
+            if type(c) is not int or not INT64_MIN <= c <= INT64_MAX:
+                return None
             values[axis] += c * stride
     else:
+        for c in ints:
+            if type(c) is not int or not INT64_MIN <= c <= INT64_MAX:
+                return None
         if form == FLAT:
             if len(ints) != 1:
                 return None
@@ -264,6 +267,12 @@ class TileLayout(Object):
             >>> TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)]).apply(1, 5, 7)
             {'TCol': 119, 'TLane': 5}
         """
+        if shape is None:  # the per-element case first: plain ints straight to the walk (see _place_ints)
+            plan = self._plan(False)
+            if not plan.symbolic:
+                values = _place_ints(plan, FLAT if len(coords) == 1 else SHARD, coords, ())
+                if values is not None:
+                    return dict(zip(plan.names, values, strict=True))
         return self._place(coords, shape, with_replicas=False)
 
     def apply_all(self, *coords, shape: Sequence | None = None):
@@ -299,13 +308,6 @@ class TileLayout(Object):
         return plan
 
     def _place(self, coords, shape, with_replicas: bool):
-        if shape is None and not with_replicas:
-            # The common case first: plain Python ints, no shape, no symbolic offset.
-            plan = self._plan(False)
-            if not plan.symbolic:
-                values = _place_ints(plan, FLAT if len(coords) == 1 else SHARD, coords, ())
-                if values is not None:
-                    return dict(zip(plan.names, values, strict=True))
         if shape is not None:
             form = SHAPED
             kind = _coord_kind((*coords, *shape))
