@@ -48,13 +48,16 @@ def assert_same_upstream(mine, theirs):
     assert tvm_ffi.structural_equal(mine, theirs), (mine, theirs)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(layouts)
-def test_tile_layout_round_trips_both_ways(data):
+def test_tile_layout_round_trips_both_ways_and_applies_alike(data):
     ours, theirs = build(data), upstream_layout(data)
     assert_same_upstream(ours.to_upstream(), theirs)
     assert from_upstream(theirs) == ours
     assert from_upstream(to_upstream(ours)) == ours
+    if ours.size() <= WHOLE_DOMAIN:
+        flats = list(range(ours.size()))
+        assert our_places(from_upstream(theirs), flats) == upstream_places(theirs, flats)
 
 
 def test_thousands_of_layouts_round_trip_and_apply_alike_over_the_whole_domain():
