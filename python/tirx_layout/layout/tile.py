@@ -267,12 +267,16 @@ class TileLayout(Object):
             >>> TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)]).apply(1, 5, 7)
             {'TCol': 119, 'TLane': 5}
         """
-        if shape is None:  # the per-element case first: plain ints straight to the walk (see _place_ints)
-            plan = self._plan(False)
-            if not plan.symbolic:
+        plan = self._plan(False)
+        if not plan.symbolic:  # the per-element case first: plain ints straight to the walk (see _place_ints)
+            if shape is None:
                 values = _place_ints(plan, FLAT if len(coords) == 1 else SHARD, coords, ())
-                if values is not None:
-                    return dict(zip(plan.names, values, strict=True))
+            elif type(shape) in (list, tuple) and all(type(s) is int for s in shape):
+                values = _place_ints(plan, SHAPED, coords, shape)
+            else:
+                values = None
+            if values is not None:
+                return dict(zip(plan.names, values, strict=True))
         return self._place(coords, shape, with_replicas=False)
 
     def apply_all(self, *coords, shape: Sequence | None = None):
