@@ -42,6 +42,16 @@ def cases():
     inner, up_inner = TileLayout(S[(2, 4) : (1, 2)]), up.TileLayout(up.S[(2, 4) : (1, 2)])
     outer, up_outer = TileLayout(S[(8, 8) : (8, 1)]), up.TileLayout(up.S[(8, 8) : (8, 1)])
     tiled, up_tiled = inner.tile(outer, [8, 8], [2, 4]), up_inner.tile(up_outer, [8, 8], [2, 4])
+    # per-element apply on ints, in each coordinate form
+    yield "apply", "guide fragment, flat index 37", lambda: frag.apply(37), lambda: up_frag.apply(37)
+    yield "apply", "guide fragment, shard coords", lambda: frag.apply(1, 1, 2, 1), lambda: up_frag.apply(1, 1, 2, 1)
+    yield (
+        "apply",
+        "guide fragment, (3, 5) of [8, 16]",
+        lambda: frag.apply(3, 5, shape=[8, 16]),
+        lambda: up_frag.apply(3, 5, shape=[8, 16]),
+    )
+    yield "apply", "S[(128,64):(64,1)], (100, 7)", lambda: smem.apply(100, 7), lambda: up_smem.apply(100, 7)
     yield "canonicalize", "S[(8,8,8,4,2):(512,64,8,2,1)]", fusable.canonicalize, up_fusable.canonicalize
     yield "canonicalize", "guide fragment (lanes, warps, replica, offset)", frag.canonicalize, up_frag.canonicalize
     # group answers a pair; both sides are timed as callers use them, unpacking it: `grouped, seps = ...`

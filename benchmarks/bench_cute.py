@@ -8,6 +8,7 @@ exactly, pycute asserts a weaker one.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pycute
@@ -67,6 +68,41 @@ def cases():
         lambda: pycute.logical_divide(ph, pc),
     )
 
+    L, pL = pair("(4,8):(8,1)")
+    yield "call", "(4,8):(8,1) at 9", lambda: L(9), lambda: pL(9)
+    yield "call", "(4,8):(8,1) at (1,2)", lambda: L((1, 2)), lambda: pL((1, 2))
+    yield "call", "(4,8):(8,1) at 1, 2", lambda: L(1, 2), lambda: pL(1, 2)
+    yield (
+        "composition + fields",
+        "(6,2):(8,2) o (4,3):(3,1), .shape and .stride",
+        lambda: fields(cute.composition(a, b)),
+        lambda: fields(pycute.composition(pa, pb)),
+    )
+
+
+def fields(layout):
+    return layout.shape, layout.stride
+
+
+def field_read_cost(rounds: int = 400, calls: int = 100) -> None:
+    """Microseconds to read ``.shape`` and ``.stride`` of a fresh CuTe result: composing and reading, less composing.
+    The best of many short rounds, alternating the two, so that a round fits between other processes' time slices on
+    a shared machine (long rounds measure the contention, not the call)."""
+    a, b = cute.Layout.parse("(6,2):(8,2)"), cute.Layout.parse("(4,3):(3,1)")
+    big = cute.Layout.parse("((4,8),(2,2),(8,4)):((1,512),(4,64),(8,128))")
+    cases = (("(6,2):(8,2) o (4,3):(3,1)", lambda: cute.composition(a, b)), ("rank-3", lambda: cute.make_layout(big)))
+    for what, make in cases:
+        best = {"alone": float("inf"), "with fields": float("inf")}
+        for _ in range(rounds):
+            for key, fn in (("alone", make), ("with fields", lambda: fields(make()))):
+                start = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                best[key] = min(best[key], (time.perf_counter() - start) / calls)
+        cost = (best["with fields"] - best["alone"]) * 1e6
+        print(f"fields of a fresh result ({what}): {cost:.2f} us (target: under 2 us)")
+
 
 if __name__ == "__main__":
     ratio_main(cases, "pycute", __doc__)
+    field_read_cost()

@@ -38,7 +38,9 @@ from .layout import (
     S,
     SwizzleLayout,
     TileLayout,
+    from_upstream,
     parse_layout,
+    to_upstream,
 )
 from .layout.axis import (
     Bank,
@@ -89,6 +91,7 @@ __all__ = [
     "cby",
     "cbz",
     "cute",
+    "from_upstream",
     "ir",
     "laneid",
     "layout_of",
@@ -102,6 +105,7 @@ __all__ = [
     "tcgen05_atom_layout",
     "tid_in_wg",
     "tmem_datapath_layout",
+    "to_upstream",
     "transform",
     "tx",
     "viz",

@@ -83,16 +83,16 @@ BoxValues PlacesOfBox(const LayoutParts& parts, const std::vector<int64_t>& shap
   for (int64_t t = 0; t < count; ++t) {
     int64_t rest = t;
     for (size_t d = shape.size(); d-- > 0;) {
-      coord[d] = begins[d] + rest % extents[d];
-      rest /= extents[d];
+      coord[d] = begins[d] + CheckedMod(rest, extents[d]);
+      rest = CheckedDiv(rest, extents[d]);
     }
     int64_t flat = 0;  // the buffer's row-major index, then split by the shard extents (slowest first)
-    for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + coord[d];
+    for (size_t d = 0; d < shape.size(); ++d) flat = CheckedAdd(CheckedMul(flat, shape[d]), coord[d]);
     int64_t* row = &box.values[t * width];
     for (size_t i = parts.shard.size(); i-- > 0;) {
       const IterValue& it = parts.shard[i];
-      int64_t digit = i == 0 ? flat : flat % it.extent;
-      flat = i == 0 ? 0 : flat / it.extent;
+      int64_t digit = i == 0 ? flat : CheckedMod(flat, it.extent);
+      flat = i == 0 ? 0 : CheckedDiv(flat, it.extent);
       row[shard_axis[i]] = CheckedAdd(row[shard_axis[i]], CheckedMul(digit, it.stride));
     }
     for (const auto& [a, value] : offset) row[a] = CheckedAdd(row[a], value);
@@ -129,16 +129,16 @@ std::optional<std::vector<IterValue>> FactorValues(const BoxValues& box, int64_t
   int64_t run = 2;
   while (run < n && linear_at(run)) ++run;
   for (int64_t extent = std::min(run, n); extent >= 2; --extent) {
-    if (n % extent != 0) continue;
+    if (!Divides(extent, n)) continue;
     bool repeats = true;  // element c = the (c / extent)-th block start plus (c % extent) steps
     for (int64_t c = 0; c < n && repeats; ++c) {
       for (size_t a = 0; a < width && repeats; ++a) {
-        int64_t within = moving && a == *moving ? CheckedMul(c % extent, stride) : 0;
-        repeats = delta(c, a) == CheckedAdd(delta(c - c % extent, a), within);
+        int64_t within = moving && a == *moving ? CheckedMul(CheckedMod(c, extent), stride) : 0;
+        repeats = delta(c, a) == CheckedAdd(delta(c - CheckedMod(c, extent), a), within);
       }
     }
     if (!repeats) continue;
-    if (auto rest = FactorValues(box, CheckedMul(step, extent), n / extent, zero_axis)) {
+    if (auto rest = FactorValues(box, CheckedMul(step, extent), CheckedDiv(n, extent), zero_axis)) {
       rest->insert(rest->begin(), IterValue{extent, stride, axis});
       return rest;
     }

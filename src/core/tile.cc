@@ -146,22 +146,22 @@ bool SplitOverChain(const IterValue& it, int64_t unit, const std::vector<Axis>& 
   int64_t extent = it.extent, threads = CheckedMul(it.stride, unit);  // the iter's step, in threads
   for (size_t i = chain.size(); i-- > 0 && extent > 1;) {
     const int64_t step = ThreadsPerStep(chain[i]->subscope_level);
-    if (threads % step != 0) return false;
+    if (!Divides(step, threads)) return false;
     if (i == 0) {  // the outermost axis takes whatever is left
-      parts.push_back({extent, threads / step, chain[i]});
+      parts.push_back({extent, CheckedDiv(threads, step), chain[i]});
       extent = 1;
       break;
     }
     const int64_t reach = ThreadsPerStep(chain[i - 1]->subscope_level);  // one step of the next axis out
-    if (threads % reach == 0) continue;                                   // the iter lies wholly outside chain[i]
-    if (reach % threads != 0) return false;
-    const int64_t here = reach / threads;  // how many of its values fit inside one step of the next axis out
+    if (Divides(reach, threads)) continue;                                   // the iter lies wholly outside chain[i]
+    if (!Divides(threads, reach)) return false;
+    const int64_t here = CheckedDiv(reach, threads);  // how many of its values fit inside one step of the next axis out
     if (extent <= here) {
-      parts.push_back({extent, threads / step, chain[i]});
+      parts.push_back({extent, CheckedDiv(threads, step), chain[i]});
       extent = 1;
-    } else if (extent % here == 0) {
-      parts.push_back({here, threads / step, chain[i]});
-      extent /= here;
+    } else if (Divides(here, extent)) {
+      parts.push_back({here, CheckedDiv(threads, step), chain[i]});
+      extent = CheckedDiv(extent, here);
       threads = reach;
     } else {
       return false;
@@ -195,7 +195,7 @@ std::optional<TileLayout> Unfuse(const LayoutParts& fused, const Axis& axis, con
       int64_t step = ThreadsPerStep(chain[i]->subscope_level);
       int64_t reach = i == 0 ? 0 : ThreadsPerStep(chain[i - 1]->subscope_level);
       int64_t part = i == 0 ? threads : FloorMod(threads, reach);
-      out.AddOffset(chain[i], part / step);
+      out.AddOffset(chain[i], CheckedDiv(part, step));
       threads -= part;
     }
   }
@@ -229,7 +229,7 @@ std::optional<TileLayout> RecogniseFused(const TileLayout& known, const TileLayo
         Deinterleave(known, *unfused, tiled_shape, known_shape, known_is_first, /*scale=*/true);
     if (!answer) continue;
     std::vector<int64_t> other_shape;
-    for (size_t d = 0; d < tiled_shape.size(); ++d) other_shape.push_back(tiled_shape[d] / known_shape[d]);
+    for (size_t d = 0; d < tiled_shape.size(); ++d) other_shape.push_back(CheckedDiv(tiled_shape[d], known_shape[d]));
     try {
       TileLayout rebuilt = known_is_first ? Tile(*answer, known, known_shape, other_shape)
                                           : Tile(known, *answer, other_shape, known_shape);

@@ -159,17 +159,28 @@ Layout Complement(const Layout& layout, int64_t cotarget) {
     return std::tie(x.stride.value, x.shape) < std::tie(y.stride.value, y.shape);
   });
   std::vector<Mode> out;
-  int64_t current = 1;
+  int64_t current = 1;  // how far the modes walked so far reach: the next gap starts there
+  int64_t reach = 1;    // cosize of the layout and its complement together, so far
   for (const Mode& m : modes) {
-    if (!Divides(current, m.stride.value)) {
-      FailValue("complement: layout ", layout.ToString(), " has no complement: mode ", m.shape, ":", m.stride.value,
-                " starts at a stride that is not a multiple of ", current,
-                ", the extent the smaller strides already cover (the layout overlaps itself or interleaves)");
+    if (m.stride.value < current) {
+      FailValue("complement: layout ", layout.ToString(), " overlaps itself: mode ", m.shape, ":", m.stride.value,
+                " starts inside the extent ", current, " that the smaller strides already cover");
     }
-    out.push_back(Mode{CheckedDiv(m.stride.value, current), Stride(current)});
+    // CuTe's gap is the floor quotient: when the stride is no multiple of `current`, the last partial run of
+    // positions below it stays uncovered (CuTe's answer for (4,6):(1,6) is 1:0).
+    const int64_t gap = CheckedDiv(m.stride.value, current);
+    out.push_back(Mode{gap, Stride(current)});
+    reach = CheckedAdd(reach, CheckedAdd(CheckedMul(gap - 1, current), CheckedMul(m.shape - 1, m.stride.value)));
     current = CheckedMul(m.shape, m.stride.value);
   }
-  out.push_back(Mode{CeilDiv(cotarget, current), Stride(current)});
+  const int64_t rest = CeilDiv(cotarget, current);
+  reach = CheckedAdd(reach, CheckedMul(rest - 1, current));
+  if (reach < cotarget) {
+    FailValue("complement: layout ", layout.ToString(), " has no complement in ", cotarget,
+              ": its strides leave positions that no layout can fill, so it and its complement reach only ", reach,
+              " positions (a stride is not a multiple of the extent the smaller strides cover)");
+  }
+  out.push_back(Mode{rest, Stride(current)});
   return Coalesce(Layout::FromModes(out));
 }
 
@@ -204,14 +215,16 @@ Layout LeftInverse(const Layout& layout) {
       FailValue("left_inverse: layout ", layout.ToString(), " is not injective (mode ", m.shape, ":0 broadcasts)");
     }
   }
+  // CuTe's definition: the right inverse of the layout completed by its complement. It inverts the layout only when
+  // that completion is a bijection onto [0, size): else CuTe's answer maps some L(i) elsewhere than i.
   const Layout both = Layout::Tuple({layout, Complement(layout, 1)});
-  const int64_t size = layout.Size();
-  std::vector<Mode> modes = RightInverse(both).Flatten();
-  // Positions of the complement's part of the domain are multiples of size(L): they project to 0.
-  for (Mode& m : modes) {
-    if (m.stride.value >= size) m.stride = Stride(0);
+  Layout inverse = RightInverse(both);
+  if (inverse.Size() != both.Size()) {
+    FailValue("left_inverse: layout ", layout.ToString(), " has no left inverse layout: completed by its complement ",
+              both.ToString(), " it is no bijection onto an interval (a stride is not a multiple of the extent the "
+              "smaller strides cover)");
   }
-  return Coalesce(Layout::FromModes(modes));
+  return inverse;
 }
 
 Layout LogicalDivide(const Layout& a, const Layout& b) {

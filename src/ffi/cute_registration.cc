@@ -5,12 +5,15 @@
  * A layout crosses the boundary as its nested shape (ints and arrays) plus its flat strides (values and axis
  * names), in leaf order; everything else stays in C++.
  */
+#include <algorithm>
+
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/container/tuple.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
+#include <tvm/ffi/string.h>
 
 #include "tirx_layout/checked.h"
 #include "tirx_layout/cute.h"
@@ -40,14 +43,24 @@ Layout Build(const ffi::Any& shape, const ffi::Array<int64_t>& values, const ffi
   return Layout::Leaf(*extent, cute::Stride(values[k], std::string(axes[k])));
 }
 
-ffi::Any ShapeOf(const Layout& l) {
-  if (l.is_leaf) return l.leaf.shape;
-  ffi::Array<ffi::Any> out;
-  for (const Layout& m : l.modes) out.push_back(ShapeOf(m));
-  return out;
-}
-
 const Layout& Value(const CuteLayout& l) { return l->value; }
+
+/*!
+ * \brief Append `l` in preorder to `out`: a tuple of k modes as -k, a leaf as (extent, stride value, axis index into
+ *        `axes`, -1 for a zero stride). One flat integer list crosses the FFI boundary instead of one call per field.
+ */
+void Encode(const Layout& l, const std::vector<std::string>& axes, std::vector<int64_t>* out) {
+  if (!l.is_leaf) {
+    out->push_back(-static_cast<int64_t>(l.modes.size()));
+    for (const Layout& m : l.modes) Encode(m, axes, out);
+    return;
+  }
+  int64_t axis = -1;
+  if (l.leaf.stride.value != 0) {
+    axis = static_cast<int64_t>(std::find(axes.begin(), axes.end(), l.leaf.stride.axis) - axes.begin());
+  }
+  out->insert(out->end(), {l.leaf.shape, l.leaf.stride.value, axis});
+}
 
 int64_t* Int64Data(const ffi::Tensor& t, const char* what, int64_t length) {
   DLDataType dtype = t.dtype();
@@ -89,18 +102,16 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            })
       .def("tirx_layout.CuteLayoutParse", [](const ffi::String& text) { return CuteLayout(cute::Parse(text)); })
       .def("tirx_layout.CuteLayoutStr", [](const CuteLayout& l) { return ffi::String(Value(l).ToString()); })
-      .def("tirx_layout.CuteLayoutShape", [](const CuteLayout& l) { return ShapeOf(Value(l)); })
-      .def("tirx_layout.CuteLayoutStrideValues",
+      .def("tirx_layout.CuteLayoutEncoded",
            [](const CuteLayout& l) {
-             std::vector<int64_t> values;
-             for (const cute::Mode& m : l->flat) values.push_back(m.stride.value);
-             return ffi::Shape(values.begin(), values.end());
-           })
-      .def("tirx_layout.CuteLayoutStrideAxes",
-           [](const CuteLayout& l) {
-             ffi::Array<ffi::String> axes;
-             for (const cute::Mode& m : l->flat) axes.push_back(m.stride.axis);
-             return axes;
+             // Header: the number of axes and the position of the plain one ("", -1 if absent); then the tree.
+             const std::vector<std::string>& axes = l->axes;
+             const auto plain = std::find(axes.begin(), axes.end(), std::string());
+             std::vector<int64_t> out{static_cast<int64_t>(axes.size()),
+                                      plain == axes.end() ? -1 : static_cast<int64_t>(plain - axes.begin())};
+             Encode(Value(l), axes, &out);
+             // As native-endian int64 bytes: Python receives them as `bytes` without a per-element conversion.
+             return ffi::Bytes(reinterpret_cast<const char*>(out.data()), out.size() * sizeof(int64_t));
            })
       .def("tirx_layout.CuteLayoutAxes",
            [](const CuteLayout& l) {

@@ -32,6 +32,7 @@ from .algebra import (
 )
 from .convert import logical_shape, to_cute, to_cute_composed, to_cute_flat, to_tile_layout
 from .fragment import Fragment
+from .int_tuple import flatten, inner_product, prefix_product, product, shape_div
 from .layout import Layout, compact_strides, make_layout
 from .printing import latex_text, layout_text, print_latex, print_layout
 from .swizzle import ComposedLayout, Swizzle
@@ -49,6 +50,8 @@ __all__ = [
     "cosize",
     "depth",
     "filter",
+    "flatten",
+    "inner_product",
     "is_partial_right_inverse",
     "latex_text",
     "layout_text",
@@ -57,12 +60,15 @@ __all__ = [
     "logical_product",
     "logical_shape",
     "make_layout",
+    "prefix_product",
     "print_latex",
     "print_layout",
+    "product",
     "raked_product",
     "rank",
     "restrict",
     "right_inverse",
+    "shape_div",
     "size",
     "tiled_divide",
     "tiled_product",

@@ -135,15 +135,24 @@ def composition(a, b):
 
 
 def complement(layout: Layout, cotarget: int = 1) -> Layout:
-    """The layout of what ``layout`` leaves out below ``cotarget``: ordered by stride, it fills the gaps between
-    the modes, then repeats the whole up to ``cotarget`` (rounded up). ``ValueError`` when the layout overlaps
-    itself or a mode's stride is not a multiple of what the smaller strides cover.
+    """The layout of what ``layout`` leaves out below ``cotarget``, as CuTe defines it: walking the modes by stride
+    with ``current`` (1, then each walked mode's ``extent * stride``), a mode of stride ``d`` adds the gap
+    ``floor(d / current) : current``; last, ``ceil(cotarget / current) : current`` repeats the whole. A stride that is
+    no multiple of ``current`` leaves positions uncovered, as in CuTe (``complement((4,6):(1,6))`` is ``1:0``).
+
+    Defined (else ``ValueError``) exactly when CuTe's answer is a complement, that is ordered, disjoint from the
+    layout and, together with it, reaching ``cotarget``: (1) no mode's stride is below the ``current`` of the smaller
+    ones (the layout does not overlap itself), and (2) the cosize of ``(layout, complement)`` is at least
+    ``cotarget``. (2) holds whenever every stride is a multiple of its ``current``; ``(2,2):(1,3)`` in 24 fails it
+    (CuTe answers ``4:6``, and the two together reach only 23).
 
     Example:
         >>> print(complement(Layout.parse("4:2"), 24))
         (2,3):(1,8)
         >>> print(complement(Layout.parse("(2,2):(1,6)"), 24))
         (3,2):(2,12)
+        >>> print(complement(Layout.parse("(4,2):(1,10)"), 14))
+        2:4
     """
     return ffi.CuteComplement(_layout(layout, "complement's argument"), static_int(cotarget, "the cotarget size"))
 
@@ -180,12 +189,17 @@ def is_partial_right_inverse(layout: Layout) -> bool:
 
 
 def left_inverse(layout: Layout) -> Layout:
-    """``R`` with ``R(layout(i)) == i`` for every ``i`` of the domain; ``ValueError`` unless the layout is
-    injective. Positions outside the image map to where CuTe maps them (their complement part is dropped).
+    """``R`` with ``R(layout(i)) == i`` for every ``i`` of the domain, as CuTe defines it: the right inverse of
+    ``(layout, complement(layout))``. Positions outside the image map where that completed layout's inverse sends
+    them (into the complement's part of its domain, at ``size(layout)`` and beyond). ``ValueError`` when the layout
+    broadcasts, or when the completed layout is no bijection onto an interval (a stride that is no multiple of what
+    the smaller strides cover): CuTe's answer then misses some ``layout(i)``.
 
     Example:
         >>> print(left_inverse(Layout.parse("4:2")))
-        (2,4):(0,1)
+        (2,4):(4,1)
+        >>> print(left_inverse(Layout.parse("(4,2):(1,16)")))
+        (4,4,2):(1,8,4)
     """
     return ffi.CuteLeftInverse(_layout(layout, "left_inverse's argument"))
 

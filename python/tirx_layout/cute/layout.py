@@ -12,7 +12,7 @@ import tvm_ffi
 from tvm_ffi import Object, from_dlpack
 
 from ..core import ffi
-from ..core.values import int64_array, static_int
+from ..core.values import INT64_MAX, INT64_MIN, int64_array, static_int
 from ..layout.axis import Axis
 from ..layout.spec import OnAxis
 
@@ -74,12 +74,6 @@ def compact_strides(shape):
     return walk(_shape_tree(shape))
 
 
-def _rebuild(shape, leaves):
-    if isinstance(shape, tuple):
-        return tuple(_rebuild(s, leaves) for s in shape)
-    return next(leaves)
-
-
 def flat_leaves(shape, stride) -> list[tuple]:
     """The ``(extent, stride)`` leaves of congruent ``shape`` and ``stride`` trees, fastest first.
 
@@ -92,8 +86,63 @@ def flat_leaves(shape, stride) -> list[tuple]:
     return [(shape, stride)]
 
 
+def _evaluate(codes: list, num_axes: int, index: int) -> list[int] | None:
+    """The place of ``index >= 0`` on each axis, ``None`` past int64, walking the leaves of the encoded layout
+    ``codes`` (see :func:`_decode`; the last leaf ends the list). The same walk as the core's ``Evaluate``, kept here
+    for single ints because one FFI round trip costs more than the walk (arrays go to the core)."""
+    values = [0] * num_axes
+    pos, last = 2, len(codes) - 3
+    while pos <= last:
+        extent = codes[pos]
+        if extent < 0:  # a tuple marker
+            pos += 1
+            continue
+        if pos == last:
+            digit = index
+        else:
+            index, digit = divmod(index, extent)
+        axis = codes[pos + 2]
+        if axis >= 0:
+            values[axis] += digit * codes[pos + 1]
+        pos += 3
+    for value in values:
+        if not INT64_MIN <= value <= INT64_MAX:
+            return None
+    return values
+
+
+def _evaluate_flat(codes: list, num_axes: int, point) -> list[int] | None:
+    """The place of ``point``, one int per leaf of a flat tuple layout (``L(i, j)`` on ``(4,8):(8,1)``), without the
+    detour through a linear index; ``None`` for any other layout or coordinate (then the general walk answers)."""
+    if type(point) is not tuple or codes[2] != -len(point) or len(codes) != 3 + 3 * len(point):
+        return None
+    values = [0] * num_axes
+    last, pos = len(point) - 1, 3
+    for k, c in enumerate(point):
+        if type(c) is not int or c < 0 or (c >= codes[pos] and k != last):
+            return None
+        axis = codes[pos + 2]
+        if axis >= 0:
+            values[axis] += c * codes[pos + 1]
+        pos += 3
+    for value in values:
+        if not INT64_MIN <= value <= INT64_MAX:
+            return None
+    return values
+
+
 def _linear_index(coord, shape, unbounded: bool) -> int:
     """The column-major index of a (hierarchical) coordinate within ``shape``."""
+    if type(coord) is tuple and type(shape) is tuple and len(coord) == len(shape):
+        # The common case first: a flat coordinate of in-range ints; anything else takes the general walk below.
+        index, scale, last = 0, 1, len(shape) - 1
+        for k, (c, s) in enumerate(zip(coord, shape, strict=True)):
+            if type(c) is not int or type(s) is not int or c < 0 or (c >= s and not (unbounded and k == last)):
+                break
+            index += c * scale
+            scale *= s
+        else:
+            return index
     if not isinstance(coord, tuple | list):
         index = static_int(coord, "a coordinate")
         size = shape_size(shape)
@@ -140,7 +189,7 @@ class Layout(Object):
         9
     """
 
-    __slots__ = ("_cache",)
+    __slots__ = ("_cache", "_text")
 
     def __init__(self, shape, stride=None) -> None:
         tree = _shape_tree(shape)
@@ -170,16 +219,20 @@ class Layout(Object):
         return layout
 
     def _cached(self) -> tuple:
+        """``(shape, stride, axis names, encoded list, plain?)``, decoded once per object from one flat list the core
+        writes."""
         cache = getattr(self, "_cache", None)
         if cache is None:
-            shape = ffi.CuteLayoutShape(self)
-            shape = _to_tuple(shape)
-            strides = [
-                v if not a else OnAxis(v, Axis.get(a))
-                for v, a in zip(ffi.CuteLayoutStrideValues(self), ffi.CuteLayoutStrideAxes(self), strict=True)
-            ]
-            names = tuple(a or PLAIN_AXIS for a in ffi.CuteLayoutAxes(self))
-            cache = self._cache = (shape, _rebuild(shape, iter(strides)), names, ffi.CuteLayoutStr(self))
+            codes = memoryview(ffi.CuteLayoutEncoded(self)).cast("q").tolist()
+            count, plain = codes[0], codes[1]
+            if count == 0 or (count == 1 and plain == 0):  # the common case: no axis, or only plain ints
+                names, axes = (PLAIN_AXIS,) * count, (None,) * count
+            else:
+                raw = tuple(ffi.CuteLayoutAxes(self))
+                names = tuple(a or PLAIN_AXIS for a in raw)
+                axes = tuple(Axis.get(a) if a else None for a in raw)
+            shape, stride, _ = _decode(codes, 2, axes)
+            cache = self._cache = (shape, stride, names, codes, names in ((), (PLAIN_AXIS,)))
         return cache
 
     @property
@@ -218,7 +271,7 @@ class Layout(Object):
             >>> Layout.parse("(2,4):(1,2)").is_plain(), Layout.parse("2:1@laneid").is_plain()
             (True, False)
         """
-        return self.axes() in ((), (PLAIN_AXIS,))
+        return self._cached()[4]
 
     def size(self) -> int:
         """Number of points of the domain: the product of the extents.
@@ -277,16 +330,19 @@ class Layout(Object):
             >>> L(9), L((1, 2)), L(1, 2)
             (10, 10, 10)
         """
+        shape, _, names, codes, plain = self._cached()
+        values = None
         if len(coord) == 1 and type(coord[0]) is int:
             index = coord[0]
         else:
-            index = _linear_index(coord[0] if len(coord) == 1 else coord, self.shape, True)
-        values = ffi.CuteLayoutCall(self, static_int(index, "a CuTe layout index"))
-        return self._place(values)
-
-    def _place(self, values):
-        names = self.axes()
-        if self.is_plain():
+            point = coord[0] if len(coord) == 1 else coord
+            values = _evaluate_flat(codes, len(names), point)
+            index = _linear_index(point, shape, True) if values is None else 0
+        if values is None and index >= 0:
+            values = _evaluate(codes, len(names), index)
+        if values is None:  # a negative index or an int64 overflow: the core raises the error
+            values = ffi.CuteLayoutCall(self, static_int(index, "a CuTe layout index"))
+        if plain:
             return values[0] if values else 0
         return dict(zip(names, values, strict=True))
 
@@ -319,7 +375,10 @@ class Layout(Object):
 
     @ffi.shown_when_unconstructed
     def __str__(self) -> str:
-        return self._cached()[3]
+        text = getattr(self, "_text", None)
+        if text is None:
+            text = self._text = ffi.CuteLayoutStr(self)
+        return text
 
     @ffi.shown_when_unconstructed
     def __repr__(self) -> str:
@@ -329,10 +388,32 @@ class Layout(Object):
         return (Layout.parse, (str(self),))
 
 
-def _to_tuple(value):
-    if isinstance(value, int):
-        return value
-    return tuple(_to_tuple(v) for v in value)
+def _decode(codes, pos: int, axes: tuple) -> tuple:
+    """The ``(shape, stride, next position)`` of the mode encoded at ``codes[pos]`` (see ``CuteLayoutEncoded``: a
+    tuple of k modes is ``-k``, a leaf ``extent, stride, axis index``, after a two-entry header); ``axes`` holds
+    ``None`` for plain ints."""
+    head = codes[pos]
+    if head >= 0:
+        stride, axis = codes[pos + 1], codes[pos + 2]
+        if axis >= 0 and axes[axis] is not None:
+            stride = OnAxis(stride, axes[axis])
+        return head, stride, pos + 3
+    shapes, strides = [], []
+    pos += 1
+    for _ in range(-head):
+        extent = codes[pos]
+        if extent < 0:  # a nested tuple
+            shape, stride, pos = _decode(codes, pos, axes)
+            shapes.append(shape)
+            strides.append(stride)
+            continue
+        stride, axis = codes[pos + 1], codes[pos + 2]  # a leaf, read in place: most modes are leaves
+        if axis >= 0 and axes[axis] is not None:
+            stride = OnAxis(stride, axes[axis])
+        shapes.append(extent)
+        strides.append(stride)
+        pos += 3
+    return tuple(shapes), tuple(strides), pos
 
 
 def make_layout(*layouts: Layout) -> Layout:

@@ -1,10 +1,12 @@
 """The layout model: named axes, the ``S[...] + R[...] + offset`` notation, ``TileLayout`` (a veneer over the C++
-core), symbolic application, ``SwizzleLayout``/``ComposeLayout``, the inverse map, the layout-text parser, row-major
-index arithmetic and what a layout says about storage. Nothing here knows about hardware, IR or passes."""
+core), symbolic application, ``SwizzleLayout``/``ComposeLayout``, the inverse map, the layout-text parser, the
+converters to and from upstream layouts, row-major index arithmetic and what a layout says about storage. Nothing here
+knows about hardware, IR or passes."""
 
 import abc
 
 from .axis import BUILTIN_AXES, EXEC_LEVELS, Axis, ExecScope, Iter
+from .interop import from_upstream, is_upstream_layout, to_upstream
 from .spec import LayoutSpec, Offset, OnAxis, R, S
 from .swizzle import ComposeLayout, SwizzleLayout
 from .text import LayoutTextError, parse_layout
@@ -45,5 +47,8 @@ __all__ = [
     "S",
     "SwizzleLayout",
     "TileLayout",
+    "from_upstream",
+    "is_upstream_layout",
     "parse_layout",
+    "to_upstream",
 ]

@@ -13,6 +13,8 @@ from tvm_ffi import Object, from_dlpack
 from ..core import ffi
 from ..core.values import (
     INT64_DTYPE,
+    INT64_MAX,
+    INT64_MIN,
     int64_array,
     int_list,
     offset_value,
@@ -51,6 +53,51 @@ class _Plan(NamedTuple):
     names: tuple[str, ...]  # output axes, in the order the core writes them
     places: int  # rows per element: the replica count for apply_all, else 1
     symbolic: dict[str, object]  # offsets the core cannot add (PrimExpr), by axis name
+    base: tuple[int, ...]  # the static offset on each output axis
+    terms: tuple[tuple[int, int, int], ...]  # (extent, stride, output position) of each shard iter
+
+
+def _place_ints(plan: _Plan, form: int, ints: list, shape: list) -> list | None:
+    """The base place of Python-int coordinates, the walk of the core's ``Placer`` (SPEC §2 "Forward map") done here for
+    single elements, where one FFI round trip costs more than the walk. ``None`` for anything the core should answer
+    (a wrong arity, a bad shape, an int64 overflow): it raises the error."""
+    # Anything but an int64 Python int (an array, an expression, a numpy int) takes the general path.
+    terms = plan.terms
+    values = list(plan.base)
+    if form == SHARD:
+        if len(ints) != len(terms):
+            return None
+        for (_, stride, axis), c in zip(terms, ints, strict=True):
+            if type(c) is not int or not INT64_MIN <= c <= INT64_MAX:
+                return None
+            values[axis] += c * stride
+    else:
+        for c in ints:
+            if type(c) is not int or not INT64_MIN <= c <= INT64_MAX:
+                return None
+        if form == FLAT:
+            if len(ints) != 1:
+                return None
+            flat = ints[0]
+        else:
+            if len(ints) != len(shape) or min(shape, default=1) < 1:
+                return None
+            flat = 0
+            for c, extent in zip(ints, shape, strict=True):
+                flat = flat * extent + c
+            if not INT64_MIN <= flat <= INT64_MAX:
+                return None
+        # Last iter fastest (floor division, negatives too); the first takes what is left, so out-of-range spills there.
+        for k in range(len(terms) - 1, 0, -1):
+            extent, stride, axis = terms[k]
+            flat, c = divmod(flat, extent)
+            values[axis] += c * stride
+        if terms:
+            values[terms[0][2]] += flat * terms[0][1]
+    for value in values:
+        if not INT64_MIN <= value <= INT64_MAX:
+            return None
+    return values
 
 
 def _cuda_target_active() -> bool:
@@ -231,6 +278,16 @@ class TileLayout(Object):
             >>> TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)]).apply(1, 5, 7)
             {'TCol': 119, 'TLane': 5}
         """
+        plan = self._plan(False)
+        if not plan.symbolic:  # the per-element case first: plain ints straight to the walk (see _place_ints)
+            if shape is None:
+                values = _place_ints(plan, FLAT if len(coords) == 1 else SHARD, coords, ())
+            elif type(shape) in (list, tuple) and all(type(s) is int for s in shape):
+                values = _place_ints(plan, SHAPED, coords, shape)
+            else:
+                values = None
+            if values is not None:
+                return dict(zip(plan.names, values, strict=True))
         return self._place(coords, shape, with_replicas=False)
 
     def apply_all(self, *coords, shape: Sequence | None = None):
@@ -252,10 +309,15 @@ class TileLayout(Object):
         slot = "_plan_all" if with_replicas else "_plan_base"
         plan = getattr(self, slot, None)
         if plan is None:
+            names = tuple(ffi.TileLayoutOutputAxes(self, with_replicas))
+            position = {name: k for k, name in enumerate(names)}
+            static = {a.name: v for a, v in self.offset.items() if isinstance(v, int)}
             plan = _Plan(
-                tuple(ffi.TileLayoutOutputAxes(self, with_replicas)),
+                names,
                 self.num_replicas() if with_replicas else 1,
                 {a.name: v for a, v in self.offset.items() if not isinstance(v, int)},
+                tuple(static.get(name, 0) for name in names),
+                tuple((it.extent, it.stride, position[it.axis.name]) for it in self.shard),
             )
             setattr(self, slot, plan)
         return plan
@@ -282,7 +344,9 @@ class TileLayout(Object):
         if kind == "array":
             return self._place_arrays(form, coords, shape_ints, plan, with_replicas)
         ints = [static_int(c, "a coordinate") for c in coords]
-        values = ffi.TileLayoutApplyInt(self, form, with_replicas, len(shape_ints), *shape_ints, *ints)
+        values = None if with_replicas else _place_ints(plan, form, ints, shape_ints)
+        if values is None:
+            values = ffi.TileLayoutApplyInt(self, form, with_replicas, len(shape_ints), *shape_ints, *ints)
         width = len(plan.names)
         rows = [dict(zip(plan.names, values[r * width : (r + 1) * width], strict=False)) for r in range(plan.places)]
         if plan.symbolic:

@@ -2,8 +2,9 @@
 ``T.alloc_local`` / ``T.smem`` / ``T.alloc_tmem`` / ``T.decl_buffer`` with ``layout=L``, and ``T.local_view``.
 
 The layout is stored where ``tirx_layout.ir.annotations`` says (an allocation's annotations, or an attribute around a
-declaration's scope). The wrappers below replace those ``T.`` names and hand anything that is not one of our layouts
-(TVM layouts, layout strings, no layout) to TVM's original builder unchanged.
+declaration's scope). An upstream ``tvm.tirx.layout`` layout is converted to ours first (``layout.interop``), so a
+kernel written for upstream moves over one buffer at a time. The wrappers below replace those ``T.`` names and hand
+anything else that is not one of our layouts (layout strings, no layout) to TVM's original builder unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tvm.tirx.script.builder import ir as _builder
 
 from ..hw.tcgen05 import TMEM_SCOPE
 from ..ir.annotations import LAYOUT_KEY, is_layout
+from ..layout.interop import from_upstream, is_upstream_layout
 from ..layout.placement import layout_threads, slot_count
 
 _upstream_alloc_buffer = _builder.alloc_buffer
@@ -56,11 +58,15 @@ def _shape_tuple(shape) -> tuple:
 
 def _bound(upstream, shape, dtype, args, kwargs) -> dict:
     # Bind by TVM's own signature: TVM's tile dispatch passes ``layout`` (and ``scope``) positionally.
-    return inspect.signature(upstream).bind_partial(shape, dtype, *args, **kwargs).arguments
+    bound = inspect.signature(upstream).bind_partial(shape, dtype, *args, **kwargs).arguments
+    if is_upstream_layout(bound.get("layout")):
+        bound["layout"] = from_upstream(bound["layout"])
+    return bound
 
 
 def alloc_buffer(shape, dtype="float32", *args, **kwargs):
-    """``T.alloc_buffer`` that also takes a tirx_layout ``layout``; other layouts go to TVM unchanged.
+    """``T.alloc_buffer`` that also takes a tirx_layout ``layout`` (or an upstream one, converted); anything else
+    goes to TVM unchanged.
 
     Example (inside a ``@T.prim_func``):
         ``L = mma_shared_layout("float16", "128B", (64, 64))``
@@ -102,6 +108,8 @@ def alloc_tmem(shape, dtype="float32", *args, layout=None, **kwargs):
     Example:
         ``acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))``
     """
+    if is_upstream_layout(layout):
+        layout = from_upstream(layout)
     if not is_layout(layout):
         raise ValueError(f"T.alloc_tmem needs a tirx_layout layout on TLane/TCol, got {layout!r}")
     return alloc_buffer(shape, dtype, *args, scope=TMEM_SCOPE, layout=layout, **kwargs)
