@@ -273,8 +273,10 @@ def test_cli_compile_for_a_target_without_tcgen05_fails_with_the_line(capsys):
 # ---- layout objects that are not ours ---------------------------------------------------------------------------------
 
 
+FOREIGN = upstream.TileLayout(upstream.S[(64, 64) : (1, 64)])
+
+
 def upstream_kernel():
-    foreign = upstream.TileLayout(upstream.S[(64, 64) : (1, 64)])
     return tvm.script.from_source(
         """
 @T.prim_func
@@ -285,15 +287,27 @@ def k(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
     T.tile_copy(Sm, A)
     T.tile_copy(B, Sm)
 """,
-        extra_vars={"T": tvm.script.tirx, "UP": foreign},
+        extra_vars={"T": tvm.script.tirx, "UP": FOREIGN},
     )
 
 
-def test_upstream_layout_is_refused_with_a_type_error_naming_the_buffer():
+def test_upstream_layout_given_to_layout_is_converted_exactly():
+    # The TVMScript surface converts an upstream layout (issue 18's converters), so it is ours when passes see it.
+    func = upstream_kernel()
+    assert layout_of("Sm", func) == TileLayout(S[(64, 64) : (1, 64)])
+    assert verify_layouts(func) is func
+    a = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    np.testing.assert_array_equal(sim.run(func, [a])["B"], a)
+
+
+def test_upstream_layout_in_a_buffers_type_is_refused_with_a_type_error_naming_the_buffer():
+    # IR built without our TVMScript surface can still put an upstream layout in the buffer's own type.
+    buffer = tvm.tirx.decl_buffer((64, 64), "float32", "Sm", scope="shared", layout=FOREIGN)
+    func = tvm.tirx.PrimFunc([], tvm.tirx.SeqStmt([tvm.tirx.AllocBuffer(buffer), tvm.tirx.Evaluate(0)]))
     with pytest.raises(TypeError, match="buffer Sm carries a layout of type TileLayout"):
-        build(upstream_kernel())
+        verify_layouts(func)
     with pytest.raises(TypeError, match="buffer Sm"):
-        layout_of("Sm", upstream_kernel())
+        layout_of(buffer, func)
 
 
 def test_foreign_object_under_our_annotation_key_is_a_type_error():
