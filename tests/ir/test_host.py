@@ -8,7 +8,7 @@ import pytest
 from tirx_layout import sim
 from tirx_layout.ir.host import launch_argument_expressions, launch_arguments
 
-from kernels import parse
+from kernels import example_module, parse
 
 # B comes first in the parameter list but A is read first in the body: the device function's parameter order is
 # TVM's choice, and the mapping must not assume it follows either.
@@ -45,24 +45,13 @@ def test_a_symbol_nobody_launches_is_an_error():
         launch_arguments(host, "nope")
 
 
-SYMBOLIC = """
-@T.prim_func
-def k(a: T.handle, b: T.handle):
-    M = T.int32()
-    A = T.match_buffer(a, (M, 64), "float16")
-    B = T.match_buffer(b, (M, 64), "float16")
-    T.device_entry()
-    bx = T.cta_id([4])
-    tx = T.thread_id([128])
-    tile = T.alloc_shared((32, 64), "float16")
-    T.tile_copy(tile, A[bx * 32 : bx * 32 + 32, 0:64])
-    T.cuda.cta_sync()
-    T.tile_copy(B[bx * 32 : bx * 32 + 32, 0:64], tile)
-"""
+def symbolic_kernel():
+    """``B[:M] = A[:M]`` through a (32, 64) shared tile per CTA (the example ``symbolic_rows``)."""
+    return example_module("symbolic_extents").symbolic_rows_kernel()
 
 
 def test_number_arguments_are_given_as_expressions_of_the_sizes_the_host_read():
-    host, (device,) = sim.lower(parse(SYMBOLIC))
+    host, (device,) = sim.lower(symbolic_kernel())
     symbol = str(device.attrs["global_symbol"])
     carried = launch_arguments(host, symbol)[: len(device.params)]
     expressions = launch_argument_expressions(host, symbol)[: len(device.params)]

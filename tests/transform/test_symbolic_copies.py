@@ -16,22 +16,13 @@ from tirx_layout.transform import build, lower_tile_ops
 from tirx_layout.transform.copy_plan import operand, provably_multiple
 from tirx_layout.transform.infer_layouts import copy_cost
 
-from kernels import example_kernels, parse
+from kernels import example_kernels, example_module, parse
 
-ROWS = """
-@T.prim_func
-def k(a: T.handle, b: T.handle):
-    M = T.int32()
-    A = T.match_buffer(a, (M, 64), "float16")
-    B = T.match_buffer(b, (M, 64), "float16")
-    T.device_entry()
-    bx = T.cta_id([4])
-    tx = T.thread_id([128])
-    tile = T.alloc_shared((32, 64), "float16")
-    T.tile_copy(tile, A[bx * 32 : bx * 32 + 32, 0:64])
-    T.cuda.cta_sync()
-    T.tile_copy(B[bx * 32 : bx * 32 + 32, 0:64], tile)
-"""
+
+def rows_kernel():
+    """``B[:M] = A[:M]`` through a (32, 64) shared tile per CTA (the example ``symbolic_rows``)."""
+    return example_module("symbolic_extents").symbolic_rows_kernel()
+
 
 # The row length is the symbolic one: a vector could straddle the end of a row, so the copy is element-wise.
 COLUMNS = """
@@ -63,16 +54,16 @@ def k(a: T.handle, b: T.handle):
 @pytest.mark.parametrize("rows", [128, 100, 37, 1])
 def test_symbolic_rows_copy_every_row_once_and_nothing_past_the_end(rows):
     a = (np.arange(rows * 64) % 251).reshape(rows, 64).astype(np.float16)
-    result = sim.run(parse(ROWS), {"A": a})
+    result = sim.run(rows_kernel(), {"A": a})
     np.testing.assert_array_equal(result["B"], a)
     assert (result.writes["B"] == 1).all()  # the simulator raises OutOfBounds on any access past row M - 1
 
 
 def test_symbolic_rows_keep_16_byte_vectors_under_a_row_guard():
-    body = kernel_source(build(parse(ROWS)).imports[0].inspect_source())
+    body = kernel_source(build(rows_kernel()).imports[0].inspect_source())
     assert body.count("*(uint4*)") == 4  # both sides of both copies
     assert len(re.findall(r"\) < M\)", body)) == 2  # one tail guard per copy, on the row
-    script = lower_tile_ops(parse(ROWS)).script()
+    script = lower_tile_ops(rows_kernel()).script()
     assert "bx * 32 + copy_round * 16 + tx // 8 < M" in script
 
 
@@ -102,7 +93,7 @@ def test_a_layout_on_a_symbolic_buffer_is_refused():
 
 
 def test_the_cost_model_counts_a_symbolic_buffer_as_a_whole_tile():
-    kernel = parse(ROWS)
+    kernel = rows_kernel()
     M = kernel.params[0].shape[0]
     A = tvm.tirx.decl_buffer((M, 64), "float16", "A")
     tile = tvm.tirx.decl_buffer((32, 64), "float16", "tile", scope="shared")
