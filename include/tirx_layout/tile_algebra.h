@@ -150,6 +150,9 @@ TileLayout PermuteByGroups(const TileLayout& layout, const std::vector<int64_t>&
                            const std::vector<int64_t>& perm);
 
 // ---- trainium.cc --------------------------------------------------------------------------------------------
+/*! \brief A PSUM bank's elements and the number of banks (seed 002's `kPSUMMaxElemPerBank`, `kPSUMBankNum`). */
+constexpr int64_t kPsumBankElements = 512;
+constexpr int64_t kPsumBanks = 8;
 /*! \brief Partition/free layout of a Trainium tile from its "P"/"F" annotation (SPEC: TileLayout.trainium). */
 TileLayout Trainium(const std::string& annotation, const std::vector<int64_t>& shape);
 /*! \brief Rewrite the F axis into PSUM banks (512 elements each, 8 banks). */

@@ -10,8 +10,6 @@ namespace tirx_layout {
 namespace {
 
 constexpr int64_t kPartitions = 128;
-constexpr int64_t kPsumBankElements = 512;
-constexpr int64_t kPsumBanks = 8;
 
 }  // namespace
 

@@ -228,7 +228,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            })
       .def("tirx_layout.TileLayoutTrainium",
            [](const ffi::String& annotation, const Shape& shape) { return Trainium(std::string(annotation), Ints(shape)); })
-      .def("tirx_layout.TileLayoutToPsum", ToPsum);
+      .def("tirx_layout.TileLayoutToPsum", ToPsum)
+      .def("tirx_layout.TrainiumPsumGeometry", []() { return ToShape({kPsumBankElements, kPsumBanks}); });
 }
 
 TVM_FFI_STATIC_INIT_BLOCK() {

@@ -17,7 +17,9 @@ from tirx_layout import (
     Axis,
     ComposeLayout,
     ExecScope,
+    F,
     Iter,
+    P,
     S,
     SwizzleLayout,
     TileLayout,
@@ -385,3 +387,10 @@ def test_swizzle_direct_sum_and_broadcast_act_on_one_period():
     assert sw.is_direct_sum_right(summed, [2, 8], [8]) == TileLayout(S[2:8])
     wide = sw.broadcast(2)
     assert [wide.apply(t)["m"] for t in range(16)] == [seed_000_swizzle(t // 2, 1, 1, 1) for t in range(16)]
+
+
+def test_psum_geometry_is_seed_002s():
+    # Seed 002: kPSUMMaxElemPerBank = 512, kPSUMBankNum = 8; to_psum splits F into banks of exactly that size.
+    assert (TileLayout.kPSUMMaxElemPerBank, TileLayout.kPSUMBankNum) == (512, 8)
+    psum = TileLayout(S[(128, 8 * 512) : (1 @ P, 1 @ F)]).to_psum()
+    assert psum.span("Bank") == 8 and psum.span("F") == 512
