@@ -718,6 +718,7 @@ class TileLayout(Object):
             )
         return (TileLayout.from_iters, (list(self.shard), list(self.replica), dict(self.offset)))
 
+
 # Seed 002's PSUM geometry as class attributes (``TileLayout.kPSUMMaxElemPerBank == 512``, ``kPSUMBankNum == 8``),
 # read from the C++ core, where ``to_psum`` uses them.
 TileLayout.kPSUMMaxElemPerBank, TileLayout.kPSUMBankNum = (int(v) for v in ffi.TrainiumPsumGeometry())
