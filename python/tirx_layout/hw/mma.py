@@ -1,0 +1,429 @@
+"""The ``tcgen05.mma`` descriptors as data and pure functions (PTX ISA 9.1, tcgen05 chapter: "Instruction
+descriptor", "Shared memory descriptor", "Matrix shape", "Shared memory layout and swizzling"; restated in
+``docs/notes/tcgen05-mma-facts.md`` §2-§4).
+
+Two encoders, nothing lowered here:
+
+* the 32-bit instruction descriptor, from a validated :class:`MmaInstruction` (kind, dtypes, M, N, majorness,
+  negation) — :func:`instruction_descriptor`;
+* the 64-bit shared-memory matrix descriptor, *derived* from an operand's layout — :func:`shared_matrix_descriptor`
+  recognises the ISA's canonical K-major and MN-major layouts (no swizzle, 32B, 64B, 128B), reads the leading and
+  stride byte offsets off the layout's addresses, and refuses any layout the hardware cannot read;
+  :func:`advance_k` gives the descriptor of a later K step.
+
+Only ``cta_group::1``, dense, non-``.ws`` MMAs; the fp4 block-scaled kinds (``mxf4``, ``mxf4nvf4``) and the
+128B-with-32B-atom swizzle are not modelled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.values import static_int
+from ..layout.swizzle import ComposeLayout
+from ..layout.tile import TileLayout
+from .memory import SWIZZLE_BYTES, dtype_bytes, mode_of_swizzle
+from .tcgen05 import DESCRIPTOR_SWIZZLE
+
+#: Bytes of A and B one MMA reads per row along K, for every kind modelled here ("Matrix shape": K = 16 for
+#: f16, 8 for tf32, 32 for f8f6f4/i8/mxf8f6f4).
+K_BYTES_PER_INSTRUCTION = 32
+
+#: Operand element types of each kind and their 3-bit codes in the A/B type fields (bits 7-9, 10-12).
+_F8F6F4_CODES = {"float8_e4m3fn": 0, "float8_e5m2": 1, "float6_e2m3fn": 3, "float6_e3m2fn": 4, "float4_e2m1fn": 5}
+OPERAND_CODES = {
+    "f16": {"float16": 0, "bfloat16": 1},
+    "tf32": {"float32": 2},  # tf32 operands are stored in 32 bits
+    "f8f6f4": _F8F6F4_CODES,
+    "i8": {"uint8": 0, "int8": 1},
+    "mxf8f6f4": _F8F6F4_CODES,
+}
+#: Accumulator types of each kind and their codes in bits 4-5 (block-scaled kinds have no D field: always f32).
+ACCUMULATOR_CODES = {
+    "f16": {"float16": 0, "float32": 1},
+    "tf32": {"float32": 1},
+    "f8f6f4": {"float16": 0, "float32": 1},
+    "i8": {"int32": 2},
+    "mxf8f6f4": {"float32": None},
+}
+#: The one scale-factor type of ``mxf8f6f4`` (UE8M0, code 1 in bit 23).
+SCALE_DTYPE = "float8_e8m0fnu"
+#: M of each kind with ``cta_group::1`` (dense, not ``.ws``).
+M_VALUES = {"f16": (64, 128), "tf32": (64, 128), "f8f6f4": (64, 128), "i8": (64, 128), "mxf8f6f4": (128,)}
+#: Operand types the ISA lets an MMA read MN-major ("transposed"), Table 51 / the instruction descriptor notes.
+MN_MAJOR_DTYPES = frozenset({"float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2", "int8", "uint8"})
+MAJORS = ("K", "MN")
+
+
+def valid_n(kind: str, m: int) -> tuple[int, ...]:
+    """The N values the ISA's "Matrix shape" table allows for ``kind`` and M with ``cta_group::1``: 8..256 in steps
+    of 8, except ``i8`` (8, 16, 24, 32, then 48..256 in steps of 16).
+
+    Example:
+        >>> valid_n("i8", 128)[:6], len(valid_n("f16", 64))
+        ((8, 16, 24, 32, 48, 64), 32)
+    """
+    if kind not in M_VALUES:
+        raise ValueError(f"unknown tcgen05.mma kind {kind!r}; expected one of {sorted(M_VALUES)}")
+    if m not in M_VALUES[kind]:
+        raise ValueError(f"kind {kind} with cta_group::1 takes M in {M_VALUES[kind]}, got M={m}")
+    if kind == "i8":
+        return (8, 16, 24, 32, *range(48, 257, 16))
+    return tuple(range(8, 257, 8))
+
+
+def k_per_instruction(dtype) -> int:
+    """Elements of K one MMA consumes: 32 bytes of each operand row.
+
+    Example:
+        >>> k_per_instruction("bfloat16"), k_per_instruction("float32"), k_per_instruction("float8_e4m3fn")
+        (16, 8, 32)
+    """
+    return K_BYTES_PER_INSTRUCTION // dtype_bytes(dtype)
+
+
+@dataclass(frozen=True)
+class MmaInstruction:
+    """One ``tcgen05.mma.cta_group::1`` as its instruction descriptor describes it; every field is checked against
+    the ISA on construction. ``a_major``/``b_major`` are "K" or "MN"; ``saturate`` is for ``i8`` only;
+    ``scale_a_id``/``scale_b_id`` (0..3, ``mxf8f6f4`` only) pick the byte of the TMEM scale-factor cell.
+
+    Example:
+        >>> MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128).k
+        16
+        >>> MmaInstruction("f16", "float16", "bfloat16", "float16", m=128, n=128)
+        Traceback (most recent call last):
+        ...
+        ValueError: kind f16: a float16 accumulator needs float16 A and B, got A float16, B bfloat16
+    """
+
+    kind: str
+    a_dtype: str
+    b_dtype: str
+    d_dtype: str
+    m: int
+    n: int
+    a_major: str = "K"
+    b_major: str = "K"
+    negate_a: bool = False
+    negate_b: bool = False
+    saturate: bool = False
+    scale_a_id: int = 0
+    scale_b_id: int = 0
+
+    def __post_init__(self) -> None:
+        kind = self.kind
+        if kind not in OPERAND_CODES:
+            raise ValueError(f"unknown tcgen05.mma kind {kind!r}; expected one of {sorted(OPERAND_CODES)}")
+        for name in ("a_dtype", "b_dtype", "d_dtype"):
+            object.__setattr__(self, name, str(getattr(self, name)))
+        for side, dtype in (("A", self.a_dtype), ("B", self.b_dtype)):
+            if dtype not in OPERAND_CODES[kind]:
+                raise ValueError(f"kind {kind}: {side} must be one of {sorted(OPERAND_CODES[kind])}, got {dtype}")
+        if self.d_dtype not in ACCUMULATOR_CODES[kind]:
+            raise ValueError(
+                f"kind {kind}: the accumulator must be one of {sorted(ACCUMULATOR_CODES[kind])}, got {self.d_dtype}"
+            )
+        if kind == "f16" and self.d_dtype == "float16" and (self.a_dtype, self.b_dtype) != ("float16", "float16"):
+            raise ValueError(
+                f"kind f16: a float16 accumulator needs float16 A and B, got A {self.a_dtype}, B {self.b_dtype}"
+            )
+        m, n = static_int(self.m, "M"), static_int(self.n, "N")
+        object.__setattr__(self, "m", m)
+        object.__setattr__(self, "n", n)
+        if n not in valid_n(kind, m):
+            raise ValueError(f"kind {kind} with M={m} takes N in {_ranges(valid_n(kind, m))}, got N={n}")
+        for side, major, dtype in (("A", self.a_major, self.a_dtype), ("B", self.b_major, self.b_dtype)):
+            if major not in MAJORS:
+                raise ValueError(f"{side}'s majorness must be 'K' or 'MN', got {major!r}")
+            if major == "MN" and dtype not in MN_MAJOR_DTYPES:
+                raise ValueError(f"{side} is {dtype}: the ISA reads only {sorted(MN_MAJOR_DTYPES)} MN-major")
+        if self.b_major == "MN" and dtype_bytes(self.b_dtype) == 1 and n % 16:
+            raise ValueError(f"an MN-major 8-bit B needs N a multiple of 16, got N={n}")
+        for flag in ("negate_a", "negate_b", "saturate"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
+        if kind == "i8" and (self.negate_a or self.negate_b):
+            raise ValueError("kind i8 cannot negate A or B")
+        if self.saturate and kind != "i8":
+            raise ValueError(f"saturate is for kind i8 only, got kind {kind}")
+        for name in ("scale_a_id", "scale_b_id"):
+            value = static_int(getattr(self, name), name)
+            if kind == "mxf8f6f4" and not 0 <= value <= 3:
+                raise ValueError(f"{name} must be in 0..3 (the byte of the 32-bit scale cell), got {value}")
+            if kind != "mxf8f6f4" and value:
+                raise ValueError(f"{name} is for block-scaled kinds only, got {value} with kind {kind}")
+
+    @property
+    def k(self) -> int:
+        """K of one instruction (32 bytes of A per row).
+
+        Example:
+            >>> MmaInstruction("tf32", "float32", "float32", "float32", m=64, n=8).k
+            8
+        """
+        return k_per_instruction(self.a_dtype)
+
+
+def _ranges(values: tuple[int, ...]) -> str:
+    if values == tuple(range(8, 257, 8)):
+        return "8..256 step 8"
+    return "8, 16, 24, 32, 48..256 step 16"
+
+
+def instruction_descriptor(instruction: MmaInstruction) -> int:
+    """The 32-bit instruction descriptor of ``instruction`` (ISA "Instruction descriptor", the table for
+    f16/tf32/f8f6f4/i8 and the one for mxf8f6f4): D type at 4-5 (scale-B id for mxf8f6f4), A/B types at 7-9 and
+    10-12, negation at 13-14, transposition (MN-major) at 15-16, N >> 3 at 17-22, M >> 4 at 24-28 (the block-scaled
+    table's M >> 7 at 27-28 is the same bits), saturate at 3, scale type at 23 and scale-A id at 29-30 for mxf8f6f4.
+
+    Example:
+        >>> hex(instruction_descriptor(MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128)))
+        '0x8200490'
+    """
+    if not isinstance(instruction, MmaInstruction):
+        raise TypeError(f"instruction_descriptor takes an MmaInstruction, got {instruction!r}")
+    i = instruction
+    codes = OPERAND_CODES[i.kind]
+    bits = codes[i.a_dtype] << 7 | codes[i.b_dtype] << 10
+    bits |= int(i.negate_a) << 13 | int(i.negate_b) << 14
+    bits |= int(i.a_major == "MN") << 15 | int(i.b_major == "MN") << 16
+    bits |= (i.n >> 3) << 17 | (i.m >> 4) << 24
+    if i.kind == "mxf8f6f4":
+        bits |= i.scale_b_id << 4 | 1 << 23 | i.scale_a_id << 29
+    else:
+        bits |= ACCUMULATOR_CODES[i.kind][i.d_dtype] << 4 | int(i.saturate) << 3
+    return bits
+
+
+# ---- the shared-memory matrix descriptor ------------------------------------------------------------------------
+
+#: Field limits: addresses and offsets are 18-bit byte values stored as 14 bits of 16-byte units.
+_ADDRESS_LIMIT = 1 << 18
+_UNIT = 16
+#: The fixed constant 0b001 in bits 46-48.
+_FIXED_BITS = 1 << 46
+
+
+@dataclass(frozen=True)
+class SharedDescriptor:
+    """A tcgen05 shared-memory matrix descriptor, its fields in bytes: ``start`` (shared-window address), ``lbo``
+    and ``sbo`` (leading and stride byte offsets), ``base_offset`` (0: operands start on their swizzle repeat),
+    ``swizzle`` ("none", "32B", "64B", "128B") and ``major`` ("K" or "MN", which the instruction descriptor carries,
+    not this one). ``k_offsets[s]`` is the byte offset of K step ``s`` from ``start`` (see :func:`advance_k`).
+
+    Example:
+        >>> hex(SharedDescriptor(0x400, 16, 1024, 0, "128B", "K", (0, 32)).encode())
+        '0x4000404000010040'
+    """
+
+    start: int
+    lbo: int
+    sbo: int
+    base_offset: int
+    swizzle: str
+    major: str
+    k_offsets: tuple[int, ...] = (0,)
+
+    def encode(self) -> int:
+        """The 64-bit value (ISA "Shared memory descriptor"): start >> 4 at 0-13, LBO >> 4 at 16-29, SBO >> 4 at
+        32-45, the fixed 0b001 at 46-48, base offset at 49-51, swizzle at 61-63.
+
+        Example:
+            >>> hex(SharedDescriptor(0, 256, 128, 0, "none", "K").encode())
+            '0x400800100000'
+        """
+        for name in ("start", "lbo", "sbo"):
+            value = getattr(self, name)
+            if not 0 <= value < _ADDRESS_LIMIT or value % _UNIT:
+                raise ValueError(f"descriptor {name} must be a 16-byte multiple in [0, 2^18), got {value}")
+        if not 0 <= self.base_offset <= 7:
+            raise ValueError(f"descriptor base offset must be in 0..7, got {self.base_offset}")
+        if self.swizzle not in DESCRIPTOR_SWIZZLE:
+            raise ValueError(f"descriptor swizzle must be one of {sorted(DESCRIPTOR_SWIZZLE)}, got {self.swizzle!r}")
+        return (
+            self.start >> 4
+            | (self.lbo >> 4) << 16
+            | (self.sbo >> 4) << 32
+            | _FIXED_BITS
+            | self.base_offset << 49
+            | DESCRIPTOR_SWIZZLE[self.swizzle] << 61
+        )
+
+
+def _canonical(major: str, mode: str, element: int, lbo: int, sbo: int, rows, ks):
+    """Byte offsets of elements (row, k) of one K step in the ISA's canonical layout ("Canonical layouts"), before the
+    swizzle; ``rows`` index M or N, ``ks`` the K element inside the step."""
+    width = SWIZZLE_BYTES[mode]
+    if major == "K":
+        b = ks * element  # byte along K
+        if mode == "none":
+            return (rows // 8) * sbo + (rows % 8) * _UNIT + (b // _UNIT) * lbo + b % _UNIT
+        return (rows // 8) * sbo + (rows % 8) * width + b
+    b = rows * element  # byte along MN
+    if mode == "none":
+        return (b // _UNIT) * sbo + (ks // 8) * lbo + (ks % 8) * _UNIT + b % _UNIT
+    return (b // width) * lbo + (ks // 8) * sbo + (ks % 8) * width + b % width
+
+
+def _mode_and_tile(layout, dtype) -> tuple[str, TileLayout]:
+    if isinstance(layout, TileLayout):
+        return "none", layout
+    if not isinstance(layout, ComposeLayout):
+        raise TypeError(f"an MMA operand layout is a TileLayout or a ComposeLayout, got {layout!r}")
+    if not isinstance(layout.tile_layout, TileLayout):
+        raise ValueError(f"MMA operand layout {layout}: the swizzle must be over a TileLayout")
+    try:
+        return mode_of_swizzle(layout.swizzle, dtype), layout.tile_layout
+    except ValueError as err:
+        raise ValueError(f"MMA operand layout {layout}: {err}; the MMA reads only those swizzles") from None
+
+
+def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> SharedDescriptor:
+    """The shared-memory matrix descriptor of an MMA operand stored in ``layout`` over its logical ``(rows, K)``
+    ``shape`` (rows = M for A, N for B), ``dtype`` elements, the buffer at shared byte address ``start_byte``.
+
+    The layout must be one of the ISA's canonical layouts: K-major (K contiguous) or MN-major (rows contiguous),
+    with no swizzle (8 x 16-byte core matrices) or a 32B/64B/128B swizzle (atoms of 8 rows of the swizzle width),
+    the same for every K step of ``32 / element bytes`` columns. LBO and SBO are read off the layout's addresses;
+    anything else — a foreign swizzle, addresses no canonical formula gives, offsets that are not whole core
+    matrices or swizzle repeats, a misaligned start — is a ``ValueError`` naming the layout and the fault.
+
+    Example:
+        >>> from tirx_layout.hw.constructors import mma_shared_layout
+        >>> d = shared_matrix_descriptor(mma_shared_layout("bfloat16", "128B", (128, 64)), (128, 64), "bfloat16", 0x400)
+        >>> d.sbo, d.swizzle, d.major, d.k_offsets, hex(d.encode())
+        (1024, '128B', 'K', (0, 32, 64, 96), '0x4000404000010040')
+    """
+    element = dtype_bytes(dtype)
+    if not isinstance(shape, tuple | list) or len(shape) != 2:
+        raise ValueError(f"an MMA operand shape is (rows, K), got {shape!r}")
+    rows, cols = (static_int(s, "an operand extent") for s in shape)
+    k_step = K_BYTES_PER_INSTRUCTION // element
+    if rows < 8 or rows % 8 or cols < k_step or cols % k_step:
+        raise ValueError(
+            f"MMA operand shape {(rows, cols)} of {dtype}: rows must be a multiple of 8 and K a multiple of {k_step}"
+        )
+    start_byte = static_int(start_byte, "start_byte")
+    mode, tile = _mode_and_tile(layout, dtype)
+    what = f"MMA operand layout {layout} ({rows}x{cols} {dtype})"
+    repeat = 8 * SWIZZLE_BYTES[mode]  # where the hardware's XOR pattern repeats (16-byte granules for "none")
+    if start_byte < 0 or start_byte % (repeat if mode != "none" else _UNIT):
+        raise ValueError(
+            f"{what}: start address {start_byte} must be a multiple of "
+            f"{repeat if mode != 'none' else _UNIT} bytes (the {mode} swizzle is applied to absolute addresses)"
+        )
+    grid_r, grid_k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    place = tile.apply(grid_r, grid_k, shape=(rows, cols))
+    if set(place) != {"m"}:
+        raise ValueError(f"{what}: an operand in shared memory maps to memory addresses only, got axes {sorted(place)}")
+    address = np.asarray(place["m"], dtype=np.int64) * element  # unswizzled byte offsets from the buffer
+    major = _majorness(address, element, what)
+    if major == "MN" and str(dtype) not in MN_MAJOR_DTYPES:
+        raise ValueError(f"{what}: is MN-major, which the ISA allows only for {sorted(MN_MAJOR_DTYPES)}")
+    if major == "MN" and element == 4:
+        raise ValueError(
+            f"{what}: is MN-major 32-bit, which the ISA allows only with the 128B-with-32B-atom swizzle "
+            "(not supported here); store it K-major"
+        )
+    lbo, sbo = _offsets(address, major, mode, element, k_step)
+    for name, value in (("LBO", lbo), ("SBO", sbo)):
+        if value < 0 or value % _UNIT or value >= _ADDRESS_LIMIT:
+            raise ValueError(
+                f"{what}: its {name} would be {value} bytes; it must be a non-negative multiple of 16 below 2^18 "
+                "(whole core matrices)"
+            )
+        if mode != "none" and _spans(name, major, rows, element, mode, k_step) and value % repeat:
+            raise ValueError(
+                f"{what}: its {name} is {value} bytes, not a whole number of {mode} swizzle repeats ({repeat} bytes)"
+            )
+    r, kk = np.meshgrid(np.arange(rows), np.arange(k_step), indexing="ij")
+    want = _canonical(major, mode, element, lbo, sbo, r, kk)
+    offsets = []
+    for step in range(cols // k_step):
+        got = address[:, step * k_step : (step + 1) * k_step]
+        first = int(got[0, 0])
+        bad = np.argwhere(got != first + want)
+        if bad.size:
+            row, k = (int(v) for v in bad[0])
+            raise ValueError(
+                f"{what}: element ({row}, {step * k_step + k}) is at byte {int(got[row, k])} before the swizzle, "
+                f"but the {major}-major {mode} canonical layout (LBO {lbo}, SBO {sbo}) of K step {step} puts it at "
+                f"{first + int(want[row, k])}"
+            )
+        if mode != "none" and first % repeat >= SWIZZLE_BYTES[mode]:
+            raise ValueError(
+                f"{what}: K step {step} starts {first % repeat} bytes into a {mode} swizzle repeat, past its first "
+                "row; the descriptor's base offset would be needed"
+            )
+        offsets.append(first - int(address[0, 0]))
+    start = start_byte + int(address[0, 0])
+    if start % _UNIT or start + int(address.max()) - int(address[0, 0]) + element > _ADDRESS_LIMIT:
+        raise ValueError(f"{what}: its first element at shared byte {start} is not 16-byte aligned or beyond 2^18")
+    if major == "K" and mode != "none":
+        lbo = _UNIT  # unused by the hardware; the ISA says "assumed 1" (one 16-byte unit)
+    return SharedDescriptor(start, lbo, sbo, 0, mode, major, tuple(offsets))
+
+
+def _majorness(address: np.ndarray, element: int, what: str) -> str:
+    along_k = int(address[0, 1] - address[0, 0])
+    along_rows = int(address[1, 0] - address[0, 0])
+    if along_k == element:
+        return "K"
+    if along_rows == element:
+        return "MN"
+    raise ValueError(
+        f"{what}: neither K nor the rows are contiguous (steps of {along_k // element} and "
+        f"{along_rows // element} elements); the MMA reads K-major or MN-major operands"
+    )
+
+
+def _offsets(address: np.ndarray, major: str, mode: str, element: int, k_step: int) -> tuple[int, int]:
+    """(LBO, SBO) in bytes read off the addresses; where the operand has only one core matrix (atom) along a
+    direction, the packed value, which the hardware then never uses."""
+    rows = address.shape[0]
+    width = SWIZZLE_BYTES[mode]
+
+    def step(r: int, k: int, packed: int) -> int:
+        inside = r < rows and k < address.shape[1]
+        return int(address[r, k] - address[0, 0]) if inside else packed
+
+    if major == "K":
+        sbo = step(8, 0, 8 * width)
+        lbo = step(0, _UNIT // element, 8 * _UNIT) if mode == "none" else _UNIT
+        return lbo, sbo
+    if mode == "none":
+        return step(0, 8, 8 * _UNIT) if k_step > 8 else 8 * _UNIT, step(_UNIT // element, 0, 8 * _UNIT)
+    return step(width // element, 0, 8 * width), step(0, 8, 8 * width) if k_step > 8 else 8 * width
+
+
+def _spans(name: str, major: str, rows: int, element: int, mode: str, k_step: int) -> bool:
+    """Whether offset ``name`` moves between swizzle atoms the MMA reads (then it must keep them repeat-aligned)."""
+    if major == "K":
+        return name == "SBO" and rows > 8
+    if name == "LBO":
+        return rows * element > SWIZZLE_BYTES[mode]
+    return k_step > 8
+
+
+def advance_k(descriptor: SharedDescriptor, k_step: int) -> SharedDescriptor:
+    """The descriptor of K step ``k_step`` (an MMA over K elements ``k_step*K .. (k_step+1)*K - 1``): the start
+    address moves by that step's unswizzled byte offset in the layout (inside a swizzle atom, 32 bytes per step; the
+    hardware XORs the absolute address, so the swizzle follows), LBO, SBO and swizzle unchanged.
+
+    Example:
+        >>> from tirx_layout.hw.constructors import mma_shared_layout
+        >>> d = shared_matrix_descriptor(mma_shared_layout("float16", "128B", (64, 128)), (64, 128), "float16", 0)
+        >>> [advance_k(d, s).start for s in range(6)]
+        [0, 32, 64, 96, 8192, 8224]
+    """
+    if not isinstance(descriptor, SharedDescriptor):
+        raise TypeError(f"advance_k takes a SharedDescriptor, got {descriptor!r}")
+    k_step = static_int(k_step, "k_step")
+    if not 0 <= k_step < len(descriptor.k_offsets):
+        raise IndexError(f"k_step {k_step} is outside the operand's {len(descriptor.k_offsets)} K steps")
+    moved = descriptor.start + descriptor.k_offsets[k_step]
+    return dataclasses.replace(descriptor, start=moved, k_offsets=(0,))

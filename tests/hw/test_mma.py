@@ -1,0 +1,386 @@
+"""The tcgen05.mma descriptors (hw/mma.py) against (a) test-side encoders written from the PTX ISA's field tables,
+(b) upstream TVM's own encoders (``tvm.backend.cuda.cpp.descriptors``, an oracle in tests only) and (c) an
+enumerating twin of the ISA's canonical layouts: every element's byte address implied by the descriptor bits equals
+the one the operand's layout gives."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from tvm.backend.cuda.cpp import descriptors as upstream
+
+from tirx_layout import ComposeLayout, S, TileLayout, mma_shared_layout
+from tirx_layout.hw.memory import swizzle_for_mode
+from tirx_layout.layout.swizzle import SwizzleLayout
+from tirx_layout.hw.mma import (
+    MmaInstruction,
+    SharedDescriptor,
+    advance_k,
+    instruction_descriptor,
+    shared_matrix_descriptor,
+)
+
+# ---- (a) the ISA's instruction-descriptor table, "Instruction descriptor" (f16/tf32/f8f6f4/i8 table and the
+# mxf8f6f4 table), restated by hand: field -> (low bit, width).
+ISA_IDESC_FIELDS = {
+    "saturate": (3, 1),
+    "d_type": (4, 2),
+    "a_type": (7, 3),
+    "b_type": (10, 3),
+    "negate_a": (13, 1),
+    "negate_b": (14, 1),
+    "transpose_a": (15, 1),
+    "transpose_b": (16, 1),
+    "n_shr_3": (17, 6),
+    "m_shr_4": (24, 5),
+}
+ISA_BLOCK_SCALED_FIELDS = {
+    "sfb_id": (4, 2),
+    "a_type": (7, 3),
+    "b_type": (10, 3),
+    "negate_a": (13, 1),
+    "negate_b": (14, 1),
+    "transpose_a": (15, 1),
+    "transpose_b": (16, 1),
+    "n_shr_3": (17, 6),
+    "scale_type": (23, 1),
+    "m_shr_7": (27, 2),
+    "sfa_id": (29, 2),
+}
+# The ISA's type codes, per kind (same tables).
+ISA_TYPE = {
+    ("f16", "float16"): 0,
+    ("f16", "bfloat16"): 1,
+    ("tf32", "float32"): 2,
+    ("f8f6f4", "float8_e4m3fn"): 0,
+    ("f8f6f4", "float8_e5m2"): 1,
+    ("i8", "uint8"): 0,
+    ("i8", "int8"): 1,
+}
+ISA_D_TYPE = {"float16": 0, "float32": 1, "int32": 2}
+
+
+def pack(fields: dict, table: dict) -> int:
+    value = 0
+    for name, field in fields.items():
+        low, width = table[name]
+        assert 0 <= field < 1 << width, (name, field)
+        value |= field << low
+    return value
+
+
+def test_worked_instruction_descriptors():
+    # Values computed from the ISA tables in docs/notes/tcgen05-mma-facts.md §3.3.
+    bf16 = MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128)
+    f16 = MmaInstruction("f16", "float16", "float16", "float16", m=64, n=200)
+    mx = MmaInstruction(
+        "mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=112, scale_a_id=2, scale_b_id=2
+    )
+    assert [instruction_descriptor(i) for i in (bf16, f16, mx)] == [0x08200490, 0x04320000, 0x489C0020]
+
+
+DENSE_CASES = [
+    ("f16", "float16", "float16", "float32"),
+    ("f16", "bfloat16", "bfloat16", "float32"),
+    ("f16", "float16", "float16", "float16"),
+    ("f16", "float16", "bfloat16", "float32"),
+    ("tf32", "float32", "float32", "float32"),
+    ("f8f6f4", "float8_e4m3fn", "float8_e5m2", "float32"),
+    ("f8f6f4", "float8_e5m2", "float8_e4m3fn", "float16"),
+    ("i8", "int8", "uint8", "int32"),
+    ("i8", "uint8", "int8", "int32"),
+]
+
+
+@pytest.mark.parametrize("kind, a, b, d", DENSE_CASES)
+@pytest.mark.parametrize("m, n", [(64, 8), (64, 200), (128, 112), (128, 256), (128, 16)])
+@pytest.mark.parametrize("majors", [("K", "K"), ("MN", "K"), ("K", "MN"), ("MN", "MN")])
+def test_dense_descriptor_matches_isa_table_and_upstream(kind, a, b, d, m, n, majors):
+    if kind == "i8" and n == 200:
+        n = 208  # the ISA's i8 N: 48..256 step 16
+    negate = kind != "i8"
+    if majors[1] == "MN" and kind in ("f8f6f4", "i8") and n % 16:  # ISA Table 54: 8-bit MN-major B, N step 16
+        with pytest.raises(ValueError, match=f"MN-major 8-bit B needs N a multiple of 16, got N={n}"):
+            MmaInstruction(kind, a, b, d, m=m, n=n, a_major=majors[0], b_major="MN")
+        return
+    inst = MmaInstruction(kind, a, b, d, m=m, n=n, a_major=majors[0], b_major=majors[1], negate_a=negate)
+    isa = pack(
+        {
+            "d_type": ISA_D_TYPE[d],
+            "a_type": ISA_TYPE[kind, a],
+            "b_type": ISA_TYPE[kind, b],
+            "negate_a": int(negate),
+            "transpose_a": int(majors[0] == "MN"),
+            "transpose_b": int(majors[1] == "MN"),
+            "n_shr_3": n // 8,
+            "m_shr_4": m // 16,
+        },
+        ISA_IDESC_FIELDS,
+    )
+    assert instruction_descriptor(inst) == isa
+    alias = {"float32": "tf32"} if kind == "tf32" else {}
+    if m == 128 and n % 16:
+        return  # upstream requires N % 16 for M = 128 (stricter than the ISA table): no oracle here
+    oracle = upstream.encode_instr_descriptor_dense_uint32(
+        m,
+        n,
+        inst.k,
+        d,
+        alias.get(a, a),
+        alias.get(b, b),
+        majors[0] == "MN",
+        majors[1] == "MN",
+        neg_a=negate,
+    )
+    assert instruction_descriptor(inst) == oracle
+
+
+@pytest.mark.parametrize("sfa, sfb", [(0, 0), (1, 3), (3, 2)])
+@pytest.mark.parametrize("n", [8, 112, 256])
+def test_block_scaled_descriptor_matches_isa_table_and_upstream(sfa, sfb, n):
+    inst = MmaInstruction(
+        "mxf8f6f4", "float8_e5m2", "float8_e4m3fn", "float32", m=128, n=n, scale_a_id=sfa, scale_b_id=sfb
+    )
+    isa = pack(
+        {"sfb_id": sfb, "a_type": 1, "b_type": 0, "n_shr_3": n // 8, "scale_type": 1, "m_shr_7": 1, "sfa_id": sfa},
+        ISA_BLOCK_SCALED_FIELDS,
+    )
+    assert instruction_descriptor(inst) == isa
+    oracle = upstream.encode_instr_descriptor_block_scaled_uint32(
+        128, n, 32, "float32", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu", False, False
+    )
+    assert instruction_descriptor(inst) == oracle | sfb << 4 | sfa << 29  # upstream leaves the ids to the caller
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (dict(kind="f17"), "unknown tcgen05.mma kind 'f17'"),
+        (dict(a_dtype="float8_e4m3fn"), "A must be one of"),
+        (dict(d_dtype="int32"), "accumulator must be one of"),
+        (dict(b_dtype="bfloat16", d_dtype="float16"), "float16 accumulator needs float16 A and B"),
+        (dict(m=256), "M in (64, 128), got M=256"),
+        (dict(n=260), "got N=260"),
+        (dict(n=12), "got N=12"),
+        (dict(a_major="M"), "got 'M'"),
+        (dict(saturate=True), "saturate is for kind i8 only"),
+        (dict(scale_a_id=1), "scale_a_id is for block-scaled kinds only"),
+    ],
+)
+def test_instruction_refusals(fields, message):
+    base = dict(kind="f16", a_dtype="float16", b_dtype="float16", d_dtype="float32", m=128, n=128)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        MmaInstruction(**{**base, **fields})
+
+
+def test_instruction_refusals_per_kind():
+    with pytest.raises(ValueError, match="i8 cannot negate"):
+        MmaInstruction("i8", "int8", "int8", "int32", m=128, n=128, negate_b=True)
+    with pytest.raises(ValueError, match="got N=40"):  # i8 N: 8, 16, 24, 32, then step 16 from 48
+        MmaInstruction("i8", "int8", "int8", "int32", m=64, n=40)
+    with pytest.raises(ValueError, match="MN-major 8-bit B needs N a multiple of 16"):
+        MmaInstruction("f8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=24, b_major="MN")
+    with pytest.raises(ValueError, match="reads only .* MN-major"):
+        MmaInstruction("f8f6f4", "float6_e2m3fn", "float8_e4m3fn", "float32", m=128, n=32, a_major="MN")
+    with pytest.raises(ValueError, match="M in \\(128,\\), got M=64"):
+        MmaInstruction("mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=64, n=32)
+    with pytest.raises(ValueError, match="scale_b_id must be in 0..3"):
+        MmaInstruction("mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=32, scale_b_id=4)
+    with pytest.raises(TypeError, match="negate_a must be a bool"):
+        MmaInstruction("f16", "float16", "float16", "float32", m=128, n=32, negate_a=1)
+
+
+# ---- the shared-memory descriptor: ISA "Shared memory descriptor" table, restated.
+ISA_SDESC_SWIZZLE = {"none": 0, "128B": 2, "64B": 4, "32B": 6}
+UPSTREAM_SWIZZLE_ENUM = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+
+
+def isa_encode(start, lbo, sbo, swizzle):
+    return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | ISA_SDESC_SWIZZLE[swizzle] << 61
+
+
+def isa_decode(value):
+    field = value >> 61
+    swizzle = {v: k for k, v in ISA_SDESC_SWIZZLE.items()}[field]
+    assert (value >> 46) & 7 == 1 and (value >> 49) & 7 == 0 and (value >> 52) & 0x1FF == 0
+    return (value & 0x3FFF) << 4, (value >> 16 & 0x3FFF) << 4, (value >> 32 & 0x3FFF) << 4, swizzle
+
+
+def isa_address(start, lbo, sbo, swizzle, major, element, r, k):
+    """The byte the MMA reads for element (r, k) of one K step (PTX ISA "Canonical layouts" in bytes, then the
+    swizzle of "Shared memory layout and swizzling" on the absolute address)."""
+    width = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[swizzle]
+    if major == "K":
+        b = k * element
+        if swizzle == "none":  # ((8,m),(T,2k)):((1T,SBO),(1,LBO)) in 16-byte core matrices
+            pre = start + (r // 8) * sbo + (r % 8) * 16 + (b // 16) * lbo + b % 16
+        else:  # ((8,m),(T,2k)):((8T... ),...): rows of the swizzle width, 8-row groups SBO apart
+            pre = start + (r // 8) * sbo + (r % 8) * width + b
+    else:
+        b = r * element
+        if swizzle == "none":  # ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
+            pre = start + (b // 16) * sbo + (k // 8) * lbo + (k % 8) * 16 + b % 16
+        else:  # ((T,W,m),(8,k)):((1,T,LBO),(WT,SBO))
+            pre = start + (b // width) * lbo + (k // 8) * sbo + (k % 8) * width + b % width
+    if swizzle == "none":
+        return pre
+    bits = {"32B": 1, "64B": 2, "128B": 3}[swizzle]  # 16-byte chunk bits [4, 4+bits) ^= bits [7, 7+bits)
+    return pre ^ (((pre >> 7) & ((1 << bits) - 1)) << 4)
+
+
+def mn_major_layout(dtype, mode, rows, cols, element):
+    """An MN-major operand over (rows, K): atoms of (swizzle width of MN) x 8 K-rows, MN atoms first."""
+    width = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[mode] // element
+    if mode == "none":  # core matrices (16 bytes of MN x 8 K rows), MN first
+        tile = TileLayout(
+            S[(rows // width, width, cols // 8, 8) : (8 * width, 1, 8 * rows, width)]
+        )
+        return tile
+    tile = TileLayout(S[(rows // width, width, cols // 8, 8) : (8 * width, 1, 8 * rows, width)])
+    return ComposeLayout(swizzle_for_mode(mode, dtype), tile)
+
+
+DTYPES = {"float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "int8": 1, "float32": 4}
+MODES = ("none", "32B", "64B", "128B")
+WIDTH = {"none": 16, "32B": 32, "64B": 64, "128B": 128}
+
+
+def operands():
+    for dtype, mode, shape in itertools.product(DTYPES, MODES, [(64, 128), (128, 256), (8, 128)]):
+        yield dtype, mode, shape, "K"
+        if DTYPES[dtype] < 4 and shape[0] * DTYPES[dtype] >= WIDTH[mode]:  # at least one atom of MN bytes
+            yield dtype, mode, shape, "MN"
+
+
+@pytest.mark.parametrize("dtype, mode, shape, major", list(operands()))
+def test_descriptor_reads_exactly_the_layouts_elements(dtype, mode, shape, major):
+    element = DTYPES[dtype]
+    rows, cols = shape
+    if major == "K":
+        layout = mma_shared_layout(dtype, mode, shape)
+    else:
+        layout = mn_major_layout(dtype, mode, rows, cols, element)
+    start_byte = 3 * 1024
+    desc = shared_matrix_descriptor(layout, shape, dtype, start_byte)
+    assert (desc.major, desc.swizzle) == (major, mode)
+    step = 32 // element
+    r, k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    want = np.asarray(layout.apply(r, k, shape=shape)["m"]) * element + start_byte
+    for s in range(cols // step):
+        value = advance_k(desc, s).encode()
+        start, lbo, sbo, swizzle = isa_decode(value)
+        kk = np.arange(step)
+        got = isa_address(start, lbo, sbo, swizzle, major, element, r[:, :step], kk[None, :])
+        assert (got == want[:, s * step : (s + 1) * step]).all(), s
+        # (b) upstream's encoder (offsets in 16-byte units, start ORed in) gives the same 64 bits
+        oracle = upstream.encode_smem_descriptor_base_uint64(lbo >> 4, sbo >> 4, UPSTREAM_SWIZZLE_ENUM[mode])
+        assert value == oracle | start >> 4
+        assert value == isa_encode(start, lbo, sbo, swizzle)
+
+
+def test_worked_shared_descriptors():
+    # ISA worked example restated in the facts file §4.1: bf16 K-major 128B at 0x400, SBO 1024, LBO field 1.
+    layout = mma_shared_layout("bfloat16", "128B", (128, 64))
+    assert shared_matrix_descriptor(layout, (128, 64), "bfloat16", 0x400).encode() == 0x4000404000010040
+    # ISA canonical-layout examples (bytes): bf16 MN-major no swizzle LBO 256 SBO 128; 32B: LBO 256 SBO 512;
+    # 64B: LBO 512 SBO 1024 — for packed 16 x 16 (none), 32 x 16 (32B) and 64 x 16 (64B) tiles.
+    for mode, rows, lbo, sbo in [("none", 16, 256, 128), ("32B", 32, 256, 512), ("64B", 64, 512, 1024)]:
+        layout = mn_major_layout("bfloat16", mode, rows, 16, 2)
+        desc = shared_matrix_descriptor(layout, (rows, 16), "bfloat16")
+        assert (desc.major, desc.lbo, desc.sbo) == ("MN", lbo, sbo), mode
+
+
+def test_k_steps_cross_atoms():
+    # 64 x 128 fp16, 128B: four steps of 32 bytes in the first atom column, then the second column 64 rows * 128
+    # bytes further on.
+    desc = shared_matrix_descriptor(mma_shared_layout("float16", "128B", (64, 128)), (64, 128), "float16", 1024)
+    assert [advance_k(desc, s).start - 1024 for s in range(8)] == [0, 32, 64, 96, 8192, 8224, 8256, 8288]
+    with pytest.raises(IndexError, match="k_step 8 is outside"):
+        advance_k(desc, 8)
+
+
+# ---- refusals: one test each
+
+
+def test_refuses_a_foreign_swizzle():
+    layout = ComposeLayout(SwizzleLayout(3, 3, 4), TileLayout(S[(64, 64)]))
+    with pytest.raises(ValueError, match="no hardware swizzle mode"):
+        shared_matrix_descriptor(layout, (64, 64), "float16")
+
+
+def test_refuses_a_swizzle_of_another_dtype():
+    layout = ComposeLayout(swizzle_for_mode("128B", "float32"), TileLayout(S[(64, 64)]))
+    with pytest.raises(ValueError, match="no hardware swizzle mode for float16"):
+        shared_matrix_descriptor(layout, (64, 64), "float16")
+
+
+def test_refuses_row_major_without_swizzle():
+    with pytest.raises(ValueError, match=r"element \(1, 0\) is at byte 128 .* puts it at 16"):
+        shared_matrix_descriptor(TileLayout(S[(64, 64)]), (64, 64), "float16")
+
+
+def test_refuses_padded_rows():
+    # 128B swizzle but rows 144 bytes apart: not the canonical 128-byte atom rows
+    layout = ComposeLayout(swizzle_for_mode("128B", "float16"), TileLayout(S[(8, 64) : (72, 1)]))
+    with pytest.raises(ValueError, match=r"element \(1, 0\) is at byte 144 .* puts it at 128"):
+        shared_matrix_descriptor(layout, (8, 64), "float16")
+
+
+def test_refuses_a_stride_that_is_not_whole_swizzle_repeats():
+    # 8-row groups 1040 bytes apart: inside each group canonical, but SBO is not a multiple of the 1024-byte repeat
+    layout = ComposeLayout(swizzle_for_mode("128B", "float16"), TileLayout(S[(2, 8, 64) : (520, 64, 1)]))
+    with pytest.raises(ValueError, match="SBO is 1040 bytes, not a whole number of 128B swizzle repeats"):
+        shared_matrix_descriptor(layout, (16, 64), "float16")
+
+
+def test_refuses_offsets_that_are_not_whole_core_matrices():
+    # no swizzle, core matrices along M 136 bytes apart (not a 16-byte multiple)
+    layout = TileLayout(S[(2, 8, 4, 8) : (68, 8, 256, 1)])
+    with pytest.raises(ValueError, match="SBO would be 136 bytes"):
+        shared_matrix_descriptor(layout, (16, 32), "float16")
+
+
+def test_refuses_a_misaligned_start():
+    layout = mma_shared_layout("float16", "128B", (64, 64))
+    with pytest.raises(ValueError, match="start address 512 must be a multiple of 1024"):
+        shared_matrix_descriptor(layout, (64, 64), "float16", 512)
+    with pytest.raises(ValueError, match="start address 8 must be a multiple of 16"):
+        shared_matrix_descriptor(mma_shared_layout("float16", "none", (64, 64)), (64, 64), "float16", 8)
+
+
+def test_refuses_a_step_starting_past_the_first_atom_row():
+    # the operand begins on row 1 of a 128B atom: the hardware would need a base offset
+    layout = ComposeLayout(swizzle_for_mode("128B", "float16"), TileLayout(S[(64, 64) : (64, 1)]))
+    shifted = ComposeLayout(layout.swizzle, TileLayout(S[(8, 64) : (64, 1)] + 64))
+    with pytest.raises(ValueError, match="starts 128 bytes into a 128B swizzle repeat"):
+        shared_matrix_descriptor(shifted, (8, 64), "float16")
+
+
+def test_refuses_neither_k_nor_mn_major():
+    with pytest.raises(ValueError, match="neither K nor the rows are contiguous"):
+        shared_matrix_descriptor(TileLayout(S[(64, 64) : (128, 2)]), (64, 64), "float16")
+
+
+def test_refuses_mn_major_32_bit():
+    layout = mn_major_layout("float32", "128B", 64, 32, 4)
+    with pytest.raises(ValueError, match="MN-major 32-bit"):
+        shared_matrix_descriptor(layout, (64, 32), "float32")
+
+
+def test_refuses_a_bad_shape():
+    with pytest.raises(ValueError, match="rows must be a multiple of 8 and K a multiple of 16"):
+        shared_matrix_descriptor(TileLayout(S[(12, 64)]), (12, 64), "float16")
+
+
+def test_refuses_a_layout_on_other_axes():
+    from tirx_layout.layout.axis import TLane
+
+    with pytest.raises(ValueError, match="maps to memory addresses only"):
+        shared_matrix_descriptor(TileLayout(S[(8, 16) : (1 @ TLane, 1)]), (8, 16), "float16")
+
+
+def test_descriptor_field_limits():
+    with pytest.raises(ValueError, match="descriptor sbo must be a 16-byte multiple"):
+        SharedDescriptor(0, 16, 1 << 18, 0, "128B", "K").encode()
