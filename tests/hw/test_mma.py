@@ -13,7 +13,6 @@ from tvm.backend.cuda.cpp import descriptors as upstream
 
 from tirx_layout import ComposeLayout, S, TileLayout, mma_shared_layout
 from tirx_layout.hw.memory import swizzle_for_mode
-from tirx_layout.layout.swizzle import SwizzleLayout
 from tirx_layout.hw.mma import (
     MmaInstruction,
     SharedDescriptor,
@@ -21,6 +20,7 @@ from tirx_layout.hw.mma import (
     instruction_descriptor,
     shared_matrix_descriptor,
 )
+from tirx_layout.layout.swizzle import SwizzleLayout
 
 # ---- (a) the ISA's instruction-descriptor table, "Instruction descriptor" (f16/tf32/f8f6f4/i8 table and the
 # mxf8f6f4 table), restated by hand: field -> (low bit, width).
@@ -157,20 +157,20 @@ def test_block_scaled_descriptor_matches_isa_table_and_upstream(sfa, sfb, n):
 @pytest.mark.parametrize(
     "fields, message",
     [
-        (dict(kind="f17"), "unknown tcgen05.mma kind 'f17'"),
-        (dict(a_dtype="float8_e4m3fn"), "A must be one of"),
-        (dict(d_dtype="int32"), "accumulator must be one of"),
-        (dict(b_dtype="bfloat16", d_dtype="float16"), "float16 accumulator needs float16 A and B"),
-        (dict(m=256), "M in (64, 128), got M=256"),
-        (dict(n=260), "got N=260"),
-        (dict(n=12), "got N=12"),
-        (dict(a_major="M"), "got 'M'"),
-        (dict(saturate=True), "saturate is for kind i8 only"),
-        (dict(scale_a_id=1), "scale_a_id is for block-scaled kinds only"),
+        ({"kind": "f17"}, "unknown tcgen05.mma kind 'f17'"),
+        ({"a_dtype": "float8_e4m3fn"}, "A must be one of"),
+        ({"d_dtype": "int32"}, "accumulator must be one of"),
+        ({"b_dtype": "bfloat16", "d_dtype": "float16"}, "float16 accumulator needs float16 A and B"),
+        ({"m": 256}, "M in (64, 128), got M=256"),
+        ({"n": 260}, "got N=260"),
+        ({"n": 12}, "got N=12"),
+        ({"a_major": "M"}, "got 'M'"),
+        ({"saturate": True}, "saturate is for kind i8 only"),
+        ({"scale_a_id": 1}, "scale_a_id is for block-scaled kinds only"),
     ],
 )
 def test_instruction_refusals(fields, message):
-    base = dict(kind="f16", a_dtype="float16", b_dtype="float16", d_dtype="float32", m=128, n=128)
+    base = {"kind": "f16", "a_dtype": "float16", "b_dtype": "float16", "d_dtype": "float32", "m": 128, "n": 128}
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         MmaInstruction(**{**base, **fields})
 
@@ -182,11 +182,11 @@ def test_instruction_refusals_per_kind():
         MmaInstruction("i8", "int8", "int8", "int32", m=64, n=40)
     with pytest.raises(ValueError, match="MN-major 8-bit B needs N a multiple of 16"):
         MmaInstruction("f8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=24, b_major="MN")
-    with pytest.raises(ValueError, match="reads only .* MN-major"):
+    with pytest.raises(ValueError, match=r"reads only .* MN-major"):
         MmaInstruction("f8f6f4", "float6_e2m3fn", "float8_e4m3fn", "float32", m=128, n=32, a_major="MN")
-    with pytest.raises(ValueError, match="M in \\(128,\\), got M=64"):
+    with pytest.raises(ValueError, match=r"M in \(128,\), got M=64"):
         MmaInstruction("mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=64, n=32)
-    with pytest.raises(ValueError, match="scale_b_id must be in 0..3"):
+    with pytest.raises(ValueError, match=r"scale_b_id must be in 0\.\.3"):
         MmaInstruction("mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=32, scale_b_id=4)
     with pytest.raises(TypeError, match="negate_a must be a bool"):
         MmaInstruction("f16", "float16", "float16", "float32", m=128, n=32, negate_a=1)
@@ -216,7 +216,7 @@ def isa_address(start, lbo, sbo, swizzle, major, element, r, k):
         b = k * element
         if swizzle == "none":  # ((8,m),(T,2k)):((1T,SBO),(1,LBO)) in 16-byte core matrices
             pre = start + (r // 8) * sbo + (r % 8) * 16 + (b // 16) * lbo + b % 16
-        else:  # ((8,m),(T,2k)):((8T... ),...): rows of the swizzle width, 8-row groups SBO apart
+        else:  # ((8,m),(T,2k)):((WT,SBO),(1,T)): rows of the swizzle width, 8-row groups SBO apart
             pre = start + (r // 8) * sbo + (r % 8) * width + b
     else:
         b = r * element
@@ -232,14 +232,9 @@ def isa_address(start, lbo, sbo, swizzle, major, element, r, k):
 
 def mn_major_layout(dtype, mode, rows, cols, element):
     """An MN-major operand over (rows, K): atoms of (swizzle width of MN) x 8 K-rows, MN atoms first."""
-    width = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[mode] // element
-    if mode == "none":  # core matrices (16 bytes of MN x 8 K rows), MN first
-        tile = TileLayout(
-            S[(rows // width, width, cols // 8, 8) : (8 * width, 1, 8 * rows, width)]
-        )
-        return tile
+    width = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[mode] // element  # MN elements per atom row
     tile = TileLayout(S[(rows // width, width, cols // 8, 8) : (8 * width, 1, 8 * rows, width)])
-    return ComposeLayout(swizzle_for_mode(mode, dtype), tile)
+    return tile if mode == "none" else ComposeLayout(swizzle_for_mode(mode, dtype), tile)
 
 
 DTYPES = {"float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "int8": 1, "float32": 4}
