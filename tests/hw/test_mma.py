@@ -275,6 +275,43 @@ def test_descriptor_reads_exactly_the_layouts_elements(dtype, mode, shape, major
         assert value == isa_encode(start, lbo, sbo, swizzle)
 
 
+@pytest.mark.parametrize(
+    "layout, shape, dtype, lbo, sbo",
+    [
+        # no swizzle, core matrices K-first: LBO one core matrix (128 B), SBO a whole row of them (4 x 128 B)
+        (TileLayout(S[(2, 8, 4, 8) : (256, 8, 64, 1)]), (16, 32), "float16", 128, 512),
+        # 128B, 8-row groups two repeats apart (padded): SBO 2048
+        (
+            ComposeLayout(swizzle_for_mode("128B", "bfloat16"), TileLayout(S[(4, 8, 64) : (1024, 64, 1)])),
+            (32, 64),
+            "bfloat16",
+            16,
+            2048,
+        ),
+        # fp8 64B, K atoms first: two 64-byte atoms along K, then the next 8-row group (SBO 1024)
+        (
+            ComposeLayout(swizzle_for_mode("64B", "float8_e4m3fn"), TileLayout(S[(2, 8, 2, 64) : (1024, 64, 512, 1)])),
+            (16, 128),
+            "float8_e4m3fn",
+            16,
+            1024,
+        ),
+    ],
+)
+def test_other_canonical_layouts_round_trip(layout, shape, dtype, lbo, sbo):
+    element = DTYPES[dtype]
+    desc = shared_matrix_descriptor(layout, shape, dtype, 2048)
+    assert (desc.lbo, desc.sbo, desc.major) == (lbo, sbo, "K")
+    rows, cols = shape
+    step = 32 // element
+    r, k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    want = np.asarray(layout.apply(r, k, shape=shape)["m"]) * element + 2048
+    for s in range(cols // step):
+        start, lbo_, sbo_, swizzle = isa_decode(advance_k(desc, s).encode())
+        got = isa_address(start, lbo_, sbo_, swizzle, "K", element, r[:, :step], np.arange(step)[None, :])
+        assert (got == want[:, s * step : (s + 1) * step]).all(), s
+
+
 def test_worked_shared_descriptors():
     # ISA worked example restated in the facts file §4.1: bf16 K-major 128B at 0x400, SBO 1024, LBO field 1.
     layout = mma_shared_layout("bfloat16", "128B", (128, 64))

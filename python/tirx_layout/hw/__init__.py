@@ -1,13 +1,20 @@
 """Hardware facts as data — memories (element sizes, banks, swizzle modes), the CUDA thread hierarchy, tensor memory
-and the ``tcgen05`` instruction shapes — and the layout constructors built from them."""
+and the ``tcgen05`` instruction shapes, the ``tcgen05.mma`` descriptors — and the layout constructors built from
+them."""
 
 from .constructors import mma_shared_layout, swizzle_mode, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
 from .memory import SWIZZLE_MODES, dtype_bytes
+from .mma import MmaInstruction, SharedDescriptor, advance_k, instruction_descriptor, shared_matrix_descriptor
 
 __all__ = [
     "SWIZZLE_MODES",
+    "MmaInstruction",
+    "SharedDescriptor",
+    "advance_k",
     "dtype_bytes",
+    "instruction_descriptor",
     "mma_shared_layout",
+    "shared_matrix_descriptor",
     "swizzle_mode",
     "tcgen05_atom_layout",
     "tmem_datapath_layout",
