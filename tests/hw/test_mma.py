@@ -175,6 +175,20 @@ def test_instruction_refusals(fields, message):
         MmaInstruction(**{**base, **fields})
 
 
+@pytest.mark.parametrize("a, code", [("float6_e2m3fn", 3), ("float6_e3m2fn", 4), ("float4_e2m1fn", 5)])
+def test_sub_byte_f8f6f4_types(a, code):
+    # ISA f8f6f4 type codes: E2M3 = 3, E3M2 = 4, E2M1 = 5; K stays 32 (8-bit containers)
+    inst = MmaInstruction("f8f6f4", a, "float8_e4m3fn", "float32", m=128, n=64)
+    isa = pack({"d_type": 1, "a_type": code, "b_type": 0, "n_shr_3": 8, "m_shr_4": 8}, ISA_IDESC_FIELDS)
+    assert (instruction_descriptor(inst), inst.k) == (isa, 32)
+
+
+def test_refuses_an_operand_outside_the_window():
+    layout = mma_shared_layout("float16", "128B", (128, 64))  # 16 KiB
+    with pytest.raises(ValueError, match="leave the descriptor's 2"):
+        shared_matrix_descriptor(layout, (128, 64), "float16", (1 << 18) - 8192)
+
+
 def test_instruction_refusals_per_kind():
     with pytest.raises(ValueError, match="i8 cannot negate"):
         MmaInstruction("i8", "int8", "int8", "int32", m=128, n=128, negate_b=True)

@@ -32,6 +32,9 @@ from .tcgen05 import DESCRIPTOR_SWIZZLE
 #: f16, 8 for tf32, 32 for f8f6f4/i8/mxf8f6f4).
 K_BYTES_PER_INSTRUCTION = 32
 
+#: K of one instruction per kind ("Matrix shape", dense): always 32 bytes of A/B per row; the 6- and 4-bit types of
+#: f8f6f4/mxf8f6f4 sit in 8-bit containers.
+K_PER_KIND = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32, "mxf8f6f4": 32}
 #: Operand element types of each kind and their 3-bit codes in the A/B type fields (bits 7-9, 10-12).
 _F8F6F4_CODES = {"float8_e4m3fn": 0, "float8_e5m2": 1, "float6_e2m3fn": 3, "float6_e3m2fn": 4, "float4_e2m1fn": 5}
 OPERAND_CODES = {
@@ -159,13 +162,13 @@ class MmaInstruction:
 
     @property
     def k(self) -> int:
-        """K of one instruction (32 bytes of A per row).
+        """K of one instruction (32 bytes of A per row; 6- and 4-bit types in 8-bit containers).
 
         Example:
             >>> MmaInstruction("tf32", "float32", "float32", "float32", m=64, n=8).k
             8
         """
-        return k_per_instruction(self.a_dtype)
+        return K_PER_KIND[self.kind]
 
 
 def _ranges(values: tuple[int, ...]) -> str:
@@ -361,8 +364,12 @@ def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> Share
             )
         offsets.append(first - int(address[0, 0]))
     start = start_byte + int(address[0, 0])
-    if start % _UNIT or start + int(address.max()) - int(address[0, 0]) + element > _ADDRESS_LIMIT:
-        raise ValueError(f"{what}: its first element at shared byte {start} is not 16-byte aligned or beyond 2^18")
+    lowest, highest = start + int(address.min() - address[0, 0]), start + int(address.max() - address[0, 0])
+    if start % _UNIT or lowest < 0 or highest + element > _ADDRESS_LIMIT:
+        raise ValueError(
+            f"{what}: at shared byte {start} its first element is not 16-byte aligned or its bytes "
+            f"{lowest}..{highest + element - 1} leave the descriptor's 2^18-byte window"
+        )
     if major == "K" and mode != "none":
         lbo = _UNIT  # unused by the hardware; the ISA says "assumed 1" (one 16-byte unit)
     return SharedDescriptor(start, lbo, sbo, 0, mode, major, tuple(offsets))
