@@ -330,6 +330,9 @@ def test_worked_shared_descriptors():
     # ISA worked example restated in the facts file §4.1: bf16 K-major 128B at 0x400, SBO 1024, LBO field 1.
     layout = mma_shared_layout("bfloat16", "128B", (128, 64))
     assert shared_matrix_descriptor(layout, (128, 64), "bfloat16", 0x400).encode() == 0x4000404000010040
+    # ISA canonical-layout example: tf32 K-major, no swizzle, 16 x 16 tile: LBO 256, SBO 128.
+    tf32 = shared_matrix_descriptor(mma_shared_layout("float32", "none", (16, 16)), (16, 16), "float32")
+    assert (tf32.major, tf32.lbo, tf32.sbo) == ("K", 256, 128)
     # ISA canonical-layout examples (bytes): bf16 MN-major no swizzle LBO 256 SBO 128; 32B: LBO 256 SBO 512;
     # 64B: LBO 512 SBO 1024 — for packed 16 x 16 (none), 32 x 16 (32B) and 64 x 16 (64B) tiles.
     for mode, rows, lbo, sbo in [("none", 16, 256, 128), ("32B", 32, 256, 512), ("64B", 64, 512, 1024)]:
