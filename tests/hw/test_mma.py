@@ -12,7 +12,7 @@ import pytest
 from tvm.backend.cuda.cpp import descriptors as upstream
 
 from tirx_layout import ComposeLayout, S, TileLayout, mma_shared_layout
-from tirx_layout.hw.memory import swizzle_for_mode
+from tirx_layout.hw.memory import swizzle_128b_base32b, swizzle_for_mode
 from tirx_layout.hw.mma import (
     MmaInstruction,
     SharedDescriptor,
@@ -207,8 +207,8 @@ def test_instruction_refusals_per_kind():
 
 
 # ---- the shared-memory descriptor: ISA "Shared memory descriptor" table, restated.
-ISA_SDESC_SWIZZLE = {"none": 0, "128B": 2, "64B": 4, "32B": 6}
-UPSTREAM_SWIZZLE_ENUM = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+ISA_SDESC_SWIZZLE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}
+UPSTREAM_SWIZZLE_ENUM = {"none": 0, "32B": 1, "64B": 2, "128B": 3, "128B_base32B": 4}
 
 
 def isa_encode(start, lbo, sbo, swizzle):
@@ -225,7 +225,11 @@ def isa_decode(value):
 def isa_address(start, lbo, sbo, swizzle, major, element, r, k):
     """The byte the MMA reads for element (r, k) of one K step (PTX ISA "Canonical layouts" in bytes, then the
     swizzle of "Shared memory layout and swizzling" on the absolute address)."""
-    width = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[swizzle]
+    width = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}[swizzle]
+    if swizzle == "128B_base32B":  # MN-major 32-bit: atoms of 128 bytes of MN x 4 K rows (ISA Table 55: 8 x 4 units)
+        b = r * element
+        pre = start + (b // 128) * lbo + (k // 4) * sbo + (k % 4) * 128 + b % 128
+        return pre ^ (((pre >> 7) & 3) << 5)  # 32-byte chunk bits [5, 7) ^= bits [7, 9)
     if major == "K":
         b = k * element
         if swizzle == "none":  # ((8,m),(T,2k)):((1T,SBO),(1,LBO)) in 16-byte core matrices
@@ -412,9 +416,44 @@ def test_refuses_neither_k_nor_mn_major():
         shared_matrix_descriptor(TileLayout(S[(64, 64) : (128, 2)]), (64, 64), "float16")
 
 
-def test_refuses_mn_major_32_bit():
+def tf32_mn_layout(rows, cols, k_first=True):
+    """MN-major fp32 in CuTe's MN_SW128_32B atoms (32 MN x 4 K, K rows 128 bytes apart): 4-row K groups first
+    (packed 512 bytes apart) or MN atoms first."""
+    groups, atoms = cols // 4, rows // 32
+    strides = (groups * 128, 1, 128, 32) if k_first else (128, 1, atoms * 128, 32)
+    tile = TileLayout(S[(atoms, 32, groups, 4) : strides])
+    return ComposeLayout(swizzle_128b_base32b("float32"), tile)
+
+
+@pytest.mark.parametrize("rows, cols", [(32, 8), (64, 32), (128, 16)])
+def test_mn_major_tf32_in_the_32b_atom_swizzle(rows, cols):
+    layout = tf32_mn_layout(rows, cols)
+    desc = shared_matrix_descriptor(layout, (rows, cols), "float32", 1536)
+    assert (desc.major, desc.swizzle, desc.sbo) == ("MN", "128B_base32B", 512)
+    r, k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    want = np.asarray(layout.apply(r, k, shape=(rows, cols))["m"]) * 4 + 1536
+    for s in range(cols // 8):
+        value = advance_k(desc, s).encode()
+        start, lbo, sbo, swizzle = isa_decode(value)
+        got = isa_address(start, lbo, sbo, swizzle, "MN", 4, r[:, :8], np.arange(8)[None, :])
+        assert (got == want[:, s * 8 : (s + 1) * 8]).all(), s
+        assert value == upstream.encode_smem_descriptor_base_uint64(lbo >> 4, sbo >> 4, 4) | start >> 4
+
+
+def test_refuses_the_32b_atom_swizzle_with_spread_k_groups():
+    with pytest.raises(ValueError, match="4-row K groups are 1024 bytes apart"):
+        shared_matrix_descriptor(tf32_mn_layout(64, 16, k_first=False), (64, 16), "float32")
+
+
+def test_refuses_the_32b_atom_swizzle_k_major():
+    layout = ComposeLayout(swizzle_128b_base32b("float32"), TileLayout(S[(8, 32)]))
+    with pytest.raises(ValueError, match="K-major 32-bit with the 128B_base32B swizzle"):
+        shared_matrix_descriptor(layout, (8, 32), "float32")
+
+
+def test_refuses_mn_major_32_bit_in_another_swizzle():
     layout = mn_major_layout("float32", "128B", 64, 32, 4)
-    with pytest.raises(ValueError, match="MN-major 32-bit"):
+    with pytest.raises(ValueError, match="MN-major 32-bit with the 128B swizzle; the ISA reads MN-major 32-bit"):
         shared_matrix_descriptor(layout, (64, 32), "float32")
 
 

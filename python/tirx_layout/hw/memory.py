@@ -95,3 +95,22 @@ def mode_of_swizzle(swizzle: SwizzleLayout | None, dtype) -> str:
             f"{swizzle!r} is no hardware swizzle mode for {dtype} (those are SwizzleLayout({per_element}, 1..3, 3))"
         )
     return SWIZZLE_MODES[swizzle.swizzle_len]
+
+
+#: The MMA-only "128B swizzle with 32-byte atomicity" (shared-memory descriptor mode 1; the ISA lists it for MN-major
+#: 32-bit operands): 32-byte chunks of a 128-byte row XOR-ed with the row index mod 4, repeating every 512 bytes
+#: (CuTe's ``Swizzle<2,5,2>`` on byte addresses). Not one of ``SWIZZLE_MODES``: TMA and ``tcgen05.cp`` lack it.
+SWIZZLE_128B_BASE32B = "128B_base32B"
+
+
+def swizzle_128b_base32b(dtype) -> SwizzleLayout:
+    """The ``SwizzleLayout`` of the 128B-with-32B-atom swizzle over ``dtype`` element addresses.
+
+    Example:
+        >>> swizzle_128b_base32b("float32")
+        SwizzleLayout(3, 2, 2)
+    """
+    size = dtype_bytes(dtype)
+    if size > 32:
+        raise ValueError(f"dtype {dtype!r} is wider than a 32-byte swizzle chunk")
+    return SwizzleLayout((32 // size).bit_length() - 1, 2, 2)

@@ -11,8 +11,9 @@ Two encoders, nothing lowered here:
   stride byte offsets off the layout's addresses, and refuses any layout the hardware cannot read;
   :func:`advance_k` gives the descriptor of a later K step.
 
-Only ``cta_group::1``, dense, non-``.ws`` MMAs; the fp4 block-scaled kinds (``mxf4``, ``mxf4nvf4``) and the
-128B-with-32B-atom swizzle are not modelled.
+Only ``cta_group::1``, dense, non-``.ws`` MMAs; the fp4 block-scaled kinds (``mxf4``, ``mxf4nvf4``) are not
+modelled. The 128B-with-32B-atom swizzle (MN-major 32-bit operands) is accepted only where the ISA's two readings
+of its SBO agree (4-row K groups packed 512 bytes apart; see ``docs/decisions.md``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 from ..core.values import static_int
 from ..layout.swizzle import ComposeLayout
 from ..layout.tile import TileLayout
-from .memory import SWIZZLE_BYTES, dtype_bytes, mode_of_swizzle
+from .memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES, dtype_bytes, mode_of_swizzle, swizzle_128b_base32b
 from .tcgen05 import DESCRIPTOR_SWIZZLE
 
 #: Bytes of A and B one MMA reads per row along K, for every kind modelled here ("Matrix shape": K = 16 for
@@ -204,6 +205,10 @@ def instruction_descriptor(instruction: MmaInstruction) -> int:
 
 # ---- the shared-memory matrix descriptor ------------------------------------------------------------------------
 
+#: Bytes of one swizzle row, and rows per repeat of the XOR pattern, of every descriptor swizzle mode (ISA Table 55:
+#: 8 rows, except 4 for the 128B-with-32B-atom mode).
+_ROW_BYTES = {**SWIZZLE_BYTES, SWIZZLE_128B_BASE32B: 128}
+_REPEAT_ROWS = {**dict.fromkeys(SWIZZLE_BYTES, 8), SWIZZLE_128B_BASE32B: 4}
 #: Field limits: addresses and offsets are 18-bit byte values stored as 14 bits of 16-byte units.
 _ADDRESS_LIMIT = 1 << 18
 _UNIT = 16
@@ -215,8 +220,9 @@ _FIXED_BITS = 1 << 46
 class SharedDescriptor:
     """A tcgen05 shared-memory matrix descriptor, its fields in bytes: ``start`` (shared-window address), ``lbo``
     and ``sbo`` (leading and stride byte offsets), ``base_offset`` (0: operands start on their swizzle repeat),
-    ``swizzle`` ("none", "32B", "64B", "128B") and ``major`` ("K" or "MN", which the instruction descriptor carries,
-    not this one). ``k_offsets[s]`` is the byte offset of K step ``s`` from ``start`` (see :func:`advance_k`).
+    ``swizzle`` ("none", "32B", "64B", "128B", "128B_base32B") and ``major`` ("K" or "MN", which the instruction
+    descriptor carries, not this one). ``k_offsets[s]`` is the byte offset of K step ``s`` from ``start`` (see
+    :func:`advance_k`).
 
     Example:
         >>> hex(SharedDescriptor(0x400, 16, 1024, 0, "128B", "K", (0, 32)).encode())
@@ -260,7 +266,7 @@ class SharedDescriptor:
 def _canonical(major: str, mode: str, element: int, lbo: int, sbo: int, rows, ks):
     """Byte offsets of elements (row, k) of one K step in the ISA's canonical layout ("Canonical layouts"), before the
     swizzle; ``rows`` index M or N, ``ks`` the K element inside the step."""
-    width = SWIZZLE_BYTES[mode]
+    width, group = _ROW_BYTES[mode], _REPEAT_ROWS[mode]
     if major == "K":
         b = ks * element  # byte along K
         if mode == "none":
@@ -269,7 +275,7 @@ def _canonical(major: str, mode: str, element: int, lbo: int, sbo: int, rows, ks
     b = rows * element  # byte along MN
     if mode == "none":
         return (b // _UNIT) * sbo + (ks // 8) * lbo + (ks % 8) * _UNIT + b % _UNIT
-    return (b // width) * lbo + (ks // 8) * sbo + (ks % 8) * width + b % width
+    return (b // width) * lbo + (ks // group) * sbo + (ks % group) * width + b % width
 
 
 def _mode_and_tile(layout, dtype) -> tuple[str, TileLayout]:
@@ -279,10 +285,18 @@ def _mode_and_tile(layout, dtype) -> tuple[str, TileLayout]:
         raise TypeError(f"an MMA operand layout is a TileLayout or a ComposeLayout, got {layout!r}")
     if not isinstance(layout.tile_layout, TileLayout):
         raise ValueError(f"MMA operand layout {layout}: the swizzle must be over a TileLayout")
+    swizzle = layout.swizzle
+    if dtype_bytes(dtype) == 4 and _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):
+        return SWIZZLE_128B_BASE32B, layout.tile_layout
     try:
-        return mode_of_swizzle(layout.swizzle, dtype), layout.tile_layout
+        return mode_of_swizzle(swizzle, dtype), layout.tile_layout
     except ValueError as err:
         raise ValueError(f"MMA operand layout {layout}: {err}; the MMA reads only those swizzles") from None
+
+
+def _same_swizzle(a, b) -> bool:
+    fields = ("per_element", "swizzle_len", "atom_len", "swizzle_inner")
+    return all(getattr(a, f) == getattr(b, f) for f in fields)
 
 
 def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> SharedDescriptor:
@@ -290,10 +304,11 @@ def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> Share
     ``shape`` (rows = M for A, N for B), ``dtype`` elements, the buffer at shared byte address ``start_byte``.
 
     The layout must be one of the ISA's canonical layouts: K-major (K contiguous) or MN-major (rows contiguous),
-    with no swizzle (8 x 16-byte core matrices) or a 32B/64B/128B swizzle (atoms of 8 rows of the swizzle width),
-    the same for every K step of ``32 / element bytes`` columns. LBO and SBO are read off the layout's addresses;
-    anything else — a foreign swizzle, addresses no canonical formula gives, offsets that are not whole core
-    matrices or swizzle repeats, a misaligned start — is a ``ValueError`` naming the layout and the fault.
+    with no swizzle (8 x 16-byte core matrices) or a 32B/64B/128B swizzle (atoms of 8 rows of the swizzle width;
+    MN-major 32-bit operands: the 128B-with-32B-atom swizzle, 4 rows of 128 bytes), the same for every K step of
+    ``32 / element bytes`` columns. LBO and SBO are read off the layout's addresses; anything else — a foreign
+    swizzle, addresses no canonical formula gives, offsets that are not whole core matrices or swizzle repeats, a
+    misaligned start — is a ``ValueError`` naming the layout and the fault.
 
     Example:
         >>> from tirx_layout.hw.constructors import mma_shared_layout
@@ -313,7 +328,8 @@ def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> Share
     start_byte = static_int(start_byte, "start_byte")
     mode, tile = _mode_and_tile(layout, dtype)
     what = f"MMA operand layout {layout} ({rows}x{cols} {dtype})"
-    repeat = 8 * SWIZZLE_BYTES[mode]  # where the hardware's XOR pattern repeats (16-byte granules for "none")
+    width = _ROW_BYTES[mode]
+    repeat = _REPEAT_ROWS[mode] * width  # where the hardware's XOR pattern repeats (16-byte granules for "none")
     if start_byte < 0 or start_byte % (repeat if mode != "none" else _UNIT):
         raise ValueError(
             f"{what}: start address {start_byte} must be a multiple of "
@@ -327,10 +343,10 @@ def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> Share
     major = _majorness(address, element, what)
     if major == "MN" and str(dtype) not in MN_MAJOR_DTYPES:
         raise ValueError(f"{what}: is MN-major, which the ISA allows only for {sorted(MN_MAJOR_DTYPES)}")
-    if major == "MN" and element == 4:
+    if (mode == SWIZZLE_128B_BASE32B) != (major == "MN" and element == 4):
         raise ValueError(
-            f"{what}: is MN-major 32-bit, which the ISA allows only with the 128B-with-32B-atom swizzle "
-            "(not supported here); store it K-major"
+            f"{what}: is {major}-major {element * 8}-bit with the {mode} swizzle; the ISA reads MN-major 32-bit "
+            "operands only with the 128B-with-32B-atom swizzle, and that swizzle only for them"
         )
     lbo, sbo = _offsets(address, major, mode, element, k_step)
     for name, value in (("LBO", lbo), ("SBO", sbo)):
@@ -357,7 +373,7 @@ def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> Share
                 f"but the {major}-major {mode} canonical layout (LBO {lbo}, SBO {sbo}) of K step {step} puts it at "
                 f"{first + int(want[row, k])}"
             )
-        if mode != "none" and first % repeat >= SWIZZLE_BYTES[mode]:
+        if mode != "none" and first % repeat >= width:
             raise ValueError(
                 f"{what}: K step {step} starts {first % repeat} bytes into a {mode} swizzle repeat, past its first "
                 "row; the descriptor's base offset would be needed"
@@ -369,6 +385,11 @@ def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> Share
         raise ValueError(
             f"{what}: at shared byte {start} its first element is not 16-byte aligned or its bytes "
             f"{lowest}..{highest + element - 1} leave the descriptor's 2^18-byte window"
+        )
+    if mode == SWIZZLE_128B_BASE32B and sbo != repeat:
+        raise ValueError(
+            f"{what}: its 4-row K groups are {sbo} bytes apart; with the 128B-with-32B-atom swizzle they must be "
+            f"packed {repeat} bytes apart (where the ISA's readings of SBO for this mode agree)"
         )
     if major == "K" and mode != "none":
         lbo = _UNIT  # unused by the hardware; the ISA says "assumed 1" (one 16-byte unit)
@@ -392,7 +413,7 @@ def _offsets(address: np.ndarray, major: str, mode: str, element: int, k_step: i
     """(LBO, SBO) in bytes read off the addresses; where the operand has only one core matrix (atom) along a
     direction, the packed value, which the hardware then never uses."""
     rows = address.shape[0]
-    width = SWIZZLE_BYTES[mode]
+    width, group = _ROW_BYTES[mode], _REPEAT_ROWS[mode]
 
     def step(r: int, k: int, packed: int) -> int:
         inside = r < rows and k < address.shape[1]
@@ -404,7 +425,7 @@ def _offsets(address: np.ndarray, major: str, mode: str, element: int, k_step: i
         return lbo, sbo
     if mode == "none":
         return step(0, 8, 8 * _UNIT) if k_step > 8 else 8 * _UNIT, step(_UNIT // element, 0, 8 * _UNIT)
-    return step(width // element, 0, 8 * width), step(0, 8, 8 * width) if k_step > 8 else 8 * width
+    return step(width // element, 0, group * width), step(0, group, group * width) if k_step > group else group * width
 
 
 def _spans(name: str, major: str, rows: int, element: int, mode: str, k_step: int) -> bool:
@@ -412,8 +433,8 @@ def _spans(name: str, major: str, rows: int, element: int, mode: str, k_step: in
     if major == "K":
         return name == "SBO" and rows > 8
     if name == "LBO":
-        return rows * element > SWIZZLE_BYTES[mode]
-    return k_step > 8
+        return rows * element > _ROW_BYTES[mode]
+    return k_step > _REPEAT_ROWS[mode]
 
 
 def advance_k(descriptor: SharedDescriptor, k_step: int) -> SharedDescriptor:

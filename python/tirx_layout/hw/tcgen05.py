@@ -79,4 +79,4 @@ CP_SHAPES = {
 }
 
 #: The shared-memory matrix descriptor's swizzle field (bits 61-63) of each swizzle mode ("Shared Memory Descriptor").
-DESCRIPTOR_SWIZZLE = {"none": 0, "128B": 2, "64B": 4, "32B": 6}
+DESCRIPTOR_SWIZZLE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}
