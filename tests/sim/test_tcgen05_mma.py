@@ -231,9 +231,10 @@ def test_operand_address_matches_canonical_layout_in_pycute(major, swizzle, dtyp
     groups, start = 3, 0x2000
     lbo, sbo = (48, 400) if swizzle == "none" else (1024 * 4, 1024 * 2)
     layout = canonical_layout(major, swizzle, dtype_bytes, lbo, sbo, groups)
-    rows = 8 * groups if major == "K" else (16 // dtype_bytes) * (1 if swizzle == "none" else 8) * groups
-    if major == "MN" and swizzle not in ("none", "128B_base32B"):
-        rows = (16 // dtype_bytes) * WIDTH[swizzle] * groups
+    per_group = {"none": 16 // dtype_bytes, "128B_base32B": 128 // dtype_bytes}.get(
+        swizzle, 16 * WIDTH.get(swizzle, 1) // dtype_bytes
+    )
+    rows = (8 if major == "K" else per_group) * groups  # the extent of the layout's row mode
     fields = decode_shared_descriptor(encode_shared(start, lbo, sbo, swizzle))
     for row, k in itertools.product(range(rows), range(32 // dtype_bytes)):
         expected = start + dtype_bytes * layout((row, k))
@@ -261,6 +262,23 @@ def test_k_major_atom_twin_and_k_steps_tile_the_atom(swizzle, dtype_bytes):
             assert address == twin, (step, row, k)
             seen.setdefault(address, (row, byte))
     assert sorted(seen) == list(range(base, base + 8 * width * groups, dtype_bytes))
+
+
+@pytest.mark.parametrize("swizzle", ["32B", "64B", "128B"])
+@pytest.mark.parametrize("dtype_bytes", [1, 2])
+def test_mn_major_atom_twin(swizzle, dtype_bytes):
+    """Element by element: an MN-major atom is 8 K-rows of S bytes along M/N; 16-byte chunk c of K-row k sits at
+    chunk c XOR ((k*S // 128) mod S/16); atoms along M/N are LBO apart, 8-row K groups SBO apart."""
+    width = 16 * WIDTH[swizzle]
+    base, atoms = 0x6000, 2
+    lbo, sbo = 8 * width, 8 * width * atoms
+    fields = decode_shared_descriptor(encode_shared(base, lbo, sbo, swizzle))
+    for row, k in itertools.product(range(atoms * width // dtype_bytes), range(32 // dtype_bytes)):
+        byte = row * dtype_bytes
+        atom, in_atom = divmod(byte, width)
+        chunk = (in_atom // 16) ^ ((k % 8) * width // 128 % (width // 16))
+        twin = base + atom * lbo + (k // 8) * sbo + (k % 8) * width + 16 * chunk + in_atom % 16
+        assert operand_byte_address(fields, row, k, dtype_bytes, "MN") == twin, (row, k)
 
 
 @pytest.mark.parametrize("major, swizzle, dtype_bytes", list(operand_cases()))
@@ -389,3 +407,27 @@ def test_accumulator_places_follow_the_isa_datapaths():
     for bad in [(32, 0, 0), (64, 64, 0), (128, 0, 256), (128, 0, 0, 16), (64, 0, 0, 8)]:
         with pytest.raises(DescriptorError):
             accumulator_place(*bad)
+
+
+@pytest.mark.parametrize(
+    "major, swizzle, dtype_bytes, lbo, sbo, rows",
+    [
+        # The ISA's worked LBO/SBO examples (canonical-layouts section), each a tile packed with no gaps.
+        ("K", "none", 4, 256, 128, 16),  # tf32 K-major, no swizzle, 16 x 16 (one MMA reads K = 8)
+        ("MN", "none", 2, 256, 128, 16),  # bf16 MN-major, no swizzle: 2 core matrices along MN per K group
+        ("MN", "32B", 2, 256, 512, 32),  # bf16 MN-major 32B: 2 atoms of 16 elements along MN
+        ("MN", "64B", 2, 512, 1024, 64),  # bf16 MN-major 64B: 2 atoms of 32 elements along MN
+    ],
+)
+def test_isa_worked_strides_pack_the_tile(major, swizzle, dtype_bytes, lbo, sbo, rows):
+    fields = decode_shared_descriptor(encode_shared(0x1000, lbo, sbo, swizzle))
+    k_extent = 32 // dtype_bytes
+    addresses = {operand_byte_address(fields, r, k, dtype_bytes, major) for r in range(rows) for k in range(k_extent)}
+    assert sorted(addresses) == list(range(0x1000, 0x1000 + rows * k_extent * dtype_bytes, dtype_bytes))
+
+
+def test_descriptors_accept_numpy_integers_and_refuse_bools():
+    assert decode_instruction_descriptor(np.uint32(0x08200490), "f16")["n"] == 128
+    assert decode_shared_descriptor(np.uint64(0x4000404000010040))["sbo"] == 1024
+    with pytest.raises(DescriptorError, match="32-bit"):
+        decode_instruction_descriptor(True, "f16")

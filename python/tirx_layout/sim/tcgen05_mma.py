@@ -38,6 +38,13 @@ class DescriptorError(SimulationError, ValueError):
     """A descriptor value the hardware does not define, or an operand access it does not describe."""
 
 
+def _unsigned(value: Any, width: int, what: str) -> int:
+    """``value`` as a Python int if it is an integer (numpy's included) in ``[0, 2**width)``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < 1 << width:
+        raise DescriptorError(f"{what} is a {width}-bit unsigned integer, got {value!r}")
+    return int(value)
+
+
 def _bits(value: int, low: int, width: int) -> int:
     return (value >> low) & ((1 << width) - 1)
 
@@ -80,8 +87,7 @@ def decode_instruction_descriptor(value: int, kind: str) -> dict[str, Any]:
         >>> d["a_dtype"], d["b_dtype"], d["d_dtype"], d["m"], d["n"], d["a_major"], d["b_major"]
         ('bfloat16', 'bfloat16', 'float32', 128, 128, 'K', 'K')
     """
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 32:
-        raise DescriptorError(f"an instruction descriptor is a 32-bit unsigned integer, got {value!r}")
+    value = _unsigned(value, 32, "an instruction descriptor")
     if kind not in _OPERAND_TYPES:
         raise DescriptorError(f"unknown tcgen05.mma kind {kind!r}; expected one of {sorted(_OPERAND_TYPES)}")
     scaled = kind == "mxf8f6f4"
@@ -170,8 +176,7 @@ def decode_shared_descriptor(value: int) -> dict[str, Any]:
         >>> d["start_address"], d["lbo"], d["sbo"], d["swizzle"], d["base_offset"]
         (1024, 16, 1024, '128B', 0)
     """
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 64:
-        raise DescriptorError(f"a shared-memory descriptor is a 64-bit unsigned integer, got {value!r}")
+    value = _unsigned(value, 64, "a shared-memory descriptor")
     for name, low, width in (("bits 14-15", 14, 2), ("bits 30-31", 30, 2), ("bits 53-60", 53, 8)):
         if _bits(value, low, width):
             raise DescriptorError(f"shared-memory descriptor {value:#018x}: unused {name} must be 0")
