@@ -15,6 +15,7 @@ from tirx_layout.sim.tcgen05_mma import (
     accumulator_place,
     decode_instruction_descriptor,
     decode_shared_descriptor,
+    load_operand,
     mma_reference,
     operand_byte_address,
 )
@@ -431,3 +432,46 @@ def test_descriptors_accept_numpy_integers_and_refuse_bools():
     assert decode_shared_descriptor(np.uint64(0x4000404000010040))["sbo"] == 1024
     with pytest.raises(DescriptorError, match="32-bit"):
         decode_instruction_descriptor(True, "f16")
+
+
+@pytest.mark.parametrize("swizzle", ["none", "32B", "64B", "128B"])
+def test_load_operand_then_mma_from_swizzled_images(swizzle):
+    """A written element by element by the K-major twin (A) and B written MN-major by the MN twin, read back through
+    descriptors and multiplied: equal to numpy on the logical tiles."""
+    rng = np.random.default_rng(0)
+    m, n, width = 16, 16 * WIDTH[swizzle] // 2, 16 * WIDTH[swizzle]  # bf16: B's N spans exactly one atom row
+    a = rng.integers(-4, 5, (m, 16)).astype(ml_dtypes.bfloat16)
+    b = rng.integers(-4, 5, (16, n)).astype(ml_dtypes.bfloat16)  # K x N, N contiguous (MN-major)
+    image = np.zeros(8192, np.uint8)
+    a_base, b_base = 0x0, 0x1000
+    for row, k in itertools.product(range(m), range(16)):
+        byte = 2 * k
+        if swizzle == "none":
+            address = a_base + (row // 8) * 256 + (row % 8) * 16 + (byte // 16) * 128 + byte % 16
+        else:
+            chunk = (byte // 16) ^ ((row % 8) * width // 128 % (width // 16))
+            address = a_base + (row // 8) * 8 * width + (row % 8) * width + 16 * chunk + byte % 16
+        image[address : address + 2] = a[row : row + 1, k].view(np.uint8)
+    for col, k in itertools.product(range(n), range(16)):
+        byte = 2 * col
+        if swizzle == "none":  # core matrices 16 B of N x 8 K-rows; along N 128 B apart, then K groups
+            address = b_base + (byte // 16) * 128 + (k // 8) * 128 * (n // 8) + (k % 8) * 16 + byte % 16
+        else:
+            chunk = (byte // 16) ^ ((k % 8) * width // 128 % (width // 16))
+            address = b_base + (k // 8) * 8 * width + (k % 8) * width + 16 * chunk + byte % 16
+        image[address : address + 2] = b[k : k + 1, col].view(np.uint8)
+    a_desc = encode_shared(a_base, 128 if swizzle == "none" else 16, 256 if swizzle == "none" else 8 * width, swizzle)
+    b_lbo, b_sbo = (128 * (n // 8), 128) if swizzle == "none" else (8 * width * 2, 8 * width)
+    b_desc = encode_shared(b_base, b_lbo, b_sbo, swizzle)
+    a_read = load_operand(image, a_desc, m, ml_dtypes.bfloat16, "K")
+    b_read = load_operand(image, b_desc, n, ml_dtypes.bfloat16, "MN")
+    assert (a_read == a).all() and (b == b_read.T).all()
+    d = mma_reference(np.zeros((m, n), np.float32), a_read, b_read.T, scale_d=False)
+    assert (d == a.astype(np.float32) @ b.astype(np.float32)).all()
+
+
+def test_load_operand_refuses_reads_past_the_image():
+    with pytest.raises(DescriptorError, match="reaches byte"):
+        load_operand(np.zeros(256, np.uint8), encode_shared(0, 128, 256, "none"), 16, np.float16, "K")
+    with pytest.raises(DescriptorError, match="flat uint8"):
+        load_operand(np.zeros(256, np.int8), encode_shared(0, 128, 256, "none"), 8, np.float16, "K")

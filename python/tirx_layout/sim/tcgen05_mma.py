@@ -9,6 +9,7 @@ each other. It is a pure model: nothing here is wired into the interpreter yet.
   name, not in the descriptor, so it is an argument).
 * :func:`decode_shared_descriptor` reads a 64-bit shared-memory matrix descriptor, and :func:`operand_byte_address`
   says which shared-memory byte holds element ``(row, k)`` of the operand it describes.
+* :func:`load_operand` gathers one instruction's operand out of a shared-memory byte image by those addresses.
 * :func:`mma_reference` is the arithmetic of one MMA step on numpy arrays; :func:`accumulator_place` is where
   element ``(row, col)`` of D sits in tensor memory.
 
@@ -29,6 +30,7 @@ __all__ = [
     "accumulator_place",
     "decode_instruction_descriptor",
     "decode_shared_descriptor",
+    "load_operand",
     "mma_reference",
     "operand_byte_address",
 ]
@@ -270,6 +272,40 @@ def operand_byte_address(desc_fields: dict[str, Any], row: int, k: int, dtype_by
             rows = 4 if mode == "128B_base32B" else 8
             linear = start + (b // width) * lbo + (k // rows) * sbo + (k % rows) * width + b % width
     return _swizzle(linear, mode)
+
+
+def load_operand(shared: np.ndarray, descriptor: int, rows: int, dtype: Any, major: str) -> np.ndarray:
+    """The ``rows x K`` operand one MMA reads from the byte image ``shared`` through a 64-bit ``descriptor``.
+
+    ``K`` is one instruction's 32 bytes of K (16 for 16-bit ``dtype``); row ``r``, column ``k`` is the element at
+    :func:`operand_byte_address` ``(r, k)``. For A the rows are M, for B they are N (transpose it for ``A @ B``).
+    An address outside ``shared`` raises :class:`DescriptorError`.
+
+    Example (a K-major, unswizzled 8 x 16 bf16 tile stored row-major as two 8 x 8 core matrices, LBO = 128):
+        >>> import ml_dtypes
+        >>> values = np.arange(128, dtype=np.float32).astype(ml_dtypes.bfloat16).reshape(8, 16)
+        >>> image = np.concatenate([values[:, :8].ravel(), values[:, 8:].ravel()]).view(np.uint8)
+        >>> descriptor = 128 >> 4 << 16 | 1 << 46  # LBO 128 bytes, start 0, SBO unused (one 8-row group)
+        >>> bool((load_operand(image, descriptor, 8, ml_dtypes.bfloat16, "K") == values).all())
+        True
+    """
+    dtype = np.dtype(dtype)
+    shared = np.asarray(shared)
+    if shared.dtype != np.uint8 or shared.ndim != 1:
+        raise DescriptorError(
+            f"shared memory must be a flat uint8 byte image, got {shared.dtype} of shape {shared.shape}"
+        )
+    fields = decode_shared_descriptor(descriptor)
+    k_extent = 32 // dtype.itemsize
+    addresses = np.array(
+        [[operand_byte_address(fields, r, k, dtype.itemsize, major) for k in range(k_extent)] for r in range(rows)]
+    )
+    if addresses.size and addresses.max() + dtype.itemsize > shared.size:
+        raise DescriptorError(
+            f"the operand reaches byte {int(addresses.max()) + dtype.itemsize} of a {shared.size}-byte shared image"
+        )
+    element_bytes = addresses[..., None] + np.arange(dtype.itemsize)
+    return shared[element_bytes].reshape(rows, k_extent * dtype.itemsize).view(dtype)
 
 
 # --- Arithmetic and the accumulator's place in TMEM ---
