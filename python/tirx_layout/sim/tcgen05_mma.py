@@ -317,7 +317,7 @@ def _tf32(values: np.ndarray) -> np.ndarray:
     return bits.view(np.float32)
 
 
-_FLOAT_INPUTS = (np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2)
+_FP8_INPUTS = {np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)}
 
 
 def mma_reference(d: np.ndarray, a: np.ndarray, b: np.ndarray, scale_d: bool) -> np.ndarray:
@@ -347,12 +347,14 @@ def mma_reference(d: np.ndarray, a: np.ndarray, b: np.ndarray, scale_d: bool) ->
         product = a.astype(np.int64) @ b.astype(np.int64)
         total = product + (d.astype(np.int64) if scale_d else 0)
         return ((total + 2**31) % 2**32 - 2**31).astype(np.int32)
-    if kinds == {np.dtype(np.float32)}:
+    if kinds == {np.dtype(np.float32)}:  # kind::tf32
         a, b = _tf32(a), _tf32(b)
         allowed_d = (np.float32,)
-    elif all(dtype in {np.dtype(t) for t in _FLOAT_INPUTS[:2]} for dtype in kinds) and len(kinds) == 1:
-        allowed_d = (np.float32, np.float16) if a.dtype == np.float16 else (np.float32,)
-    elif kinds <= {np.dtype(t) for t in _FLOAT_INPUTS[2:]}:
+    elif kinds == {np.dtype(np.float16)}:  # kind::f16 with f16 inputs may accumulate in f16
+        allowed_d = (np.float32, np.float16)
+    elif kinds == {np.dtype(ml_dtypes.bfloat16)}:
+        allowed_d = (np.float32,)
+    elif kinds <= _FP8_INPUTS:  # kind::f8f6f4; A and B may differ
         allowed_d = (np.float32, np.float16)
     else:
         raise DescriptorError(f"no tcgen05.mma kind takes A {a.dtype} with B {b.dtype}")
