@@ -62,6 +62,10 @@ M_VALUES = {"f16": (64, 128), "tf32": (64, 128), "f8f6f4": (64, 128), "i8": (64,
 #: Operand types the ISA lets an MMA read MN-major ("transposed"), Table 51 / the instruction descriptor notes.
 MN_MAJOR_DTYPES = frozenset({"float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2", "int8", "uint8"})
 MAJORS = ("K", "MN")
+#: Every operand type of a modelled kind that a layout can address (whole bytes: the 6- and 4-bit types are not).
+OPERAND_DTYPES = frozenset(
+    d for codes in OPERAND_CODES.values() for d in codes if not d.startswith(("float6", "float4"))
+)
 
 
 def valid_n(kind: str, m: int) -> tuple[int, ...]:
@@ -280,20 +284,22 @@ def _canonical(major: str, mode: str, element: int, lbo: int, sbo: int, rows, ks
     return (b // width) * lbo + (ks // group) * sbo + (ks % group) * width + b % width
 
 
-def _mode_and_tile(layout, dtype) -> tuple[str, TileLayout]:
+def _mode_and_tile(layout, dtype, operand: str) -> tuple[str, TileLayout]:
     if isinstance(layout, TileLayout):
         return "none", layout
     if not isinstance(layout, ComposeLayout):
-        raise TypeError(f"an MMA operand layout is a TileLayout or a ComposeLayout, got {layout!r}")
+        raise TypeError(f"{operand}'s layout must be a TileLayout or a swizzled ComposeLayout, got {layout!r}")
     if not isinstance(layout.tile_layout, TileLayout):
-        raise ValueError(f"MMA operand layout {layout}: the swizzle must be over a TileLayout")
+        raise ValueError(f"{operand}'s layout {layout}: the swizzle must be over a TileLayout")
     swizzle = layout.swizzle
     if dtype_bytes(dtype) == 4 and _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):
         return SWIZZLE_128B_BASE32B, layout.tile_layout
     try:
         return mode_of_swizzle(swizzle, dtype), layout.tile_layout
     except ValueError as err:
-        raise ValueError(f"MMA operand layout {layout}: {err}; the MMA reads only those swizzles") from None
+        raise ValueError(
+            f"{operand}'s layout {layout} is swizzled by {swizzle!r}, which is none of the MMA's swizzle modes: {err}"
+        ) from None
 
 
 def _same_swizzle(a, b) -> bool:
@@ -301,65 +307,116 @@ def _same_swizzle(a, b) -> bool:
     return all(getattr(a, f) == getattr(b, f) for f in fields)
 
 
-def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> SharedDescriptor:
-    """The shared-memory matrix descriptor of an MMA operand stored in ``layout`` over its logical ``(rows, K)``
-    ``shape`` (rows = M for A, N for B), ``dtype`` elements, the buffer at shared byte address ``start_byte``.
+def _mode_words(mode: str) -> str:
+    """How a message names a swizzle mode."""
+    if mode == "none":
+        return "unswizzled"
+    if mode == SWIZZLE_128B_BASE32B:
+        return "128B-swizzled with 32-byte atoms"
+    return f"{mode}-swizzled"
+
+
+def _offset_meaning(name: str, major: str, mode: str) -> str:
+    """What LBO or SBO steps between in the ISA's canonical layout ("Canonical layouts"), in words."""
+    if major == "K":
+        return "8-row groups" if name == "SBO" else "16-byte core matrices along K"
+    if mode == "none":
+        return "16-byte core matrices along the rows" if name == "SBO" else "8-row groups along K"
+    width, group = _ROW_BYTES[mode], _REPEAT_ROWS[mode]
+    return f"{width}-byte atoms along the rows" if name == "LBO" else f"{group}-row groups along K"
+
+
+def shared_matrix_descriptor(
+    layout, shape, dtype, start_byte: int = 0, *, operand: str = "the operand"
+) -> SharedDescriptor:
+    """The shared-memory matrix descriptor of MMA operand ``operand`` ("A" or "B", named in every error) stored in
+    ``layout`` over its logical ``(rows, K)`` ``shape`` (rows = M for A, N for B), ``dtype`` elements, the buffer at
+    shared byte address ``start_byte``.
 
     The layout must be one of the ISA's canonical layouts: K-major (K contiguous) or MN-major (rows contiguous),
     with no swizzle (8 x 16-byte core matrices) or a 32B/64B/128B swizzle (atoms of 8 rows of the swizzle width;
     MN-major 32-bit operands: the 128B-with-32B-atom swizzle, 4 rows of 128 bytes), the same for every K step of
     ``32 / element bytes`` columns. LBO and SBO are read off the layout's addresses; anything else — a foreign
-    swizzle, addresses no canonical formula gives, offsets that are not whole core matrices or swizzle repeats, a
-    misaligned start — is a ``ValueError`` naming the layout and the fault.
+    swizzle, rows of the wrong width, addresses no canonical formula gives, offsets that are not whole core
+    matrices or swizzle repeats, a misaligned start — is a ``ValueError`` naming the operand and the fault.
 
     Example:
         >>> from tirx_layout.hw.constructors import mma_shared_layout
         >>> d = shared_matrix_descriptor(mma_shared_layout("bfloat16", "128B", (128, 64)), (128, 64), "bfloat16", 0x400)
         >>> d.sbo, d.swizzle, d.major, d.k_offsets, hex(d.encode())
         (1024, '128B', 'K', (0, 32, 64, 96), '0x4000404000010040')
+        >>> shared_matrix_descriptor(mma_shared_layout("bfloat16", "64B", (64, 32)), (64, 32), "bfloat16", 256,
+        ...                          operand="B")
+        Traceback (most recent call last):
+        ...
+        ValueError: B's layout is 64B-swizzled, but its buffer starts at shared byte 256, not a multiple of the 512-byte
+        swizzle repeat (the hardware swizzles absolute addresses: align the buffer to 512 bytes)
     """
+    if not isinstance(operand, str):
+        raise TypeError(f"operand names the MMA operand ('A' or 'B'), got {operand!r}")
+    if str(dtype) not in OPERAND_DTYPES:
+        raise ValueError(f"{operand} is {dtype}; the MMA reads {', '.join(sorted(OPERAND_DTYPES))} from shared memory")
     element = dtype_bytes(dtype)
     if not isinstance(shape, tuple | list) or len(shape) != 2:
-        raise ValueError(f"an MMA operand shape is (rows, K), got {shape!r}")
-    rows, cols = (static_int(s, "an operand extent") for s in shape)
+        raise ValueError(f"{operand}'s shape is (rows, K), got {shape!r}")
+    rows, cols = (static_int(s, f"an extent of {operand}") for s in shape)
     k_step = K_BYTES_PER_INSTRUCTION // element
     if rows < 8 or rows % 8 or cols < k_step or cols % k_step:
         raise ValueError(
-            f"MMA operand shape {(rows, cols)} of {dtype}: rows must be a multiple of 8 and K a multiple of {k_step}"
+            f"{operand} is {rows}x{cols} {dtype}: the MMA needs its rows a multiple of 8 and its K a multiple of "
+            f"{k_step} (one instruction reads {k_step} {dtype} elements, 32 bytes, of K)"
         )
     start_byte = static_int(start_byte, "start_byte")
-    mode, tile = _mode_and_tile(layout, dtype)
-    what = f"MMA operand layout {layout} ({rows}x{cols} {dtype})"
+    mode, tile = _mode_and_tile(layout, dtype, operand)
     width = _ROW_BYTES[mode]
     repeat = _REPEAT_ROWS[mode] * width  # where the hardware's XOR pattern repeats (16-byte granules for "none")
     if start_byte < 0 or start_byte % (repeat if mode != "none" else _UNIT):
+        if mode == "none":
+            raise ValueError(f"{operand}'s buffer starts at shared byte {start_byte}, not 16-byte aligned")
         raise ValueError(
-            f"{what}: start address {start_byte} must be a multiple of "
-            f"{repeat if mode != 'none' else _UNIT} bytes (the {mode} swizzle is applied to absolute addresses)"
+            f"{operand}'s layout is {_mode_words(mode)}, but its buffer starts at shared byte {start_byte}, not a "
+            f"multiple of the {repeat}-byte swizzle repeat (the hardware swizzles absolute addresses: align the "
+            f"buffer to {repeat} bytes)"
         )
     grid_r, grid_k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     place = tile.apply(grid_r, grid_k, shape=(rows, cols))
     if set(place) != {"m"}:
-        raise ValueError(f"{what}: an operand in shared memory maps to memory addresses only, got axes {sorted(place)}")
-    address = np.asarray(place["m"], dtype=np.int64) * element  # unswizzled byte offsets from the buffer
-    major = _majorness(address, element, what)
-    if major == "MN" and str(dtype) not in MN_MAJOR_DTYPES:
-        raise ValueError(f"{what}: is MN-major, which the ISA allows only for {sorted(MN_MAJOR_DTYPES)}")
-    if (mode == SWIZZLE_128B_BASE32B) != (major == "MN" and element == 4):
         raise ValueError(
-            f"{what}: is {major}-major {element * 8}-bit with the {mode} swizzle; the ISA reads MN-major 32-bit "
-            "operands only with the 128B-with-32B-atom swizzle, and that swizzle only for them"
+            f"{operand} must be in shared memory: its layout {layout} places elements on {sorted(place)}, "
+            "not on memory addresses alone"
         )
+    address = np.asarray(place["m"], dtype=np.int64) * element  # unswizzled byte offsets from the buffer
+    what = f"{operand}'s layout {layout} ({rows}x{cols} {dtype})"
+    major = _majorness(address, element, operand, layout)
+    kind = f"{major}-major {_mode_words(mode)}"
+    if major == "MN" and str(dtype) not in MN_MAJOR_DTYPES:
+        raise ValueError(
+            f"{operand}'s layout is MN-major (its rows are contiguous), but the ISA reads {dtype} only K-major; "
+            f"MN-major operands are {', '.join(sorted(MN_MAJOR_DTYPES))}"
+        )
+    if mode == SWIZZLE_128B_BASE32B and not (major == "MN" and element == 4):
+        raise ValueError(
+            f"{operand}'s layout is {major}-major {dtype} and 128B-swizzled with 32-byte atoms: the ISA allows that "
+            "swizzle only for MN-major 32-bit operands"
+        )
+    if major == "MN" and element == 4 and mode != SWIZZLE_128B_BASE32B:
+        raise ValueError(
+            f"{operand}'s layout is {kind} {dtype}: the ISA reads MN-major 32-bit operands only 128B-swizzled with "
+            "32-byte atoms (swizzle_128b_base32b)"
+        )
+    _check_rows(address, major, mode, element, operand, kind)
     lbo, sbo = _offsets(address, major, mode, element, k_step)
     for name, value in (("LBO", lbo), ("SBO", sbo)):
+        meaning = _offset_meaning(name, major, mode)
         if value < 0 or value % _UNIT or value >= _ADDRESS_LIMIT:
             raise ValueError(
-                f"{what}: its {name} would be {value} bytes; it must be a non-negative multiple of 16 below 2^18 "
-                "(whole core matrices)"
+                f"{operand}'s layout is {kind}, but its {meaning} are {value} bytes apart ({name}); the descriptor "
+                "needs a non-negative multiple of 16 below 2^18"
             )
         if mode != "none" and _spans(name, major, rows, element, mode, k_step) and value % repeat:
             raise ValueError(
-                f"{what}: its {name} is {value} bytes, not a whole number of {mode} swizzle repeats ({repeat} bytes)"
+                f"{operand}'s layout is {kind}, but its {meaning} are {value} bytes apart ({name}), not a whole "
+                f"number of {repeat}-byte swizzle repeats"
             )
     r, kk = np.meshgrid(np.arange(rows), np.arange(k_step), indexing="ij")
     want = _canonical(major, mode, element, lbo, sbo, r, kk)
@@ -371,34 +428,37 @@ def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> Share
         if bad.size:
             row, k = (int(v) for v in bad[0])
             raise ValueError(
-                f"{what}: element ({row}, {step * k_step + k}) is at byte {int(got[row, k])} before the swizzle, "
-                f"but the {major}-major {mode} canonical layout (LBO {lbo}, SBO {sbo}) of K step {step} puts it at "
-                f"{first + int(want[row, k])}"
+                f"{what} is not the ISA's {kind} canonical layout: element ({row}, {step * k_step + k}) is at "
+                f"byte {int(got[row, k])} before the swizzle, but with LBO {lbo} and SBO {sbo} K step {step} "
+                f"puts it at {first + int(want[row, k])}"
             )
         if mode != "none" and first % repeat >= width:
             raise ValueError(
-                f"{what}: K step {step} starts {first % repeat} bytes into a {mode} swizzle repeat, past its first "
-                "row; the descriptor's base offset would be needed"
+                f"{operand}'s layout is {kind}, but K step {step} (K {step * k_step}..{(step + 1) * k_step - 1}) "
+                f"starts in row {first % repeat // width} of a swizzle atom, not its first row; the descriptor's "
+                f"base offset would be needed (unsupported): start every atom on a {repeat}-byte boundary"
             )
         offsets.append(first - int(address[0, 0]))
     start = start_byte + int(address[0, 0])
     lowest, highest = start + int(address.min() - address[0, 0]), start + int(address.max() - address[0, 0])
-    if start % _UNIT or lowest < 0 or highest + element > _ADDRESS_LIMIT:
+    if start % _UNIT:
+        raise ValueError(f"{operand}'s first element is at shared byte {start}, not 16-byte aligned")
+    if lowest < 0 or highest + element > _ADDRESS_LIMIT:
         raise ValueError(
-            f"{what}: at shared byte {start} its first element is not 16-byte aligned or its bytes "
-            f"{lowest}..{highest + element - 1} leave the descriptor's 2^18-byte window"
+            f"{operand} occupies shared bytes {lowest}..{highest + element - 1}, outside the 2^18 bytes a "
+            "descriptor addresses"
         )
     if mode == SWIZZLE_128B_BASE32B and sbo != repeat:
         raise ValueError(
-            f"{what}: its 4-row K groups are {sbo} bytes apart; with the 128B-with-32B-atom swizzle they must be "
-            f"packed {repeat} bytes apart (where the ISA's readings of SBO for this mode agree)"
+            f"{operand}'s layout is {kind}, but its 4-row K groups are {sbo} bytes apart; they must be packed "
+            f"{repeat} bytes apart (where the ISA's readings of SBO for this mode agree)"
         )
     if major == "K" and mode != "none":
         lbo = _UNIT  # unused by the hardware; the ISA says "assumed 1" (one 16-byte unit)
     return SharedDescriptor(start, lbo, sbo, 0, mode, major, tuple(offsets))
 
 
-def _majorness(address: np.ndarray, element: int, what: str) -> str:
+def _majorness(address: np.ndarray, element: int, operand: str, layout) -> str:
     along_k = int(address[0, 1] - address[0, 0])
     along_rows = int(address[1, 0] - address[0, 0])
     if along_k == element:
@@ -406,9 +466,33 @@ def _majorness(address: np.ndarray, element: int, what: str) -> str:
     if along_rows == element:
         return "MN"
     raise ValueError(
-        f"{what}: neither K nor the rows are contiguous (steps of {along_k // element} and "
-        f"{along_rows // element} elements); the MMA reads K-major or MN-major operands"
+        f"{operand}'s layout {layout} is neither K-major nor MN-major: consecutive K elements are "
+        f"{along_k // element} elements apart and consecutive rows {along_rows // element}; the MMA reads an "
+        "operand with K or its rows contiguous"
     )
+
+
+def _check_rows(address: np.ndarray, major: str, mode: str, element: int, operand: str, kind: str) -> None:
+    """The first thing a canonical layout fixes, said in the user's terms: the rows of a swizzle atom (K-major: the
+    M/N rows; MN-major: the K rows) are exactly the swizzle width apart (16 bytes without a swizzle: a core matrix)
+    and hold that many contiguous bytes (or the whole operand, if narrower)."""
+    width = _ROW_BYTES[mode]
+    along, across = (address[0, :], address[:, 0]) if major == "K" else (address[:, 0], address[0, :])
+    what = "rows" if major == "K" else "K rows"
+    if across.size > 1 and int(across[1] - across[0]) != width:
+        raise ValueError(
+            f"{operand}'s layout is {kind}, but its {what} are {int(across[1] - across[0])} bytes apart; the ISA's "
+            f"{kind} atom has {what} of exactly {width} bytes"
+        )
+    run = min(width // element, along.size)
+    contiguous = np.flatnonzero(along[:run] - along[0] != np.arange(run) * element)
+    if contiguous.size:
+        held = int(contiguous[0]) * element
+        line = "K" if major == "K" else "the rows"
+        raise ValueError(
+            f"{operand}'s layout is {kind}, but each of its {what} holds only {held} contiguous bytes of {line}; "
+            f"the {kind} atom's {what} hold {min(width, along.size * element)}"
+        )
 
 
 def _offsets(address: np.ndarray, major: str, mode: str, element: int, k_step: int) -> tuple[int, int]:
