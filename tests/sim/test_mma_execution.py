@@ -141,10 +141,12 @@ def kernel_source(
     fence_after_wait=True,
     after_issue="",
     after_wait="",
+    after_read="",
 ):
     """A 128-thread kernel: copy the operand images A, B into shared memory, optionally preload TMEM columns
     ``[0, preload_cols)`` of every lane from ``P`` (tcgen05.st), issue ``mmas`` from one thread, commit, wait,
-    read ``n_read`` columns of every lane back (tcgen05.ld) into ``D``. Switches drop one step each."""
+    read ``n_read`` columns of every lane back (tcgen05.ld) into ``D``. Switches drop or add one step each.
+    ``bars[0]`` (count 1) takes the commit, ``bars[1]`` (count 128) is free for the tests."""
     ncols = 32
     while ncols < max(n_read, preload_cols):
         ncols *= 2
@@ -182,6 +184,8 @@ def kernel_source(
         lines.append(call(f"ld_32x32b_x{size}", f"{lane_base} + T.uint32({start})", f"T.address_of(r[{start}])"))
     lines.append(call("wait_ld"))
     lines.append(f"for j in range({n_read}):\n        D[tx * {n_read} + j] = r[j]")
+    if after_read:
+        lines.append(after_read)
     lines.append(call("fence_before"))
     lines.append("T.cuda.cta_sync()")
     lines.append(f"if warp == 0:\n        {call('dealloc', 'slot[0]', u32(ncols))}")
@@ -195,7 +199,7 @@ def k(A: T.Buffer(({a_words},), "uint32"), B: T.Buffer(({b_words},), "uint32"),
     tx = T.thread_id([128])
     warp = tx // 32
     slot = T.alloc_shared((1,), "uint32")
-    bars = T.alloc_shared((1,), "uint64")
+    bars = T.alloc_shared((2,), "uint64")
     sA = T.alloc_shared(({a_words},), "uint32")
     sB = T.alloc_shared(({b_words},), "uint32")
     r = T.alloc_local(({regs},), "uint32")
@@ -203,6 +207,7 @@ def k(A: T.Buffer(({a_words},), "uint32"), B: T.Buffer(({b_words},), "uint32"),
         {call("alloc", "T.address_of(slot[0])", u32(ncols))}
     if tx == 0:
         {call("mbarrier_init", "T.address_of(bars[0])", u32(1))}
+        {call("mbarrier_init", "T.address_of(bars[1])", u32(128))}
     T.cuda.cta_sync()
     {body}
 """
@@ -348,3 +353,164 @@ def test_enable_input_d_on_the_first_step_adds_what_tcgen05_st_put_in_d():
 def test_a_from_tensor_memory_on_the_lanes_of_d_packed_along_columns(m, d_lane):
     out, expected = run_gemm(m=m, n=32, steps=2, a_dtype="float16", a_in_tmem=True, d_lane=d_lane)
     np.testing.assert_array_equal(as_d(out, np.float32), expected)
+
+
+# --- block scaling ---
+
+
+def scaled_gemm(n=112, steps=2, seed=1, break_replica=None):
+    """mxf8f6f4 e4m3 x e5m2 -> f32, M = 128: D in columns [0, n), SFA in 4 columns from n, SFB in 4 after it; K step
+    s takes scale byte s (the idesc's SF ids)."""
+    m, rng = 128, np.random.default_rng(seed)
+    av, bv = small_values(rng, (m, 32 * steps), "e4m3"), small_values(rng, (n, 32 * steps), "e5m2")
+    a_op, b_op = Operand(av, "K", "128B"), Operand(bv, "K", "64B")
+    ea, eb = rng.integers(124, 131, (m, steps)), rng.integers(124, 131, (n, steps))  # 2^-3 .. 2^3
+    image = np.zeros((128, n + 8), np.uint32)
+    for first, exps in ((n, ea), (n + 4, eb)):
+        for row in range(exps.shape[0]):
+            word = sum(int(e) << 8 * s for s, e in enumerate(exps[row]))
+            image[row % 32 + 32 * np.arange(4), first + row // 32] = word  # duplicated into every sub-partition
+    if break_replica is not None:
+        image[break_replica] ^= 1
+    mmas = []
+    for s in range(steps):
+        idesc = idesc_scaled(m, n, "e4m3", "e5m2", sf_a=s, sf_b=s)
+        mmas.append(
+            call(
+                "mma_mxf8f6f4_ss",
+                "slot[0]",
+                f"T.address_of(sA[{a_op.starts[s] // 4}])",
+                u64(a_op.descriptor),
+                f"T.address_of(sB[{b_op.starts[s] // 4}])",
+                u64(b_op.descriptor),
+                u32(idesc),
+                f"slot[0] + T.uint32({n})",
+                f"slot[0] + T.uint32({n + 4})",
+                u32(int(s > 0)),
+            )
+        )
+    source = kernel_source(
+        mmas=mmas, n_read=n, a_words=a_op.words.size, b_words=b_op.words.size, preload_cols=n + 8
+    )
+    expected = np.zeros((m, n))
+    for s in range(steps):
+        k = slice(32 * s, 32 * s + 32)
+        a_scaled = av[:, k].astype(np.float64) * 2.0 ** (ea[:, s] - 127)[:, None]
+        b_scaled = bv[:, k].astype(np.float64) * 2.0 ** (eb[:, s] - 127)[:, None]
+        expected += a_scaled @ b_scaled.T
+    inputs = {"A": a_op.words, "B": b_op.words, "P": image.ravel()}
+    return source, inputs, expected.astype(np.float32)
+
+
+def test_mxf8f6f4_scales_each_row_of_a_and_column_of_b_per_32_k_by_ue8m0_bytes():
+    source, inputs, expected = scaled_gemm()
+    out = sim.run(parse(source), inputs)["D"].reshape(128, -1)
+    np.testing.assert_array_equal(out.view(np.float32), expected)
+
+
+def test_mxf8f6f4_refuses_scale_factors_that_differ_between_sub_partitions():
+    source, inputs, _ = scaled_gemm(break_replica=(64 + 5, 112 + 1))  # SFA row 37's replica on lane 69
+    with pytest.raises(sim.SimulationError, match=r"scale factor of A row 37 .* duplicated into all four"):
+        sim.run(parse(source), inputs)
+
+
+# --- ordering: what a kernel must do between an MMA and what touches its operands or its result ---
+
+
+def race_kernel(**switches):
+    source, inputs, _, _ = dense_gemm(m=128, n=32, steps=2, **switches)
+    return parse(source), inputs
+
+
+def test_reading_d_with_no_wait_at_all_is_a_data_race_naming_the_missing_commit_wait():
+    kernel, inputs = race_kernel(wait=None)
+    with pytest.raises(sim.DataRace, match=r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not finished .* "
+                       r"tcgen05\.commit and an mbarrier wait"):
+        sim.run(kernel, inputs)
+
+
+def test_a_warp_that_did_not_wait_reads_d_in_a_data_race_naming_the_wait():
+    kernel, inputs = race_kernel(wait="warp0")
+    with pytest.raises(sim.DataRace, match=r"TMEM cell \(lane 32, column 0\): a tcgen05\.ld by warp 1 .* tcgen05\.mma "
+                       r"issued by warp 0 writes, .* missing: an mbarrier wait"):
+        sim.run(kernel, inputs)
+
+
+def test_reading_d_after_the_wait_without_fence_after_thread_sync_is_a_data_race_naming_the_fence():
+    kernel, inputs = race_kernel(fence_after_wait=False)
+    with pytest.raises(sim.DataRace, match=r"warp 1 .* missing: tcgen05\.fence::after_thread_sync after the mbarrier"):
+        sim.run(kernel, inputs)
+
+
+SA_STORE = "for i in range(8):\n        sA[i * 128 + tx] = T.uint32(0)"
+
+
+def test_overwriting_an_operand_an_mma_still_reads_is_a_data_race_until_the_wait():
+    kernel, inputs = race_kernel(after_issue=SA_STORE)
+    with pytest.raises(sim.DataRace, match=r"shared sA\[0\]: a store by thread 0 while the tcgen05\.mma\.kind::f16 "
+                       r"\(SS\) issued by thread 0 still reads it; wait on the mbarrier"):
+        sim.run(kernel, inputs)
+    kernel, inputs = race_kernel(after_wait=SA_STORE)  # after every thread's wait: allowed
+    sim.run(kernel, inputs)
+
+
+def test_an_mma_reading_generic_stores_needs_fence_proxy_async_and_a_barrier():
+    kernel, inputs = race_kernel(fence_proxy=False)
+    with pytest.raises(sim.DataRace, match=r"sA\[0\]: the tcgen05\.mma.* reads it through the async proxy, but "
+                       r"thread 0 wrote it with no fence\.proxy\.async"):
+        sim.run(kernel, inputs)
+    kernel, inputs = race_kernel(barrier_before_mma=False)
+    with pytest.raises(sim.DataRace, match=r"sA\[1\]: the tcgen05\.mma.* reads what thread 1 wrote, with no barrier"):
+        sim.run(kernel, inputs)
+
+
+def test_mmas_into_one_accumulator_from_two_threads_are_a_data_race():
+    kernel, inputs = race_kernel(issue_guard="tx < 2")  # the guard that should pick one thread picks two
+    with pytest.raises(sim.DataRace, match=r"tcgen05\.mma issued by thread 1 and by thread 0 touch it"):
+        sim.run(kernel, inputs)
+    kernel, inputs = race_kernel(issue_guard="tx % 32 == 0")  # one thread per warp
+    with pytest.raises(sim.DataRace, match=r"tcgen05\.mma by warp 1 of a cell the tcgen05\.mma issued by warp 0"):
+        sim.run(kernel, inputs)
+
+
+def test_a_wait_on_a_phase_nothing_completes_never_returns():
+    kernel, inputs = race_kernel(after_wait=call("mbarrier_wait", "T.address_of(bars[0])", u32(1)))
+    with pytest.raises(sim.SimulationError, match=r"bars\[0\] for phase parity 1 never returns: phase 1 \(parity 1\) "
+                       r"has 1 of 1 arrivals pending"):
+        sim.run(kernel, inputs)
+
+
+SECOND_MMA = call(
+    "mma_f16_ss", "slot[0]", "T.address_of(sA[0])", u64(sdesc(16, 1024, "128B")), "T.address_of(sB[0])",
+    u64(sdesc(16, 1024, "128B")), u32(idesc_dense(128, 32, "float16", "float16", "float32")), u32(0),
+)
+
+
+def test_the_next_mma_into_d_waits_for_every_reader_through_an_mbarrier():
+    unordered = f"if tx == 0:\n        {SECOND_MMA}\n        {call('commit', 'T.address_of(bars[0])')}"
+    kernel, inputs = race_kernel(after_read=unordered)
+    with pytest.raises(sim.DataRace, match=r"an MMA's write after a load by warp 1"):
+        sim.run(kernel, inputs)
+    handshake = "\n    ".join([
+        call("fence_before"),
+        call("mbarrier_arrive", "T.address_of(bars[1])"),  # all 128 threads: the readers are done with D
+        f"if tx == 0:\n        {call('mbarrier_wait', 'T.address_of(bars[1])', u32(0))}",
+        call("fence_after"),
+        unordered,
+        call("mbarrier_wait", "T.address_of(bars[0])", u32(1)),
+    ])
+    kernel, inputs = race_kernel(after_read=handshake)
+    sim.run(kernel, inputs)
+
+
+def test_arrive_expect_tx_in_a_kernel_holds_the_phase_until_the_bytes_arrive():
+    wait = call("mbarrier_wait", "T.address_of(bars[1])", u32(0))
+    expect = call("mbarrier_arrive_expect_tx", "T.address_of(bars[1])", u32(16))
+    kernel, inputs = race_kernel(after_read=f"{expect}\n    {wait}")
+    with pytest.raises(sim.SimulationError, match=r"bars\[1\] .* never returns: phase 0 \(parity 0\) has 0 of 128 "
+                       r"arrivals pending and a tx-count of 2048"):
+        sim.run(kernel, inputs)
+    plain = call("mbarrier_expect_tx", "T.address_of(bars[1])", u32(0))
+    arrive = call("mbarrier_arrive", "T.address_of(bars[1])")
+    kernel, inputs = race_kernel(after_read=f"{plain}\n    {arrive}\n    {wait}")
+    sim.run(kernel, inputs)

@@ -116,7 +116,9 @@ class TmemOrder:
         for earlier in clashes:
             hit = self.pending[earlier][warp, cells]
             if hit.any():
-                raise SimulationError(
+                # an MMA still running is another unit racing the warp (a DataRace); the rest are misuse of one warp
+                error = DataRace if earlier == "mma" else SimulationError
+                raise error(
                     f"tcgen05.{kind} by warp {warp} touches TMEM cell {_cell(cells[hit][0])} that "
                     f"its own tcgen05.{earlier} has not finished with: put {_WAIT[earlier]} "
                     "between them (PTX ISA 9.7.16.6.4.2)"
