@@ -292,7 +292,7 @@ def _mode_and_tile(layout, dtype, operand: str) -> tuple[str, TileLayout]:
     if not isinstance(layout.tile_layout, TileLayout):
         raise ValueError(f"{operand}'s layout {layout}: the swizzle must be over a TileLayout")
     swizzle = layout.swizzle
-    if dtype_bytes(dtype) == 4 and _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):
+    if _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):  # refused below unless MN-major 32-bit
         return SWIZZLE_128B_BASE32B, layout.tile_layout
     try:
         return mode_of_swizzle(swizzle, dtype), layout.tile_layout
