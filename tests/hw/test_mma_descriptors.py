@@ -192,3 +192,74 @@ def test_combinations_the_isa_does_not_allow_are_refused(dtype, major, mode):
             shared_matrix_descriptor(layout, (rows, cols), dtype, 0, operand=operand)
     with pytest.raises(ValueError, match=r"mma_shared_layout: .*MN-major 32-bit"):
         mma_shared_layout(dtype, mode, (rows, cols), major=major)
+
+
+# ---- refusals in the user's terms: one per path of shared_matrix_descriptor not covered in test_mma.py -----------
+
+
+def mn_64b_bf16(k_row_pitch: int) -> ComposeLayout:
+    """An MN-major bf16 64 x 16 operand in the 64B swizzle whose K rows are ``k_row_pitch`` elements apart."""
+    tile = TileLayout(S[(2, 32, 2, 8) : (16 * k_row_pitch, 1, 8 * k_row_pitch, k_row_pitch)])
+    return ComposeLayout(SwizzleLayout(3, 2, 3), tile)
+
+
+def test_the_issues_example_rows_of_the_wrong_width():
+    assert shared_matrix_descriptor(mn_64b_bf16(32), (64, 16), "bfloat16", operand="B").major == "MN"
+    with pytest.raises(
+        ValueError,
+        match=r"^B's layout is MN-major 64B-swizzled, but its K rows are 96 bytes apart; the ISA's MN-major "
+        r"64B-swizzled atom has K rows of exactly 64 bytes$",
+    ):
+        shared_matrix_descriptor(mn_64b_bf16(48), (64, 16), "bfloat16", operand="B")
+
+
+@pytest.mark.parametrize(
+    ("layout", "shape", "dtype", "start", "message"),
+    [
+        # K-major 128B, rows 128 bytes apart, but K runs contiguously for 64 bytes only
+        (
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 2, 32) : (64, 512, 1)])),
+            (8, 64),
+            "float16",
+            0,
+            r"^A's layout is K-major 128B-swizzled, but each of its rows holds only 64 contiguous bytes of K; the "
+            r"K-major 128B-swizzled atom's rows hold 128$",
+        ),
+        # MN-major 32B fp8: each K row holds 16 contiguous bytes of the rows, not 32
+        (
+            ComposeLayout(SwizzleLayout(4, 1, 3), TileLayout(S[(2, 16, 32) : (512, 1, 32)])),
+            (32, 32),
+            "int8",
+            0,
+            r"^A's layout is MN-major 32B-swizzled, but each of its K rows holds only 16 contiguous bytes of the rows",
+        ),
+        # 128B K-major, rows and K as the atom wants, but the third 8-row group 4096 bytes on, not 2 x SBO
+        (
+            ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(4, 2, 8, 64) : (2048, 512, 64, 1)])),
+            (64, 64),
+            "float16",
+            0,
+            r"^A's layout .* is not the ISA's K-major 128B-swizzled canonical layout: element \(16, 0\) is at byte "
+            r"4096 before the swizzle, but with LBO 16 and SBO 1024 K step 0 puts it at 2048$",
+        ),
+        (
+            TileLayout(S[(8, 2, 8) : (8, 64, 1)] + 4),
+            (8, 16),
+            "float16",
+            0,
+            r"^A's first element is at shared byte 8, not 16",
+        ),
+        (TileLayout(S[(8, 4) : (4, 1)]), (8, 4), "float64", 0, r"^A is float64; the MMA reads "),
+        (TileLayout(S[(8, 16) : (16, 1)]), (8, 16, 1), "float16", 0, r"^A's shape is \(rows, K\)"),
+    ],
+)
+def test_refusals_name_the_operand_and_the_fault(layout, shape, dtype, start, message):
+    with pytest.raises(ValueError, match=message):
+        shared_matrix_descriptor(layout, shape, dtype, start, operand="A")
+
+
+def test_type_errors():
+    with pytest.raises(TypeError, match=r"^B's layout must be a TileLayout or a swizzled ComposeLayout"):
+        shared_matrix_descriptor("S[(8, 16)]", (8, 16), "float16", operand="B")
+    with pytest.raises(TypeError, match="operand names the MMA operand"):
+        shared_matrix_descriptor(TileLayout(S[(8, 16) : (16, 1)]), (8, 16), "float16", operand=1)
