@@ -438,13 +438,20 @@ def race_kernel(**switches):
     return parse(source), inputs
 
 
-def test_reading_d_with_no_wait_at_all_is_a_data_race_naming_the_missing_commit_wait():
+def test_reading_d_with_no_wait_at_all_is_a_data_race_naming_the_missing_wait():
     kernel, inputs = race_kernel(wait=None)
     with pytest.raises(
         sim.DataRace,
-        match=r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not finished .* "
-        r"tcgen05\.commit and an mbarrier wait",
+        match=r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not finished with: put an mbarrier wait that "
+        r"sees the phase its tcgen05\.commit arrives at",
     ):
+        sim.run(kernel, inputs)
+
+
+def test_reading_d_with_no_commit_and_no_wait_is_a_data_race_naming_both():
+    source, inputs, _, _ = dense_gemm(m=128, n=32, steps=2, wait=None)
+    kernel = parse(source.replace(call("commit", "T.address_of(bars[0])"), "T.evaluate(0)"))
+    with pytest.raises(sim.DataRace, match=r"its own tcgen05\.mma has not finished with: put tcgen05\.commit and an "):
         sim.run(kernel, inputs)
 
 
