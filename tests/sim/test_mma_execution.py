@@ -635,3 +635,67 @@ def test_block_scale_factors_start_at_lane_0_of_their_columns():
     source, inputs, _ = scaled_gemm(steps=1)
     with pytest.raises(sim.SimulationError, match=r"scale factors of A at TMEM address 0x00200070 start at lane 32"):
         sim.run(parse(source.replace("slot[0] + T.uint32(112)", "slot[0] + T.uint32(2097264)")), inputs)
+
+
+# --- mbarrier initialisation and deallocation after an MMA ---
+
+
+def _arrive_kernel(init_guard="tx == 0", barrier_after_init=True):
+    return parse(f"""
+@T.prim_func
+def k():
+    T.device_entry()
+    tx = T.thread_id([64])
+    bars = T.alloc_shared((1,), "uint64")
+    if {init_guard}:
+        {call("mbarrier_init", "T.address_of(bars[0])", u32(64))}
+    {"T.cuda.cta_sync()" if barrier_after_init else "T.evaluate(0)"}
+    {call("mbarrier_arrive", "T.address_of(bars[0])")}
+    {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
+""")
+
+
+def test_one_thread_initialises_an_mbarrier_and_a_barrier_publishes_it():
+    sim.run(_arrive_kernel())  # 64 arrivals complete phase 0, so the wait returns
+    with pytest.raises(sim.DataRace, match=r"bars\[0\]: threads 0 and 1 both initialise the mbarrier"):
+        sim.run(_arrive_kernel(init_guard="tx < 2"))
+    with pytest.raises(
+        sim.DataRace, match=r"bars\[0\]: thread 1 uses the mbarrier thread 0 initialised with no barrier"
+    ):
+        sim.run(_arrive_kernel(barrier_after_init=False))
+
+
+def _dealloc_after_mma(waiters: str):
+    """Thread 0 issues an MMA and commits; only the warps ``waiters`` selects wait; then a barrier and dealloc."""
+    source, inputs, _, _ = dense_gemm(m=128, n=32, steps=1)
+    mma = next(line.strip() for line in source.splitlines() if "mma_f16_ss" in line)
+    kernel = parse(f"""
+@T.prim_func
+def k(A: T.Buffer(({inputs["A"].size},), "uint32"), B: T.Buffer(({inputs["B"].size},), "uint32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    bars = T.alloc_shared((1,), "uint64")
+    sA = T.alloc_shared(({inputs["A"].size},), "uint32")
+    sB = T.alloc_shared(({inputs["B"].size},), "uint32")
+    if warp == 0:
+        {call("alloc", "T.address_of(slot[0])", u32(32))}
+    if tx == 0:
+        {call("mbarrier_init", "T.address_of(bars[0])", u32(1))}
+        {mma}
+        {call("commit", "T.address_of(bars[0])")}
+    T.cuda.cta_sync()
+    if {waiters}:
+        {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
+    T.cuda.cta_sync()
+    if warp == 0:
+        {call("dealloc", "slot[0]", u32(32))}
+""")
+    return kernel, {"A": inputs["A"], "B": inputs["B"]}
+
+
+def test_dealloc_after_another_warp_saw_the_mma_complete_and_a_barrier():
+    sim.run(*_dealloc_after_mma("warp == 1"))  # the MMA warp itself never waits: completion is seen by warp 1
+    with pytest.raises(sim.SimulationError, match=r"tcgen05\.dealloc while warp 0's tcgen05\.mma .* has not completed"):
+        sim.run(*_dealloc_after_mma("warp == 9"))  # nobody waits

@@ -76,6 +76,7 @@ class TmemOrder:
         self.commits = np.zeros(warps, np.int64)  # how many tcgen05.commit each warp has issued
         self.generation = np.zeros((warps, cells), np.int64)  # the commit that covers a pending copy or MMA
         self.mma_thread = np.full(cells, NOBODY, np.int64)  # the thread of the last pending MMA on each cell
+        self.observed = np.full(warps, -1, np.int64)  # per warp: its last commit some warp has seen complete
 
     # ---- accesses -----------------------------------------------------------------------------------------------
 
@@ -206,6 +207,7 @@ class TmemOrder:
         """``warp`` saw an mbarrier phase complete whose arrivals published ``published`` and whose commits cover
         each warp's copies and MMAs up to generation ``generations[w]`` (-1: none)."""
         np.maximum(self.offered[warp], published, out=self.offered[warp])
+        np.maximum(self.observed, generations, out=self.observed)
         done = self.generation[warp] <= generations[warp]
         for kind in ("cp", "mma"):
             self.pending[kind][warp] &= ~done
@@ -217,9 +219,12 @@ class TmemOrder:
     # ---- deallocation -------------------------------------------------------------------------------------------
 
     def check_dealloc(self, warp: int) -> None:
-        """``tcgen05.dealloc`` by ``warp`` (synchronous): every access of the CTA must have completed, and each
-        other warp's last access must come before a barrier."""
+        """``tcgen05.dealloc`` by ``warp`` (synchronous): every access of the CTA must have completed (a copy or MMA
+        once any warp has seen its commit's mbarrier phase), and each other warp's last access must come before a
+        barrier."""
         for kind, cells in self.pending.items():
+            if kind in ("cp", "mma"):  # complete once any warp saw their commit's phase (then a barrier: below)
+                cells = cells & (self.generation > self.observed[:, None])
             busy = np.argwhere(cells)
             if busy.size:
                 other, cell = (int(v) for v in busy[0])
