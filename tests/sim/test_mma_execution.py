@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tirx_layout import sim
+from tirx_layout.sim.tmem_order import TmemOrder
 
 from kernels import parse
 
@@ -522,7 +523,11 @@ def test_mmas_into_one_accumulator_from_two_threads_are_a_data_race():
     with pytest.raises(sim.DataRace, match=r"tcgen05\.mma issued by thread 1 and by thread 0 touch it"):
         sim.run(kernel, inputs)
     kernel, inputs = race_kernel(issue_guard="tx % 32 == 0")  # one thread per warp
-    with pytest.raises(sim.DataRace, match=r"tcgen05\.mma by warp 1 of a cell the tcgen05\.mma issued by warp 0"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"tcgen05\.mma by warp 1 of a cell a tcgen05\.mma issued by warp 0 writes, before its completion was "
+        r"observed; missing: a tcgen05\.commit by warp 0 and an mbarrier wait",
+    ):
         sim.run(kernel, inputs)
 
 
@@ -699,3 +704,35 @@ def test_dealloc_after_another_warp_saw_the_mma_complete_and_a_barrier():
     sim.run(*_dealloc_after_mma("warp == 1"))  # the MMA warp itself never waits: completion is seen by warp 1
     with pytest.raises(sim.SimulationError, match=r"tcgen05\.dealloc while warp 0's tcgen05\.mma .* has not completed"):
         sim.run(*_dealloc_after_mma("warp == 9"))  # nobody waits
+
+
+def test_a_cta_barrier_orders_d_after_the_mma_only_once_some_thread_has_waited_for_it():
+    # warp 0 waits; a barrier; every warp fences and reads: ordered through warp 0's wait (happens-before is
+    # transitive)
+    kernel, inputs = race_kernel(wait="warp0", after_wait="T.cuda.cta_sync()")
+    sim.run(kernel, inputs)
+
+
+def test_a_commit_and_a_cta_barrier_without_any_wait_do_not_complete_an_mma():
+    order = TmemOrder(warps=2, cells=4)
+    order.access(0, np.array([1]), write=True, kind="mma", thread=0)
+    order.commit(0)
+    order.barrier()
+    order.fence_after(1)
+    with pytest.raises(sim.DataRace, match=r"missing: an mbarrier wait \(mbarrier_wait\) that sees the phase"):
+        order.access(1, np.array([1]), write=False, kind="ld")
+
+
+def test_a_store_over_what_an_unfinished_mma_reads_from_tmem_is_a_data_race():
+    order = TmemOrder(warps=2, cells=4)
+    order.access(0, np.array([2]), write=False, kind="mma", thread=0)  # A or a scale factor in TMEM
+    with pytest.raises(
+        sim.DataRace,
+        match=r"tcgen05\.st by warp 1 of a cell a tcgen05\.mma or cp issued by warp 0 "
+        r"reads, .* missing: a tcgen05\.commit by warp 0",
+    ):
+        order.access(1, np.array([2]), write=True, kind="st")
+    order.commit(0)
+    order.mbarrier_wait(1, order.publish(0), np.array([0, -1]))
+    order.fence_after(1)
+    order.access(1, np.array([2]), write=True, kind="st")  # after the commit's phase, seen by warp 1: ordered

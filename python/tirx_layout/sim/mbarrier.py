@@ -66,12 +66,17 @@ class Mbarrier:
         self.reads: list = []
         self.done_reads: list = []
 
-    def arrive(self, published=None, warp: int | None = None, generation: int | None = None, seen_reads=()) -> None:
+    def arrive(
+        self, published=None, warp: int | None = None, generation: int | None = None, seen_reads=(), seen_done=None
+    ) -> None:
         """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``) by a
-        thread that has seen the in-flight reads ``seen_reads`` complete."""
+        thread that has seen the in-flight reads ``seen_reads`` and each warp's commits up to ``seen_done``
+        complete: a waiter of the phase sees them complete too."""
         self.reads.extend(read for read in seen_reads if read not in self.reads)
         if published is not None:
             np.maximum(self.published, published, out=self.published)
+        if seen_done is not None:
+            np.maximum(self.generations, seen_done, out=self.generations)
         if warp is not None and generation is not None:
             self.generations[warp] = max(self.generations[warp], generation)
         self.pending -= 1
@@ -168,16 +173,17 @@ def execute(interp, what: str, args) -> None:
                 "with no barrier between them (mbarrier.init, fence.mbarrier_init, then a CTA barrier)"
             )
         seen = [read for read in interp.async_reads if read.observed[t]]
+        done = order.seen_done(warp)
         if what == "commit":
             published, generation = order.commit(warp)
-            bar.arrive(published, warp, generation, seen)
+            bar.arrive(published, warp, generation, seen, done)
         elif what == "mbarrier_arrive":
-            bar.arrive(order.publish(warp), seen_reads=seen)
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
         elif what == "mbarrier_expect_tx":
             bar.expect_tx(int(operand[t]))
         elif what == "mbarrier_arrive_expect_tx":
             bar.expect_tx(int(operand[t]))
-            bar.arrive(order.publish(warp), seen_reads=seen)
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
         elif what == "mbarrier_wait":
             if not bar.wait_returns(int(operand[t])):
                 raise SimulationError(
