@@ -15,6 +15,7 @@ from tirx_layout.ir.mma_ops import (
     tmem_base_buffer,
 )
 from tirx_layout.ir.rewrite import walk
+from tirx_layout.script.mma import tile_mma as script_tile_mma
 
 from kernels import parse
 
@@ -109,3 +110,24 @@ def test_the_tmem_base_address_names_its_buffer():
 
 def test_warp_barrier_is_not_a_cta_barrier():
     assert is_warp_barrier(warp_barrier()) and not is_cta_barrier(warp_barrier())
+
+
+def test_a_printed_tile_mma_parses_back_to_the_same_op():
+    func = parse("""
+@T.prim_func
+def k():
+    T.device_entry()
+    tx = T.thread_id([128])
+    bars = T.alloc_shared((2,), "uint64")
+    A = T.alloc_shared((128, 32), "float16")
+    B = T.alloc_shared((64, 32), "float16")
+    acc = T.alloc_tmem((128, 64), "float32", layout=T.layout("S[(128, 64):(1@TLane, 1@TCol)]"))
+    for s in range(2):
+        T.tile_mma(acc, A, B, accumulate=s > 0, barrier=bars[1], scope="warp")
+        T.tile_mma(acc, A, B)
+""")
+    printed = func.script()
+    assert 'T.tile_mma(acc[0:128, 0:64], A[0:128, 0:32], B[0:64, 0:32], s > 0, bars[1], "", "", "warp")' in printed
+    tvm.ir.assert_structural_equal(parse(printed), func)
+    with pytest.raises(TypeError, match=r"by keyword .* got 2 extra positional arguments"):
+        script_tile_mma(D, A, B, False, BARS[0], "warp")
