@@ -726,3 +726,36 @@ def gemm(A: T.Buffer(({m}, {k}), "{dtype}"), B: T.Buffer(({n}, {k}), "{dtype}"),
     b = rng.integers(-4, 5, (n, k)).astype(dtype)
     np.testing.assert_array_equal(sim.run(func, {"A": a, "B": b})["C"], a.astype(np.float32) @ b.astype(np.float32).T)
     assembles(cuda)
+
+
+def test_a_symbolic_accumulator_stage_moves_the_tmem_address_by_its_columns():
+    # the guide's two-stage accumulator S[(2, 128, N):(N@TCol, 1@TLane, 1@TCol)]: stage s starts N columns on, so
+    # d_taddr = base + s * N; each stage gets its own product (A's stage s times B)
+    func = parse("""
+@T.prim_func
+def two_stages(A: T.Buffer((2, 128, 32), "float16"), B: T.Buffer((48, 32), "float16"),
+               C: T.Buffer((2, 128, 48), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    A_s = T.alloc_shared((2, 128, 32), "float16", layout=mma_shared_layout("float16", "64B", (2, 128, 32)),
+                         align=1024)
+    B_s = T.alloc_shared((48, 32), "float16", layout=mma_shared_layout("float16", "64B", (48, 32)), align=1024)
+    acc = T.alloc_tmem((2, 128, 48), "float32", layout=T.layout("S[(2, 128, 48):(48@TCol, 1@TLane, 1@TCol)]"))
+    frag = T.alloc_local((128, 48), "float32", layout=wg_local_layout(48))
+    T.tile_copy(A_s, A)
+    T.tile_copy(B_s, B)
+    for s in range(2):
+        T.tile_mma(acc[s, 0:128, 0:48], A_s[s, 0:128, 0:32], B_s)
+    for s in range(2):
+        T.tile_copy(frag, acc[s, 0:128, 0:48], "warpgroup")
+        T.tile_copy(C[s, 0:128, 0:48], frag, "warpgroup")
+""")
+    cuda = build(func).imports[0].inspect_source()
+    assert "tirx_layout_tcgen05_mma_f16_ss((acc_taddr + ((uint)(s * 48)))" in _body(cuda)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-4, 5, (2, 128, 32)).astype(np.float16)
+    b = rng.integers(-4, 5, (48, 32)).astype(np.float16)
+    got = sim.run(func, {"A": a, "B": b})["C"]
+    for s in range(2):
+        np.testing.assert_array_equal(got[s], a[s].astype(np.float32) @ b.astype(np.float32).T)
+    assembles(cuda)
