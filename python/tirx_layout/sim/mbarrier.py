@@ -14,10 +14,10 @@ complete-tx / try_wait.parity):
   (incomplete) phase's parity is not ``p``. On a fresh barrier, parity 1 succeeds at once (the phase "before" phase
   0) and parity 0 waits for phase 0.
 
-The simulator runs every thread in program order, all at once, and performs asynchronous operations when issued, so a
-commit arrives as it is issued. A wait whose phase has not completed by then could only be released by a thread that
-comes later in the program, which this interpreter cannot run first: it raises :class:`SimulationError` naming the
-barrier, the phase and what it still waits for.
+The simulator performs asynchronous operations when issued, so a commit arrives as it is issued. A wait whose phase
+has not completed raises :class:`WaitBlocked`: the interpreter suspends those threads and runs the other branch of
+the ``if`` they are in (another warp's role) until the phase completes; if nothing can complete it, the wait would
+hang, and the run stops with a :class:`SimulationError` naming the barrier, the phase and what it still waits for.
 
 A completed phase carries what its arrivals publish for the tcgen05 ordering model (``sim/tmem_order.py``): the
 arriving warps' released windows, and the commit generations it covers. A wait that succeeds takes in what the last
@@ -41,7 +41,11 @@ from .memory import DataRace, SimulationError
 #: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
 TX_LIMIT = (1 << 20) - 1
 
-__all__ = ["HELPERS", "TX_LIMIT", "Mbarrier", "drop_async_reads", "execute", "find"]
+__all__ = ["HELPERS", "TX_LIMIT", "Mbarrier", "WaitBlocked", "drop_async_reads", "execute", "find"]
+
+
+class WaitBlocked(SimulationError):
+    """An mbarrier wait whose phase has not completed: the waiting threads must let others run first."""
 
 
 class Mbarrier:
@@ -154,6 +158,14 @@ def execute(interp, what: str, args) -> None:
     threads = np.nonzero(interp.mask)[0]
     operand = None if len(args) < 2 else np.broadcast_to(np.asarray(interp.eval(args[1]), np.int64), (interp.count,))
     interval = interp.launch.interval
+    if what == "mbarrier_wait":  # all of the threads' waits return, or none does (they are suspended together)
+        for t in threads.tolist():
+            bar = find(interp, memory, int(index[t]), what)
+            if not bar.wait_returns(int(operand[t])):
+                raise WaitBlocked(
+                    f"mbarrier wait by thread {t} on {bar.name} for phase parity {int(operand[t])} never returns: "
+                    f"{bar.describe()}"
+                )
     for t in threads.tolist():
         i, warp = int(index[t]), t // 32
         if what == "mbarrier_init":
@@ -185,12 +197,6 @@ def execute(interp, what: str, args) -> None:
             bar.expect_tx(int(operand[t]))
             bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
         elif what == "mbarrier_wait":
-            if not bar.wait_returns(int(operand[t])):
-                raise SimulationError(
-                    f"mbarrier wait by thread {t} on {bar.name} for phase parity {int(operand[t])} never returns: "
-                    f"{bar.describe()}, and no arrival before this point of the program completes it (the simulator "
-                    "runs threads in program order; a commit or arrive for this phase must come before the wait)"
-                )
             order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
             _observe_async_reads(interp, t, bar)
         else:
