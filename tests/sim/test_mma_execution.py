@@ -831,3 +831,69 @@ def test_warp_specialised_misuse_is_still_caught():
         r"that can still run completes that phase",
     ):
         sim.run(kernel, inputs)
+
+
+def _producer_warps(arrive_first=False, fence=True):
+    """256 threads: warps 4-7 store the operands with generic stores, fence them for the async proxy and arrive on
+    full (count 128); thread 0 waits on full, issues the MMA and commits to done; warps 0-3 wait on done and read D.
+    The MMA side comes first in the program; no CTA barrier separates the stores from the MMA."""
+    source, inputs, expected, _ = dense_gemm(m=128, n=32, steps=1)
+    mma = next(line.strip() for line in source.splitlines() if "mma_f16_ss" in line)
+    words = {name: inputs[name].size for name in ("A", "B")}
+    stores = "\n        ".join(
+        f"for i in range({words[name] // 128}):\n            s{name}[i * 128 + tx - 128] = {name}[i * 128 + tx - 128]"
+        for name in ("A", "B")
+    )
+    arrive = call("mbarrier_arrive", "T.address_of(bars[0])")
+    fenced = call("fence_proxy_async") if fence else ""
+    produce = [arrive, stores, fenced] if arrive_first else [stores, fenced, arrive]
+    lane_base = "slot[0] + T.Cast('uint32', warp * 32 * 65536)"
+    kernel = parse(f"""
+@T.prim_func
+def k(A: T.Buffer(({words["A"]},), "uint32"), B: T.Buffer(({words["B"]},), "uint32"), D: T.Buffer((4096,), "uint32")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    bars = T.alloc_shared((2,), "uint64")
+    sA = T.alloc_shared(({words["A"]},), "uint32")
+    sB = T.alloc_shared(({words["B"]},), "uint32")
+    r = T.alloc_local((32,), "uint32")
+    if warp == 0:
+        {call("alloc", "T.address_of(slot[0])", u32(32))}
+    if tx == 0:
+        {call("mbarrier_init", "T.address_of(bars[0])", u32(128))}
+        {call("mbarrier_init", "T.address_of(bars[1])", u32(1))}
+    T.cuda.cta_sync()
+    if warp < 4:
+        if tx == 0:
+            {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
+            {call("fence_after")}
+            {mma}
+            {call("commit", "T.address_of(bars[1])")}
+        {call("mbarrier_wait", "T.address_of(bars[1])", u32(0))}
+        {call("fence_after")}
+        {call("ld_32x32b_x32", lane_base, "T.address_of(r[0])")}
+        {call("wait_ld")}
+        for j in range(32):
+            D[tx * 32 + j] = r[j]
+    else:
+        {(chr(10) + "        ").join(p for p in produce if p)}
+    {call("fence_before")}
+    T.cuda.cta_sync()
+    if warp == 0:
+        {call("dealloc", "slot[0]", u32(32))}
+""")
+    return kernel, {"A": inputs["A"], "B": inputs["B"]}, expected
+
+
+def test_producer_warps_hand_generic_stores_to_the_mma_through_a_fence_and_an_mbarrier():
+    kernel, inputs, expected = _producer_warps()
+    out = sim.run(kernel, inputs)["D"].reshape(128, 32)
+    np.testing.assert_array_equal(out.view(np.float32), expected)
+    kernel, inputs, _ = _producer_warps(arrive_first=True)
+    with pytest.raises(sim.DataRace, match=r"reads what thread 128 wrote, with no barrier \(or mbarrier phase\)"):
+        sim.run(kernel, inputs)
+    kernel, inputs, _ = _producer_warps(fence=False)
+    with pytest.raises(sim.DataRace, match=r"thread 128 wrote it with no fence\.proxy\.async after the store"):
+        sim.run(kernel, inputs)

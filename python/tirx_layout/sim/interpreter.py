@@ -160,6 +160,7 @@ class CtaInterpreter:
         self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
         self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
         self.progress = 0  # statements completed so far: how the branches of an if see that one of them moved
+        self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made by the first arrive
         self.async_reads: list = []  # memory.AsyncRead: shared elements in-flight MMAs still read
 
     # ---- statements ---------------------------------------------------------------------------------------------
@@ -334,7 +335,7 @@ class CtaInterpreter:
             return
         threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
         self._memory(buffer).store(
-            index[active], values[active], threads[active], self.launch.block, self.launch.interval
+            index[active], values[active], threads[active], self.launch.block, self.launch.interval, self.sync
         )
 
     def _load(self, buffer, index):
@@ -352,7 +353,7 @@ class CtaInterpreter:
         memory = self._memory(buffer)
         out = np.zeros(index.shape, memory.data.dtype)
         threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
-        out[active] = memory.load(index[active], threads[active], self.launch.block, self.launch.interval)
+        out[active] = memory.load(index[active], threads[active], self.launch.block, self.launch.interval, self.sync)
         return out
 
     def _observe(self, node, kind: str, buffer, index) -> None:
