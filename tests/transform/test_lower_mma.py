@@ -606,6 +606,17 @@ VERIFY_REFUSALS = {
         "T.tile_mma(acc, A[0:128, 32:96], B[0:64, 0:64])",
         r"tile_mma's A region A\[0:128, 32:96\] is outside buffer A",
     ),
+    "a cta-scope MMA that only some threads reach": (
+        _decls(SHARED_A, SHARED_B, ACC),
+        "if tx < 64:\n        T.tile_mma(acc, A, B)",
+        r"a cta-scope tile_mma has a CTA barrier that every thread must reach, but it sits under `if tx < 64`; "
+        r'write scope="warp"',
+    ),
+    "an mbarrier initialised by some threads only": (
+        _decls(SHARED_A, SHARED_B, ACC, 'bars = T.alloc_shared((2,), "uint64")'),
+        "if tx // 32 == 1:\n        T.mbarrier_init(bars[0], 1)",
+        r"T.mbarrier_init is CTA-wide .* but it sits under `if tx // 32 == 1`",
+    ),
     "a barrier that is no shared uint64": (
         _decls(SHARED_A, SHARED_B, ACC, 'bars = T.alloc_local((2,), "uint64")'),
         "T.tile_mma(acc, A, B, barrier=bars[0])",
