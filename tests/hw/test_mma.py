@@ -1,8 +1,7 @@
 """The tcgen05.mma descriptors (hw/mma.py) against (a) the test-side encoders written from the PTX ISA's field tables
-(``tests/oracles/mma_isa.py``),
-(b) upstream TVM's own encoders (``tvm.backend.cuda.cpp.descriptors``, an oracle in tests only) and (c) an
-enumerating twin of the ISA's canonical layouts: every element's byte address implied by the descriptor bits equals
-the one the operand's layout gives."""
+(``tests/oracles/mma_isa.py``), (b) upstream TVM's own encoders (``tvm.backend.cuda.cpp.descriptors``, an oracle
+in tests only) and (c) an enumerating twin of the ISA's canonical layouts: every element's byte address implied by
+the descriptor bits equals the one the operand's layout gives."""
 
 from __future__ import annotations
 
