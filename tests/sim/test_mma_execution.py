@@ -899,3 +899,15 @@ def test_producer_warps_hand_generic_stores_to_the_mma_through_a_fence_and_an_mb
     kernel, inputs, _ = _producer_warps(fence=False)
     with pytest.raises(sim.DataRace, match=r"thread 128 wrote it with no fence\.proxy\.async after the store"):
         sim.run(kernel, inputs)
+
+
+def test_the_issuing_warp_may_read_d_after_another_warp_waited_then_a_barrier_and_its_fence():
+    order = TmemOrder(warps=2, cells=4)
+    order.access(0, np.array([1]), write=True, kind="mma", thread=0)
+    order.commit(0)
+    with pytest.raises(sim.DataRace, match=r"its own tcgen05\.mma has not finished"):
+        order.access(0, np.array([1]), write=False, kind="ld")
+    order.mbarrier_wait(1, order.publish(0), np.array([0, -1]))  # warp 1 sees the commit's phase complete
+    order.barrier()
+    order.fence_after(0)
+    order.access(0, np.array([1]), write=False, kind="ld")  # ordered: the wait, the barrier, the fence

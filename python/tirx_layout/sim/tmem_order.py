@@ -251,6 +251,10 @@ class TmemOrder:
         """``tcgen05.fence::after_thread_sync``: later accesses of ``warp`` are ordered after what it was offered."""
         np.maximum(self.known[warp], self.offered[warp], out=self.known[warp])
         np.maximum(self.known_done[warp], self.acquired[warp], out=self.known_done[warp])
+        # its own copies and MMAs that another warp saw complete, passed on by a barrier: complete for it too
+        done = self.generation[warp] <= self.known_done[warp, warp]
+        for kind in ("cp", "mma"):
+            self.pending[kind][warp] &= ~done
 
     # ---- deallocation -------------------------------------------------------------------------------------------
 
