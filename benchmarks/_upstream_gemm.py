@@ -68,7 +68,7 @@ def upstream_gemm(m: int, n: int, k: int, dtype: str = "float16"):
         Bs = pool.alloc((n, k), dtype, layout=b_layout)
         pool.commit()
         acc = tmem_pool.alloc((m, n), "float32", layout=acc_layout)
-        if warp == 0:
+        if warp == 0:  # noqa: SIM102  (TVMScript: the inner condition is evaluated by warp 0 only)
             if lane == 0:
                 T.ptx.mbarrier.init.shared.b64(bar.ptr_to([0]), T.uint32(1))
         tmem_pool.commit()
@@ -78,7 +78,7 @@ def upstream_gemm(m: int, n: int, k: int, dtype: str = "float16"):
         Tx.cta.copy(Bs[:, :], B[:, :])
         T.ptx.fence.proxy.async_.shared__cta()
         T.cuda.cta_sync()
-        if warp == 0:
+        if warp == 0:  # noqa: SIM102  (TVMScript: the inner condition is evaluated by warp 0 only)
             if T.cuda.elect_sync():
                 Tx.gemm_async(acc[:, :], As[:, :], Bs[:, :], accum=False, dispatch="tcgen05", cta_group=1)
                 T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](bar.ptr_to([0]))
