@@ -49,6 +49,7 @@ def upstream_gemm(m: int, n: int, k: int, dtype: str = "float16"):
     swizzle = SwizzleMode.SWIZZLE_128B_ATOM
     a_layout, b_layout = mma_shared_layout(dtype, swizzle, (m, k)), mma_shared_layout(dtype, swizzle, (n, k))
     chunk = min(n, EPILOGUE_COLUMNS)
+    assert n in (chunk, 2 * chunk), "one or two 128-column pieces of the accumulator"
     datapath, shape = ("D", "32x32b") if m == 128 else ("F", "16x256b")
     fragment = upstream.tcgen05_atom_layout(shape, (m, chunk), "float32")
     acc_layout = upstream.tmem_datapath_layout(datapath, m, n)
@@ -85,10 +86,13 @@ def upstream_gemm(m: int, n: int, k: int, dtype: str = "float16"):
         T.cuda.mbarrier_wait(bar.ptr_to([0]), 0)
         T.ptx["tcgen05.fence::after_thread_sync"]()
         out = T.alloc_local((m, chunk), "float32", layout=fragment)
-        for c in T.unroll(n // chunk):
-            Tx.wg.copy_async(out[:, :], acc[:, c * chunk : c * chunk + chunk])
+        Tx.wg.copy_async(out[:, :], acc[:, 0:chunk])
+        T.ptx.tcgen05.wait__ld.sync.aligned()
+        Tx.wg.copy(D[:, 0:chunk], out[:, :])
+        if n > chunk:  # a Python condition: the second half exists in the kernel or not
+            Tx.wg.copy_async(out[:, :], acc[:, chunk:n])
             T.ptx.tcgen05.wait__ld.sync.aligned()
-            Tx.wg.copy(D[:, c * chunk : c * chunk + chunk], out[:, :])
+            Tx.wg.copy(D[:, chunk:n], out[:, :])
         T.cuda.cta_sync()
         tmem_pool.dealloc()
 

@@ -389,9 +389,7 @@ def scaled_gemm(n=112, steps=2, seed=1, break_replica=None):
                 u32(int(s > 0)),
             )
         )
-    source = kernel_source(
-        mmas=mmas, n_read=n, a_words=a_op.words.size, b_words=b_op.words.size, preload_cols=n + 8
-    )
+    source = kernel_source(mmas=mmas, n_read=n, a_words=a_op.words.size, b_words=b_op.words.size, preload_cols=n + 8)
     expected = np.zeros((m, n))
     for s in range(steps):
         k = slice(32 * s, 32 * s + 32)
@@ -424,15 +422,21 @@ def race_kernel(**switches):
 
 def test_reading_d_with_no_wait_at_all_is_a_data_race_naming_the_missing_commit_wait():
     kernel, inputs = race_kernel(wait=None)
-    with pytest.raises(sim.DataRace, match=r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not finished .* "
-                       r"tcgen05\.commit and an mbarrier wait"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not finished .* "
+        r"tcgen05\.commit and an mbarrier wait",
+    ):
         sim.run(kernel, inputs)
 
 
 def test_a_warp_that_did_not_wait_reads_d_in_a_data_race_naming_the_wait():
     kernel, inputs = race_kernel(wait="warp0")
-    with pytest.raises(sim.DataRace, match=r"TMEM cell \(lane 32, column 0\): a tcgen05\.ld by warp 1 .* tcgen05\.mma "
-                       r"issued by warp 0 writes, .* missing: an mbarrier wait"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"TMEM cell \(lane 32, column 0\): a tcgen05\.ld by warp 1 .* tcgen05\.mma "
+        r"issued by warp 0 writes, .* missing: an mbarrier wait",
+    ):
         sim.run(kernel, inputs)
 
 
@@ -447,8 +451,11 @@ SA_STORE = "for i in range(8):\n        sA[i * 128 + tx] = T.uint32(0)"
 
 def test_overwriting_an_operand_an_mma_still_reads_is_a_data_race_until_the_wait():
     kernel, inputs = race_kernel(after_issue=SA_STORE)
-    with pytest.raises(sim.DataRace, match=r"shared sA\[0\]: a store by thread 0 while the tcgen05\.mma\.kind::f16 "
-                       r"\(SS\) issued by thread 0 still reads it; wait on the mbarrier"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"shared sA\[0\]: a store by thread 0 while the tcgen05\.mma\.kind::f16 "
+        r"\(SS\) issued by thread 0 still reads it; wait on the mbarrier",
+    ):
         sim.run(kernel, inputs)
     kernel, inputs = race_kernel(after_wait=SA_STORE)  # after every thread's wait: allowed
     sim.run(kernel, inputs)
@@ -456,8 +463,11 @@ def test_overwriting_an_operand_an_mma_still_reads_is_a_data_race_until_the_wait
 
 def test_an_mma_reading_generic_stores_needs_fence_proxy_async_and_a_barrier():
     kernel, inputs = race_kernel(fence_proxy=False)
-    with pytest.raises(sim.DataRace, match=r"sA\[0\]: the tcgen05\.mma.* reads it through the async proxy, but "
-                       r"thread 0 wrote it with no fence\.proxy\.async"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"sA\[0\]: the tcgen05\.mma.* reads it through the async proxy, but "
+        r"thread 0 wrote it with no fence\.proxy\.async",
+    ):
         sim.run(kernel, inputs)
     kernel, inputs = race_kernel(barrier_before_mma=False)
     with pytest.raises(sim.DataRace, match=r"sA\[1\]: the tcgen05\.mma.* reads what thread 1 wrote, with no barrier"):
@@ -475,14 +485,23 @@ def test_mmas_into_one_accumulator_from_two_threads_are_a_data_race():
 
 def test_a_wait_on_a_phase_nothing_completes_never_returns():
     kernel, inputs = race_kernel(after_wait=call("mbarrier_wait", "T.address_of(bars[0])", u32(1)))
-    with pytest.raises(sim.SimulationError, match=r"bars\[0\] for phase parity 1 never returns: phase 1 \(parity 1\) "
-                       r"has 1 of 1 arrivals pending"):
+    with pytest.raises(
+        sim.SimulationError,
+        match=r"bars\[0\] for phase parity 1 never returns: phase 1 \(parity 1\) "
+        r"has 1 of 1 arrivals pending",
+    ):
         sim.run(kernel, inputs)
 
 
 SECOND_MMA = call(
-    "mma_f16_ss", "slot[0]", "T.address_of(sA[0])", u64(sdesc(16, 1024, "128B")), "T.address_of(sB[0])",
-    u64(sdesc(16, 1024, "128B")), u32(idesc_dense(128, 32, "float16", "float16", "float32")), u32(0),
+    "mma_f16_ss",
+    "slot[0]",
+    "T.address_of(sA[0])",
+    u64(sdesc(16, 1024, "128B")),
+    "T.address_of(sB[0])",
+    u64(sdesc(16, 1024, "128B")),
+    u32(idesc_dense(128, 32, "float16", "float16", "float32")),
+    u32(0),
 )
 
 
@@ -491,14 +510,16 @@ def test_the_next_mma_into_d_waits_for_every_reader_through_an_mbarrier():
     kernel, inputs = race_kernel(after_read=unordered)
     with pytest.raises(sim.DataRace, match=r"an MMA's write after a load by warp 1"):
         sim.run(kernel, inputs)
-    handshake = "\n    ".join([
-        call("fence_before"),
-        call("mbarrier_arrive", "T.address_of(bars[1])"),  # all 128 threads: the readers are done with D
-        f"if tx == 0:\n        {call('mbarrier_wait', 'T.address_of(bars[1])', u32(0))}",
-        call("fence_after"),
-        unordered,
-        call("mbarrier_wait", "T.address_of(bars[0])", u32(1)),
-    ])
+    handshake = "\n    ".join(
+        [
+            call("fence_before"),
+            call("mbarrier_arrive", "T.address_of(bars[1])"),  # all 128 threads: the readers are done with D
+            f"if tx == 0:\n        {call('mbarrier_wait', 'T.address_of(bars[1])', u32(0))}",
+            call("fence_after"),
+            unordered,
+            call("mbarrier_wait", "T.address_of(bars[0])", u32(1)),
+        ]
+    )
     kernel, inputs = race_kernel(after_read=handshake)
     sim.run(kernel, inputs)
 
@@ -507,8 +528,11 @@ def test_arrive_expect_tx_in_a_kernel_holds_the_phase_until_the_bytes_arrive():
     wait = call("mbarrier_wait", "T.address_of(bars[1])", u32(0))
     expect = call("mbarrier_arrive_expect_tx", "T.address_of(bars[1])", u32(16))
     kernel, inputs = race_kernel(after_read=f"{expect}\n    {wait}")
-    with pytest.raises(sim.SimulationError, match=r"bars\[1\] .* never returns: phase 0 \(parity 0\) has 0 of 128 "
-                       r"arrivals pending and a tx-count of 2048"):
+    with pytest.raises(
+        sim.SimulationError,
+        match=r"bars\[1\] .* never returns: phase 0 \(parity 0\) has 0 of 128 "
+        r"arrivals pending and a tx-count of 2048",
+    ):
         sim.run(kernel, inputs)
     plain = call("mbarrier_expect_tx", "T.address_of(bars[1])", u32(0))
     arrive = call("mbarrier_arrive", "T.address_of(bars[1])")
