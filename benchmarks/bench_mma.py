@@ -28,7 +28,7 @@ from tvm.script import tirx as T
 import tirx_layout  # noqa: F401  (T.tile_mma, T.alloc_tmem, layout=..., the pipeline)
 from tirx_layout import mma_shared_layout, tcgen05_atom_layout, tmem_datapath_layout
 from tirx_layout.tools.kernel_report import find_nvcc
-from tirx_layout.tools.measurement import KernelCode, measure_kernel
+from tirx_layout.tools.measurement import KernelCode, measure_kernel, opcode_difference
 
 UPSTREAM = Path(__file__).resolve().parent / "_upstream_gemm.py"
 EPILOGUE_COLUMNS = 128  # the accumulator is read 128 columns (128 registers per thread) at a time, as upstream's
@@ -117,7 +117,7 @@ def main() -> None:
     if find_nvcc() is None:
         print("bench_mma: nvcc not found; nothing to measure")
         return
-    rows, above = [], {}
+    rows, above, issue = [], {}, {}
     language = None
     for m, n, k, dtype in CASES:
         name = f"{m}x{n}x{k} {dtype}"
@@ -135,6 +135,7 @@ def main() -> None:
         pairs, worse = compare(ours, theirs)
         rows.append((name, pairs))
         above[name] = worse
+        issue[name] = (ours, theirs)
     if not rows:
         return
     print(f"instructions and MMA issue counted in {language}; each cell ours/upstream (ratio)")
@@ -147,6 +148,10 @@ def main() -> None:
     print()
     for name, worse in above.items():
         print(f"{name:24} above upstream in: {', '.join(worse) if worse else 'nothing'}")
+    print(f"\nwhere the MMA issue sequences differ ({language} mnemonics, ours - upstream):")
+    for name, (ours, theirs) in issue.items():
+        diff = opcode_difference(ours.issue_sequence, theirs.issue_sequence)
+        print(f"{name:24} " + ", ".join(f"{op} {count:+d}" for op, count in diff.items()))
 
 
 if __name__ == "__main__":

@@ -227,6 +227,29 @@ def opcode(instruction: str) -> str:
     return _PREDICATE.sub("", instruction.strip()).split(None, 1)[0] if instruction.strip() else ""
 
 
+def opcode_counts(instructions: list[str]) -> Counter:
+    """How many times each mnemonic (:func:`opcode`) occurs among ``instructions``.
+
+    Example:
+        >>> opcode_counts(["UIADD3 UR4", "@P0 UIADD3 UR5", "UTCHMMA gdesc[UR4]"])
+        Counter({'UIADD3': 2, 'UTCHMMA': 1})
+    """
+    return Counter(opcode(i) for i in instructions)
+
+
+def opcode_difference(ours: list[str], theirs: list[str]) -> dict[str, int]:
+    """``{mnemonic: count in ours - count in theirs}`` for every mnemonic whose counts differ, largest excess first:
+    what one instruction sequence spends that the other does not.
+
+    Example:
+        >>> opcode_difference(["ELECT P0", "UTCHMMA a", "BRA.U.ANY x"], ["UTCHMMA a", "R2UR UR4"])
+        {'BRA.U.ANY': 1, 'ELECT': 1, 'R2UR': -1}
+    """
+    a, b = opcode_counts(ours), opcode_counts(theirs)
+    diff = {name: a[name] - b[name] for name in sorted(set(a) | set(b)) if a[name] != b[name]}
+    return dict(sorted(diff.items(), key=lambda item: -item[1]))
+
+
 def tcgen05_counts(ptx: list[str]) -> dict[str, int]:
     """How many tcgen05 instructions of each kind (``TCGEN05_KINDS``: mma, commit, ld, st, cp, alloc, ...) the PTX
     instructions hold; every kind is a key, absent ones count 0.
@@ -480,6 +503,8 @@ __all__ = [
     "measure_kernel",
     "mma_issue_sequence",
     "opcode",
+    "opcode_counts",
+    "opcode_difference",
     "ptx_instructions",
     "sass_instructions",
     "summarize",
