@@ -158,13 +158,13 @@ def access_table(kernel, inputs=(), arch: str = "sm_100a") -> str:
 
 # ---- the code of a compiled kernel ----
 
-# PTX statements that are not instructions: directives, labels, braces of inline-asm scopes.
+# A label in front of a PTX statement (``$L__BB0_1:``); directives and inline-asm braces are dropped separately.
 _PTX_LABEL = re.compile(r"^[\w$]+:")
 # One SASS instruction line of nvdisasm: ``/*0080*/   @!P0 LOP3.LUT P1, RZ, R0, ... ;``.
 _SASS_LINE = re.compile(r"/\*[0-9a-f]+\*/\s+(.*?)\s*;")
 _PREDICATE = re.compile(r"^@!?%?\w+\s+")
-# The tcgen05.mma instruction in SASS (UTCHMMA for f16, UTCQMMA for f8f6f4, ...), and the commit (UTCBAR).
-# (MMA, commit, CTA barrier) opcodes in each language: the marks of the MMA issue sequence.
+# (MMA, commit, CTA barrier) opcodes in each language: the marks of the MMA issue sequence. In SASS tcgen05.mma is
+# UTC*MMA (UTCHMMA for kind f16, other letters for the other kinds) and tcgen05.commit is UTCBAR.
 _ISSUE_MARKS = {
     "SASS": (re.compile(r"UTC\w*MMA\b"), re.compile(r"UTCBAR\b"), re.compile(r"BAR\.")),
     "PTX": (
