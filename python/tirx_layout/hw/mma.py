@@ -95,6 +95,26 @@ def k_per_instruction(dtype) -> int:
     return K_BYTES_PER_INSTRUCTION // dtype_bytes(dtype)
 
 
+def mma_kind(a_dtype, b_dtype, block_scaled: bool = False) -> str:
+    """The kind that multiplies A and B of these dtypes: the one whose operand types hold both (for 8-bit floats
+    ``f8f6f4``, or ``mxf8f6f4`` when ``block_scaled``). ``ValueError`` listing every kind's types otherwise.
+
+    Example:
+        >>> mma_kind("bfloat16", "bfloat16"), mma_kind("float8_e4m3fn", "float8_e5m2", block_scaled=True)
+        ('f16', 'mxf8f6f4')
+    """
+    a_dtype, b_dtype = str(a_dtype), str(b_dtype)
+    kinds = [k for k, codes in OPERAND_CODES.items() if a_dtype in codes and b_dtype in codes]
+    kinds = [k for k in kinds if k.startswith("mx") == block_scaled]
+    if len(kinds) != 1:
+        scaled = " with scale factors" if block_scaled else ""
+        raise ValueError(
+            f"no tcgen05.mma kind multiplies A {a_dtype} by B {b_dtype}{scaled}; the kinds take "
+            + "; ".join(f"{k}: {', '.join(sorted(codes))}" for k, codes in OPERAND_CODES.items())
+        )
+    return kinds[0]
+
+
 @dataclass(frozen=True)
 class MmaInstruction:
     """One ``tcgen05.mma.cta_group::1`` as its instruction descriptor describes it; every field is checked against
@@ -292,7 +312,7 @@ def _mode_and_tile(layout, dtype, operand: str) -> tuple[str, TileLayout]:
     if not isinstance(layout.tile_layout, TileLayout):
         raise ValueError(f"{operand}'s layout {layout}: the swizzle must be over a TileLayout")
     swizzle = layout.swizzle
-    if dtype_bytes(dtype) == 4 and _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):
+    if _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):  # refused below unless MN-major 32-bit
         return SWIZZLE_128B_BASE32B, layout.tile_layout
     try:
         return mode_of_swizzle(swizzle, dtype), layout.tile_layout
@@ -389,11 +409,6 @@ def shared_matrix_descriptor(
     what = f"{operand}'s layout {layout} ({rows}x{cols} {dtype})"
     major = _majorness(address, element, operand, layout)
     kind = f"{major}-major {_mode_words(mode)}"
-    if major == "MN" and str(dtype) not in MN_MAJOR_DTYPES:
-        raise ValueError(
-            f"{operand}'s layout is MN-major (its rows are contiguous), but the ISA reads {dtype} only K-major; "
-            f"MN-major operands are {', '.join(sorted(MN_MAJOR_DTYPES))}"
-        )
     if mode == SWIZZLE_128B_BASE32B and not (major == "MN" and element == 4):
         raise ValueError(
             f"{operand}'s layout is {major}-major {dtype} and 128B-swizzled with 32-byte atoms: the ISA allows that "

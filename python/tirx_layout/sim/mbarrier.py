@@ -36,22 +36,23 @@ from __future__ import annotations
 import numpy as np
 
 from .addresses import shared_address
-from .memory import SimulationError
+from .memory import DataRace, SimulationError
 
 #: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
 TX_LIMIT = (1 << 20) - 1
 
-__all__ = ["TX_LIMIT", "Mbarrier"]
+__all__ = ["HELPERS", "TX_LIMIT", "Mbarrier", "drop_async_reads", "execute", "find"]
 
 
 class Mbarrier:
     """One mbarrier object: expected arrivals per phase, pending arrivals, tx-count, completed phases, and what the
     current and completed phases publish to the tcgen05 ordering model of ``warps`` warps."""
 
-    def __init__(self, count: int, warps: int, name: str = "mbarrier"):
+    def __init__(self, count: int, warps: int, name: str = "mbarrier", thread: int = 0, interval: int = 0):
         if not 1 <= count <= TX_LIMIT:
             raise SimulationError(f"mbarrier.init of {name} with count {count}: the count must be in [1, 2^20 - 1]")
         self.name = name
+        self.init_thread, self.init_interval = thread, interval  # who initialised it, in which barrier interval
         self.count = count
         self.pending = count
         self.tx = 0
@@ -60,11 +61,22 @@ class Mbarrier:
         self.generations = np.full(warps, -1, np.int64)  # the commits (per warp) the current phase covers
         self.done_published = np.zeros(warps, np.int64)  # ... and the same for the last completed phase
         self.done_generations = np.full(warps, -1, np.int64)
+        # in-flight MMA operand reads (memory.AsyncRead) that an arriving thread had seen complete: a waiter of the
+        # phase is ordered after them too (the arrive releases what its thread knows)
+        self.reads: list = []
+        self.done_reads: list = []
 
-    def arrive(self, published=None, warp: int | None = None, generation: int | None = None) -> None:
-        """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``)."""
+    def arrive(
+        self, published=None, warp: int | None = None, generation: int | None = None, seen_reads=(), seen_done=None
+    ) -> None:
+        """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``) by a
+        thread that has seen the in-flight reads ``seen_reads`` and each warp's commits up to ``seen_done``
+        complete: a waiter of the phase sees them complete too."""
+        self.reads.extend(read for read in seen_reads if read not in self.reads)
         if published is not None:
             np.maximum(self.published, published, out=self.published)
+        if seen_done is not None:
+            np.maximum(self.generations, seen_done, out=self.generations)
         if warp is not None and generation is not None:
             self.generations[warp] = max(self.generations[warp], generation)
         self.pending -= 1
@@ -95,6 +107,8 @@ class Mbarrier:
             self.pending = self.count
             np.maximum(self.done_published, self.published, out=self.done_published)
             np.maximum(self.done_generations, self.generations, out=self.done_generations)
+            self.done_reads.extend(self.reads)
+            self.reads = []
 
     def wait_returns(self, parity: int) -> bool:
         """Whether ``mbarrier.try_wait.parity`` with ``parity`` succeeds now: the current phase has the other
@@ -117,7 +131,12 @@ class Mbarrier:
 HELPERS = ("mbarrier_init", "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "mbarrier_wait")
 
 
-def _object(interp, memory, index: int, what: str) -> Mbarrier:
+def find(interp, memory, index: int, what: str) -> Mbarrier:
+    """The mbarrier at element ``index`` of shared ``memory`` in ``interp``'s CTA; ``SimulationError`` naming
+    ``what`` if it was never initialised. (An asynchronous copy that signals bytes calls ``complete_tx`` on it.)
+
+    Example: ``find(interp, memory, 0, "cp.async.bulk").complete_tx(4096)``.
+    """
     key = (memory.name, index)
     if key not in interp.mbarriers:
         raise SimulationError(f"{what} on {memory.name}[{index}], an mbarrier that was never initialised")
@@ -134,22 +153,37 @@ def execute(interp, what: str, args) -> None:
     order = interp.tmem.order
     threads = np.nonzero(interp.mask)[0]
     operand = None if len(args) < 2 else np.broadcast_to(np.asarray(interp.eval(args[1]), np.int64), (interp.count,))
+    interval = interp.launch.interval
     for t in threads.tolist():
         i, warp = int(index[t]), t // 32
         if what == "mbarrier_init":
-            interp.mbarriers[(memory.name, i)] = Mbarrier(int(operand[t]), order.warps, f"{memory.name}[{i}]")
+            earlier = interp.mbarriers.get((memory.name, i))
+            if earlier is not None and earlier.init_interval == interval and earlier.init_thread != t:
+                raise DataRace(
+                    f"data race on shared {memory.name}[{i}]: threads {earlier.init_thread} and {t} both initialise "
+                    "the mbarrier with no barrier between them; one thread initialises it"
+                )
+            name = f"{memory.name}[{i}]"
+            interp.mbarriers[(memory.name, i)] = Mbarrier(int(operand[t]), order.warps, name, t, interval)
             continue
-        bar = _object(interp, memory, i, what)
+        bar = find(interp, memory, i, what)
+        if bar.init_thread != t and bar.init_interval == interval:
+            raise DataRace(
+                f"data race on shared {bar.name}: thread {t} uses the mbarrier thread {bar.init_thread} initialised "
+                "with no barrier between them (mbarrier.init, fence.mbarrier_init, then a CTA barrier)"
+            )
+        seen = [read for read in interp.async_reads if read.observed[t]]
+        done = order.seen_done(warp)
         if what == "commit":
             published, generation = order.commit(warp)
-            bar.arrive(published, warp, generation)
+            bar.arrive(published, warp, generation, seen, done)
         elif what == "mbarrier_arrive":
-            bar.arrive(order.publish(warp))
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
         elif what == "mbarrier_expect_tx":
             bar.expect_tx(int(operand[t]))
         elif what == "mbarrier_arrive_expect_tx":
             bar.expect_tx(int(operand[t]))
-            bar.arrive(order.publish(warp))
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
         elif what == "mbarrier_wait":
             if not bar.wait_returns(int(operand[t])):
                 raise SimulationError(
@@ -158,7 +192,7 @@ def execute(interp, what: str, args) -> None:
                     "runs threads in program order; a commit or arrive for this phase must come before the wait)"
                 )
             order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
-            _observe_async_reads(interp, t, bar.done_generations)
+            _observe_async_reads(interp, t, bar)
         else:
             raise SimulationError(f"the simulator does not implement the mbarrier helper {what}")
     if what == "mbarrier_wait" and interp.mask.all():
@@ -166,11 +200,11 @@ def execute(interp, what: str, args) -> None:
         interp.launch.interval += 1
 
 
-def _observe_async_reads(interp, thread: int, generations: np.ndarray) -> None:
-    """``thread`` saw a phase complete that covers these commit generations: the MMAs they cover no longer read
-    shared memory, for this thread."""
+def _observe_async_reads(interp, thread: int, bar: Mbarrier) -> None:
+    """``thread`` saw ``bar``'s last phase complete: the MMAs its commits cover, and those its arriving threads had
+    seen complete, no longer read shared memory, for this thread."""
     for read in interp.async_reads:
-        if read.generation <= generations[read.warp]:
+        if read.generation <= bar.done_generations[read.warp] or read in bar.done_reads:
             read.observed[thread] = True
     drop_async_reads(interp, lambda read: read.observed.all())
 
