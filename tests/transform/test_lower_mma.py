@@ -682,3 +682,47 @@ def test_other_pipelines_refuse_a_kernel_with_tile_mma():
     )  # no layout anywhere: the op alone marks the kernel as ours
     with pytest.raises(WrongPipelineError, match=r"mma carries T\.tile_mma, which TIR pipeline 'tirx' does not lower"):
         tvm.tirx.build(_one_mma(plain), target=SM100A, pipeline="tirx")
+
+
+MN_MAJOR = [  # (dtype, A major, B major, swizzle, K)
+    ("float16", "MN", "MN", "128B", 64),
+    ("bfloat16", "MN", "K", "64B", 32),
+    ("float16", "K", "MN", "32B", 32),
+    ("float16", "MN", "MN", "none", 32),
+    ("float32", "MN", "MN", "128B_base32B", 16),
+]
+
+
+@pytest.mark.parametrize(("dtype", "a_major", "b_major", "mode", "k"), MN_MAJOR)
+def test_mn_major_operands_set_the_transpose_bits_and_simulate_to_a_times_b_transposed(
+    dtype, a_major, b_major, mode, k
+):
+    m, n = 128, 64
+    k_mode = "128B" if mode == "128B_base32B" else mode  # the K-major side of a mixed pair
+
+    def layout(rows, major):
+        return f'mma_shared_layout("{dtype}", "{mode if major == "MN" else k_mode}", ({rows}, {k}), major="{major}")'
+
+    func = parse(f"""
+@T.prim_func
+def gemm(A: T.Buffer(({m}, {k}), "{dtype}"), B: T.Buffer(({n}, {k}), "{dtype}"), C: T.Buffer(({m}, {n}), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    A_s = T.alloc_shared(({m}, {k}), "{dtype}", layout={layout(m, a_major)}, align=1024)
+    B_s = T.alloc_shared(({n}, {k}), "{dtype}", layout={layout(n, b_major)}, align=1024)
+    acc = T.alloc_tmem(({m}, {n}), "float32", layout=tmem_datapath_layout("D", {m}, {n}))
+    frag = T.alloc_local(({m}, {n}), "float32", layout=wg_local_layout({n}))
+    T.tile_copy(A_s, A)
+    T.tile_copy(B_s, B)
+    T.tile_mma(acc, A_s, B_s)
+    T.tile_copy(frag, acc, "warpgroup")
+    T.tile_copy(C, frag, "warpgroup")
+""")
+    cuda = build(func).imports[0].inspect_source()
+    want_idesc = isa_idesc(dtype, dtype, "float32", m, n, a_mn=a_major == "MN", b_mn=b_major == "MN")
+    assert f"(uint){want_idesc}, " in _body(cuda)
+    rng = np.random.default_rng(7)
+    a = rng.integers(-4, 5, (m, k)).astype(dtype)
+    b = rng.integers(-4, 5, (n, k)).astype(dtype)
+    np.testing.assert_array_equal(sim.run(func, {"A": a, "B": b})["C"], a.astype(np.float32) @ b.astype(np.float32).T)
+    assembles(cuda)
