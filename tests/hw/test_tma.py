@@ -205,3 +205,20 @@ def test_layouts_tma_cannot_produce_are_refused_naming_them():
         )
     with pytest.raises(ValueError, match="differ in rank"):
         tensor_map_for((64,), "bfloat16", (8, 64), mma_shared_layout("bfloat16", "128B", (8, 64)))
+
+
+@pytest.mark.parametrize("mode", ["none", "32B", "64B", "128B"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float8_e4m3fn", "int8"])
+def test_upstream_agrees_on_the_swizzle_mode(dtype, mode):
+    """Oracle: upstream TVM's TMA planner reads the same swizzle mode off our layout, and its own MMA atom layout
+    yields the same tensor map here."""
+    tma_utils = pytest.importorskip("tvm.backend.cuda.tile_primitive.tma_utils")
+    from tirx_layout.layout.interop import from_upstream, to_upstream
+
+    cols = SPAN[mode] // BYTES[dtype]
+    ours = mma_shared_layout(dtype, mode, (64, cols))
+    derived = tensor_map_for((256, 4 * cols), dtype, (64, cols), ours)
+    assert tma_utils.get_swizzle_mode_from_layout(to_upstream(ours)).value == CUDA_SWIZZLE[derived.swizzle]
+    if mode != "none":
+        atom = from_upstream(tma_utils.mma_atom_layout(dtype, CUDA_SWIZZLE[mode]))
+        assert tensor_map_for((256, 4 * cols), dtype, (8, cols), atom).swizzle == mode
