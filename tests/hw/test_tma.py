@@ -89,7 +89,9 @@ def test_interleave_32b_needs_swizzle_32b_and_32_byte_strides():
         make(**three, global_strides=(48, 384), interleave="32B", swizzle="32B")
     with pytest.raises(ValueError, match=re.escape("TensorMap.swizzle is none; interleave 32B needs swizzle 32B")):
         make(**three, global_strides=(32, 256), interleave="32B")
-    assert make(**three, global_strides=(32, 256), interleave="32B", swizzle="32B").global_alignment == 32
+    # Driver: 32-byte global alignment with this interleave; the guide's swizzle table: 128 for any swizzle.
+    assert make(**three, global_strides=(32, 256), interleave="32B", swizzle="32B").global_alignment == 128
+    assert make().global_alignment == 16
 
 
 def test_limits_that_hold_are_accepted_at_their_edges():

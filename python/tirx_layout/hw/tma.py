@@ -74,8 +74,10 @@ MAX_ELEMENT_STRIDE = 8
 #: Global strides are multiples of 16 bytes (32 with the 32-byte interleave); so is the inner box row without one.
 GLOBAL_STRIDE_UNIT = 16
 BOX_ROW_UNIT = 16
-#: The shared destination's alignment in the programming guide's TMA swizzle table, for every mode.
+#: The shared destination's alignment in the programming guide's TMA swizzle table, for every mode, and the global
+#: alignment the same table gives the swizzled modes.
 SHARED_ALIGNMENT = 128
+GUIDE_SWIZZLED_GLOBAL_ALIGNMENT = 128
 #: Bytes after which each mode's pattern repeats (the PTX ISA's "starting address of the repeating pattern"): 8 rows
 #: of 128 bytes for the 16-byte-chunk modes, one row per chunk of the span for the wider-atom ones.
 SWIZZLE_REPEAT_BYTES = {
@@ -260,8 +262,15 @@ class TensorMap:
 
     @property
     def global_alignment(self) -> int:
-        """Alignment in bytes the global base address needs: 16, or 32 with the 32-byte interleave."""
-        return 32 if self.interleave == "32B" else 16
+        """Alignment in bytes the global base address needs: the driver asks 16 (32 with the 32-byte interleave,
+        which always comes with the 32B swizzle); the programming guide's swizzle table asks 128 for any swizzled map,
+        and the stricter of the two is kept.
+
+        Example:
+            >>> TensorMap("float16", (64, 64), (128,), (64, 8), swizzle="128B").global_alignment
+            128
+        """
+        return GUIDE_SWIZZLED_GLOBAL_ALIGNMENT if self.swizzle != "none" else GLOBAL_STRIDE_UNIT
 
     @property
     def shared_alignment(self) -> int:
