@@ -17,6 +17,8 @@ from tirx_layout.layout.tile import TileLayout
 from tirx_layout.sim.memory import OutOfBounds
 from tirx_layout.sim.tma import TensorMapError, load_box, store_box, swizzled_address, transaction_bytes
 
+from oracles.optional import pycute
+
 # PTX ISA "Swizzling modes": each row is one 128-byte line, each entry the 16-byte chunk the line's chunk i holds.
 ISA_TABLE_16B = {
     1: [[0, 1, 2, 3, 4, 5, 6, 7], [1, 0, 3, 2, 5, 4, 7, 6]],
@@ -45,6 +47,19 @@ def test_swizzle_follows_the_isa_pattern_tables(swizzle):
             for position, chunk in enumerate(holds):
                 # The chunk the row-major order puts at `chunk` lands at `position` of its line.
                 assert swizzled_address(swizzle, base + 16 * chunk + 5) == base + 16 * position + 5
+
+
+# CuTe's swizzle functor on byte addresses for each mode: Swizzle<B, M, S> XORs bits [M, M+B) with [M+S, M+S+B).
+CUTE_SWIZZLE = {1: (1, 4, 3), 2: (2, 4, 3), 3: (3, 4, 3), 4: (2, 5, 2), 6: (1, 6, 1)}
+
+
+@pytest.mark.parametrize("swizzle", sorted(CUTE_SWIZZLE))
+def test_swizzle_equals_cutes_swizzle_functor(swizzle):
+    """Oracle: pycute's ``Swizzle`` with the parameters CUTLASS pairs with each TMA mode."""
+    cute_swizzle = pycute.Swizzle(*CUTE_SWIZZLE[swizzle])
+    addresses = np.arange(3 * 4096)
+    expected = [cute_swizzle(int(a)) for a in addresses]
+    assert swizzled_address(swizzle, addresses).tolist() == expected
 
 
 def test_a_destination_off_the_repeat_starts_mid_pattern():

@@ -214,12 +214,6 @@ class TensorMap:
                     f"TensorMap.global_strides[{i}] (dimension {i + 1}) is {s} bytes; it must be a positive multiple "
                     f"of {unit} below 2^40"
                 )
-        inner, first = self.global_dims[0], self.global_strides[0] if self.global_strides else None
-        if isinstance(inner, int) and isinstance(first, int) and first < inner * size:
-            raise ValueError(
-                f"TensorMap.global_strides[0] is {first} bytes, less than one row of global_dims[0] = {inner} "
-                f"{self.dtype} ({inner * size} bytes): rows would overlap"
-            )
         for i, b in enumerate(self.box_dims):
             if not 1 <= b <= MAX_BOX_DIM:
                 raise ValueError(f"TensorMap.box_dims[{i}] is {b}; the driver takes 1 to {MAX_BOX_DIM}")
