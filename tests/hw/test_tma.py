@@ -102,10 +102,23 @@ def test_limits_that_hold_are_accepted_at_their_edges():
     assert make(dtype="float8_e4m3fn", global_strides=(4096,), box_dims=(128, 8), swizzle="128B").swizzle == "128B"
 
 
+@pytest.mark.parametrize(("swizzle", "alignment"), [("none", 128), ("32B", 256), ("64B", 512), ("128B", 1024)])
+def test_shared_destinations_must_sit_on_the_swizzle_repeat(swizzle, alignment):
+    m = make(box_dims=({"none": 64, "32B": 16, "64B": 32, "128B": 64}[swizzle], 8), swizzle=swizzle)
+    assert m.check_shared_address(3 * alignment) == 3 * alignment
+    for bad in (alignment // 2, 3 * alignment + 16, -alignment):
+        with pytest.raises(ValueError, match=f"shared byte {bad} is not {alignment}-byte aligned"):
+            m.check_shared_address(bad)
+
+
 def test_symbolic_extents_and_strides_are_left_to_the_driver():
     n = tvm.tirx.Var("n", "int64")
     m = make(global_dims=(n, 512), global_strides=(n * 2,))
     assert m.driver_fields()["global_dim"][0].same_as(n)
+    k = tvm.tirx.Var("k", "int64")
+    derived = tensor_map_for((4096, k), "bfloat16", (128, 64), mma_shared_layout("bfloat16", "128B", (128, 64)))
+    assert derived.global_dims[0].same_as(k)
+    tvm.ir.assert_structural_equal(derived.global_strides[0], k * 2)
 
 
 @pytest.mark.parametrize(

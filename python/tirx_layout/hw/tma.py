@@ -278,6 +278,27 @@ class TensorMap:
         """
         return max(SHARED_ALIGNMENT, SWIZZLE_REPEAT_BYTES.get(self.swizzle, 0))
 
+    def check_shared_address(self, byte_address) -> int:
+        """``byte_address`` (a static shared-memory byte address of the box's buffer) if it is on
+        :attr:`shared_alignment`; a ``ValueError`` naming it otherwise.
+
+        Example:
+            >>> m = TensorMap("bfloat16", (64, 64), (128,), (64, 8), swizzle="128B")
+            >>> m.check_shared_address(2048)
+            2048
+            >>> m.check_shared_address(2048 + 512)
+            Traceback (most recent call last):
+            ...
+            ValueError: TMA destination at shared byte 2560 is not 1024-byte aligned (the 128B swizzle's repeat)
+        """
+        address = static_int(byte_address, "a shared byte address")
+        if address < 0 or address % self.shared_alignment:
+            why = f"the {self.swizzle} swizzle's repeat" if self.swizzle != "none" else "every TMA destination's"
+            raise ValueError(
+                f"TMA destination at shared byte {address} is not {self.shared_alignment}-byte aligned ({why})"
+            )
+        return address
+
     def driver_fields(self) -> dict:
         """The map as plain numbers in ``cuTensorMapEncodeTiled``'s order and encoding, less the map and the global
         address: the ABI the lowering hands to the host encoder and to the simulator's TMA model. Symbolic extents
