@@ -99,7 +99,8 @@ def mode_of_swizzle(swizzle: SwizzleLayout | None, dtype) -> str:
 
 #: The MMA-only "128B swizzle with 32-byte atomicity" (shared-memory descriptor mode 1; the ISA lists it for MN-major
 #: 32-bit operands): 32-byte chunks of a 128-byte row XOR-ed with the row index mod 4, repeating every 512 bytes
-#: (CuTe's ``Swizzle<2,5,2>`` on byte addresses). Not one of ``SWIZZLE_MODES``: TMA and ``tcgen05.cp`` lack it.
+#: (CuTe's ``Swizzle<2,5,2>`` on byte addresses). Not one of ``SWIZZLE_MODES``: ``tcgen05.cp`` lacks it; TMA has it
+#: since CUDA 12.8 as ``CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B`` (``hw/tma.py``).
 SWIZZLE_128B_BASE32B = "128B_base32B"
 
 
