@@ -4,12 +4,21 @@ them."""
 
 from .constructors import mma_shared_layout, swizzle_mode, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
 from .memory import SWIZZLE_MODES, dtype_bytes
-from .mma import MmaInstruction, SharedDescriptor, advance_k, instruction_descriptor, shared_matrix_descriptor
+from .mma import (
+    MmaInstruction,
+    SharedDescriptor,
+    accumulator_taddr_offset,
+    advance_k,
+    instruction_descriptor,
+    shared_matrix_descriptor,
+    tmem_operand_offset,
+)
 
 __all__ = [
     "SWIZZLE_MODES",
     "MmaInstruction",
     "SharedDescriptor",
+    "accumulator_taddr_offset",
     "advance_k",
     "dtype_bytes",
     "instruction_descriptor",
@@ -18,5 +27,6 @@ __all__ = [
     "swizzle_mode",
     "tcgen05_atom_layout",
     "tmem_datapath_layout",
+    "tmem_operand_offset",
     "wg_local_layout",
 ]
