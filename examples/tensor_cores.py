@@ -131,7 +131,9 @@ def k_loop_gemm(m: int, n: int, k: int, grid: tuple[int, int] = (1, 1), k_tile: 
     b_layout = mma_shared_layout("float16", "128B", (n, k_tile))
 
     @T.prim_func
-    def gemm(A: T.Buffer((rows, k), "float16"), B: T.Buffer((cols, k), "float16"), D: T.Buffer((rows, cols), "float32")):
+    def gemm(
+        A: T.Buffer((rows, k), "float16"), B: T.Buffer((cols, k), "float16"), D: T.Buffer((rows, cols), "float32")
+    ):
         T.device_entry()
         bx = T.cta_id([grid[0] * grid[1]])
         tx = T.thread_id([128])
@@ -218,7 +220,6 @@ for _mode in ("none", "32B", "64B", "128B"):
         a_layout=k_major("float16", "128B", 128, 64),
         b_layout=k_major("float16", _mode, 128, 64),
     )
-KERNELS.add("gemm_tmem_a_st", gemm_reference("float32"), tmem_a_gemm)
 KERNELS.add("gemm_k_loop_async", gemm_reference("float32"), k_loop_gemm, 128, 128, 256)
 KERNELS.add("gemm_grid_512", gemm_reference("float32"), k_loop_gemm, 128, 128, 256, (4, 4))
 KERNELS.add("gemm_inferred", gemm_reference("float32"), single_cta_gemm, 128, 128, 64)

@@ -24,9 +24,9 @@ def mma_kernel(m=128, n=128, k=64, dtype="float16", a_shape=None, a_layout=None,
     a_shape = a_shape or (m, k)
     lay_a = "" if a_layout is None else f", layout={a_layout!r}"
     lay_b = "" if b_layout is None else f", layout={b_layout!r}"
-    a_region = "a_tile" if len(a_shape) == 2 else "a_tile[1, 0:%d, 0:%d]" % (m, k)
+    a_region = "a_tile" if len(a_shape) == 2 else f"a_tile[1, 0:{m}, 0:{k}]"
     fill_a = (
-        f"T.tile_copy(a_tile, A)"
+        "T.tile_copy(a_tile, A)"
         if fragment is None
         else f"""frag = T.alloc_local({a_shape}, "{dtype}", layout={fragment!r})
     T.tile_copy(frag, A)

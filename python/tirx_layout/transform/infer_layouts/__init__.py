@@ -24,8 +24,8 @@ from .tmem_rules import tcgen05_cp_operand_rule, tcgen05_fragment_rule
 
 __all__ = [
     "COST_MODELS",
-    "OPERAND_RULES",
     "DEFAULT_COST_MODEL",
+    "OPERAND_RULES",
     "STRICT_RULES",
     "CopyOp",
     "Cost",

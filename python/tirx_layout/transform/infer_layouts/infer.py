@@ -358,7 +358,7 @@ class _Inference:
                     if buffer in copy.buffers:
                         cost = cost + self.partner_cost(copy, buffer, layout)
                 scored.append((self.score(cost), i, label, layout))
-            score, _, label, layout = min(scored, key=lambda t: (t[0], t[1]))
+            _, _, label, layout = min(scored, key=lambda t: (t[0], t[1]))
             table = ", ".join(f"{lab} {sc}" for sc, _, lab, _ in scored)
             self.assign(
                 buffer,
