@@ -51,9 +51,7 @@ def gemm_fp16_128x128x64():
     sw128 = mma_shared_layout("float16", "128B", (128, 64))
 
     @T.prim_func
-    def gemm(
-        A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16"), D: T.Buffer((128, 128), "float32")
-    ):
+    def gemm(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16"), D: T.Buffer((128, 128), "float32")):
         T.device_entry()
         tx = T.thread_id([128])
         a_tile = T.alloc_shared((128, 64), "float16", layout=sw128, align=1024)
