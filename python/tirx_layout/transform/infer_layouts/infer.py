@@ -136,7 +136,8 @@ OPERAND_RULES: list[Callable] = []
 @dataclass(frozen=True)
 class OperandLayouts:
     """The layouts a statement can read one operand buffer in, in preference order (ties go to the earlier), each
-    with a short label for explanations, and ``why``: the statement and the operand, for the decision's reason.
+    with a short label for explanations; ``why``: the statement and the operand, for the decision's reason;
+    ``requirement``: what a layout must satisfy, for the error when none fits an open buffer.
 
     Example:
         >>> from tirx_layout import S, TileLayout
@@ -146,6 +147,7 @@ class OperandLayouts:
 
     why: str
     options: tuple  # ((label, layout), ...)
+    requirement: str = ""
 
     @property
     def labels(self) -> tuple:
@@ -169,12 +171,13 @@ def _merge_operand_layouts(buffer, first: OperandLayouts, second: OperandLayouts
     """The layouts both statements can read ``buffer`` in (by label); a :class:`LayoutConflict` if none."""
     labels = set(second.labels)
     kept = tuple((label, layout) for label, layout in first.options if label in labels)
-    if not kept:
+    if not kept and first.options and second.options:
         raise LayoutConflict(
             f"layout conflict on {buffer.name}: {first.why} reads it in one of {list(first.labels)}, "
             f"{second.why} in one of {list(second.labels)}; no layout serves both"
         )
-    return OperandLayouts(f"{first.why} and {second.why}", kept)
+    requirement = "; ".join(r for r in (first.requirement, second.requirement) if r)
+    return OperandLayouts(f"{first.why} and {second.why}", kept, requirement)
 
 
 # ---- the analysis ---------------------------------------------------------------------------------------------
@@ -351,6 +354,12 @@ class _Inference:
         for buffer, legal in self.kernel.operands.items():
             if buffer not in self.kernel.open or buffer in self.fixed:
                 continue
+            if not legal.options:
+                shape = tuple(int(e) for e in buffer.shape)
+                raise ValueError(
+                    f"{legal.why}: {buffer.name} {shape} {buffer.dtype} has no layout, and none of the layouts it "
+                    f"can take fits it: {legal.requirement}"
+                )
             scored = []
             for i, (label, layout) in enumerate(legal.options):
                 cost = self.own_cost(buffer, layout)

@@ -20,6 +20,13 @@ from .infer import OperandLayouts, register_operand_rule
 MMA_OPERAND_MODES = ("128B", "64B", "32B", "none")
 
 
+_REQUIREMENT = (
+    f"a canonical K-major MMA layout ({', '.join(MMA_OPERAND_MODES)}) needs the last two dimensions (rows, K) to be "
+    "whole atoms of 8 rows by the swizzle width (16 bytes with no swizzle), K a whole number of instruction K "
+    "steps (32 bytes)"
+)
+
+
 def mma_operand_layouts(buffer, dtype: str | None = None) -> tuple:
     """``((mode, layout), ...)``: the canonical K-major layouts of ``MMA_OPERAND_MODES`` that fit ``buffer``'s
     shape (``(..., rows, K)``: leading stage dimensions stack whole operands) and whose descriptor derives.
@@ -57,17 +64,8 @@ def tile_mma_operand_rule(stmt) -> dict:
         buffer = region.source
         if buffer.scope() != "shared" or len(buffer.shape) < 2:
             continue
-        options = mma_operand_layouts(buffer)
         why = f"{role} of T.tile_mma{source_location(stmt)}"
-        if not options:
-            shape = tuple(int(e) for e in buffer.shape)
-            raise ValueError(
-                f"{why}: the shared buffer {buffer.name} {shape} {buffer.dtype} has no layout, and none of the "
-                f"canonical K-major MMA layouts ({', '.join(MMA_OPERAND_MODES)}) fits it: its last two dimensions "
-                "must be whole atoms of 8 rows by the swizzle width (16 bytes with no swizzle) and K a whole "
-                "number of instruction K steps (32 bytes)"
-            )
-        legal[buffer] = OperandLayouts(why, options)
+        legal[buffer] = OperandLayouts(why, mma_operand_layouts(buffer), _REQUIREMENT)
     return legal
 
 
