@@ -2,7 +2,14 @@
 and the ``tcgen05`` instruction shapes, the ``tcgen05.mma`` descriptors — and the layout constructors built from
 them."""
 
-from .constructors import mma_shared_layout, swizzle_mode, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+from .constructors import (
+    mma_accumulator_layout,
+    mma_shared_layout,
+    swizzle_mode,
+    tcgen05_atom_layout,
+    tmem_datapath_layout,
+    wg_local_layout,
+)
 from .memory import SWIZZLE_MODES, dtype_bytes
 from .mma import (
     MmaInstruction,
@@ -22,6 +29,7 @@ __all__ = [
     "advance_k",
     "dtype_bytes",
     "instruction_descriptor",
+    "mma_accumulator_layout",
     "mma_shared_layout",
     "shared_matrix_descriptor",
     "swizzle_mode",
