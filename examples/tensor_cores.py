@@ -9,8 +9,8 @@
 * ``gemm_<dtype>``: bfloat16, tfloat32 (float32 storage), float8 e4m3 and e5m2, int8 (int32 accumulator).
 * ``gemm_m64_n112`` (datapath F: 64 rows over the four warps' 16-lane slabs), ``gemm_m128_n112``,
   ``gemm_m64_n200``: N need not be a power of two.
-* ``gemm_tmem_a_st``, ``gemm_tmem_a_cp``: A in tensor memory (filled from registers with ``tcgen05.st``, or from shared memory with ``tcgen05.cp``), K packed two float16 per
-  32-bit column; B in shared memory.
+* ``gemm_tmem_a_st``, ``gemm_tmem_a_cp``: A in tensor memory, filled from registers with ``tcgen05.st`` or from
+  shared memory with ``tcgen05.cp``, K packed two float16 per 32-bit column; B in shared memory.
 * ``gemm_k_loop_async``: a K loop over global K tiles, the asynchronous form: ``T.tile_mma(..., barrier=bars[0])``
   then ``T.mbarrier_wait(bars[0], phase)`` before the next copy overwrites the tiles.
 * ``gemm_grid_512``: a 4 x 4 grid of CTAs over 512 x 512 x 256; ``blockIdx`` picks the 128 x 128 tile, the K loop
