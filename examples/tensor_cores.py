@@ -6,7 +6,8 @@
   the epilogue reads it with ``tcgen05.ld`` into registers and writes ``D``.
 * ``gemm_A_<mode>_<major>``, ``gemm_B_<mode>_<major>``: every swizzle mode (none, 32B, 64B, 128B) in K-major and
   MN-major (``mma_shared_layout(..., major=)``) for A and for B, the other operand 128B K-major.
-* ``gemm_<dtype>``: bfloat16, tfloat32 (float32 storage), float8 e4m3 and e5m2, int8 (int32 accumulator).
+* ``gemm_<dtype>``: bfloat16, tfloat32 (float32 storage), float8 e4m3 and e5m2, int8 (int32 accumulator);
+  ``gemm_float32_MN_128B_base32B``: tf32 with both operands MN-major in the 128B swizzle of 32-byte atoms.
 * ``gemm_m64_n112`` (datapath F: 64 rows over the four warps' 16-lane slabs), ``gemm_m128_n112``,
   ``gemm_m64_n200``: N need not be a power of two.
 * ``gemm_tmem_a_st``, ``gemm_tmem_a_cp``: A in tensor memory, filled from registers with ``tcgen05.st`` or from
@@ -248,6 +249,19 @@ for _mode in ("none", "32B", "64B", "128B"):
                 a_layout=k_major("float16", "128B", 128, 64),
                 b_layout=_layout("float16", _mode, 128, 64),
             )
+#: tf32 reads MN-major 32-bit operands only with the 128B swizzle of 32-byte atoms ("128B_base32B").
+KERNELS.add(
+    "gemm_float32_MN_128B_base32B",
+    gemm_reference("float32"),
+    single_cta_gemm,
+    128,
+    128,
+    32,
+    "float32",
+    "float32",
+    mn_major("float32", "128B_base32B", 128, 32),
+    mn_major("float32", "128B_base32B", 128, 32),
+)
 KERNELS.add("gemm_tmem_a_st", gemm_reference("float32"), tmem_a_gemm)
 KERNELS.add("gemm_tmem_a_cp", gemm_reference("float32"), tmem_a_cp_gemm)
 KERNELS.add("gemm_k_loop_async", gemm_reference("float32"), k_loop_gemm, 128, 128, 256)
@@ -255,4 +269,4 @@ KERNELS.add("gemm_grid_512", gemm_reference("float32"), k_loop_gemm, 128, 128, 2
 KERNELS.add("gemm_inferred", gemm_reference("float32"), single_cta_gemm, 128, 128, 64)
 
 #: The kernels the main job shows in full; the rest get a verdict line.
-SHOWCASE = ["gemm_fp16_128x128x64"]
+SHOWCASE = ["gemm_fp16_128x128x64", "gemm_grid_512"]
