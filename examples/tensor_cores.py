@@ -18,7 +18,7 @@
   runs over four global K tiles of 64 (the async form).
 * ``gemm_inferred``: the shared tiles have no layout; InferLayouts gives each the MMA layout whose fill copy is
   conflict-free (``explain_layouts`` says which and why).
-* Block-scaled ``mxf8f6f4`` (example (f) of issue 20) is added by its own module.
+* Block-scaled ``mxf8f6f4`` (example (f) of issue 20) has its own module, ``block_scaled_gemm.py``.
 
 Tolerances (``TOLERANCES``): the inputs are small integers (``sample_input``: -30..30, rounded once into the
 dtype: e4m3 keeps 4 significant bits, e5m2 3, so some round), products are at most 900 and sums of up to 256 of them
