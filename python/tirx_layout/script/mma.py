@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..ir.mma_ops import mbarrier_call, mma_call
 
 
-def tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope: str = "cta"):
+def tile_mma(D, A, B, accumulate=False, *printed, barrier=None, scale_a=None, scale_b=None, scope: str = "cta"):
     """``T.tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope="cta")``:
     ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` on the tensor cores (``D = A @ B.T``).
 
@@ -26,7 +26,18 @@ def tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=N
         >>> B = tvm.tirx.decl_buffer((64, 16), "float16", "B", scope="shared")
         >>> tile_mma(D, A, B, True).args[3]
         T.bool(True)
+
+    The printer writes every argument positionally, an absent one as ``""`` (``T.tile_mma(D, A, B, T.bool(False),
+    "", "", "", "cta")``); that form is read back here, so a printed kernel parses again.
     """
+    if printed:
+        if len(printed) != 4 or barrier is not None or scale_a is not None or scale_b is not None or scope != "cta":
+            raise TypeError(
+                "T.tile_mma takes D, A, B, accumulate and the keywords barrier=, scale_a=, scale_b=, scope= (or the "
+                f"printed form's four trailing arguments), got {len(printed)} extra positional argument(s)"
+            )
+        barrier, scale_a, scale_b, scope = (None if isinstance(v, str) and v == "" else v for v in printed)
+        scope = str(scope)
     return mma_call(D, A, B, accumulate, barrier=barrier, scale_a=scale_a, scale_b=scale_b, scope=scope)
 
 
