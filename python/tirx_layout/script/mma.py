@@ -4,6 +4,8 @@ instructions."""
 
 from __future__ import annotations
 
+import tvm
+
 from ..ir.mma_ops import mbarrier_call, mma_call
 
 
@@ -20,25 +22,29 @@ def tile_mma(D, A, B, accumulate=False, *printed, barrier=None, scale_a=None, sc
 
     Example (inside a ``@T.prim_func``): ``T.tile_mma(acc, As, Bs, accumulate=k > 0)``.
 
+    A printed kernel spells the op positionally, ``T.tile_mma(D, A, B, accumulate, barrier, scale_a, scale_b,
+    scope)`` with ``""`` for an operand not given; that form is read back too (``printed``), and only that one.
+
         >>> import tvm
         >>> D = tvm.tirx.decl_buffer((128, 64), "float32", "D", scope="tmem")
         >>> A = tvm.tirx.decl_buffer((128, 16), "float16", "A", scope="shared")
         >>> B = tvm.tirx.decl_buffer((64, 16), "float16", "B", scope="shared")
         >>> tile_mma(D, A, B, True).args[3]
         T.bool(True)
-
-    The printer writes every argument positionally, an absent one as ``""`` (``T.tile_mma(D, A, B, T.bool(False),
-    "", "", "", "cta")``); that form is read back here, so a printed kernel parses again.
     """
     if printed:
-        if len(printed) != 4 or barrier is not None or scale_a is not None or scale_b is not None or scope != "cta":
+        if len(printed) != 4 or any(v is not None for v in (barrier, scale_a, scale_b)) or scope != "cta":
             raise TypeError(
-                "T.tile_mma takes D, A, B, accumulate and the keywords barrier=, scale_a=, scale_b=, scope= (or the "
-                f"printed form's four trailing arguments), got {len(printed)} extra positional argument(s)"
+                "T.tile_mma takes barrier=, scale_a=, scale_b= and scope= by keyword (or all four positionally, "
+                f"as printed); got {len(printed)} extra positional arguments"
             )
-        barrier, scale_a, scale_b, scope = (None if isinstance(v, str) and v == "" else v for v in printed)
-        scope = str(scope)
+        barrier, scale_a, scale_b, scope = (None if _absent(v) else v for v in printed)
+        scope = "cta" if scope is None else str(scope)
     return mma_call(D, A, B, accumulate, barrier=barrier, scale_a=scale_a, scale_b=scale_b, scope=scope)
+
+
+def _absent(value) -> bool:
+    return isinstance(value, str | tvm.ir.StringImm) and str(value) in ("",)
 
 
 def mbarrier_init(bar, count):

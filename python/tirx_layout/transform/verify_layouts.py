@@ -16,7 +16,13 @@ Every layout a function carries is checked against its buffer, and every ``T.til
   warpgroup) fits in the kernel's threads. A fragment on fewer threads than its copy's scope is not an error: the
   threads it does not tell apart hold replicas, and only the first of them stores (``copy_plan``);
 * **target** — tensor memory (``tcgen05``) only for a target that has it (``hw/targets.py``), and the target's
-  architecture must exist.
+  architecture must exist;
+* **tile_mma** — a ``tcgen05`` target; D in tensor memory, A in shared or tensor memory, B in shared memory, scale
+  factors (both or neither) in tensor memory as ``float8_e8m0fnu``, the mbarrier an element of a shared ``uint64``
+  buffer; 2-D tiles D (M, N), A (M, K), B (N, K) whose dtypes name a kind and whose M, N, accumulator type are
+  ones that kind takes (``hw/mma.py``), K whole instruction steps; regions inside their buffers; a cta-scope
+  tile_mma or a ``T.mbarrier_init`` (both end in a CTA barrier) not under a condition on the thread index. The
+  operands' layouts are checked where they are known, when the MMA is lowered (LowerTileMma).
 
 Errors are :class:`LayoutVerificationError` (a ``ValueError``; ``TypeError`` for foreign layout objects), name the
 buffer and, when the function came from TVMScript source, the line. The pass changes nothing.
@@ -32,10 +38,12 @@ from tvm import tirx
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
 from ..analysis.shape_fit import layout_dims, reinterprets
+from ..hw.mma import SCALE_DTYPE, MmaInstruction, mma_kind
 from ..hw.targets import parse_arch, targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
 from ..hw.threads import LEVEL_THREADS, cta_thread_axis, thread_axis_place
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites
+from ..ir.mma_ops import MMA_SCOPES, as_mbarrier, as_mma
 from ..ir.rewrite import walk
 from ..ir.spans import source_location
 from ..ir.threads import cta_threads
@@ -45,6 +53,7 @@ from ..layout.inverse import PlaceInverse
 from ..layout.placement import axes_used, layout_threads
 
 MEMORY_SCOPES = ("global", "shared", "shared.dyn")
+SHARED_SCOPES = ("shared", "shared.dyn")
 FRAGMENT_SCOPE = "local"
 
 
@@ -66,6 +75,8 @@ class _Verifier:
         self.sites = {}  # buffer -> (layout, statement)
         self.written = {}  # buffer -> the first statement writing it
         self.copies = []  # (TileCopy, Evaluate)
+        self.mmas = []  # (TileMma, Evaluate)
+        self.mbarriers = []  # (MbarrierOp, Evaluate)
         self._threads = None
 
     def fail(self, node, message: str, kind=LayoutVerificationError):
@@ -92,6 +103,13 @@ class _Verifier:
             if copy is not None:
                 self.copies.append((copy, stmt))
                 self.written.setdefault(copy.dst.source, stmt)
+            mma = as_mma(stmt)
+            if mma is not None:
+                self.mmas.append((mma, stmt))
+                self.written.setdefault(mma.d.source, stmt)
+            op = as_mbarrier(stmt)
+            if op is not None:
+                self.mbarriers.append((op, stmt))
 
         def on_store(stmt):
             self.written.setdefault(stmt.buffer, stmt)
@@ -207,6 +225,137 @@ class _Verifier:
                         f"{tuple(int(e) for e in buffer.shape)}; give {buffer.name} a layout of its own shape",
                     )
 
+    def check_region_bounds(self, region, what: str, stmt) -> None:
+        analyzer = tvm.sym.Analyzer()
+        buffer = region.source
+        for dim, (r, extent) in enumerate(zip(region.region, buffer.shape, strict=True)):
+            begin, end = r.min, r.min + r.extent
+            if analyzer.can_prove(begin < 0) or analyzer.can_prove(end > extent):
+                self.fail(
+                    stmt,
+                    f"{what} region {region} is outside buffer {buffer.name} (shape {tuple(buffer.shape)}): "
+                    f"dimension {dim} runs over [{analyzer.simplify(begin)}, {analyzer.simplify(end)}), the buffer "
+                    f"has [0, {extent})",
+                )
+
+    # ---- tensor-core MMAs ---------------------------------------------------------------------------------------
+
+    def check_mma(self, mma, stmt) -> None:
+        if mma.scope not in MMA_SCOPES:
+            self.fail(stmt, f"tile_mma scope must be one of {list(MMA_SCOPES)}, got {mma.scope!r}")
+        if (mma.scale_a is None) != (mma.scale_b is None):
+            given, missing = ("scale_a", "scale_b") if mma.scale_a is not None else ("scale_b", "scale_a")
+            self.fail(
+                stmt, f"tile_mma has {given} but no {missing}: a block-scaled MMA takes both, a dense one neither"
+            )
+        places = {"D": (TMEM_SCOPE,), "A": (*SHARED_SCOPES, TMEM_SCOPE), "B": SHARED_SCOPES}
+        operands = {"D": mma.d, "A": mma.a, "B": mma.b}
+        if mma.scale_a is not None:
+            operands.update(scale_a=mma.scale_a, scale_b=mma.scale_b)
+            places.update(scale_a=(TMEM_SCOPE,), scale_b=(TMEM_SCOPE,))
+        for name, region in operands.items():
+            buffer = region.source
+            if buffer.scope() not in places[name]:
+                where = " or ".join(
+                    {"shared": "shared memory", TMEM_SCOPE: "tensor memory"}[p]
+                    for p in dict.fromkeys(p.split(".")[0] for p in places[name])
+                )
+                self.fail(
+                    stmt,
+                    f"tile_mma's {name} must be in {where}; {buffer.name} is in {buffer.scope()!r}",
+                )
+            self.check_region_bounds(region, f"tile_mma's {name}", stmt)
+        for name in ("scale_a", "scale_b"):
+            region = operands.get(name)
+            if region is not None and str(region.source.dtype) != SCALE_DTYPE:
+                self.fail(
+                    stmt, f"tile_mma's {name} ({region.source.name}) must be {SCALE_DTYPE}, got {region.source.dtype}"
+                )
+        if mma.barrier is not None:
+            self.check_mbarrier(mma.barrier, "tile_mma's barrier", stmt)
+        shapes = {}
+        for name in ("D", "A", "B"):
+            extents = [int(r.extent) if isinstance(r.extent, tirx.IntImm) else None for r in operands[name].region]
+            if None in extents:
+                self.fail(stmt, f"tile_mma's {name} region {operands[name]} has a symbolic extent")
+            shapes[name] = tuple(e for e in extents if e != 1)
+        if any(len(shape) != 2 for shape in shapes.values()):
+            self.fail(
+                stmt,
+                "tile_mma takes 2-D tiles D (M, N), A (M, K), B (N, K) (leading dimensions indexed down to one), got "
+                + ", ".join(f"{n} {s}" for n, s in shapes.items()),
+            )
+        (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
+        if (m_a, n_b, k_b) != (m, n, k):
+            self.fail(
+                stmt,
+                f"tile_mma computes D = A @ B.T: D is (M, N), A (M, K), B (N, K); got D {shapes['D']}, A "
+                f"{shapes['A']}, B {shapes['B']}",
+            )
+        a_dtype, b_dtype, d_dtype = (str(operands[n].source.dtype) for n in ("A", "B", "D"))
+        try:
+            kind = mma_kind(a_dtype, b_dtype, block_scaled=mma.scale_a is not None)
+            instruction = MmaInstruction(kind, a_dtype, b_dtype, d_dtype, m, n)
+        except ValueError as err:
+            self.fail(stmt, f"tile_mma: {err}")
+        if k % instruction.k:
+            self.fail(
+                stmt,
+                f"tile_mma's K ({k}) must be whole instruction steps: kind {kind} takes K = {instruction.k} "
+                f"{a_dtype} elements per instruction",
+            )
+
+    def check_reached_by_every_thread(self) -> None:
+        """A cta-scope tile_mma and T.mbarrier_init end in a CTA barrier: under a condition on the thread index,
+        the threads that skip them would leave the others waiting forever."""
+        if not self.mmas and not self.mbarriers:
+            return
+        thread_vars = set(cta_threads(self.func).bounds)
+
+        def on_threads(expr) -> bool:
+            found = []
+            walk(expr, [(tirx.Var, lambda v: found.append(v) if v in thread_vars else None)])
+            return bool(found)
+
+        def scan(stmt, guard) -> None:
+            if isinstance(stmt, tirx.SeqStmt):
+                for part in stmt.seq:
+                    scan(part, guard)
+            elif isinstance(stmt, tirx.IfThenElse):
+                inner = guard if guard is not None or not on_threads(stmt.condition) else stmt.condition
+                scan(stmt.then_case, inner)
+                if stmt.else_case is not None:
+                    scan(stmt.else_case, inner)
+            elif isinstance(stmt, tirx.Evaluate):
+                if guard is None:
+                    return
+                mma, op = as_mma(stmt), as_mbarrier(stmt)
+                if mma is not None and mma.scope == "cta":
+                    self.fail(
+                        stmt,
+                        f"a cta-scope tile_mma has a CTA barrier that every thread must reach, but it sits under "
+                        f'`if {guard}`; write scope="warp" (one warp reaches it) or scope="thread"',
+                    )
+                if op is not None and op.what == "init":
+                    self.fail(
+                        stmt,
+                        f"T.mbarrier_init is CTA-wide (thread 0 initialises, then a CTA barrier) but it sits under "
+                        f"`if {guard}`; initialise mbarriers where every thread of the CTA passes",
+                    )
+            elif isinstance(getattr(stmt, "body", None), tirx.Stmt):
+                scan(stmt.body, guard)
+
+        scan(self.func.body, None)
+
+    def check_mbarrier(self, bar, what: str, stmt) -> None:
+        buffer = bar.source
+        if buffer.scope() not in SHARED_SCOPES or str(buffer.dtype) != "uint64":
+            self.fail(
+                stmt,
+                f'{what} {bar} must be an element of a shared uint64 buffer (T.alloc_shared((n,), "uint64")); '
+                f"{buffer.name} is {buffer.dtype} in {buffer.scope()!r}",
+            )
+
     # ---- target -------------------------------------------------------------------------------------------------
 
     def check_target(self) -> None:
@@ -219,6 +368,12 @@ class _Verifier:
         except ValueError as err:
             raise LayoutVerificationError(f"{err} (target of {self.name})") from None
         tmem = [b for b in function_buffers(self.func) if b.scope() == TMEM_SCOPE]
+        if self.mmas and not arch.has("tcgen05"):
+            self.fail(
+                self.mmas[0][1],
+                f"target {arch} has no tcgen05 instructions, which tile_mma needs (tcgen05.mma); tcgen05 exists on "
+                f"{', '.join(targets_with('tcgen05'))}",
+            )
         if tmem and not arch.has("tcgen05"):
             stmt = self.sites.get(tmem[0], (None, self.func))[1]
             self.fail(
@@ -237,6 +392,11 @@ class _Verifier:
                 self.check_written(buffer, layout, stmt)
         for copy, stmt in self.copies:
             self.check_copy(copy, stmt)
+        for mma, stmt in self.mmas:
+            self.check_mma(mma, stmt)
+        for op, stmt in self.mbarriers:
+            self.check_mbarrier(op.bar, f"T.mbarrier_{op.what}'s mbarrier", stmt)
+        self.check_reached_by_every_thread()
 
 
 def verify_layouts(func):
