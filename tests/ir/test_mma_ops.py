@@ -80,12 +80,12 @@ def test_bad_operands_scopes_and_barriers_are_refused_when_the_op_is_built():
 
 def test_mbarrier_ops_carry_their_value_as_uint32():
     for what, takes_value in MBARRIER_OPS.items():
-        call = mbarrier_call(what, BARS[2], 7) if takes_value else mbarrier_call(what, BARS[2])
+        call = mbarrier_call(what, BARS[2], 1) if takes_value else mbarrier_call(what, BARS[2])
         op = as_mbarrier(tvm.tirx.Evaluate(call))
         assert op.what == what and int(op.bar.indices[0]) == 2
         assert (op.value is None) == (not takes_value)
         if takes_value:
-            assert str(op.value.ty) == "uint32" and int(op.value) == 7
+            assert str(op.value.ty) == "uint32" and int(op.value) == 1
     assert as_mbarrier(tvm.tirx.Evaluate(0)) is None and as_mma(tvm.tirx.Evaluate(0)) is None
 
 
@@ -96,8 +96,15 @@ def test_mbarrier_ops_refuse_what_they_cannot_take():
         mbarrier_call("wait", BARS[0])
     with pytest.raises(TypeError, match=r"T\.mbarrier_arrive takes the mbarrier only"):
         mbarrier_call("arrive", BARS[0], 1)
-    with pytest.raises(ValueError, match=r"must fit 32 unsigned bits, got 4294967296"):
-        mbarrier_call("expect_tx", BARS[0], 1 << 32)
+    with pytest.raises(ValueError, match=r"T.mbarrier_expect_tx: the transaction byte count must be in 0..1048575"):
+        mbarrier_call("expect_tx", BARS[0], 1 << 20)
+    with pytest.raises(
+        ValueError, match=r"T.mbarrier_init: the arrival count must be in 1..1048575 \(PTX ISA\), got 0"
+    ):
+        mbarrier_call("init", BARS[0], 0)
+    with pytest.raises(ValueError, match=r"T.mbarrier_wait: the phase parity must be in 0..1 \(PTX ISA\), got 2"):
+        mbarrier_call("wait", BARS[0], 2)
+    assert int(as_mbarrier(mbarrier_call("init", BARS[0], (1 << 20) - 1)).value) == (1 << 20) - 1
     with pytest.raises(TypeError, match=r"the value must be an integer, got .* float32"):
         mbarrier_call("init", BARS[0], tvm.tirx.const(1.0, "float32"))
 
