@@ -77,8 +77,9 @@ def single_cta_gemm(
     (``None``: inferred), one ``T.tile_mma`` into a TMEM accumulator (datapath D for m = 128, F for m = 64), the
     epilogue through registers. TMEM columns: ``n`` for a 32-bit accumulator."""
     datapath = "D" if m == 128 else "F"
-    shared_a = {"align": 1024} if a_layout is None else {"layout": a_layout, "align": 1024}
-    shared_b = {"align": 1024} if b_layout is None else {"layout": b_layout, "align": 1024}
+    # A given swizzled layout needs align=1024 (the MMA swizzles absolute addresses); an inferred one gets it.
+    shared_a = {} if a_layout is None else {"layout": a_layout, "align": 1024}
+    shared_b = {} if b_layout is None else {"layout": b_layout, "align": 1024}
     accumulator = tmem_datapath_layout(datapath, m, n)
 
     @T.prim_func
