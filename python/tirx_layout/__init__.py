@@ -22,7 +22,15 @@ def _tvm_autoload() -> None:
 # Importing ``script`` registers the TVMScript names and printer rules, ``transform`` the passes and the
 # "tirx_layout" pipeline, ``viz`` the notebook display; ``tools`` is imported by those who use it.
 from . import analysis, cute, ir, script, sim, transform, viz
-from .hw import mma_shared_layout, swizzle_mode, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+from .hw import (
+    mma_scale_factor_layout,
+    mma_scale_factor_shared_layout,
+    mma_shared_layout,
+    swizzle_mode,
+    tcgen05_atom_layout,
+    tmem_datapath_layout,
+    wg_local_layout,
+)
 from .ir.annotations import layout_of
 from .layout import (
     BUILTIN_AXES,
@@ -97,6 +105,8 @@ __all__ = [
     "layout_of",
     "local_view",
     "m",
+    "mma_scale_factor_layout",
+    "mma_scale_factor_shared_layout",
     "mma_shared_layout",
     "parse_layout",
     "script",

@@ -2,9 +2,24 @@
 and the ``tcgen05`` instruction shapes, the ``tcgen05.mma`` descriptors — and the layout constructors built from
 them."""
 
-from .constructors import mma_shared_layout, swizzle_mode, tcgen05_atom_layout, tmem_datapath_layout, wg_local_layout
+from .constructors import (
+    mma_scale_factor_layout,
+    mma_scale_factor_shared_layout,
+    mma_shared_layout,
+    swizzle_mode,
+    tcgen05_atom_layout,
+    tmem_datapath_layout,
+    wg_local_layout,
+)
 from .memory import SWIZZLE_MODES, dtype_bytes
-from .mma import MmaInstruction, SharedDescriptor, advance_k, instruction_descriptor, shared_matrix_descriptor
+from .mma import (
+    MmaInstruction,
+    SharedDescriptor,
+    advance_k,
+    instruction_descriptor,
+    scale_factor_taddr,
+    shared_matrix_descriptor,
+)
 
 __all__ = [
     "SWIZZLE_MODES",
@@ -13,7 +28,10 @@ __all__ = [
     "advance_k",
     "dtype_bytes",
     "instruction_descriptor",
+    "mma_scale_factor_layout",
+    "mma_scale_factor_shared_layout",
     "mma_shared_layout",
+    "scale_factor_taddr",
     "shared_matrix_descriptor",
     "swizzle_mode",
     "tcgen05_atom_layout",
