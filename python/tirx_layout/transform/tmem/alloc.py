@@ -123,16 +123,18 @@ def within_allocations(allocations: list) -> list:
         owner = next((o for b, o in owners.items() if named is not None and b.same_as(named)), None)
         if owner is None:
             raise ValueError(
-                f"TMEM buffer {stmt.buffer.name} is placed within {named.name if named is not None else within}, which is no TMEM allocation of its own "
-                "declared before it (T.alloc_tmem(..., within=acc) with acc = T.alloc_tmem(...) earlier, not itself "
-                "within another)"
+                f"TMEM buffer {stmt.buffer.name} is placed within {named.name if named is not None else within}, "
+                "which is no TMEM allocation of its own declared before it (T.alloc_tmem(..., within=acc) with "
+                "acc = T.alloc_tmem(...) earlier, not itself within another)"
             )
-        clash = _shared_columns(owner, stmt) or next((_shared_columns(w, stmt) for w, o in found if o.same_as(owner.buffer) and _shared_columns(w, stmt)), None)
-        if clash:
-            raise ValueError(
-                f"TMEM buffer {stmt.buffer.name} within {owner.buffer.name}'s allocation uses 32-bit columns "
-                f"{clash} that another buffer of the allocation uses too"
-            )
+        mine = _columns_used(stmt)
+        for other in [owner, *(w for w, o in found if o.same_as(owner.buffer))]:
+            common = sorted(mine & _columns_used(other))
+            if common:
+                raise ValueError(
+                    f"TMEM buffer {stmt.buffer.name} within {owner.buffer.name}'s allocation uses 32-bit columns "
+                    f"{common[0]}..{common[-1]}, which {other.buffer.name} uses too"
+                )
         found.append((stmt, owner.buffer))
     return found
 
@@ -150,11 +152,6 @@ def _columns_used(stmt) -> set:
     grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
     columns = layout_places(layout, grids, shape, every_replica=True).get("TCol", np.zeros(1, np.int64))
     return set((np.unique(columns) // (4 // dtype_bytes(str(buffer.dtype)))).tolist())
-
-
-def _shared_columns(a, b) -> list:
-    common = sorted(_columns_used(a) & _columns_used(b))
-    return f"{common[0]}..{common[-1]}" if common else ""
 
 
 class TmemLowering:

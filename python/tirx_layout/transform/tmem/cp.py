@@ -18,11 +18,13 @@ One thread issues the copies and commits them to an mbarrier every thread then w
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import tvm
 from tvm import tirx
 
-from ...hw.constructors import mma_shared_layout, swizzle_mode
+from ...hw.constructors import mma_scale_factor_shared_layout, mma_shared_layout, swizzle_mode
 from ...hw.memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes
 from ...hw.tcgen05 import CP_SHAPES
 from ...ir.device_calls import cta_barrier
@@ -34,26 +36,59 @@ from . import calls
 from .ld_st import layout_places
 
 
-def _grid(side, rows: int, cols: int) -> list:
+def _grid(side, rows: int, cols: int, order=None) -> list:
+    """Coordinate grids of the region's elements; ``order`` (see :func:`storage_order`) lists the tile's elements
+    in TMEM storage order instead of the tile's own."""
     begins = []
     for b in side.begins:
         if not isinstance(b, tirx.IntImm | int):
             raise ValueError(f"the region of {side.buffer.name} starts at {b}; tcgen05.cp needs constant offsets")
         begins.append(int(b))
-    tile = iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
+    tile = iter(order if order is not None else np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
     return [
         np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b
         for b, e in zip(begins, side.extents, strict=True)
     ]
 
 
-def cp_shapes(tmem, rows: int, cols: int, pack: int) -> tuple[list[str], int]:
+def storage_order(tmem, rows: int, cols: int):
+    """The tile's elements rearranged as the TMEM rows and columns they fill, when the tile's own rows are not TMEM
+    rows: ``(tile rows, tile columns)`` index grids of shape ``(lanes, columns)``, element ``[i, j]`` of them being
+    the one on the ``i``-th lane and ``j``-th column the region covers (base replica). ``None`` when tile row ``r``
+    already fills one lane's consecutive columns. A scale-factor matrix ``(128, 4)`` in ``mma_scale_factor_layout``
+    is stored as 32 lanes x 16 bytes: its copy is the guide atom's. ``ValueError`` if the region does not fill a
+    whole rectangle of lanes x columns exactly once.
+
+    Example: for a ``(128, 4)`` region in ``mma_scale_factor_layout(128, 4)`` the grids are ``(32, 16)``, and
+    element ``[5, 6]`` is tile element ``(32 * 1 + 5, 2)``.
+    """
+    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    places = layout_places(tmem.layout, _grid(tmem, rows, cols), tmem.shape)
+    lanes = places.get("TLane", np.zeros((rows, cols), np.int64))
+    columns = places.get("TCol", np.zeros((rows, cols), np.int64))
+    if (lanes == lanes[:, :1]).all() and (columns - columns[:, :1] == np.arange(cols)[None, :]).all():
+        return None
+    lane_set, column_set = np.unique(lanes), np.unique(columns)
+    position = lanes * (int(column_set.max()) + 1) + columns
+    if lane_set.size * column_set.size != rows * cols or np.unique(position).size != rows * cols:
+        raise ValueError(
+            f"tcgen05.cp into TMEM {tmem.layout}: the region's {rows * cols} elements do not fill lanes "
+            f"{lane_set.tolist()[:4]}... x columns {int(column_set.min())}..{int(column_set.max())} exactly once"
+        )
+    i, j = np.searchsorted(lane_set, lanes), np.searchsorted(column_set, columns)
+    order_r = np.empty((lane_set.size, column_set.size), np.int64)
+    order_c = np.empty_like(order_r)
+    order_r[i, j], order_c[i, j] = r, c
+    return order_r, order_c
+
+
+def cp_shapes(tmem, rows: int, cols: int, pack: int, order=None) -> tuple[list[str], int]:
     """The tcgen05.cp shapes (best first) whose lane pattern is the TMEM region's, and its first 32-bit column.
 
     Example: a ``(32, 16)`` uint8 region in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]`` gives
     ``(["32x128b.warpx4"], 0)``.
     """
-    places = layout_places(tmem.layout, _grid(tmem, rows, cols), tmem.shape, every_replica=True)
+    places = layout_places(tmem.layout, _grid(tmem, rows, cols, order), tmem.shape, every_replica=True)
     lanes = places.get("TLane", np.zeros((1, rows, cols), np.int64))
     columns = places.get("TCol", np.zeros((1, rows, cols), np.int64))
     what = f"tcgen05.cp into TMEM {tmem.layout}"
@@ -105,7 +140,7 @@ def _swizzle(shared, what: str) -> tuple[str, object]:
     return mode, layout.tile_layout
 
 
-def _descriptors(shared, rows: int, cols: int, bits: int, what: str):
+def _descriptors(shared, rows: int, cols: int, bits: int, what: str, order=None):
     """``(swizzle mode, [(start element, LBO bytes, SBO bytes)] per instruction)``, or ``None`` if the shared tile
     is not the descriptor's canonical K-major image: before the swizzle, row ``r`` of an instruction at
     ``start + (r//8)*SBO + (r%8)*W`` bytes with ``W`` the swizzle width (16 bytes without one), its second 128-bit
@@ -115,7 +150,7 @@ def _descriptors(shared, rows: int, cols: int, bits: int, what: str):
     row_bytes = SWIZZLE_BYTES[mode]
     if mode != "none" and bits != 128:
         return None
-    grids = _grid(shared, rows, cols)
+    grids = _grid(shared, rows, cols, order)
     flat = flatten(grids, shared.shape) if tile is None else layout_places(tile, grids, shared.shape)["m"]
     address = flat * size
     width = bits // 8 // size  # elements per instruction row
@@ -147,8 +182,15 @@ def shared_operand_for(tmem, shared_region, known: dict):
     buffer = shared_region.source
     shape = tuple(int(e) for e in buffer.shape)
     rows, cols = shape
-    shapes, _ = cp_shapes(tmem, rows, cols, 4 // dtype_bytes(buffer.dtype))
+    order = storage_order(tmem, rows, cols)
+    if order is not None:
+        rows, cols = order[0].shape
+    shapes, _ = cp_shapes(tmem, rows, cols, 4 // dtype_bytes(buffer.dtype), order)
     candidates = [TileLayout(S[shape])]
+    if dtype_bytes(buffer.dtype) == 1:
+        # A block-scaled MMA's scale factors: the image tcgen05.cp.32x128b.warpx4 copies from, where the shape has one.
+        with contextlib.suppress(ValueError):
+            candidates.append(mma_scale_factor_shared_layout(*shape))
     for mode in reversed(SWIZZLE_MODES):  # widest swizzle first
         if mode != "none" and int(buffer.data_alignment) < 8 * SWIZZLE_BYTES[mode]:
             continue
@@ -160,7 +202,7 @@ def shared_operand_for(tmem, shared_region, known: dict):
     for layout in candidates:
         side = operand(shared_region, {**known, buffer: layout}, "source")
         for shape_name in shapes:
-            if _descriptors(side, rows, cols, CP_SHAPES[shape_name].bits, what) is not None:
+            if _descriptors(side, rows, cols, CP_SHAPES[shape_name].bits, what, order) is not None:
                 return layout
     raise ValueError(
         f"{what}: no row-major or MMA operand layout of a {shape} {buffer.dtype} tile is the "
@@ -182,10 +224,13 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr):
         raise ValueError(f"tcgen05.cp copies from shared memory; {shared.buffer.name} is in {shared.buffer.scope()}")
     pack = 4 // shared.element_bytes
     what = f"tcgen05.cp from {shared} into {tmem}"
-    shapes, column = cp_shapes(tmem, rows, cols, pack)
+    order = storage_order(tmem, rows, cols)
+    if order is not None:
+        rows, cols = order[0].shape
+    shapes, column = cp_shapes(tmem, rows, cols, pack, order)
     for shape in shapes:
         bits = CP_SHAPES[shape].bits
-        found = _descriptors(shared, rows, cols, bits, what)
+        found = _descriptors(shared, rows, cols, bits, what, order)
         if found is not None:
             mode, plan = found
             break
