@@ -185,8 +185,8 @@ def test_sub_byte_f8f6f4_types(a, code):
 
 def test_refuses_an_operand_outside_the_window():
     layout = mma_shared_layout("float16", "128B", (128, 64))  # 16 KiB
-    with pytest.raises(ValueError, match="leave the descriptor's 2"):
-        shared_matrix_descriptor(layout, (128, 64), "float16", (1 << 18) - 8192)
+    with pytest.raises(ValueError, match=r"^B occupies shared bytes 253952\.\.270335, outside the 2\^18 bytes"):
+        shared_matrix_descriptor(layout, (128, 64), "float16", (1 << 18) - 8192, operand="B")
 
 
 def test_instruction_refusals_per_kind():
@@ -359,8 +359,8 @@ def test_k_steps_cross_atoms():
 
 def test_refuses_a_foreign_swizzle():
     layout = ComposeLayout(SwizzleLayout(3, 3, 4), TileLayout(S[(64, 64)]))
-    with pytest.raises(ValueError, match="no hardware swizzle mode"):
-        shared_matrix_descriptor(layout, (64, 64), "float16")
+    with pytest.raises(ValueError, match=r"^A's layout .* is swizzled by .* none of the MMA's swizzle modes"):
+        shared_matrix_descriptor(layout, (64, 64), "float16", operand="A")
 
 
 def test_refuses_a_swizzle_of_another_dtype():
@@ -370,50 +370,56 @@ def test_refuses_a_swizzle_of_another_dtype():
 
 
 def test_refuses_row_major_without_swizzle():
-    with pytest.raises(ValueError, match=r"element \(1, 0\) is at byte 128 .* puts it at 16"):
-        shared_matrix_descriptor(TileLayout(S[(64, 64)]), (64, 64), "float16")
+    with pytest.raises(
+        ValueError, match=r"^A's layout is K-major unswizzled, but its rows are 128 bytes apart; the ISA's"
+    ):
+        shared_matrix_descriptor(TileLayout(S[(64, 64)]), (64, 64), "float16", operand="A")
 
 
 def test_refuses_padded_rows():
     # 128B swizzle but rows 144 bytes apart: not the canonical 128-byte atom rows
     layout = ComposeLayout(swizzle_for_mode("128B", "float16"), TileLayout(S[(8, 64) : (72, 1)]))
-    with pytest.raises(ValueError, match=r"element \(1, 0\) is at byte 144 .* puts it at 128"):
-        shared_matrix_descriptor(layout, (8, 64), "float16")
+    with pytest.raises(ValueError, match=r"^B's layout is K-major 128B-swizzled, but its rows are 144 bytes apart"):
+        shared_matrix_descriptor(layout, (8, 64), "float16", operand="B")
 
 
 def test_refuses_a_stride_that_is_not_whole_swizzle_repeats():
     # 8-row groups 1040 bytes apart: inside each group canonical, but SBO is not a multiple of the 1024-byte repeat
     layout = ComposeLayout(swizzle_for_mode("128B", "float16"), TileLayout(S[(2, 8, 64) : (520, 64, 1)]))
-    with pytest.raises(ValueError, match="SBO is 1040 bytes, not a whole number of 128B swizzle repeats"):
-        shared_matrix_descriptor(layout, (16, 64), "float16")
+    with pytest.raises(
+        ValueError, match=r"^A's .* 8-row groups are 1040 bytes apart \(SBO\), not a whole number of 1024"
+    ):
+        shared_matrix_descriptor(layout, (16, 64), "float16", operand="A")
 
 
 def test_refuses_offsets_that_are_not_whole_core_matrices():
     # no swizzle, core matrices along M 136 bytes apart (not a 16-byte multiple)
     layout = TileLayout(S[(2, 8, 4, 8) : (68, 8, 256, 1)])
-    with pytest.raises(ValueError, match="SBO would be 136 bytes"):
-        shared_matrix_descriptor(layout, (16, 32), "float16")
+    with pytest.raises(ValueError, match=r"^A's .* 8-row groups are 136 bytes apart \(SBO\); the descriptor needs a"):
+        shared_matrix_descriptor(layout, (16, 32), "float16", operand="A")
 
 
 def test_refuses_a_misaligned_start():
     layout = mma_shared_layout("float16", "128B", (64, 64))
-    with pytest.raises(ValueError, match="start address 512 must be a multiple of 1024"):
-        shared_matrix_descriptor(layout, (64, 64), "float16", 512)
-    with pytest.raises(ValueError, match="start address 8 must be a multiple of 16"):
-        shared_matrix_descriptor(mma_shared_layout("float16", "none", (64, 64)), (64, 64), "float16", 8)
+    with pytest.raises(ValueError, match=r"^B's .* starts at shared byte 512, not a multiple of the 1024-byte swizzle"):
+        shared_matrix_descriptor(layout, (64, 64), "float16", 512, operand="B")
+    with pytest.raises(ValueError, match=r"^B's buffer starts at shared byte 8, not 16-byte aligned"):
+        shared_matrix_descriptor(mma_shared_layout("float16", "none", (64, 64)), (64, 64), "float16", 8, operand="B")
 
 
 def test_refuses_a_step_starting_past_the_first_atom_row():
     # the operand begins on row 1 of a 128B atom: the hardware would need a base offset
     layout = ComposeLayout(swizzle_for_mode("128B", "float16"), TileLayout(S[(64, 64) : (64, 1)]))
     shifted = ComposeLayout(layout.swizzle, TileLayout(S[(8, 64) : (64, 1)] + 64))
-    with pytest.raises(ValueError, match="starts 128 bytes into a 128B swizzle repeat"):
-        shared_matrix_descriptor(shifted, (8, 64), "float16")
+    with pytest.raises(ValueError, match=r"^A's .* K step 0 \(K 0\.\.15\) starts in row 1 of a swizzle atom"):
+        shared_matrix_descriptor(shifted, (8, 64), "float16", operand="A")
 
 
 def test_refuses_neither_k_nor_mn_major():
-    with pytest.raises(ValueError, match="neither K nor the rows are contiguous"):
-        shared_matrix_descriptor(TileLayout(S[(64, 64) : (128, 2)]), (64, 64), "float16")
+    with pytest.raises(
+        ValueError, match=r"^B's layout .* is neither K-major nor MN-major: consecutive K elements are 2"
+    ):
+        shared_matrix_descriptor(TileLayout(S[(64, 64) : (128, 2)]), (64, 64), "float16", operand="B")
 
 
 def tf32_mn_layout(rows, cols, k_first=True):
@@ -441,32 +447,38 @@ def test_mn_major_tf32_in_the_32b_atom_swizzle(rows, cols):
 
 
 def test_refuses_the_32b_atom_swizzle_with_spread_k_groups():
-    with pytest.raises(ValueError, match="4-row K groups are 1024 bytes apart"):
-        shared_matrix_descriptor(tf32_mn_layout(64, 16, k_first=False), (64, 16), "float32")
+    with pytest.raises(ValueError, match=r"^A's layout .* 4-row K groups are 1024 bytes apart"):
+        shared_matrix_descriptor(tf32_mn_layout(64, 16, k_first=False), (64, 16), "float32", operand="A")
 
 
 def test_refuses_the_32b_atom_swizzle_k_major():
     layout = ComposeLayout(swizzle_128b_base32b("float32"), TileLayout(S[(8, 32)]))
-    with pytest.raises(ValueError, match="K-major 32-bit with the 128B_base32B swizzle"):
-        shared_matrix_descriptor(layout, (8, 32), "float32")
+    with pytest.raises(
+        ValueError, match=r"^A's layout is K-major float32 and 128B-swizzled with 32-byte atoms: the ISA"
+    ):
+        shared_matrix_descriptor(layout, (8, 32), "float32", operand="A")
 
 
 def test_refuses_mn_major_32_bit_in_another_swizzle():
     layout = mn_major_layout("float32", "128B", 64, 32, 4)
-    with pytest.raises(ValueError, match="MN-major 32-bit with the 128B swizzle; the ISA reads MN-major 32-bit"):
-        shared_matrix_descriptor(layout, (64, 32), "float32")
+    with pytest.raises(
+        ValueError, match=r"^B's layout is MN-major 128B-swizzled float32: the ISA reads MN-major 32-bit"
+    ):
+        shared_matrix_descriptor(layout, (64, 32), "float32", operand="B")
 
 
 def test_refuses_a_bad_shape():
-    with pytest.raises(ValueError, match="rows must be a multiple of 8 and K a multiple of 16"):
-        shared_matrix_descriptor(TileLayout(S[(12, 64)]), (12, 64), "float16")
+    with pytest.raises(
+        ValueError, match=r"^A is 12x64 float16: the MMA needs its rows a multiple of 8 and its K a mul"
+    ):
+        shared_matrix_descriptor(TileLayout(S[(12, 64)]), (12, 64), "float16", operand="A")
 
 
 def test_refuses_a_layout_on_other_axes():
     from tirx_layout.layout.axis import TLane
 
-    with pytest.raises(ValueError, match="maps to memory addresses only"):
-        shared_matrix_descriptor(TileLayout(S[(8, 16) : (1 @ TLane, 1)]), (8, 16), "float16")
+    with pytest.raises(ValueError, match=r"^B must be in shared memory: its layout .* places elements on"):
+        shared_matrix_descriptor(TileLayout(S[(8, 16) : (1 @ TLane, 1)]), (8, 16), "float16", operand="B")
 
 
 def test_descriptor_field_limits():

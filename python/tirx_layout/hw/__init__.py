@@ -15,16 +15,19 @@ from .memory import SWIZZLE_MODES, dtype_bytes
 from .mma import (
     MmaInstruction,
     SharedDescriptor,
+    accumulator_taddr_offset,
     advance_k,
     instruction_descriptor,
     scale_factor_taddr,
     shared_matrix_descriptor,
+    tmem_operand_offset,
 )
 
 __all__ = [
     "SWIZZLE_MODES",
     "MmaInstruction",
     "SharedDescriptor",
+    "accumulator_taddr_offset",
     "advance_k",
     "dtype_bytes",
     "instruction_descriptor",
@@ -36,5 +39,6 @@ __all__ = [
     "swizzle_mode",
     "tcgen05_atom_layout",
     "tmem_datapath_layout",
+    "tmem_operand_offset",
     "wg_local_layout",
 ]

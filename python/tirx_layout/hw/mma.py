@@ -22,12 +22,14 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+import tvm
 
 from ..core.values import static_int
+from ..layout.axis import TCol, TLane
 from ..layout.swizzle import ComposeLayout
 from ..layout.tile import TileLayout
 from .memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES, dtype_bytes, mode_of_swizzle, swizzle_128b_base32b
-from .tcgen05 import DESCRIPTOR_SWIZZLE, LANES_PER_WARP, SCALE_FACTORS_PER_COLUMN, TMEM_LANES
+from .tcgen05 import DESCRIPTOR_SWIZZLE, LANES_PER_WARP, SCALE_FACTORS_PER_COLUMN, TMEM_COLUMNS, TMEM_LANES
 
 #: Bytes of A and B one MMA reads per row along K, for every kind modelled here ("Matrix shape": K = 16 for
 #: f16, 8 for tf32, 32 for f8f6f4/i8/mxf8f6f4).
@@ -60,6 +62,10 @@ M_VALUES = {"f16": (64, 128), "tf32": (64, 128), "f8f6f4": (64, 128), "i8": (64,
 #: Operand types the ISA lets an MMA read MN-major ("transposed"), Table 51 / the instruction descriptor notes.
 MN_MAJOR_DTYPES = frozenset({"float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2", "int8", "uint8"})
 MAJORS = ("K", "MN")
+#: Every operand type of a modelled kind that a layout can address (whole bytes: the 6- and 4-bit types are not).
+OPERAND_DTYPES = frozenset(
+    d for codes in OPERAND_CODES.values() for d in codes if not d.startswith(("float6", "float4"))
+)
 
 
 def valid_n(kind: str, m: int) -> tuple[int, ...]:
@@ -278,20 +284,22 @@ def _canonical(major: str, mode: str, element: int, lbo: int, sbo: int, rows, ks
     return (b // width) * lbo + (ks // group) * sbo + (ks % group) * width + b % width
 
 
-def _mode_and_tile(layout, dtype) -> tuple[str, TileLayout]:
+def _mode_and_tile(layout, dtype, operand: str) -> tuple[str, TileLayout]:
     if isinstance(layout, TileLayout):
         return "none", layout
     if not isinstance(layout, ComposeLayout):
-        raise TypeError(f"an MMA operand layout is a TileLayout or a ComposeLayout, got {layout!r}")
+        raise TypeError(f"{operand}'s layout must be a TileLayout or a swizzled ComposeLayout, got {layout!r}")
     if not isinstance(layout.tile_layout, TileLayout):
-        raise ValueError(f"MMA operand layout {layout}: the swizzle must be over a TileLayout")
+        raise ValueError(f"{operand}'s layout {layout}: the swizzle must be over a TileLayout")
     swizzle = layout.swizzle
     if dtype_bytes(dtype) == 4 and _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):
         return SWIZZLE_128B_BASE32B, layout.tile_layout
     try:
         return mode_of_swizzle(swizzle, dtype), layout.tile_layout
     except ValueError as err:
-        raise ValueError(f"MMA operand layout {layout}: {err}; the MMA reads only those swizzles") from None
+        raise ValueError(
+            f"{operand}'s layout {layout} is swizzled by {swizzle!r}, which is none of the MMA's swizzle modes: {err}"
+        ) from None
 
 
 def _same_swizzle(a, b) -> bool:
@@ -299,65 +307,116 @@ def _same_swizzle(a, b) -> bool:
     return all(getattr(a, f) == getattr(b, f) for f in fields)
 
 
-def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> SharedDescriptor:
-    """The shared-memory matrix descriptor of an MMA operand stored in ``layout`` over its logical ``(rows, K)``
-    ``shape`` (rows = M for A, N for B), ``dtype`` elements, the buffer at shared byte address ``start_byte``.
+def _mode_words(mode: str) -> str:
+    """How a message names a swizzle mode."""
+    if mode == "none":
+        return "unswizzled"
+    if mode == SWIZZLE_128B_BASE32B:
+        return "128B-swizzled with 32-byte atoms"
+    return f"{mode}-swizzled"
+
+
+def _offset_meaning(name: str, major: str, mode: str) -> str:
+    """What LBO or SBO steps between in the ISA's canonical layout ("Canonical layouts"), in words."""
+    if major == "K":
+        return "8-row groups" if name == "SBO" else "16-byte core matrices along K"
+    if mode == "none":
+        return "16-byte core matrices along the rows" if name == "SBO" else "8-row groups along K"
+    width, group = _ROW_BYTES[mode], _REPEAT_ROWS[mode]
+    return f"{width}-byte atoms along the rows" if name == "LBO" else f"{group}-row groups along K"
+
+
+def shared_matrix_descriptor(
+    layout, shape, dtype, start_byte: int = 0, *, operand: str = "the operand"
+) -> SharedDescriptor:
+    """The shared-memory matrix descriptor of MMA operand ``operand`` ("A" or "B", named in every error) stored in
+    ``layout`` over its logical ``(rows, K)`` ``shape`` (rows = M for A, N for B), ``dtype`` elements, the buffer at
+    shared byte address ``start_byte``.
 
     The layout must be one of the ISA's canonical layouts: K-major (K contiguous) or MN-major (rows contiguous),
     with no swizzle (8 x 16-byte core matrices) or a 32B/64B/128B swizzle (atoms of 8 rows of the swizzle width;
     MN-major 32-bit operands: the 128B-with-32B-atom swizzle, 4 rows of 128 bytes), the same for every K step of
     ``32 / element bytes`` columns. LBO and SBO are read off the layout's addresses; anything else — a foreign
-    swizzle, addresses no canonical formula gives, offsets that are not whole core matrices or swizzle repeats, a
-    misaligned start — is a ``ValueError`` naming the layout and the fault.
+    swizzle, rows of the wrong width, addresses no canonical formula gives, offsets that are not whole core
+    matrices or swizzle repeats, a misaligned start — is a ``ValueError`` naming the operand and the fault.
 
     Example:
         >>> from tirx_layout.hw.constructors import mma_shared_layout
         >>> d = shared_matrix_descriptor(mma_shared_layout("bfloat16", "128B", (128, 64)), (128, 64), "bfloat16", 0x400)
         >>> d.sbo, d.swizzle, d.major, d.k_offsets, hex(d.encode())
         (1024, '128B', 'K', (0, 32, 64, 96), '0x4000404000010040')
+        >>> shared_matrix_descriptor(mma_shared_layout("bfloat16", "64B", (64, 32)), (64, 32), "bfloat16", 256,
+        ...                          operand="B")
+        Traceback (most recent call last):
+        ...
+        ValueError: B's layout is 64B-swizzled, but its buffer starts at shared byte 256, not a multiple of the 512-byte
+        swizzle repeat (the hardware swizzles absolute addresses: align the buffer to 512 bytes)
     """
+    if not isinstance(operand, str):
+        raise TypeError(f"operand names the MMA operand ('A' or 'B'), got {operand!r}")
+    if str(dtype) not in OPERAND_DTYPES:
+        raise ValueError(f"{operand} is {dtype}; the MMA reads {', '.join(sorted(OPERAND_DTYPES))} from shared memory")
     element = dtype_bytes(dtype)
     if not isinstance(shape, tuple | list) or len(shape) != 2:
-        raise ValueError(f"an MMA operand shape is (rows, K), got {shape!r}")
-    rows, cols = (static_int(s, "an operand extent") for s in shape)
+        raise ValueError(f"{operand}'s shape is (rows, K), got {shape!r}")
+    rows, cols = (static_int(s, f"an extent of {operand}") for s in shape)
     k_step = K_BYTES_PER_INSTRUCTION // element
     if rows < 8 or rows % 8 or cols < k_step or cols % k_step:
         raise ValueError(
-            f"MMA operand shape {(rows, cols)} of {dtype}: rows must be a multiple of 8 and K a multiple of {k_step}"
+            f"{operand} is {rows}x{cols} {dtype}: the MMA needs its rows a multiple of 8 and its K a multiple of "
+            f"{k_step} (one instruction reads {k_step} {dtype} elements, 32 bytes, of K)"
         )
     start_byte = static_int(start_byte, "start_byte")
-    mode, tile = _mode_and_tile(layout, dtype)
-    what = f"MMA operand layout {layout} ({rows}x{cols} {dtype})"
+    mode, tile = _mode_and_tile(layout, dtype, operand)
     width = _ROW_BYTES[mode]
     repeat = _REPEAT_ROWS[mode] * width  # where the hardware's XOR pattern repeats (16-byte granules for "none")
     if start_byte < 0 or start_byte % (repeat if mode != "none" else _UNIT):
+        if mode == "none":
+            raise ValueError(f"{operand}'s buffer starts at shared byte {start_byte}, not 16-byte aligned")
         raise ValueError(
-            f"{what}: start address {start_byte} must be a multiple of "
-            f"{repeat if mode != 'none' else _UNIT} bytes (the {mode} swizzle is applied to absolute addresses)"
+            f"{operand}'s layout is {_mode_words(mode)}, but its buffer starts at shared byte {start_byte}, not a "
+            f"multiple of the {repeat}-byte swizzle repeat (the hardware swizzles absolute addresses: align the "
+            f"buffer to {repeat} bytes)"
         )
     grid_r, grid_k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     place = tile.apply(grid_r, grid_k, shape=(rows, cols))
     if set(place) != {"m"}:
-        raise ValueError(f"{what}: an operand in shared memory maps to memory addresses only, got axes {sorted(place)}")
-    address = np.asarray(place["m"], dtype=np.int64) * element  # unswizzled byte offsets from the buffer
-    major = _majorness(address, element, what)
-    if major == "MN" and str(dtype) not in MN_MAJOR_DTYPES:
-        raise ValueError(f"{what}: is MN-major, which the ISA allows only for {sorted(MN_MAJOR_DTYPES)}")
-    if (mode == SWIZZLE_128B_BASE32B) != (major == "MN" and element == 4):
         raise ValueError(
-            f"{what}: is {major}-major {element * 8}-bit with the {mode} swizzle; the ISA reads MN-major 32-bit "
-            "operands only with the 128B-with-32B-atom swizzle, and that swizzle only for them"
+            f"{operand} must be in shared memory: its layout {layout} places elements on {sorted(place)}, "
+            "not on memory addresses alone"
         )
+    address = np.asarray(place["m"], dtype=np.int64) * element  # unswizzled byte offsets from the buffer
+    what = f"{operand}'s layout {layout} ({rows}x{cols} {dtype})"
+    major = _majorness(address, element, operand, layout)
+    kind = f"{major}-major {_mode_words(mode)}"
+    if major == "MN" and str(dtype) not in MN_MAJOR_DTYPES:
+        raise ValueError(
+            f"{operand}'s layout is MN-major (its rows are contiguous), but the ISA reads {dtype} only K-major; "
+            f"MN-major operands are {', '.join(sorted(MN_MAJOR_DTYPES))}"
+        )
+    if mode == SWIZZLE_128B_BASE32B and not (major == "MN" and element == 4):
+        raise ValueError(
+            f"{operand}'s layout is {major}-major {dtype} and 128B-swizzled with 32-byte atoms: the ISA allows that "
+            "swizzle only for MN-major 32-bit operands"
+        )
+    if major == "MN" and element == 4 and mode != SWIZZLE_128B_BASE32B:
+        raise ValueError(
+            f"{operand}'s layout is {kind} {dtype}: the ISA reads MN-major 32-bit operands only 128B-swizzled with "
+            "32-byte atoms (swizzle_128b_base32b)"
+        )
+    _check_rows(address, major, mode, element, operand, kind)
     lbo, sbo = _offsets(address, major, mode, element, k_step)
     for name, value in (("LBO", lbo), ("SBO", sbo)):
+        meaning = _offset_meaning(name, major, mode)
         if value < 0 or value % _UNIT or value >= _ADDRESS_LIMIT:
             raise ValueError(
-                f"{what}: its {name} would be {value} bytes; it must be a non-negative multiple of 16 below 2^18 "
-                "(whole core matrices)"
+                f"{operand}'s layout is {kind}, but its {meaning} are {value} bytes apart ({name}); the descriptor "
+                "needs a non-negative multiple of 16 below 2^18"
             )
         if mode != "none" and _spans(name, major, rows, element, mode, k_step) and value % repeat:
             raise ValueError(
-                f"{what}: its {name} is {value} bytes, not a whole number of {mode} swizzle repeats ({repeat} bytes)"
+                f"{operand}'s layout is {kind}, but its {meaning} are {value} bytes apart ({name}), not a whole "
+                f"number of {repeat}-byte swizzle repeats"
             )
     r, kk = np.meshgrid(np.arange(rows), np.arange(k_step), indexing="ij")
     want = _canonical(major, mode, element, lbo, sbo, r, kk)
@@ -369,34 +428,37 @@ def shared_matrix_descriptor(layout, shape, dtype, start_byte: int = 0) -> Share
         if bad.size:
             row, k = (int(v) for v in bad[0])
             raise ValueError(
-                f"{what}: element ({row}, {step * k_step + k}) is at byte {int(got[row, k])} before the swizzle, "
-                f"but the {major}-major {mode} canonical layout (LBO {lbo}, SBO {sbo}) of K step {step} puts it at "
-                f"{first + int(want[row, k])}"
+                f"{what} is not the ISA's {kind} canonical layout: element ({row}, {step * k_step + k}) is at "
+                f"byte {int(got[row, k])} before the swizzle, but with LBO {lbo} and SBO {sbo} K step {step} "
+                f"puts it at {first + int(want[row, k])}"
             )
         if mode != "none" and first % repeat >= width:
             raise ValueError(
-                f"{what}: K step {step} starts {first % repeat} bytes into a {mode} swizzle repeat, past its first "
-                "row; the descriptor's base offset would be needed"
+                f"{operand}'s layout is {kind}, but K step {step} (K {step * k_step}..{(step + 1) * k_step - 1}) "
+                f"starts in row {first % repeat // width} of a swizzle atom, not its first row; the descriptor's "
+                f"base offset would be needed (unsupported): start every atom on a {repeat}-byte boundary"
             )
         offsets.append(first - int(address[0, 0]))
     start = start_byte + int(address[0, 0])
     lowest, highest = start + int(address.min() - address[0, 0]), start + int(address.max() - address[0, 0])
-    if start % _UNIT or lowest < 0 or highest + element > _ADDRESS_LIMIT:
+    if start % _UNIT:
+        raise ValueError(f"{operand}'s first element is at shared byte {start}, not 16-byte aligned")
+    if lowest < 0 or highest + element > _ADDRESS_LIMIT:
         raise ValueError(
-            f"{what}: at shared byte {start} its first element is not 16-byte aligned or its bytes "
-            f"{lowest}..{highest + element - 1} leave the descriptor's 2^18-byte window"
+            f"{operand} occupies shared bytes {lowest}..{highest + element - 1}, outside the 2^18 bytes a "
+            "descriptor addresses"
         )
     if mode == SWIZZLE_128B_BASE32B and sbo != repeat:
         raise ValueError(
-            f"{what}: its 4-row K groups are {sbo} bytes apart; with the 128B-with-32B-atom swizzle they must be "
-            f"packed {repeat} bytes apart (where the ISA's readings of SBO for this mode agree)"
+            f"{operand}'s layout is {kind}, but its 4-row K groups are {sbo} bytes apart; they must be packed "
+            f"{repeat} bytes apart (where the ISA's readings of SBO for this mode agree)"
         )
     if major == "K" and mode != "none":
         lbo = _UNIT  # unused by the hardware; the ISA says "assumed 1" (one 16-byte unit)
     return SharedDescriptor(start, lbo, sbo, 0, mode, major, tuple(offsets))
 
 
-def _majorness(address: np.ndarray, element: int, what: str) -> str:
+def _majorness(address: np.ndarray, element: int, operand: str, layout) -> str:
     along_k = int(address[0, 1] - address[0, 0])
     along_rows = int(address[1, 0] - address[0, 0])
     if along_k == element:
@@ -404,9 +466,33 @@ def _majorness(address: np.ndarray, element: int, what: str) -> str:
     if along_rows == element:
         return "MN"
     raise ValueError(
-        f"{what}: neither K nor the rows are contiguous (steps of {along_k // element} and "
-        f"{along_rows // element} elements); the MMA reads K-major or MN-major operands"
+        f"{operand}'s layout {layout} is neither K-major nor MN-major: consecutive K elements are "
+        f"{along_k // element} elements apart and consecutive rows {along_rows // element}; the MMA reads an "
+        "operand with K or its rows contiguous"
     )
+
+
+def _check_rows(address: np.ndarray, major: str, mode: str, element: int, operand: str, kind: str) -> None:
+    """The first thing a canonical layout fixes, said in the user's terms: the rows of a swizzle atom (K-major: the
+    M/N rows; MN-major: the K rows) are exactly the swizzle width apart (16 bytes without a swizzle: a core matrix)
+    and hold that many contiguous bytes (or the whole operand, if narrower)."""
+    width = _ROW_BYTES[mode]
+    along, across = (address[0, :], address[:, 0]) if major == "K" else (address[:, 0], address[0, :])
+    what = "rows" if major == "K" else "K rows"
+    if across.size > 1 and int(across[1] - across[0]) != width:
+        raise ValueError(
+            f"{operand}'s layout is {kind}, but its {what} are {int(across[1] - across[0])} bytes apart; the ISA's "
+            f"{kind} atom has {what} of exactly {width} bytes"
+        )
+    run = min(width // element, along.size)
+    contiguous = np.flatnonzero(along[:run] - along[0] != np.arange(run) * element)
+    if contiguous.size:
+        held = int(contiguous[0]) * element
+        line = "K" if major == "K" else "the rows"
+        raise ValueError(
+            f"{operand}'s layout is {kind}, but each of its {what} holds only {held} contiguous bytes of {line}; "
+            f"the {kind} atom's {what} hold {min(width, along.size * element)}"
+        )
 
 
 def _offsets(address: np.ndarray, major: str, mode: str, element: int, k_step: int) -> tuple[int, int]:
@@ -455,6 +541,245 @@ def advance_k(descriptor: SharedDescriptor, k_step: int) -> SharedDescriptor:
         raise IndexError(f"k_step {k_step} is outside the operand's {len(descriptor.k_offsets)} K steps")
     moved = descriptor.start + descriptor.k_offsets[k_step]
     return dataclasses.replace(descriptor, start=moved, k_offsets=(0,))
+
+
+# ---- where the accumulator and a tensor-memory A operand sit ----------------------------------------------------
+
+#: Accumulator element types an MMA writes; each takes one whole 32-bit TMEM cell, an f16 in its low half (ISA
+#: "Packing formats": D is never packed), so a 16-bit accumulator layout steps TCol (16-bit halves) by 2.
+ACCUMULATOR_DTYPES = ("float32", "int32", "float16")
+#: The datapath layouts of a ``cta_group::1`` dense accumulator by M (ISA "Data path layout organization"), and the
+#: lane offsets (the lane field of the TMEM address) each allows: Layout D only 0, Layout F 0 or 16.
+DATAPATH_OF_M = {128: "D", 64: "F"}
+_LANE_OFFSETS = {128: (0,), 64: (0, 16)}
+
+
+def datapath_lane(m: int, row, lane_offset: int = 0):
+    """The TMEM lane of accumulator row ``row`` (an int or an integer numpy array) for an M-row MMA: Layout D (M =
+    128) puts row i on lane i; Layout F (M = 64) puts 16 rows on each warp's 32-lane window, at lane offset 0 or 16.
+
+    Example:
+        >>> datapath_lane(128, 37), datapath_lane(64, 37), datapath_lane(64, 37, 16)
+        (37, 69, 85)
+    """
+    if m == 128:
+        return row + lane_offset
+    if m == 64:
+        return 32 * (row // 16) + row % 16 + lane_offset
+    raise ValueError(f"an MMA datapath (cta_group::1) has M = 64 (Layout F) or 128 (Layout D), got M={m}")
+
+
+def accumulator_taddr_offset(layout, region_start, shape, dtype, buffer_shape=None) -> tuple[int, object]:
+    """Where the MMA must be told its accumulator starts, ``(lane_offset, column_offset)`` (the TMEM address minus
+    the allocation's base; columns in 32-bit units), for the ``(M, N)`` region of a TMEM buffer in ``layout``
+    that starts at index ``region_start`` (one entry per buffer dimension; leading dimensions, such as a stage,
+    take one index). ``buffer_shape`` is the buffer's shape; without it the layout's own shard extents, or ``(M,
+    N)`` for a two-dimensional region. A leading start may be a ``PrimExpr`` (a loop over stages) where every step
+    moves the region by whole columns: the column offset is then an expression.
+
+    The layout restricted to the region must be the ISA's datapath layout for M, checked element by element: Layout
+    D (M = 128, row i on lane i) or Layout F (M = 64, lane ``32(i//16) + i%16`` plus 0 or 16), column j on column
+    ``c0 + j``, one 32-bit column per element (for a float16 accumulator, whose TCol counts 16-bit halves, a TCol
+    stride of 2). Otherwise a ``ValueError`` naming "D", the layout, and the first element out of place.
+
+    Example:
+        >>> from tirx_layout import S, TCol, TLane, TileLayout
+        >>> two_stages = TileLayout(S[(2, 128, 112):(112 @ TCol, 1 @ TLane, 1 @ TCol)])
+        >>> accumulator_taddr_offset(two_stages, (1, 0, 0), (128, 112), "float32")
+        (0, 112)
+        >>> accumulator_taddr_offset(two_stages, (0, 0, 0), (64, 112), "float32")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: D's layout ... (the 64x112 float32 region at (0, 0, 0)) is not an MMA accumulator layout:
+        element (16, 0) sits at lane 16 TCol 0, Layout F puts it at lane 32 TCol 0
+    """
+    dtype = str(dtype)
+    if dtype not in ACCUMULATOR_DTYPES:
+        raise ValueError(f"D is {dtype}; an MMA accumulates into {' / '.join(ACCUMULATOR_DTYPES)}")
+    m, n = _mn_shape(shape, "D", "(M, N)")
+    region = _TmemRegion(layout, region_start, (m, n), buffer_shape, "D", dtype)
+    if region.replicated:
+        raise ValueError(f"{region.what}: it is replicated, but the MMA writes each accumulator element once")
+    unit = 4 // dtype_bytes(dtype)  # TCol per 32-bit column: 2 for an unpacked float16
+    lane0, tcol0 = int(region.lanes[0, 0]), int(region.tcols[0, 0])
+    lane_offset = lane0 if lane0 in _LANE_OFFSETS[m] else 0
+    rows, cols = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    want_lanes = datapath_lane(m, rows, lane_offset)
+    want_tcols = tcol0 - tcol0 % unit + unit * cols
+    region.check(want_lanes, want_tcols, f"Layout {DATAPATH_OF_M[m]} puts it at", "an MMA accumulator layout")
+    return lane_offset, region.column_offset(unit)
+
+
+def tmem_operand_offset(layout, region_start, shape, dtype, buffer_shape=None) -> tuple[int, object]:
+    """Where an MMA reading A from tensor memory must be told A starts, ``(lane_offset, column_offset)`` (columns
+    in 32-bit units), for the ``(M, K)`` region of a TMEM buffer in ``layout`` that starts at ``region_start``
+    (``buffer_shape`` and symbolic leading starts as in :func:`accumulator_taddr_offset`).
+
+    The ISA reads A from TMEM K-major only, on the accumulator's datapath lanes (Layout D for M = 128, Layout F for
+    M = 64, lane offset 0 or 16) with K packed along 32-bit columns: 2 16-bit, 4 8-bit or 1 32-bit element per
+    column, so element ``(i, k)`` at TCol (which counts elements) ``t0 + k``, ``t0`` on a column boundary. K must be
+    whole instruction steps (32 bytes: 8 columns each; step ``s`` reads from ``column_offset + 8 s``). Otherwise a
+    ``ValueError`` naming "A".
+
+    Example:
+        >>> from tirx_layout import tmem_datapath_layout
+        >>> tmem_operand_offset(tmem_datapath_layout("D", 128, 64), (0, 32), (128, 32), "bfloat16")
+        (0, 16)
+    """
+    dtype = str(dtype)
+    element = dtype_bytes(dtype)
+    if element not in (1, 2, 4):
+        raise ValueError(f"A is {dtype}; an MMA reads 8-, 16- or 32-bit operands")
+    m, k = _mn_shape(shape, "A", "(M, K)")
+    k_step = K_BYTES_PER_INSTRUCTION // element
+    if k % k_step:
+        raise ValueError(f"A's K ({k}) must be whole instruction steps of {k_step} {dtype} elements (32 bytes)")
+    region = _TmemRegion(layout, region_start, (m, k), buffer_shape, "A", dtype)
+    pack = 4 // element  # elements per 32-bit column; TCol counts elements
+    lane0, tcol0 = int(region.lanes[0, 0]), int(region.tcols[0, 0])
+    lane_offset = lane0 if lane0 in _LANE_OFFSETS[m] else 0
+    rows, ks = np.meshgrid(np.arange(m), np.arange(k), indexing="ij")
+    want_lanes = datapath_lane(m, rows, lane_offset)
+    want_tcols = tcol0 - tcol0 % pack + ks
+    region.check(
+        want_lanes,
+        want_tcols,
+        f"the MMA reads it (K-major, {pack} per 32-bit column, Layout {DATAPATH_OF_M[m]} lanes) at",
+        "a TMEM operand layout the MMA reads",
+    )
+    return lane_offset, region.column_offset(pack)
+
+
+def _mn_shape(shape, operand: str, names: str) -> tuple[int, int]:
+    if isinstance(shape, str) or not isinstance(shape, tuple | list) or len(shape) != 2:
+        raise ValueError(f"{operand}'s shape is {names}, got {shape!r}")
+    m, other = (static_int(s, f"an extent of {operand}") for s in shape)
+    if m not in DATAPATH_OF_M:
+        raise ValueError(
+            f"{operand} has {m} rows; an MMA (cta_group::1) has M = 64 (Layout F) or 128 (Layout D) rows in TMEM"
+        )
+    if other < 1:
+        raise ValueError(f"{operand}'s shape {(m, other)} must have a positive second extent")
+    return m, other
+
+
+class _TmemRegion:
+    """The TMEM places (TLane, TCol arrays over the region's two dimensions, symbolic starts at 0) of a region of a
+    TMEM buffer, and the TCol step of each symbolic leading start."""
+
+    def __init__(self, layout, region_start, shape, buffer_shape, operand: str, dtype: str) -> None:
+        if not isinstance(layout, TileLayout):
+            kind = "a swizzled layout" if isinstance(layout, ComposeLayout) else repr(layout)
+            raise TypeError(f"{operand}'s TMEM layout must be a TileLayout on TLane/TCol, got {kind}")
+        if isinstance(region_start, str) or not isinstance(region_start, tuple | list) or len(region_start) < 2:
+            raise ValueError(f"{operand}'s region start must have one entry per buffer dimension, got {region_start!r}")
+        rank = len(region_start)
+        if buffer_shape is None:
+            extents = [it.extent for it in layout.shard]
+            if len(extents) == rank:
+                buffer_shape = extents
+            elif rank == 2:
+                buffer_shape = list(shape)
+            else:
+                raise ValueError(
+                    f"{operand}'s layout {layout} has {len(extents)} shard iters but the region {rank} dimensions: "
+                    "pass buffer_shape"
+                )
+        buffer_shape = [static_int(e, f"an extent of {operand}'s buffer") for e in buffer_shape]
+        if len(buffer_shape) != rank:
+            raise ValueError(
+                f"{operand}'s region start {tuple(region_start)} and buffer shape {tuple(buffer_shape)} differ in rank"
+            )
+        if int(np.prod(buffer_shape)) != layout.size():
+            raise ValueError(
+                f"{operand}'s buffer shape {tuple(buffer_shape)} has {int(np.prod(buffer_shape))} elements but its "
+                f"layout {layout} places {layout.size()}; pass the buffer's shape as buffer_shape"
+            )
+        begins, symbolic = [], []
+        for d, b in enumerate(region_start):
+            if tvm.ir.is_prim_expr(b) and not isinstance(b, tvm.tirx.IntImm):
+                if d >= rank - 2:
+                    raise ValueError(
+                        f"{operand}'s region starts at {b} on dimension {d}; only leading (stage) dimensions may "
+                        "start at a symbolic index"
+                    )
+                begins.append(0)
+                symbolic.append((d, b))
+                continue
+            b = static_int(b, f"a start of {operand}'s region")
+            extent = shape[d - rank + 2] if d >= rank - 2 else 1
+            if b < 0 or b + extent > buffer_shape[d]:
+                raise ValueError(
+                    f"{operand}'s region starting at {tuple(region_start)} with shape {tuple(shape)} leaves its "
+                    f"buffer of shape {tuple(buffer_shape)} on dimension {d}"
+                )
+            begins.append(b)
+        self.what = f"{operand}'s layout {layout} (the {shape[0]}x{shape[1]} {dtype} region at {_show(region_start)})"
+        self.layout, self.buffer_shape, self.begins, self.shape = layout, buffer_shape, begins, shape
+        self.replicated = layout.num_replicas() > 1
+        axes = {it.axis.name for it in layout.shard} | {a.name for a in layout.offset}
+        if not axes <= {TLane.name, TCol.name}:
+            raise ValueError(f"{self.what}: a TMEM layout places elements on TLane and TCol only, got {sorted(axes)}")
+        if any(not isinstance(v, int) for v in layout.offset.values()):
+            raise ValueError(f"{self.what}: its offset must be static")
+        self.lanes, self.tcols = self._places(begins)
+        self.symbolic = []
+        for d, expr in symbolic:
+            self.symbolic.append((d, expr, self._tcol_step(d)))
+
+    def _places(self, begins) -> tuple[np.ndarray, np.ndarray]:
+        rows, cols = np.meshgrid(np.arange(self.shape[0]), np.arange(self.shape[1]), indexing="ij")
+        coords = [np.full(rows.shape, b, np.int64) for b in begins[:-2]]
+        coords += [rows + begins[-2], cols + begins[-1]]
+        places = self.layout.apply(*coords, shape=self.buffer_shape)
+        zero = np.zeros(rows.shape, np.int64)
+        return (np.asarray(places.get("TLane", zero), np.int64), np.asarray(places.get("TCol", zero), np.int64))
+
+    def _tcol_step(self, dim: int) -> int:
+        """The TCol distance between consecutive indices of symbolic dimension ``dim``, checked for every index."""
+        step = None
+        for v in range(1, self.buffer_shape[dim]):
+            begins = list(self.begins)
+            begins[dim] = v
+            lanes, tcols = self._places(begins)
+            moved = tcols - self.tcols
+            if step is None:
+                step = int(moved[0, 0]) // v
+            if (lanes != self.lanes).any() or (moved != step * v).any():
+                raise ValueError(
+                    f"{self.what}: index {v} of dimension {dim} does not move the whole region by one fixed number "
+                    "of columns on the same lanes; index that dimension with a constant"
+                )
+        return step or 0
+
+    def check(self, want_lanes: np.ndarray, want_tcols: np.ndarray, expected: str, wanted: str) -> None:
+        bad = np.argwhere((self.lanes != want_lanes) | (self.tcols != want_tcols))
+        if bad.size:
+            i, j = (int(v) for v in bad[0])
+            raise ValueError(
+                f"{self.what} is not {wanted}: element ({i}, {j}) sits at lane {int(self.lanes[i, j])} TCol "
+                f"{int(self.tcols[i, j])}, {expected} lane {int(want_lanes[i, j])} TCol {int(want_tcols[i, j])}"
+            )
+        if self.lanes.min() < 0 or self.lanes.max() >= TMEM_LANES or self.tcols.min() < 0:
+            raise ValueError(f"{self.what}: its lanes or columns fall outside tensor memory")
+
+    def column_offset(self, unit: int):
+        """The region's first 32-bit column (``unit`` TCol each), an expression of the symbolic starts."""
+        last = int(self.tcols.max()) + sum(step * (self.buffer_shape[d] - 1) for d, _, step in self.symbolic)
+        if last // unit >= TMEM_COLUMNS:
+            raise ValueError(f"{self.what}: it reaches 32-bit column {last // unit}, past the {TMEM_COLUMNS} of TMEM")
+        column = int(self.tcols[0, 0]) // unit
+        for d, expr, step in self.symbolic:
+            if step % unit:
+                raise ValueError(
+                    f"{self.what}: dimension {d} moves it by {step} TCol, not whole 32-bit columns of {unit}"
+                )
+            column = expr * (step // unit) + column
+        return column
+
+
+def _show(start) -> str:
+    return "(" + ", ".join(str(s) for s in start) + ")"
 
 
 # ---- block scaling: where the MMA reads its scale factors --------------------------------------------------------

@@ -1,5 +1,6 @@
 """The TVMScript surface: ``T.alloc_shared(..., layout=L)`` and friends, ``T.decl_buffer(..., layout=L)``,
-``T.local_view(fragment)``, ``T.layout("...")`` and ``T.tile_copy(dst, src)``, registered on
+``T.local_view(fragment)``, ``T.layout("...")``, ``T.tile_copy(dst, src)``, ``T.tile_mma(D, A, B)`` and the
+``T.mbarrier_*`` operations, registered on
 ``from tvm.script import tirx as T`` when ``tirx_layout`` is imported; and printing that shows layouts as
 ``T.layout("...")``.
 
@@ -16,7 +17,7 @@ from tvm.tirx.script.builder.ir import register_script_namespace
 
 from ..ir.annotations import LAYOUT_KEY, buffer_layouts, layout_of
 from ..layout.text import parse_layout
-from . import buffers, tile
+from . import buffers, mma, tile
 from .buffers import local_view
 from .printing import layout_source, print_layouts_lazily
 
@@ -42,6 +43,12 @@ _SCRIPT_NAMES = {
     "local_view": local_view,
     "layout": script_layout,
     "tile_copy": tile.tile_copy,
+    "tile_mma": mma.tile_mma,
+    "mbarrier_init": mma.mbarrier_init,
+    "mbarrier_arrive": mma.mbarrier_arrive,
+    "mbarrier_expect_tx": mma.mbarrier_expect_tx,
+    "mbarrier_arrive_expect_tx": mma.mbarrier_arrive_expect_tx,
+    "mbarrier_wait": mma.mbarrier_wait,
 }
 
 

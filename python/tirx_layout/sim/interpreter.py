@@ -18,7 +18,7 @@ from tvm import tirx
 from tvm.ir import Call, TensorLoad
 
 from ..ir.device_calls import called_helper, is_cta_barrier
-from . import tmem
+from . import mbarrier, tmem
 from .memory import Memory, OutOfBounds, SimulationError
 
 # Sub-byte and 8-bit float types come from ml_dtypes (TVM's own dependency); the simulator keeps one element per
@@ -141,6 +141,8 @@ class CtaInterpreter:
         self.memories: dict = dict(launch.globals)  # buffer var / data var -> Memory
         self.registers: dict = {}  # local buffer var -> (threads, n) array
         self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
+        self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
+        self.async_reads: list = []  # memory.AsyncRead: shared elements in-flight MMAs still read
 
     # ---- statements ---------------------------------------------------------------------------------------------
 
@@ -219,6 +221,8 @@ class CtaInterpreter:
             self.launch.interval += 1
             if self.tmem is not None:
                 self.tmem.order.barrier()
+            # a thread that saw an MMA complete, then this barrier: everyone after it is ordered after the MMA
+            mbarrier.drop_async_reads(self, lambda read: read.observed.any())
             return
         if isinstance(value, Call | TensorLoad):
             self.eval(value)
@@ -380,6 +384,9 @@ class CtaInterpreter:
             return np.asarray(self.eval(args[0])).view(numpy_dtype(expr.ty.dtype))
         if name == "bitwise_not":
             return ~self.eval(args[0])
+        if name == "large_uint_imm":  # a uint64 constant above 2^63 - 1, as its low and high 32-bit halves
+            low, high = (int(self.eval(a)) & 0xFFFFFFFF for a in args)
+            return np.uint64(high << 32 | low)
         helper = called_helper(expr)
         if helper is not None:
             tmem.execute(self, *helper)

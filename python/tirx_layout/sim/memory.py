@@ -25,6 +25,27 @@ class DataRace(SimulationError):
     """Two threads touched one element, at least one writing, with no barrier between them."""
 
 
+class AsyncRead:
+    """Shared-memory elements an asynchronous-proxy operation (a ``tcgen05.mma``) still reads after its issue.
+
+    The operation completes when its ``tcgen05.commit`` (generation ``generation`` of warp ``warp``'s commits) arrives
+    at an mbarrier; a thread may overwrite the elements only once it has seen that phase complete (``observed``, one
+    flag per thread of the CTA), or after a CTA barrier that follows such an observation by any thread.
+
+    Example:
+        >>> read = AsyncRead(np.array([3, 4]), "tcgen05.mma issued by thread 0", warp=0, generation=0, threads=64)
+        >>> bool(read.observed.any())
+        False
+    """
+
+    def __init__(self, elements: np.ndarray, what: str, warp: int, generation: int, threads: int):
+        self.elements = np.unique(np.asarray(elements, np.int64))
+        self.what = what
+        self.warp = warp
+        self.generation = generation
+        self.observed = np.zeros(threads, bool)
+
+
 class Memory:
     """One buffer's storage (flat numpy array) with access tracking.
 
@@ -50,6 +71,9 @@ class Memory:
         self._reader = np.full(size, NO_THREAD, np.int64)
         self._reader_block = np.full(size, NO_THREAD, np.int64)
         self._reader_interval = np.full(size, NO_THREAD, np.int64)
+        # whether the last generic-proxy write of each element has since been fenced (fence.proxy.async) by its writer
+        self.proxy_fenced = np.ones(size, bool)
+        self.async_reads: list[AsyncRead] = []  # in-flight asynchronous reads of this (shared) memory
 
     def _check_bounds(self, addresses: np.ndarray, threads: np.ndarray, what: str) -> None:
         bad = (addresses < 0) | (addresses >= self.data.shape[0])
@@ -98,12 +122,57 @@ class Memory:
         )
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
+        self._check_async_reads(addresses, threads, block)
         self.data[addresses] = np.broadcast_to(np.asarray(values), addresses.shape).astype(self.data.dtype)
         np.add.at(self.writes, addresses, 1)
         self._writer[addresses] = threads
         self._writer_block[addresses] = block
         self._writer_interval[addresses] = interval
         self._reader[addresses] = NO_THREAD
+        self.proxy_fenced[addresses] = False
+
+    def _check_async_reads(self, addresses, threads, block: int) -> None:
+        for read in self.async_reads:
+            hit = np.isin(addresses, read.elements)
+            if not hit.any():
+                continue
+            local = threads[hit] - block * read.observed.size
+            blind = ~read.observed[local]
+            if blind.any():
+                i = int(np.argmax(blind))
+                raise DataRace(
+                    f"data race on {self.scope} {self.name}[{int(addresses[hit][i])}]: a store by thread "
+                    f"{int(threads[hit][i])} while the {read.what} still reads it; wait on the mbarrier its "
+                    "tcgen05.commit arrives at (mbarrier_wait) before overwriting an MMA operand"
+                )
+
+    def fence_proxy(self, threads) -> None:
+        """``fence.proxy.async`` by CTA-wide ``threads``: their earlier generic writes become visible to the async
+        proxy (PTX ISA, "Proxies" and fence.proxy.async)."""
+        self.proxy_fenced |= np.isin(self._writer, np.asarray(threads, np.int64))
+
+    def check_async_read(self, addresses, thread: int, block: int, interval: int, what: str) -> None:
+        """An async-proxy read (``what``) by ``thread`` of ``addresses``: each element's last generic write must be
+        fenced by its writer (``fence.proxy.async``) and, if another thread wrote it, separated by a barrier."""
+        addresses = np.asarray(addresses, np.int64).ravel()
+        self._check_bounds(addresses, np.full(addresses.shape, thread), "async read of")
+        writer = self._writer[addresses]
+        written = writer != NO_THREAD
+        unfenced = written & ~self.proxy_fenced[addresses]
+        if unfenced.any():
+            i = int(np.argmax(unfenced))
+            raise DataRace(
+                f"data race on {self.scope} {self.name}[{int(addresses[i])}]: the {what} reads it through the async "
+                f"proxy, but thread {int(writer[i])} wrote it with no fence.proxy.async after the store"
+            )
+        unordered = written & (writer != thread) & (self._writer_block[addresses] == block)
+        unordered &= self._writer_interval[addresses] == interval
+        if unordered.any():
+            i = int(np.argmax(unordered))
+            raise DataRace(
+                f"data race on {self.scope} {self.name}[{int(addresses[i])}]: the {what} reads what thread "
+                f"{int(writer[i])} wrote, with no barrier between the write's fence.proxy.async and the MMA"
+            )
 
     def load(self, addresses, threads, block: int, interval: int) -> np.ndarray:
         """Read ``addresses`` for ``threads`` (one entry per access); the values, in the same shape."""

@@ -3,7 +3,7 @@
 Written from the PTX ISA text (tcgen05 "Instruction descriptor", "Shared memory descriptor", "Canonical layouts",
 "Shared memory layout and swizzling", "Data path layout organization"), as restated with sources in
 ``docs/notes/tcgen05-mma-facts.md`` -- never from the project's layouts or its lowering, so that the two can check
-each other. It is a pure model: nothing here is wired into the interpreter yet.
+each other.
 
 * :func:`decode_instruction_descriptor` reads the 32-bit ``idesc`` of one kind (the kind is in the instruction's
   name, not in the descriptor, so it is an argument).
@@ -12,24 +12,34 @@ each other. It is a pure model: nothing here is wired into the interpreter yet.
 * :func:`load_operand` gathers one instruction's operand out of a shared-memory byte image by those addresses.
 * :func:`mma_reference` is the arithmetic of one MMA step on numpy arrays; :func:`accumulator_place` is where
   element ``(row, col)`` of D sits in tensor memory.
+* :func:`execute` runs the MMA helpers of a lowered kernel (``mma_<kind>_ss`` / ``_ts``, named by
+  ``ir/device_calls``) inside the interpreter: it reads A, B (and scale factors) as the ISA's descriptors and
+  datapaths say, computes with :func:`mma_reference`, writes D into tensor memory, and records the instruction as
+  asynchronous (``tmem_order``: TMEM accesses of kind ``mma``; ``memory.AsyncRead``: shared bytes in flight)
+  until a ``tcgen05.commit`` and an mbarrier wait complete it (``mbarrier.py``).
 
 Bad encodings raise :class:`DescriptorError` (a :class:`SimulationError` and a ``ValueError``) naming the field.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from .memory import SimulationError
+from .addresses import shared_address
+from .memory import AsyncRead, OutOfBounds, SimulationError
 
 __all__ = [
     "DescriptorError",
     "accumulator_place",
     "decode_instruction_descriptor",
     "decode_shared_descriptor",
+    "execute",
+    "is_mma_helper",
     "load_operand",
     "mma_reference",
     "operand_byte_address",
@@ -320,7 +330,16 @@ def _tf32(values: np.ndarray) -> np.ndarray:
 _FP8_INPUTS = {np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)}
 
 
-def mma_reference(d: np.ndarray, a: np.ndarray, b: np.ndarray, scale_d: bool) -> np.ndarray:
+def mma_reference(
+    d: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    scale_d: bool,
+    *,
+    scale_a: np.ndarray | None = None,
+    scale_b: np.ndarray | None = None,
+    saturate: bool = False,
+) -> np.ndarray:
     """The result of one ``tcgen05.mma`` step: ``A @ B + (D if scale_d else 0)``, in D's dtype.
 
     ``a`` is M x K, ``b`` is K x N, ``d`` is M x N. The kind follows from the operand dtypes: float16 / bfloat16
@@ -330,6 +349,10 @@ def mma_reference(d: np.ndarray, a: np.ndarray, b: np.ndarray, scale_d: bool) ->
     once to D's dtype (the ISA does not fix the hardware's summation order or intermediate precision, so float
     results agree with hardware within the dtype's tolerance, integer ones exactly). ``scale_d`` is the
     instruction's enable-input-d predicate: false overwrites D.
+
+    Block scaling (kind::mxf8f6f4): ``scale_a`` (M values) multiplies row ``m`` of A and ``scale_b`` (N values)
+    column ``n`` of B before the product (both or neither). ``saturate`` (kind::i8's bit 3) clamps the int32 result
+    to its range instead of wrapping.
 
     Example:
         >>> a = np.array([[1, 2], [3, 4]], np.float16); b = np.array([[5, 6], [7, 8]], np.float16)
@@ -341,12 +364,25 @@ def mma_reference(d: np.ndarray, a: np.ndarray, b: np.ndarray, scale_d: bool) ->
     if a.ndim != 2 or b.ndim != 2 or d.ndim != 2 or a.shape[1] != b.shape[0] or d.shape != (a.shape[0], b.shape[1]):
         raise DescriptorError(f"shapes do not make an MMA: A {a.shape}, B {b.shape}, D {d.shape} (need MxK, KxN, MxN)")
     kinds = {a.dtype, b.dtype}
+    if (scale_a is None) != (scale_b is None):
+        raise DescriptorError("a block-scaled MMA scales both A and B: give scale_a and scale_b, or neither")
+    if scale_a is not None and (np.shape(scale_a) != (a.shape[0],) or np.shape(scale_b) != (b.shape[1],)):
+        raise DescriptorError(
+            f"scale_a needs one value per row of A ({a.shape[0]}) and scale_b one per column of B ({b.shape[1]}), "
+            f"got {np.shape(scale_a)} and {np.shape(scale_b)}"
+        )
     if kinds <= {np.dtype(np.int8), np.dtype(np.uint8)}:
         if d.dtype != np.int32:
             raise DescriptorError(f"kind::i8 accumulates into int32, D is {d.dtype}")
+        if scale_a is not None:
+            raise DescriptorError("kind::i8 has no block scaling")
         product = a.astype(np.int64) @ b.astype(np.int64)
         total = product + (d.astype(np.int64) if scale_d else 0)
+        if saturate:
+            return np.clip(total, -(2**31), 2**31 - 1).astype(np.int32)
         return ((total + 2**31) % 2**32 - 2**31).astype(np.int32)
+    if saturate:
+        raise DescriptorError("saturate is for kind::i8 only")
     if kinds == {np.dtype(np.float32)}:  # kind::tf32
         a, b = _tf32(a), _tf32(b)
         allowed_d = (np.float32,)
@@ -362,7 +398,13 @@ def mma_reference(d: np.ndarray, a: np.ndarray, b: np.ndarray, scale_d: bool) ->
         raise DescriptorError(
             f"A {a.dtype} x B {b.dtype} accumulates into {[np.dtype(t).name for t in allowed_d]}, D is {d.dtype}"
         )
-    total = a.astype(np.float64) @ b.astype(np.float64)
+    if scale_a is not None and not kinds <= _FP8_INPUTS:
+        raise DescriptorError(f"block scaling (kind::mxf8f6f4) takes fp8 operands, not A {a.dtype} x B {b.dtype}")
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    if scale_a is not None:  # powers of two: exact in float64
+        a64 = a64 * np.asarray(scale_a, np.float64)[:, None]
+        b64 = b64 * np.asarray(scale_b, np.float64)[None, :]
+    total = a64 @ b64
     if scale_d:
         total = total + d.astype(np.float64)
     return total.astype(d.dtype)
@@ -391,3 +433,243 @@ def accumulator_place(m_rows: int, row: int, col: int, lane_offset: int = 0) -> 
     if lane_offset not in (0, 16):
         raise DescriptorError(f"an M = 64 accumulator starts at lane 0 or 16, got lane_offset {lane_offset!r}")
     return 32 * (row // 16) + row % 16 + lane_offset, col
+
+
+# --- Executing the MMA helpers (``ir/device_calls`` names ``mma_<kind>_<ss|ts>``) ---
+
+#: A helper's kind and where A comes from: ``ss`` (A and B from shared memory) or ``ts`` (A from tensor memory).
+_HELPER = re.compile(r"mma_(f16|tf32|f8f6f4|i8|mxf8f6f4)_(ss|ts)$")
+#: numpy types of the element types the instruction descriptor names (tf32 is read from 32-bit storage).
+_ELEMENTS = {
+    "float16": np.dtype(np.float16),
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "tf32": np.dtype(np.float32),
+    "e4m3": np.dtype(ml_dtypes.float8_e4m3fn),
+    "e5m2": np.dtype(ml_dtypes.float8_e5m2),
+    "uint8": np.dtype(np.uint8),
+    "int8": np.dtype(np.int8),
+}
+_ACCUMULATORS = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "int32": np.dtype(np.int32)}
+#: TMEM geometry (PTX ISA, "Tensor Memory"): lanes x 32-bit columns of one CTA.
+_LANES, _COLUMNS = 128, 512
+#: Bytes of K one instruction reads per row of A and B, whatever the kind (32; PTX ISA, "Matrix shape").
+_K_BYTES = 32
+
+
+def is_mma_helper(what: str) -> bool:
+    """Whether helper ``what`` is one ``tcgen05.mma`` (``mma_<kind>_ss`` or ``mma_<kind>_ts``).
+
+    Example:
+        >>> is_mma_helper("mma_f16_ss"), is_mma_helper("mma_mxf8f6f4_ts"), is_mma_helper("commit")
+        (True, True, False)
+    """
+    return _HELPER.match(what) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _operand_addresses(descriptor: int, rows: int, dtype_bytes: int, major: str) -> np.ndarray:
+    """Byte address of every element ``(row, k)`` of one instruction's operand (cached: a K loop repeats them)."""
+    fields = decode_shared_descriptor(descriptor)
+    k_extent = _K_BYTES // dtype_bytes
+    return np.array(
+        [[operand_byte_address(fields, r, k, dtype_bytes, major) for k in range(k_extent)] for r in range(rows)],
+        np.int64,
+    )
+
+
+def _datapath_lanes(m: int, lane_field: int, what: str) -> np.ndarray:
+    """The TMEM lane of each row of an M-row accumulator (or of A in TMEM) whose address has ``lane_field``."""
+    try:
+        return np.array([accumulator_place(m, row, 0, lane_field)[0] for row in range(m)], np.int64)
+    except DescriptorError as error:
+        raise DescriptorError(f"{what}: {error}") from None
+
+
+def _value(interp, expr, thread: int) -> int:
+    value = np.asarray(interp.eval(expr))
+    return int(value.reshape(-1)[thread] if value.ndim else value)
+
+
+class _Mma:
+    """One ``tcgen05.mma`` issued by one thread: its decoded operands, read when it is issued."""
+
+    def __init__(self, interp, kind: str, form: str, args, thread: int):
+        scaled = kind == "mxf8f6f4"
+        expected = (7 if form == "ss" else 6) + (2 if scaled else 0)
+        self.name = f"tcgen05.mma.kind::{kind}" + (".block_scale" if scaled else "") + f" ({form.upper()})"
+        if len(args) != expected:
+            raise SimulationError(f"{self.name} takes {expected} arguments (MMA_DESIGN §3), got {len(args)}")
+        self.interp, self.kind, self.thread = interp, kind, thread
+        self.warp = thread // 32
+        self.gid = int(interp.launch.block * interp.count + thread)
+        self.what = f"{self.name} issued by thread {self.gid}"
+        rest = list(args[3:] if form == "ss" else args[2:])
+        self.idesc = decode_instruction_descriptor(_value(interp, rest[2], thread), kind)
+        if self.idesc["sparse"]:
+            raise DescriptorError(f"{self.what}: sparse MMAs (instruction descriptor bit 2) are not modelled")
+        self.m, self.n = self.idesc["m"], self.idesc["n"]
+        if self.m not in (64, 128):
+            raise DescriptorError(f"{self.what}: M = {self.m} needs cta_group::2; a cta_group::1 MMA has M = 64 or 128")
+        if kind == "i8" and not (self.n in (8, 16, 24, 32) or (self.n % 16 == 0 and 48 <= self.n <= 256)):
+            raise DescriptorError(
+                f"{self.what}: kind::i8 takes N = 8, 16, 24, 32 or 48..256 in steps of 16, not {self.n}"
+            )
+        for operand in ("a", "b"):
+            if self.idesc[f"{operand}_dtype"] not in _ELEMENTS:
+                raise DescriptorError(
+                    f"{self.what}: {operand.upper()} type {self.idesc[f'{operand}_dtype']} is not modelled "
+                    "(6- and 4-bit types are not)"
+                )
+        if self.idesc["b_major"] == "MN" and _ELEMENTS[self.idesc["b_dtype"]].itemsize == 1 and self.n % 16:
+            raise DescriptorError(f"{self.what}: an MN-major 8-bit B needs N a multiple of 16, not {self.n}")
+        self.d_taddr = _value(interp, args[0], thread)
+        self.enable_input_d = _value(interp, rest[-1], thread) != 0
+        self.b_source = (rest[0], rest[1])
+        self.a_source = (args[1], args[2]) if form == "ss" else _value(interp, args[1], thread)
+        self.scale_sources = (_value(interp, rest[3], thread), _value(interp, rest[4], thread)) if scaled else None
+
+    # ---- operands ----
+
+    def shared_operand(self, operand: str, rows: int):
+        """``rows x K`` elements of A or B read from shared memory through the descriptor (MMA_DESIGN §3: the start
+        address is the pointer's byte offset in its buffer; the descriptor's start field must be 0)."""
+        pointer, descriptor_expr = self.a_source if operand == "a" else self.b_source
+        memory, index = shared_address(self.interp, pointer, f"{self.what}: {operand.upper()}")
+        descriptor = _value(self.interp, descriptor_expr, self.thread) & (1 << 64) - 1
+        fields = decode_shared_descriptor(descriptor)
+        if fields["start_address"]:
+            raise DescriptorError(
+                f"{self.what}: {operand.upper()}'s descriptor {descriptor:#018x} has start-address field "
+                f"{fields['start_address'] >> 4}; the helper ORs the pointer into it, so it must be 0"
+            )
+        offset = int(index[self.thread]) * memory.data.dtype.itemsize
+        if offset % 16 or not 0 <= offset < 1 << 18:
+            raise DescriptorError(
+                f"{self.what}: {operand.upper()} starts at byte {offset} of {memory.name}; a descriptor start address "
+                "is 16-byte aligned and below 2^18"
+            )
+        dtype = _ELEMENTS[self.idesc[f"{operand}_dtype"]]
+        addresses = _operand_addresses(descriptor | offset >> 4, rows, dtype.itemsize, self.idesc[f"{operand}_major"])
+        image = memory.data.view(np.uint8)
+        end = int(addresses.max()) + dtype.itemsize
+        if end > image.size:
+            raise OutOfBounds(
+                f"{self.what}: {operand.upper()} reaches byte {end - 1} of {memory.name}, a {image.size}-byte buffer"
+            )
+        element_bytes = addresses[..., None] + np.arange(dtype.itemsize)
+        elements = np.unique(element_bytes // memory.data.dtype.itemsize)
+        launch = self.interp.launch
+        memory.check_async_read(elements, self.gid, launch.block, launch.interval, f"{self.what} ({operand.upper()})")
+        values = image[element_bytes].reshape(rows, -1).view(dtype)
+        return values, memory, elements
+
+    def tmem_operand(self, lanes_of_d: np.ndarray):
+        """A (``M x K``) from tensor memory: row ``i`` on the lane D's row ``i`` uses, K packed along 32-bit columns
+        from ``a-tmem``'s column, the lowest element in the lowest bits (PTX ISA, "Packing formats")."""
+        taddr = self.a_source
+        if self.idesc["a_major"] != "K":
+            raise DescriptorError(f"{self.what}: A in tensor memory is K-major; the descriptor transposes A (bit 15)")
+        if (taddr >> 16) != (self.d_taddr >> 16):
+            raise DescriptorError(
+                f"{self.what}: A's TMEM address {taddr:#010x} starts at lane {taddr >> 16}, D's at lane "
+                f"{self.d_taddr >> 16}; A from tensor memory uses D's lanes"
+            )
+        cols = (taddr & 0xFFFF) + np.arange(_K_BYTES // 4)
+        words = self._read_tmem(lanes_of_d[:, None], cols[None, :], "A")
+        dtype = _ELEMENTS[self.idesc["a_dtype"]]
+        return np.ascontiguousarray(words).view(np.uint8).reshape(self.m, _K_BYTES).view(dtype)
+
+    def scale_factors(self, which: str, count: int, taddr: int, byte: int) -> np.ndarray:
+        """``count`` ue8m0 scale factors (one per row of A, or column of B): entry ``r`` in byte ``byte`` of the
+        cell at lane ``r % 32`` + 32q and column ``taddr + r // 32``, the same in all four 32-lane sub-partitions
+        ``q`` (PTX ISA, "Block scaling": the scale factors are duplicated into every sub-partition)."""
+        if taddr >> 16:
+            raise DescriptorError(
+                f"{self.what}: the scale factors of {which} at TMEM address {taddr:#010x} start at lane "
+                f"{taddr >> 16}; they fill lanes 0-31 of every 32-lane sub-partition, so the lane field is 0"
+            )
+        rows = np.arange(count)
+        lanes = rows[None, :] % 32 + 32 * np.arange(4)[:, None]
+        cols = np.broadcast_to((taddr & 0xFFFF) + rows // 32, lanes.shape)
+        words = self._read_tmem(lanes, cols, f"scale factors of {which}")
+        scale_bytes = (words >> np.uint32(8 * byte)) & np.uint32(0xFF)
+        differs = scale_bytes != scale_bytes[0]
+        if differs.any():
+            q, r = (int(v) for v in np.argwhere(differs)[0])
+            raise SimulationError(
+                f"{self.what}: the scale factor of {which} row {r} (byte {byte}) is "
+                f"{int(scale_bytes[0, r])} in lane {r % 32} but {int(scale_bytes[q, r])} in its replica on lane "
+                f"{32 * q + r % 32} (column {int(cols[q, r])}); the ISA requires it duplicated into all four "
+                "32-lane sub-partitions"
+            )
+        return scale_bytes[0].astype(np.uint8).view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
+
+    def _read_tmem(self, lanes, cols, what: str) -> np.ndarray:
+        tm = self.interp.tmem
+        lanes, cols = np.broadcast_arrays(np.asarray(lanes, np.int64), np.asarray(cols, np.int64))
+        if (cols >= _COLUMNS).any():
+            raise OutOfBounds(f"{self.what}: {what} reaches TMEM column {int(cols.max())} of {_COLUMNS}")
+        tm.check_columns(cols, f"{self.what}: {what}")
+        return tm.read(lanes, cols, self.warp, kind="mma", thread=self.thread)
+
+    # ---- the instruction ----
+
+    def run(self) -> None:
+        tm = self.interp.tmem
+        lanes = _datapath_lanes(self.m, self.d_taddr >> 16, f"{self.what}: D at {self.d_taddr:#010x}")
+        cols = (self.d_taddr & 0xFFFF) + np.arange(self.n)
+        if cols[-1] >= _COLUMNS:
+            raise OutOfBounds(f"{self.what}: D reaches TMEM column {int(cols[-1])} of {_COLUMNS}")
+        tm.check_columns(cols, f"{self.what}: D")
+        reads = []
+        if isinstance(self.a_source, tuple):
+            a, memory, elements = self.shared_operand("a", self.m)
+            reads.append((memory, elements))
+        else:
+            a = self.tmem_operand(lanes)
+        b, memory, elements = self.shared_operand("b", self.n)
+        reads.append((memory, elements))
+        scales = {}
+        if self.scale_sources is not None:
+            scales["scale_a"] = self.scale_factors("A", self.m, self.scale_sources[0], self.idesc["sf_a_id"])
+            scales["scale_b"] = self.scale_factors("B", self.n, self.scale_sources[1], self.idesc["sf_b_id"])
+        if self.idesc["negate_a"]:
+            a = -a
+        if self.idesc["negate_b"]:
+            b = -b
+        d_dtype = _ACCUMULATORS[self.idesc["d_dtype"]]
+        grid_lanes, grid_cols = lanes[:, None], cols[None, :]
+        words = tm.cells[grid_lanes, grid_cols]
+        if d_dtype.itemsize == 2:  # an f16 D is not packed: it sits in the low 16 bits of each 32-bit cell
+            old = (words & np.uint32(0xFFFF)).astype(np.uint16).view(d_dtype)
+        else:
+            old = words.view(d_dtype)
+        try:
+            result = mma_reference(
+                old, a, b.T, self.enable_input_d, saturate=self.idesc.get("saturate", False), **scales
+            )
+        except DescriptorError as error:
+            raise DescriptorError(f"{self.what}: {error}") from None
+        out = result.view(np.uint16).astype(np.uint32) if d_dtype.itemsize == 2 else result.view(np.uint32)
+        grid_lanes, grid_cols = np.broadcast_arrays(grid_lanes, grid_cols)
+        tm.write(grid_lanes, grid_cols, self.warp, out, kind="mma", thread=self.thread)
+        generation = int(tm.order.commits[self.warp])  # the warp's next commit covers this MMA
+        for memory, elements in reads:
+            read = AsyncRead(elements, self.what, self.warp, generation, self.interp.count)
+            memory.async_reads.append(read)
+            self.interp.async_reads.append(read)
+
+
+def execute(interp, what: str, args) -> None:
+    """Run the MMA helper ``what`` (``mma_<kind>_ss`` / ``mma_<kind>_ts``, MMA_DESIGN §3) with TIR ``args``: one
+    ``tcgen05.mma`` per active thread, each read and computed when it is issued and recorded as an asynchronous
+    access of its warp (TMEM) and an in-flight read (shared memory) until a commit and a wait complete it.
+
+    Example: ``execute(interp, "mma_f16_ss", args)`` for ``args`` = (d_taddr, a_ptr, a_desc, b_ptr, b_desc, idesc,
+    enable_input_d).
+    """
+    match = _HELPER.match(what)
+    if match is None:
+        raise SimulationError(f"the simulator does not implement the MMA helper {what}")
+    for thread in np.nonzero(interp.mask)[0].tolist():
+        _Mma(interp, match.group(1), match.group(2), args, thread).run()

@@ -17,6 +17,9 @@ only, not from ``tirx_layout.hw.tcgen05`` or the lowering, so that the two are i
 * ``wait_ld`` / ``wait_st`` / ``fence_before`` / ``fence_after`` / ``commit``: the simulator performs every access
   when it is issued, and checks that the kernel orders it as the ISA's tcgen05 memory model asks
   (``tmem_order.TmemOrder``): a TMEM access that nothing orders after a conflicting one is an error.
+* ``mma_<kind>_ss/_ts``: ``tcgen05.mma`` (``tcgen05_mma.execute``); ``commit`` and the ``mbarrier_*`` helpers:
+  mbarrier phases (``mbarrier.py``); ``fence_proxy_async``: marks the threads' shared-memory writes visible to
+  the async proxy the MMA reads through.
 """
 
 from __future__ import annotations
@@ -26,12 +29,12 @@ import re
 import numpy as np
 from tvm.ir import Call
 
+from . import mbarrier, tcgen05_mma
 from .memory import OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
 
 LANES, COLUMNS = 128, 512
 _LD_ST = re.compile(r"(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
-_NO_OPS = ("fence_proxy_async",)  # orders shared memory for the async proxy; the simulator has one proxy
 _ORDERING = {
     "wait_ld": lambda tm, w: tm.wait_ld(w),
     "wait_st": lambda tm, w: tm.order.complete(w, "st"),
@@ -92,9 +95,6 @@ class TensorMemory:
         self.order = TmemOrder(warps, LANES * COLUMNS)
         self.allocated: dict[int, int] = {}  # first column -> nCols
         self.relinquished = False
-        # (shared memory name, word) -> [expected arrivals, pending, completed phases, what the commits published,
-        # the warps that committed]
-        self.barriers: dict = {}
         self.loading: dict = {}  # register buffer var -> (threads, slots): written by a tcgen05.ld not yet waited for
 
     def check_registers(self, buffer, threads, slots) -> None:
@@ -119,16 +119,17 @@ class TensorMemory:
         """The 128 x 512 cells (a view)."""
         return self.data.reshape(LANES, COLUMNS)
 
-    def read(self, lanes, cols, warp: int, kind: str = "ld") -> np.ndarray:
-        """Cells at ``lanes`` x ``cols`` (same shapes) read by ``warp``'s ``kind``, ordering-checked."""
+    def read(self, lanes, cols, warp: int, kind: str = "ld", thread: int | None = None) -> np.ndarray:
+        """Cells at ``lanes`` x ``cols`` (same shapes) read by ``warp``'s ``kind`` (an ``mma`` names its issuing
+        ``thread``), ordering-checked."""
         index = np.asarray(lanes, np.int64) * COLUMNS + np.asarray(cols, np.int64)
-        self.order.access(warp, index, write=False, kind=kind)
+        self.order.access(warp, index, write=False, kind=kind, thread=thread)
         return self.data[index]
 
-    def write(self, lanes, cols, warp: int, values, kind: str = "st") -> None:
+    def write(self, lanes, cols, warp: int, values, kind: str = "st", thread: int | None = None) -> None:
         """Store ``values`` at ``lanes`` x ``cols`` as ``warp``'s ``kind``, ordering-checked."""
         index = np.asarray(lanes, np.int64) * COLUMNS + np.asarray(cols, np.int64)
-        self.order.access(warp, index, write=True, kind=kind)
+        self.order.access(warp, index, write=True, kind=kind, thread=thread)
         self.data[index] = np.asarray(values, np.uint32)
 
     def alloc(self, ncols: int) -> int:
@@ -211,8 +212,19 @@ def execute(interp, what: str, args) -> None:
     if interp.tmem is None:
         interp.tmem = TensorMemory(interp.count // 32)
     tm = interp.tmem
-    if what in _NO_OPS:
-        _warps(interp)
+    if what == "fence_proxy_async":
+        # fence.proxy.async.shared::cta: the threads' generic writes to shared memory become visible to the async
+        # proxy that tcgen05.mma and tcgen05.cp read through
+        threads = interp.global_ids[interp.mask]
+        for memory in {id(m): m for m in interp.memories.values()}.values():
+            if memory.scope == "shared":
+                memory.fence_proxy(threads)
+        return
+    if what in mbarrier.HELPERS or what == "commit":
+        mbarrier.execute(interp, what, args)
+        return
+    if tcgen05_mma.is_mma_helper(what):
+        tcgen05_mma.execute(interp, what, args)
         return
     if what in _ORDERING:
         # tcgen05.wait is .sync.aligned (whole warps); the fences are not, and count for the warps they run in
@@ -258,9 +270,6 @@ def execute(interp, what: str, args) -> None:
         return
     if what.startswith("cp_"):
         _cp(interp, tm, what[3:], args)
-        return
-    if what in ("mbarrier_init", "commit", "mbarrier_wait"):
-        _barrier(interp, tm, what, args)
         return
     match = _LD_ST.match(what)
     if match is None:
@@ -344,35 +353,6 @@ def _cp(interp, tm, shape: str, args) -> None:
 
 
 _SWIZZLE_FIELD = {0: 0, 2: 3, 4: 2, 6: 1}
-
-
-def _barrier(interp, tm, what: str, args) -> None:
-    """mbarrier.init / tcgen05.commit (it arrives at once: the simulator performs copies when issued) / mbarrier
-    wait (which completes the waiting warp's committed copies)."""
-    memory, index = _shared_word(interp, args[0], what)
-    for t in np.nonzero(interp.mask)[0]:
-        key = (memory.name, int(index[t]))
-        if what == "mbarrier_init":
-            count = int(np.asarray(interp.eval(args[1])).flat[0])
-            tm.barriers[key] = [count, count, 0, np.zeros(tm.order.warps, np.int64), set()]
-            continue
-        if key not in tm.barriers:
-            raise SimulationError(f"{what} on an mbarrier that was never initialised ({key})")
-        state = tm.barriers[key]
-        if what == "commit":
-            np.maximum(state[3], tm.order.commit(int(t) // 32), out=state[3])
-            state[4].add(int(t) // 32)
-            state[1] -= 1
-            if state[1] == 0:
-                state[1], state[2] = state[0], state[2] + 1
-        else:
-            parity = int(np.asarray(interp.eval(args[1])).flat[0])
-            if state[2] % 2 == parity and state[2] <= parity:  # that phase never completed: the wait would hang
-                raise SimulationError(f"mbarrier wait on phase parity {parity} would never return ({key})")
-            tm.order.mbarrier_wait(int(t) // 32, state[3], state[4])
-    if what == "mbarrier_wait" and interp.mask.all():
-        # Every thread of the CTA has seen the copies complete: later accesses are ordered after them.
-        interp.launch.interval += 1
 
 
 def finish(interp) -> None:

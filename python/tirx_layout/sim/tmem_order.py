@@ -13,6 +13,13 @@ What the rules say, and how they are modelled:
   published at the next barrier or commit-completed mbarrier phase), and ``fence::after`` takes in what the sync
   points since the warp's last fence published. Access ``X`` by warp ``A`` in A's window ``s`` is ordered before an
   access by warp ``B`` iff ``s < known[B, A]``.
+* ``tcgen05.mma`` is asynchronous too (kind ``mma``): it writes D and reads A (in TMEM) and scale factors. Its
+  completion is observed only through ``tcgen05.commit`` and a wait on the mbarrier the commit arrives at. The
+  ISA's *pipelined pairs* (9.7.16.6.2) need no completion in between: an MMA after an earlier MMA or copy of the
+  same thread. Here each warp's commits are numbered (``generation``); a pending copy or MMA belongs to the warp's
+  next commit, and a wait that sees that commit's phase complete completes it for the warp. An arrive on an
+  mbarrier (a commit's included) publishes the arriving warp's released windows and what it knows; a wait that
+  sees the phase complete offers them to the waiting warp's next ``fence::after``.
 * ``tcgen05.alloc``/``dealloc``/``relinquish_alloc_permit`` are *synchronous* and touch no cells; ``dealloc`` needs
   every warp's accesses completed, and each other warp's last access before a barrier.
 
@@ -30,7 +37,22 @@ import numpy as np
 from .memory import DataRace, SimulationError
 
 NOBODY = -1
-_WAIT = {"ld": "tcgen05.wait::ld", "st": "tcgen05.wait::st", "cp": "tcgen05.commit and an mbarrier wait"}
+_WAIT = {
+    "ld": "tcgen05.wait::ld",
+    "st": "tcgen05.wait::st",
+    "cp": "tcgen05.commit and an mbarrier wait",
+    "mma": "tcgen05.commit and an mbarrier wait",
+}
+#: Which earlier uncompleted access of the same warp a later one of each kind must wait for (9.7.16.6.4.2): a store
+#: waits for every earlier access of its cells, a load for earlier writes. An MMA after the same thread's MMA or
+#: copy is a pipelined pair (9.7.16.6.2) and waits for nothing of theirs.
+_CLASHES = {
+    ("ld", False): ("st", "cp", "mma"),
+    ("st", True): ("ld", "st", "cp", "mma"),
+    ("cp", True): ("ld", "st", "cp", "mma"),
+    ("mma", True): ("ld", "st"),
+    ("mma", False): ("st",),
+}
 _HOW = (
     "tcgen05 accesses of different warps are ordered only by completion, tcgen05.fence::before_thread_sync, "
     "a barrier, then tcgen05.fence::after_thread_sync (PTX ISA 9.7.16.6.4.4)"
@@ -47,51 +69,89 @@ class TmemOrder:
         self.offered = np.zeros((warps, warps), np.int64)  # what B's next fence::after takes in
         self.writer = np.full(cells, NOBODY, np.int64)
         self.writer_window = np.zeros(cells, np.int64)
+        self.writer_kind = np.zeros(cells, np.int8)  # index into _KINDS of the last write's instruction
         self.read_window = np.full((warps, cells), NOBODY, np.int64)  # per warp: window of its last read, or -1
         self.pending = {kind: np.zeros((warps, cells), bool) for kind in _WAIT}
         self.since_barrier: set[int] = set()  # warps that touched TMEM since the last CTA barrier
+        self.commits = np.zeros(warps, np.int64)  # how many tcgen05.commit each warp has issued
+        self.generation = np.zeros((warps, cells), np.int64)  # the commit that covers a pending copy or MMA
+        self.mma_thread = np.full(cells, NOBODY, np.int64)  # the thread of the last pending MMA on each cell
 
     # ---- accesses -----------------------------------------------------------------------------------------------
 
-    def access(self, warp: int, cells: np.ndarray, write: bool, kind: str) -> None:
-        """Warp ``warp``'s ``kind`` (``ld``/``st``/``cp``) reads or writes ``cells``; raise if it is unordered with
-        an earlier access."""
+    def access(self, warp: int, cells: np.ndarray, write: bool, kind: str, thread: int | None = None) -> None:
+        """Warp ``warp``'s ``kind`` (``ld``/``st``/``cp``/``mma``; an MMA names its issuing ``thread``) reads or
+        writes ``cells``; raise if it is unordered with an earlier access."""
         cells = np.unique(np.asarray(cells, np.int64).ravel())
         self._same_warp(warp, cells, write, kind)
+        if kind == "mma":
+            self._same_issuer(warp, cells, thread)
         unordered = self._unordered(warp, self.writer[cells], self.writer_window[cells])
         if unordered.any():
-            self._race(cells[unordered][0], warp, int(self.writer[cells[unordered][0]]), "after a store by")
+            cell = cells[unordered][0]
+            self._race(cell, warp, int(self.writer[cell]), f"after a {_WORDS[self.writer_kind[cell]]} by", kind)
         if write:
             for other in range(self.warps):
                 seen = self.read_window[other, cells]
                 late = (other != warp) & (seen != NOBODY) & (seen >= self.known[warp, other])
                 if late.any():
-                    self._race(cells[late][0], warp, other, "a store after a load by")
+                    after = "an MMA's write after a load by" if kind == "mma" else "a store after a load by"
+                    self._race(cells[late][0], warp, other, after, kind)
             self.writer[cells], self.writer_window[cells] = warp, self.window[warp]
+            self.writer_kind[cells] = _KINDS.index(kind)
             self.read_window[:, cells] = NOBODY
         else:
             self.read_window[warp, cells] = self.window[warp]
         self.pending[kind][warp, cells] = True
+        if kind in ("cp", "mma"):
+            self.generation[warp, cells] = self.commits[warp]
+        if kind == "mma":
+            self.mma_thread[cells] = thread
         self.since_barrier.add(warp)
 
     def _same_warp(self, warp, cells, write, kind):
         # One warp's async accesses are ordered only through completion (9.7.16.6.4.2): a store after any
         # uncompleted access of the same cells, or a load after an uncompleted store or copy, is unordered.
-        clashes = ("ld", "st", "cp") if write else ("st", "cp")
+        clashes = _CLASHES.get((kind, write), ("ld", "st", "cp", "mma") if write else ("st", "cp", "mma"))
         for earlier in clashes:
             hit = self.pending[earlier][warp, cells]
             if hit.any():
-                raise SimulationError(
+                # an MMA still running is another unit racing the warp (a DataRace); the rest are misuse of one warp
+                error = DataRace if earlier == "mma" else SimulationError
+                raise error(
                     f"tcgen05.{kind} by warp {warp} touches TMEM cell {_cell(cells[hit][0])} that "
                     f"its own tcgen05.{earlier} has not finished with: put {_WAIT[earlier]} "
                     "between them (PTX ISA 9.7.16.6.4.2)"
                 )
 
+    def _same_issuer(self, warp, cells, thread):
+        # The pipelined MMA -> MMA pair is one thread's (9.7.16.6.2); another thread's MMA is not ordered after it.
+        busy = self.pending["mma"][warp, cells] & (self.mma_thread[cells] != thread)
+        if busy.any():
+            cell = cells[busy][0]
+            raise DataRace(
+                f"data race on TMEM cell {_cell(cell)}: tcgen05.mma issued by thread {thread} and by thread "
+                f"{int(self.mma_thread[cell])} touch it with nothing ordering them; one thread issues an MMA "
+                "(guard the issue), or the second waits for the first's tcgen05.commit on an mbarrier"
+            )
+
     def _unordered(self, warp, who, windows):
         known = self.known[warp, np.where(who == NOBODY, 0, who)]
         return (who != NOBODY) & (who != warp) & (windows >= known)
 
-    def _race(self, cell, warp, other, what):
+    def _race(self, cell, warp, other, what, kind="access"):
+        writer_kind = _KINDS[self.writer_kind[cell]]
+        if what.startswith("after") and writer_kind in ("cp", "mma"):
+            # name the step that is missing: the wait on the commit's mbarrier, or the fence after it
+            if self.writer_window[cell] < self.offered[warp, other]:
+                missing = "tcgen05.fence::after_thread_sync after the mbarrier wait"
+            else:
+                missing = "an mbarrier wait (mbarrier_wait) that sees the phase its tcgen05.commit arrives at"
+            raise DataRace(
+                f"data race on TMEM cell {_cell(cell)}: a tcgen05.{kind} by warp {warp} of a cell the "
+                f"tcgen05.{writer_kind} issued by warp {other} writes, before its completion was observed; "
+                f"missing: {missing}, then tcgen05.fence::after_thread_sync (PTX ISA 9.7.16.6.4.4)"
+            )
         raise DataRace(
             f"data race on tmem TMEM cell {_cell(cell)}: an access by warp {warp} {what} warp {other}, "
             f"not ordered; {_HOW}"
@@ -106,14 +166,22 @@ class TmemOrder:
     def fence_before(self, warp: int) -> None:
         """``tcgen05.fence::before_thread_sync``: the warp's completed accesses are released; uncompleted ones move
         to the next window (a fence does not complete them)."""
-        self._release(warp, ("ld", "st", "cp"))
+        self._release(warp, ("ld", "st", "cp", "mma"))
 
-    def commit(self, warp: int) -> np.ndarray:
-        """``tcgen05.commit`` by ``warp``: the mbarrier it arrives at when its copies complete publishes them (the
-        commit's implicit ``fence::before_thread_sync``); returns what a wait on that mbarrier takes in. The copies
-        stay uncompleted for the warp itself until it waits on the mbarrier too."""
+    def commit(self, warp: int) -> tuple[np.ndarray, int]:
+        """``tcgen05.commit`` by ``warp``: the mbarrier it arrives at when its copies and MMAs complete publishes
+        them (the commit's implicit ``fence::before_thread_sync``). Returns what a wait on that mbarrier takes in,
+        and the commit's generation (the warp's pending copies and MMAs so far). They stay uncompleted for the warp
+        itself until it sees the phase complete (:meth:`mbarrier_wait`)."""
         self._release(warp, ("ld", "st"))
-        return self.window.copy()
+        self.commits[warp] += 1
+        return self.publish(warp), int(self.commits[warp]) - 1
+
+    def publish(self, warp: int) -> np.ndarray:
+        """What an arrive of ``warp`` on an mbarrier publishes: its released windows and what it has taken in."""
+        published = self.known[warp].copy()
+        published[warp] = max(published[warp], self.window[warp])
+        return published
 
     def _release(self, warp: int, unfinished: tuple) -> None:
         self.window[warp] += 1
@@ -130,11 +198,13 @@ class TmemOrder:
         np.maximum(self.offered, self.window[None, :], out=self.offered)
         self.since_barrier.clear()
 
-    def mbarrier_wait(self, warp: int, published: np.ndarray, committers) -> None:
-        """``warp`` saw an mbarrier phase complete whose commits (by ``committers``) published ``published``."""
+    def mbarrier_wait(self, warp: int, published: np.ndarray, generations: np.ndarray) -> None:
+        """``warp`` saw an mbarrier phase complete whose arrivals published ``published`` and whose commits cover
+        each warp's copies and MMAs up to generation ``generations[w]`` (-1: none)."""
         np.maximum(self.offered[warp], published, out=self.offered[warp])
-        if warp in committers:
-            self.complete(warp, "cp")
+        done = self.generation[warp] <= generations[warp]
+        for kind in ("cp", "mma"):
+            self.pending[kind][warp] &= ~done
 
     def fence_after(self, warp: int) -> None:
         """``tcgen05.fence::after_thread_sync``: later accesses of ``warp`` are ordered after what it was offered."""
@@ -158,6 +228,10 @@ class TmemOrder:
             raise SimulationError(
                 f"tcgen05.dealloc by warp {warp} with no barrier after warp {others[0]}'s last TMEM access"
             )
+
+
+_KINDS = ("st", "ld", "cp", "mma")
+_WORDS = ("store", "load", "copy", "MMA")
 
 
 def _cell(index) -> str:

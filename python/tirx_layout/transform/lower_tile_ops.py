@@ -128,7 +128,8 @@ def lower_tile_ops(func):
                 raise
             raise type(err)(f"{err}{where}") from err
 
-    rules = [(tirx.Evaluate, on_evaluate)]
+    # The TMEM address of a buffer, as the MMA lowering wrote it, is the address its allocation returns.
+    rules = [(tvm.ir.Call, lowering.tmem.base_address), (tirx.Evaluate, on_evaluate)]
     if lowering.tmem.allocs:  # TMEM allocations become tcgen05.alloc ... tcgen05.dealloc around their scope
         rules.append((tirx.SeqStmt, lowering.tmem.expand))
     return map_function(func, rules)

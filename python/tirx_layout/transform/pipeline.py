@@ -1,5 +1,6 @@
-"""The ``"tirx_layout"`` pipeline: VerifyLayouts, InferLayouts, LowerTileOps, LowerLayoutAccess, then TVM's standard
-TIRx lowering.
+"""The ``"tirx_layout"`` pipeline: VerifyLayouts, InferLayouts, LowerTileMma, LowerTileOps, LowerLayoutAccess, then
+TVM's standard TIRx lowering. (LowerTileMma comes before LowerTileOps, which allocates TMEM and fills in the TMEM
+addresses the MMA lowering asks for.)
 
 Layout inference scores candidates with the ``"io-aware"`` cost model; the pipeline ``"tirx_layout.register-count"``
 (or ``build(kernel, cost_model="register-count")``) uses the register-count model instead. (TVM's PassContext accepts
@@ -24,10 +25,12 @@ import tvm_ffi
 
 from ..hw.targets import parse_arch
 from ..ir.annotations import LAYOUT_KEY
+from ..ir.mma_ops import as_mbarrier, as_mma
 from ..ir.rewrite import walk
 from ..ir.tile_ops import as_copy
 from .infer_layouts import COST_MODELS, DEFAULT_COST_MODEL, InferLayouts
 from .lower_layout_access import LowerLayoutAccess
+from .lower_mma import LowerTileMma
 from .lower_tile_ops import LowerTileOps
 from .verify_layouts import VerifyLayouts
 
@@ -66,6 +69,10 @@ def carries_tirx_layout(func) -> str | None:
     def on_evaluate(stmt):
         if as_copy(stmt) is not None:
             found.append("T.tile_copy")
+        elif as_mma(stmt) is not None:
+            found.append("T.tile_mma")
+        elif (op := as_mbarrier(stmt)) is not None:
+            found.append(f"T.mbarrier_{op.what}")
 
     walk(func.body, [(tvm.tirx.AllocBuffer, on_alloc), (tvm.tirx.AttrStmt, on_attr), (tvm.tirx.Evaluate, on_evaluate)])
     return found[0] if found else None
@@ -129,7 +136,8 @@ def tirx_layout_pipeline(cost_model: str = DEFAULT_COST_MODEL):
     """
     base, finalize_host, finalize_device = tvm.tirx.compilation_pipeline.tirx_pipeline()
     passes = tvm.transform.Sequential(
-        [VerifyLayouts(), InferLayouts(cost_model), LowerTileOps(), LowerLayoutAccess(), base], name=PIPELINE_NAME
+        [VerifyLayouts(), InferLayouts(cost_model), LowerTileMma(), LowerTileOps(), LowerLayoutAccess(), base],
+        name=PIPELINE_NAME,
     )
     return passes, finalize_host, finalize_device
 

@@ -24,6 +24,7 @@ from ...hw.tcgen05 import MIN_ALLOC_COLUMNS, TMEM_COLUMNS, TMEM_LANES, TMEM_SCOP
 from ...hw.threads import WARP_THREADS
 from ...ir.annotations import LAYOUT_KEY, TMEM_WITHIN_KEY
 from ...ir.device_calls import cta_barrier
+from ...ir.mma_ops import tmem_base_buffer
 from ...ir.rewrite import AllocBuffer, sequence, walk
 from ...layout import TileLayout
 from ..copy_plan import FragmentOperand, MemoryOperand, TmemOperand
@@ -200,6 +201,19 @@ class TmemLowering:
         slot of the allocation it is placed within, if any)."""
         owner = self._owner(buffer)
         return next(a for b, a in self.addresses.items() if b.same_as(owner))
+
+    def base_address(self, expr):
+        """``expr`` with the base address of a TMEM buffer (``tmem_base_address(buffer)``, which the MMA lowering
+        writes) replaced by the address its allocation returns."""
+        wanted = tmem_base_buffer(expr)
+        if wanted is None:
+            return expr
+        if self.is_tmem(wanted):
+            return self.taddr(wanted)
+        raise ValueError(
+            f"the TMEM address of {wanted.name} is asked for, but no TMEM buffer of this kernel has it; "
+            "allocate it with T.alloc_tmem(shape, dtype, layout=...)"
+        )
 
     def copy(self, dst, src, scope: str = "cta"):
         """The tcgen05 instructions of a tile copy with a TMEM side (``dst`` and ``src`` are the copy's operands)."""

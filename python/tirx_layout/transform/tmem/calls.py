@@ -222,7 +222,7 @@ __device__ __forceinline__ void {_MBAR_INIT}(void* bar, unsigned int count) {{
 _COMMIT = helper_name("commit")
 _COMMIT_SRC = f"""
 __device__ __forceinline__ void {_COMMIT}(void* bar) {{
-  // Arrives on the mbarrier once this thread's earlier tcgen05 operations (the copies) are complete.
+  // Arrives on the mbarrier once this thread's earlier tcgen05 operations (copies, MMAs) are complete.
   unsigned int addr = (unsigned int)__cvta_generic_to_shared(bar);
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(addr) : "memory");
 }}
@@ -240,14 +240,15 @@ __device__ __forceinline__ void {_MBAR_WAIT}(void* bar, unsigned int parity) {{
 """
 
 
-def mbarrier_init(bar, count: int = 1):
-    """``mbarrier.init`` of the shared mbarrier at ``bar`` (an ``address_of``) for ``count`` arrivals.
+def mbarrier_init(bar, count=1):
+    """``mbarrier.init`` of the shared mbarrier at ``bar`` (an ``address_of``) for ``count`` arrivals (an int or a
+    ``uint32`` expression).
 
     Example:
         >>> "mbarrier_init" in str(mbarrier_init(tvm.tirx.const(0)))
         True
     """
-    return helper_call("mbarrier_init", _MBAR_INIT_SRC, bar, tvm.tirx.const(count, "uint32"))
+    return helper_call("mbarrier_init", _MBAR_INIT_SRC, bar, _u32(count))
 
 
 def commit(bar):
@@ -260,11 +261,69 @@ def commit(bar):
     return helper_call("commit", _COMMIT_SRC, bar)
 
 
-def mbarrier_wait(bar, parity: int = 0):
-    """Wait until the phase of ``bar`` with ``parity`` has completed.
+def mbarrier_wait(bar, parity=0):
+    """Wait until the phase of ``bar`` with ``parity`` (an int or a ``uint32`` expression) has completed.
 
     Example:
         >>> "mbarrier_wait" in str(mbarrier_wait(tvm.tirx.const(0)))
         True
     """
-    return helper_call("mbarrier_wait", _MBAR_WAIT_SRC, bar, tvm.tirx.const(parity, "uint32"))
+    return helper_call("mbarrier_wait", _MBAR_WAIT_SRC, bar, _u32(parity))
+
+
+def _u32(value):
+    return tvm.tirx.const(value, "uint32") if isinstance(value, int) else value
+
+
+_MBAR_ARRIVE = helper_name("mbarrier_arrive")
+_MBAR_ARRIVE_SRC = f"""
+__device__ __forceinline__ void {_MBAR_ARRIVE}(void* bar) {{
+  unsigned int addr = (unsigned int)__cvta_generic_to_shared(bar);
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(addr) : "memory");
+}}
+"""
+_MBAR_EXPECT_TX = helper_name("mbarrier_expect_tx")
+_MBAR_EXPECT_TX_SRC = f"""
+__device__ __forceinline__ void {_MBAR_EXPECT_TX}(void* bar, unsigned int tx_bytes) {{
+  unsigned int addr = (unsigned int)__cvta_generic_to_shared(bar);
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(addr), "r"(tx_bytes) : "memory");
+}}
+"""
+_MBAR_ARRIVE_EXPECT_TX = helper_name("mbarrier_arrive_expect_tx")
+_MBAR_ARRIVE_EXPECT_TX_SRC = f"""
+__device__ __forceinline__ void {_MBAR_ARRIVE_EXPECT_TX}(void* bar, unsigned int tx_bytes) {{
+  unsigned int addr = (unsigned int)__cvta_generic_to_shared(bar);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(addr), "r"(tx_bytes) : "memory");
+}}
+"""
+
+
+def mbarrier_arrive(bar):
+    """``mbarrier.arrive`` of this thread on the shared mbarrier at ``bar`` (an ``address_of``).
+
+    Example:
+        >>> "mbarrier_arrive" in str(mbarrier_arrive(tvm.tirx.const(0)))
+        True
+    """
+    return helper_call("mbarrier_arrive", _MBAR_ARRIVE_SRC, bar)
+
+
+def mbarrier_expect_tx(bar, tx_bytes):
+    """``mbarrier.expect_tx``: add ``tx_bytes`` to the transaction count of the current phase of ``bar``, without
+    arriving.
+
+    Example:
+        >>> "mbarrier_expect_tx" in str(mbarrier_expect_tx(tvm.tirx.const(0), 1024))
+        True
+    """
+    return helper_call("mbarrier_expect_tx", _MBAR_EXPECT_TX_SRC, bar, _u32(tx_bytes))
+
+
+def mbarrier_arrive_expect_tx(bar, tx_bytes):
+    """``mbarrier.arrive.expect_tx``: add ``tx_bytes`` to the transaction count of ``bar``, then arrive.
+
+    Example:
+        >>> "mbarrier_arrive_expect_tx" in str(mbarrier_arrive_expect_tx(tvm.tirx.const(0), 1024))
+        True
+    """
+    return helper_call("mbarrier_arrive_expect_tx", _MBAR_ARRIVE_EXPECT_TX_SRC, bar, _u32(tx_bytes))

@@ -1,0 +1,89 @@
+"""``T.tile_mma`` and the ``T.mbarrier_*`` operations in TVMScript: they build the ops of
+``tirx_layout.ir.mma_ops``, which ``tirx_layout.transform.LowerTileMma`` lowers to ``tcgen05.mma`` and mbarrier
+instructions."""
+
+from __future__ import annotations
+
+from ..ir.mma_ops import mbarrier_call, mma_call
+
+
+def tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope: str = "cta"):
+    """``T.tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope="cta")``:
+    ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` on the tensor cores (``D = A @ B.T``).
+
+    ``D`` is an ``(M, N)`` region of a TMEM buffer in an MMA accumulator layout (``tmem_datapath_layout("D", 128,
+    N)``, or ``"F"`` for M = 64); ``A`` an ``(M, K)`` region in shared memory (or TMEM), ``B`` an ``(N, K)`` region
+    in shared memory, each in a layout the MMA reads (``mma_shared_layout``). ``accumulate`` (a bool or an
+    expression such as ``k > 0``) adds to D instead of overwriting it. Without ``barrier`` the op waits for its
+    result; with ``barrier=bars[i]`` it commits to that mbarrier and the kernel waits with ``T.mbarrier_wait``.
+    ``scope`` says who reaches the op: every thread of the CTA, one warp, or one thread.
+
+    Example (inside a ``@T.prim_func``): ``T.tile_mma(acc, As, Bs, accumulate=k > 0)``.
+
+        >>> import tvm
+        >>> D = tvm.tirx.decl_buffer((128, 64), "float32", "D", scope="tmem")
+        >>> A = tvm.tirx.decl_buffer((128, 16), "float16", "A", scope="shared")
+        >>> B = tvm.tirx.decl_buffer((64, 16), "float16", "B", scope="shared")
+        >>> tile_mma(D, A, B, True).args[3]
+        T.bool(True)
+    """
+    return mma_call(D, A, B, accumulate, barrier=barrier, scale_a=scale_a, scale_b=scale_b, scope=scope)
+
+
+def mbarrier_init(bar, count):
+    """``T.mbarrier_init(bars[i], count)``: thread 0 initialises the mbarrier for ``count`` arrivals per phase;
+    every thread reaches it (a CTA barrier follows, so no thread uses it uninitialised).
+
+    Example:
+        >>> import tvm
+        >>> bars = tvm.tirx.decl_buffer((2,), "uint64", "bars", scope="shared")
+        >>> mbarrier_init(bars[0], 1)
+        T.mbarrier_init(bars[0], T.uint32(1))
+    """
+    return mbarrier_call("init", bar, count)
+
+
+def mbarrier_arrive(bar):
+    """``T.mbarrier_arrive(bars[i])``: every thread reaching it arrives on the mbarrier once.
+
+    Example:
+        >>> import tvm
+        >>> mbarrier_arrive(tvm.tirx.decl_buffer((2,), "uint64", "bars", scope="shared")[1])
+        T.mbarrier_arrive(bars[1])
+    """
+    return mbarrier_call("arrive", bar)
+
+
+def mbarrier_expect_tx(bar, nbytes):
+    """``T.mbarrier_expect_tx(bars[i], nbytes)``: every thread reaching it adds ``nbytes`` to the current phase's
+    transaction count, without arriving.
+
+    Example:
+        >>> import tvm
+        >>> mbarrier_expect_tx(tvm.tirx.decl_buffer((2,), "uint64", "bars", scope="shared")[0], 16384)
+        T.mbarrier_expect_tx(bars[0], T.uint32(16384))
+    """
+    return mbarrier_call("expect_tx", bar, nbytes)
+
+
+def mbarrier_arrive_expect_tx(bar, nbytes):
+    """``T.mbarrier_arrive_expect_tx(bars[i], nbytes)``: add ``nbytes`` to the transaction count, then arrive.
+
+    Example:
+        >>> import tvm
+        >>> mbarrier_arrive_expect_tx(tvm.tirx.decl_buffer((2,), "uint64", "bars", scope="shared")[0], 64)
+        T.mbarrier_arrive_expect_tx(bars[0], T.uint32(64))
+    """
+    return mbarrier_call("arrive_expect_tx", bar, nbytes)
+
+
+def mbarrier_wait(bar, parity):
+    """``T.mbarrier_wait(bars[i], parity)``: every thread reaching it waits until the mbarrier's phase of that
+    parity has completed, then orders its later tcgen05 accesses after it (``tcgen05.fence::after_thread_sync``).
+
+    Example:
+        >>> import tvm
+        >>> mbarrier_wait(tvm.tirx.decl_buffer((2,), "uint64", "bars", scope="shared")[0], 1)
+        T.mbarrier_wait(bars[0], T.uint32(1))
+    """
+    return mbarrier_call("wait", bar, parity)

@@ -1,0 +1,188 @@
+"""mbarrier objects in shared memory, simulated from the PTX ISA's mbarrier section (not from the lowering).
+
+What the ISA says, restated (PTX ISA, "mbarrier": phases, phase completion, init / arrive / expect-tx /
+complete-tx / try_wait.parity):
+
+* ``mbarrier.init [bar], count`` starts phase 0 with ``count`` pending arrivals and a tx-count of 0.
+* ``mbarrier.arrive`` takes one pending arrival; ``mbarrier.expect_tx [bar], n`` adds ``n`` to the tx-count;
+  ``mbarrier.arrive.expect_tx`` does both (the expect first); an asynchronous copy's ``complete_tx`` (TMA) takes
+  ``n`` off it; ``tcgen05.commit ... mbarrier::arrive::one`` arrives once when the issuing thread's earlier
+  ``tcgen05.mma``/``cp`` are complete.
+* The current phase completes when its pending arrivals AND its tx-count are both zero; the barrier then moves to the
+  next phase with ``count`` pending arrivals again.
+* ``mbarrier.try_wait.parity [bar], p`` succeeds once the phase of parity ``p`` has completed: when the current
+  (incomplete) phase's parity is not ``p``. On a fresh barrier, parity 1 succeeds at once (the phase "before" phase
+  0) and parity 0 waits for phase 0.
+
+The simulator runs every thread in program order, all at once, and performs asynchronous operations when issued, so a
+commit arrives as it is issued. A wait whose phase has not completed by then could only be released by a thread that
+comes later in the program, which this interpreter cannot run first: it raises :class:`SimulationError` naming the
+barrier, the phase and what it still waits for.
+
+A completed phase carries what its arrivals publish for the tcgen05 ordering model (``sim/tmem_order.py``): the
+arriving warps' released windows, and the commit generations it covers. A wait that succeeds takes in what the last
+completed phase of that parity carries (completion is cumulative: later phases include earlier ones).
+
+Example:
+    >>> bar = Mbarrier(count=2, warps=1)
+    >>> bar.arrive(); bar.completed, bar.wait_returns(0)
+    (0, False)
+    >>> bar.arrive(); bar.completed, bar.wait_returns(0), bar.wait_returns(1)
+    (1, True, False)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .addresses import shared_address
+from .memory import SimulationError
+
+#: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
+TX_LIMIT = (1 << 20) - 1
+
+__all__ = ["TX_LIMIT", "Mbarrier"]
+
+
+class Mbarrier:
+    """One mbarrier object: expected arrivals per phase, pending arrivals, tx-count, completed phases, and what the
+    current and completed phases publish to the tcgen05 ordering model of ``warps`` warps."""
+
+    def __init__(self, count: int, warps: int, name: str = "mbarrier"):
+        if not 1 <= count <= TX_LIMIT:
+            raise SimulationError(f"mbarrier.init of {name} with count {count}: the count must be in [1, 2^20 - 1]")
+        self.name = name
+        self.count = count
+        self.pending = count
+        self.tx = 0
+        self.completed = 0  # phases completed so far; the current phase is number ``completed``
+        self.published = np.zeros(warps, np.int64)  # what the current phase's arrivals published
+        self.generations = np.full(warps, -1, np.int64)  # the commits (per warp) the current phase covers
+        self.done_published = np.zeros(warps, np.int64)  # ... and the same for the last completed phase
+        self.done_generations = np.full(warps, -1, np.int64)
+
+    def arrive(self, published=None, warp: int | None = None, generation: int | None = None) -> None:
+        """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``)."""
+        if published is not None:
+            np.maximum(self.published, published, out=self.published)
+        if warp is not None and generation is not None:
+            self.generations[warp] = max(self.generations[warp], generation)
+        self.pending -= 1
+        self._complete()
+
+    def expect_tx(self, nbytes: int) -> None:
+        """``mbarrier.expect_tx``: the current phase also waits for ``nbytes`` more bytes of asynchronous copies."""
+        self._tx(self.tx + nbytes, f"expect_tx of {nbytes} bytes")
+
+    def complete_tx(self, nbytes: int) -> None:
+        """An asynchronous copy (TMA) signals ``nbytes`` bytes arrived: the tx-count drops, which may complete the
+        phase."""
+        self._tx(self.tx - nbytes, f"complete_tx of {nbytes} bytes")
+        self._complete()
+
+    def _tx(self, value: int, what: str) -> None:
+        if not -TX_LIMIT <= value <= TX_LIMIT:
+            raise SimulationError(
+                f"{what} on {self.name} takes its tx-count to {value}, outside [-(2^20 - 1), 2^20 - 1]"
+            )
+        self.tx = value
+
+    def _complete(self) -> None:
+        if self.pending < 0:
+            raise SimulationError(f"{self.name}: more arrivals than the phase expects")
+        if self.pending == 0 and self.tx == 0:
+            self.completed += 1
+            self.pending = self.count
+            np.maximum(self.done_published, self.published, out=self.done_published)
+            np.maximum(self.done_generations, self.generations, out=self.done_generations)
+
+    def wait_returns(self, parity: int) -> bool:
+        """Whether ``mbarrier.try_wait.parity`` with ``parity`` succeeds now: the current phase has the other
+        parity."""
+        if parity not in (0, 1):
+            raise SimulationError(f"mbarrier wait on {self.name} with phase parity {parity}; it must be 0 or 1")
+        return self.completed % 2 != parity
+
+    def describe(self) -> str:
+        """The current phase's state, for error messages."""
+        return (
+            f"phase {self.completed} (parity {self.completed % 2}) has {self.pending} of {self.count} arrivals "
+            f"pending and a tx-count of {self.tx}"
+        )
+
+
+# ---- the helpers (``ir/device_calls`` names) that act on mbarriers ---------------------------------------------------
+
+#: Helper name -> what it does per active thread; ``commit`` is ``tcgen05.commit ... mbarrier::arrive::one``.
+HELPERS = ("mbarrier_init", "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "mbarrier_wait")
+
+
+def _object(interp, memory, index: int, what: str) -> Mbarrier:
+    key = (memory.name, index)
+    if key not in interp.mbarriers:
+        raise SimulationError(f"{what} on {memory.name}[{index}], an mbarrier that was never initialised")
+    return interp.mbarriers[key]
+
+
+def execute(interp, what: str, args) -> None:
+    """Run mbarrier helper ``what`` (one of :data:`HELPERS`, or ``commit``) with TIR ``args`` for every active
+    thread of ``interp`` (a ``CtaInterpreter`` whose ``tmem`` exists).
+
+    Example: ``execute(interp, "mbarrier_arrive", [address_of(bars[0])])`` arrives once per active thread.
+    """
+    memory, index = shared_address(interp, args[0], what)
+    order = interp.tmem.order
+    threads = np.nonzero(interp.mask)[0]
+    operand = None if len(args) < 2 else np.broadcast_to(np.asarray(interp.eval(args[1]), np.int64), (interp.count,))
+    for t in threads.tolist():
+        i, warp = int(index[t]), t // 32
+        if what == "mbarrier_init":
+            interp.mbarriers[(memory.name, i)] = Mbarrier(int(operand[t]), order.warps, f"{memory.name}[{i}]")
+            continue
+        bar = _object(interp, memory, i, what)
+        if what == "commit":
+            published, generation = order.commit(warp)
+            bar.arrive(published, warp, generation)
+        elif what == "mbarrier_arrive":
+            bar.arrive(order.publish(warp))
+        elif what == "mbarrier_expect_tx":
+            bar.expect_tx(int(operand[t]))
+        elif what == "mbarrier_arrive_expect_tx":
+            bar.expect_tx(int(operand[t]))
+            bar.arrive(order.publish(warp))
+        elif what == "mbarrier_wait":
+            if not bar.wait_returns(int(operand[t])):
+                raise SimulationError(
+                    f"mbarrier wait by thread {t} on {bar.name} for phase parity {int(operand[t])} never returns: "
+                    f"{bar.describe()}, and no arrival before this point of the program completes it (the simulator "
+                    "runs threads in program order; a commit or arrive for this phase must come before the wait)"
+                )
+            order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
+            _observe_async_reads(interp, t, bar.done_generations)
+        else:
+            raise SimulationError(f"the simulator does not implement the mbarrier helper {what}")
+    if what == "mbarrier_wait" and interp.mask.all():
+        # Every thread of the CTA waited: later shared/global accesses are ordered after earlier ones.
+        interp.launch.interval += 1
+
+
+def _observe_async_reads(interp, thread: int, generations: np.ndarray) -> None:
+    """``thread`` saw a phase complete that covers these commit generations: the MMAs they cover no longer read
+    shared memory, for this thread."""
+    for read in interp.async_reads:
+        if read.generation <= generations[read.warp]:
+            read.observed[thread] = True
+    drop_async_reads(interp, lambda read: read.observed.all())
+
+
+def drop_async_reads(interp, finished) -> None:
+    """Forget the in-flight shared-memory reads for which ``finished(read)`` holds (completed for every thread).
+
+    Example: after a CTA barrier, ``drop_async_reads(interp, lambda read: read.observed.any())``.
+    """
+    done = [read for read in interp.async_reads if finished(read)]
+    for read in done:
+        interp.async_reads.remove(read)
+        for memory in interp.memories.values():
+            if read in memory.async_reads:
+                memory.async_reads.remove(read)

@@ -1,0 +1,317 @@
+"""LowerTileMma: ``T.tile_mma`` becomes a K loop of ``tcgen05.mma`` instructions, issued by one thread, and the
+``T.mbarrier_*`` operations become their PTX.
+
+``T.tile_mma(D, A, B, accumulate)`` computes ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` (``D = A @ B.T``): ``D`` is
+``(M, N)`` in tensor memory, ``A`` ``(M, K)`` in shared or tensor memory, ``B`` ``(N, K)`` in shared memory. Every
+number the instructions need comes from the operands' layouts and dtypes:
+
+* the kind from the dtypes (``float16``/``bfloat16`` f16, ``float32`` tf32, ``float8_*`` f8f6f4, ``int8``/``uint8``
+  i8); the instruction descriptor from the kind, dtypes, M, N and each operand's majorness
+  (``hw.mma.instruction_descriptor``);
+* each shared operand's matrix descriptor from its layout (``hw.mma.shared_matrix_descriptor``, which refuses a
+  layout the MMA cannot read) and the start of every K step (``k_offsets``): the helper receives the descriptor with
+  its start field zero and a pointer to the step's first element, and ORs the pointer's shared address in;
+* the accumulator's TMEM address from D's layout: the lane of row 0 and the column of column 0 of the region, on top
+  of the allocation's base address (filled in by LowerTileOps, which allocates TMEM).
+
+What is emitted, by ``scope`` (PTX ISA, tcgen05 memory consistency: the MMA reads shared memory through the async
+proxy, and orders with other threads' tcgen05 accesses only through the thread-sync fences):
+
+* ``"cta"`` -- every thread: ``fence.proxy.async.shared::cta`` (its shared-memory writes become visible to the
+  MMA), ``tcgen05.fence::before_thread_sync``, a CTA barrier, ``tcgen05.fence::after_thread_sync``; thread 0
+  issues the K loop and the commit.
+* ``"warp"`` -- the warp's threads: the proxy fence; lane 0 issues. ``"thread"`` -- the thread issues.
+* The synchronous form (no ``barrier``) commits to an mbarrier of the call site's own, initialised once at the start
+  of the kernel; every thread of the scope waits for the phase its own counter tracks, then
+  ``tcgen05.fence::after_thread_sync``: D is readable after the op. With ``barrier=bars[i]`` the commit arrives on
+  ``bars[i]`` and the kernel waits with ``T.mbarrier_wait`` before reading D or overwriting A or B.
+
+The K loop is unrolled: step ``s`` reads K elements ``s*k .. (s+1)*k - 1``; its enable-input-d is ``accumulate`` for
+step 0 and 1 after (the pipelined MMA -> MMA pair needs no fence between steps).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from ..hw.memory import SWIZZLE_BYTES
+from ..hw.mma import OPERAND_CODES, MmaInstruction, instruction_descriptor, shared_matrix_descriptor
+from ..hw.threads import WARP_THREADS
+from ..ir.annotations import buffer_layouts
+from ..ir.device_calls import cta_barrier
+from ..ir.mma_ops import TileMma, as_mbarrier, as_mma, tmem_base_address
+from ..ir.rewrite import AllocBuffer, map_function, sequence, store
+from ..ir.spans import source_location
+from ..ir.threads import cta_threads
+from ..layout import S, TileLayout
+from .copy_plan import MemoryOperand, TmemOperand, operand
+from .tmem import calls, mma_calls
+from .tmem.ld_st import tile_places
+
+#: Bytes a swizzled MMA operand buffer is aligned to: the largest swizzle repeat (8 rows of 128 bytes), since the
+#: hardware applies the swizzle to absolute shared addresses.
+OPERAND_ALIGNMENT = 8 * max(SWIZZLE_BYTES.values())
+
+
+def mma_kind(a_dtype: str, b_dtype: str, block_scaled: bool = False) -> str:
+    """The ``tcgen05.mma`` kind that multiplies A and B of these dtypes (the one whose operand types hold both;
+    for 8-bit floats ``f8f6f4``, or ``mxf8f6f4`` when ``block_scaled``).
+
+    Example:
+        >>> mma_kind("bfloat16", "bfloat16"), mma_kind("float8_e4m3fn", "float8_e5m2", block_scaled=True)
+        ('f16', 'mxf8f6f4')
+    """
+    kinds = [k for k, codes in OPERAND_CODES.items() if a_dtype in codes and b_dtype in codes]
+    kinds = [k for k in kinds if k.startswith("mx") == block_scaled]
+    if len(kinds) != 1:
+        scaled = " with scale factors" if block_scaled else ""
+        raise ValueError(
+            f"no tcgen05.mma kind multiplies A {a_dtype} by B {b_dtype}{scaled}; the kinds take "
+            + "; ".join(f"{k}: {sorted(codes)}" for k, codes in OPERAND_CODES.items())
+        )
+    return kinds[0]
+
+
+def _accumulator_offset(d: TmemOperand, m: int, n: int) -> tuple[int, int, object]:
+    """(lane, 32-bit column, symbolic column shift) of element (0, 0) of D's region, checking that the region is an
+    MMA accumulator: Layout D (M = 128: row i on lane i) or Layout F (M = 64: row i on lane 32*(i//16) + i%16, plus
+    0 or 16), column j on column c0 + j, one 32-bit column per element whatever the dtype (PTX ISA, "Data path
+    layout organization" and the packing of D)."""
+    places, shift = tile_places(d, m, n)
+    lanes, cols = places["TLane"], places["TCol"]
+    per_column = 4 // d.element_bytes  # a 16-bit TMEM buffer counts TCol in halves of a column
+    what = f"D's layout {d.layout} (region {d.region})"
+    if (cols % per_column).any():
+        raise ValueError(
+            f"{what} is not an MMA accumulator layout: an f16 accumulator takes one 32-bit column per element"
+        )
+    cols = cols // per_column
+    lane0, col0 = int(lanes[0, 0]), int(cols[0, 0])
+    rows = np.arange(m)
+    want_lane = rows if m == 128 else 32 * (rows // 16) + rows % 16
+    bad = np.argwhere((lanes != lane0 + want_lane[:, None]) | (cols != col0 + np.arange(n)[None, :]))
+    allowed = (0,) if m == 128 else (0, 16)
+    base = lane0 if lane0 in allowed else 0
+    if bad.size or lane0 not in allowed:
+        i, j = (int(v) for v in bad[0]) if bad.size else (0, 0)
+        datapath = "D (row i on lane i)" if m == 128 else "F (row i on lane 32*(i//16) + i%16 + 0 or 16)"
+        raise ValueError(
+            f"{what} is not an MMA accumulator layout: element ({i}, {j}) sits at lane {int(lanes[i, j])} column "
+            f"{int(cols[i, j])}; for M={m} Layout {datapath} with column j at column {col0} + j puts it at lane "
+            f"{base + int(want_lane[i])} column {col0 + j}"
+        )
+    return lane0, col0, shift
+
+
+def _shared_descriptor(side: MemoryOperand, rows: int, k: int, name: str):
+    """The matrix descriptor of a shared operand region and the element offset of each K step's first element."""
+    if side.buffer.scope() not in ("shared", "shared.dyn"):
+        raise ValueError(f"{name} of tile_mma must be in shared memory, {side.buffer.name} is {side.buffer.scope()}")
+    if tuple(side.extents) != tuple(side.shape) or any(b != 0 for b in side.begins):
+        raise ValueError(f"{name} of tile_mma: regions of shared operands are not supported yet; pass the whole buffer")
+    layout = side.layout if side.layout is not None else TileLayout(S[tuple(side.shape)])
+    try:
+        descriptor = shared_matrix_descriptor(layout, (rows, k), side.dtype, 0)
+    except ValueError as err:
+        raise ValueError(f"{name}'s layout: {err}") from None
+    if descriptor.swizzle != "none" and int(side.buffer.data_alignment) < OPERAND_ALIGNMENT:
+        raise ValueError(
+            f"{name} ({side.buffer.name}) is {descriptor.swizzle}-swizzled, which the hardware applies to absolute "
+            f"shared addresses; declare it with align={OPERAND_ALIGNMENT} (it has {int(side.buffer.data_alignment)})"
+        )
+    starts = [(descriptor.start + offset) // side.element_bytes for offset in descriptor.k_offsets]
+    return dataclasses.replace(descriptor, start=0, k_offsets=(0,)), starts
+
+
+def _as_u32(flag):
+    """A boolean expression as the ``uint32`` the helpers take (0 or 1); a constant stays a constant."""
+    if isinstance(flag, tirx.IntImm):
+        return tirx.const(int(bool(flag.value)), "uint32")
+    return tirx.Cast("uint32", flag)
+
+
+class _MmaLowering:
+    def __init__(self, func):
+        self.func = func
+        self.layouts = buffer_layouts(func)
+        self._threads = None
+        self.own_barriers = []  # (mbarrier buffer, phase buffer) of each synchronous call site
+
+    @property
+    def threads(self):
+        if self._threads is None:
+            self._threads = cta_threads(self.func)
+        return self._threads
+
+    def issuer(self, scope: str):
+        index = self.threads.index
+        if scope == "cta":
+            return index == 0
+        if scope == "warp":
+            return tirx.floormod(index, WARP_THREADS) == 0
+        return None
+
+    def lower(self, mma: TileMma):
+        if mma.scale_a is not None:
+            raise ValueError("tile_mma with scale factors (kind mxf8f6f4) is not lowered yet")
+        d = operand(mma.d, self.layouts, "D")
+        a = operand(mma.a, self.layouts, "A")
+        b = operand(mma.b, self.layouts, "B")
+        if not isinstance(d, TmemOperand):
+            raise ValueError(f"D of tile_mma must be in tensor memory, {d.buffer.name} is {d.buffer.scope()}")
+        if d.layout is None:
+            raise ValueError(f"D of tile_mma ({d.buffer.name}) needs a TMEM layout (tmem_datapath_layout)")
+        if not isinstance(b, MemoryOperand):
+            raise ValueError(f"B of tile_mma must be in shared memory, {b.buffer.name} is {b.buffer.scope()}")
+        shapes = {"D": d.tile_shape, "A": a.tile_shape, "B": b.tile_shape}
+        if any(len(s) != 2 for s in shapes.values()):
+            raise ValueError(f"tile_mma takes 2-D tiles D (M, N), A (M, K), B (N, K), got {shapes}")
+        (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
+        if m_a != m or n_b != n or k_b != k:
+            raise ValueError(f"tile_mma: D is (M, N), A (M, K), B (N, K) (D = A @ B.T), got shapes {shapes}")
+        kind = mma_kind(a.dtype, b.dtype)
+        if isinstance(a, TmemOperand):
+            raise ValueError("tile_mma with A in tensor memory is not lowered yet")
+        a_desc, a_starts = _shared_descriptor(a, m, k, "A")
+        b_desc, b_starts = _shared_descriptor(b, n, k, "B")
+        instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_desc.major, b_desc.major)
+        steps = k // instruction.k
+        idesc = instruction_descriptor(instruction)
+        lane, column, shift = _accumulator_offset(d, m, n)
+        d_taddr = tmem_base_address(d.buffer) + tirx.const((lane << 16) + column, "uint32")
+        if not (isinstance(shift, int) and shift == 0):
+            d_taddr = d_taddr + tirx.Cast("uint32", shift)
+        issue = []
+        for s in range(steps):
+            enable = _as_u32(mma.accumulate) if s == 0 else tirx.const(1, "uint32")
+            a_ptr = tvm.tirx.address_of(tvm.tirx.BufferLoad(a.view, [tirx.IntImm("int32", a_starts[s])]))
+            b_ptr = tvm.tirx.address_of(tvm.tirx.BufferLoad(b.view, [tirx.IntImm("int32", b_starts[s])]))
+            issue.append(mma_calls.mma(kind, d_taddr, a_ptr, a_desc.encode(), b_ptr, b_desc.encode(), idesc, enable))
+        return self.complete(mma, [a.declaration(), b.declaration()], issue)
+
+    def complete(self, mma: TileMma, declarations: list, issue: list):
+        """The fences before the issue, the guarded issue and commit, and the wait of the synchronous form."""
+        if mma.scope != "cta":
+            raise ValueError(f"tile_mma scope {mma.scope!r} is not lowered yet")
+        before = [calls.simple("fence_proxy_async")]
+        if mma.scope == "cta":
+            before += [calls.simple("fence_before"), cta_barrier(), calls.simple("fence_after")]
+        if mma.barrier is None:
+            bar, phase = self.own_barrier()
+            bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
+        else:
+            bar_address = tvm.tirx.address_of(mma.barrier)
+        issue = sequence([*issue, calls.commit(bar_address)])
+        guard = self.issuer(mma.scope)
+        after = []
+        if mma.barrier is None:
+            parity = tvm.tirx.BufferLoad(phase, [tirx.IntImm("int32", 0)])
+            after = [
+                calls.mbarrier_wait(bar_address, parity),
+                calls.simple("fence_after"),
+                store(phase, parity ^ tirx.const(1, "uint32"), tirx.IntImm("int32", 0)),
+            ]
+        guarded = issue if guard is None else tirx.IfThenElse(guard, issue, None)
+        return sequence([*declarations, *before, guarded, *after])
+
+    def own_barrier(self):
+        site = len(self.own_barriers)
+        bar = tvm.tirx.decl_buffer((1,), "uint64", f"tile_mma_bar_{site}", scope="shared")
+        phase = tvm.tirx.decl_buffer((1,), "uint32", f"tile_mma_phase_{site}", scope="local")
+        self.own_barriers.append((bar, phase))
+        return bar, phase
+
+    def lower_mbarrier(self, op):
+        address = tvm.tirx.address_of(op.bar)
+        if op.what == "init":
+            return sequence(
+                [tirx.IfThenElse(self.threads.index == 0, calls.mbarrier_init(address, op.value), None), cta_barrier()]
+            )
+        if op.what == "wait":
+            return sequence([calls.mbarrier_wait(address, op.value), calls.simple("fence_after")])
+        if op.what == "arrive":
+            return calls.mbarrier_arrive(address)
+        if op.what == "expect_tx":
+            return calls.mbarrier_expect_tx(address, op.value)
+        return calls.mbarrier_arrive_expect_tx(address, op.value)
+
+    def prologue(self):
+        """The call sites' own mbarriers: allocated, each thread's phase counter zeroed, initialised by thread 0
+        for one arrival (the commit), and a CTA barrier so that no thread waits on an uninitialised mbarrier."""
+        stmts = []
+        for bar, phase in self.own_barriers:
+            stmts += [AllocBuffer(bar), AllocBuffer(phase), store(phase, tirx.const(0, "uint32"), 0)]
+        inits = [
+            calls.mbarrier_init(tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)])), 1)
+            for bar, _ in self.own_barriers
+        ]
+        return [*stmts, tirx.IfThenElse(self.threads.index == 0, sequence(inits), None), cta_barrier()]
+
+
+def _after_thread_definitions(body, prologue: list):
+    """``body`` with ``prologue`` placed right after the kernel's thread index definitions (the outermost sequence
+    holding them), where every thread runs it once."""
+    done = []
+
+    def insert(seq):
+        if done:
+            return seq
+        stmts = list(seq.seq)
+        defs = [i for i, s in enumerate(stmts) if isinstance(s, tirx.ScopeIdDefStmt)]
+        if not defs:
+            return seq
+        done.append(True)
+        at = defs[-1] + 1
+        return sequence([*stmts[:at], *prologue, *stmts[at:]])
+
+    # pre-order, so that the outermost sequence with thread definitions takes the prologue
+    mapped = tvm_ffi.structural_map(body, [(tirx.SeqStmt, insert)], order="pre")
+    if not done:
+        raise ValueError("tile_mma: the kernel defines no thread index (T.thread_id) before its first statement")
+    return mapped
+
+
+def lower_tile_mma(func):
+    """``func`` with every ``T.tile_mma`` and ``T.mbarrier_*`` lowered (see the module docstring).
+
+    Example: ``lower_tile_mma(func)`` for a kernel with ``T.tile_mma(acc, As, Bs)`` (f16, 128x128x64) holds, in
+    thread 0, four ``tirx_layout_tcgen05_mma_f16_ss`` calls and a commit, then every thread's wait.
+    """
+    lowering = _MmaLowering(func)
+
+    def on_evaluate(stmt):
+        try:
+            mma = as_mma(stmt)
+            if mma is not None:
+                return lowering.lower(mma)
+            op = as_mbarrier(stmt)
+            return stmt if op is None else lowering.lower_mbarrier(op)
+        except ValueError as err:  # same type, with the op's TVMScript line when it has one
+            where = source_location(stmt)
+            if not where or where in str(err):
+                raise
+            raise type(err)(f"{err}{where}") from err
+
+    lowered = map_function(func, [(tirx.Evaluate, on_evaluate)])
+    if not lowering.own_barriers:
+        return lowered
+    return lowered.with_body(_after_thread_definitions(lowered.body, lowering.prologue()))
+
+
+@tvm.tirx.transform.prim_func_pass(opt_level=0, name="tirx_layout.LowerTileMma")
+class LowerTileMma:
+    """The registered pass: :func:`lower_tile_mma` on every PrimFunc of a module.
+
+    Example: ``LowerTileMma()(mod)`` is ``mod`` with :func:`lower_tile_mma` applied to each of its functions.
+    """
+
+    def transform_function(self, func, mod, ctx):
+        return lower_tile_mma(func)
+
+
+__all__ = ["OPERAND_ALIGNMENT", "LowerTileMma", "lower_tile_mma", "mma_kind"]

@@ -1,0 +1,516 @@
+"""The simulator runs ``tcgen05.mma`` helpers, commits and mbarriers (``sim/tcgen05_mma.py``, ``sim/mbarrier.py``).
+
+Every kernel here is hand-built TIR calling the helpers of MMA_DESIGN §3 by name (never our lowering). The operand
+images in shared memory, the descriptors and the instruction descriptors are computed here from the PTX ISA's
+canonical layouts and field tables; the expected results come from numpy. Values are chosen exactly representable,
+so every comparison is exact.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tirx_layout import sim
+
+from kernels import parse
+
+# --- the ISA's field tables, restated for the tests ---
+
+TYPE_CODE = {"float16": 0, "bfloat16": 1, "tf32": 2, "e4m3": 0, "e5m2": 1, "uint8": 0, "int8": 1}
+D_CODE = {"float16": 0, "float32": 1, "int32": 2}
+SWIZZLE_CODE = {"none": 0, "128B": 2, "64B": 4, "32B": 6}  # bits 61-63 of the shared-memory descriptor
+ELEMENT = {
+    "float16": np.float16,
+    "bfloat16": ml_dtypes.bfloat16,
+    "tf32": np.float32,
+    "e4m3": ml_dtypes.float8_e4m3fn,
+    "e5m2": ml_dtypes.float8_e5m2,
+    "uint8": np.uint8,
+    "int8": np.int8,
+}
+KIND_OF = {"float16": "f16", "bfloat16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4", "int8": "i8"}
+KIND_OF["uint8"] = "i8"
+
+
+def idesc_dense(m, n, a, b, d, a_mn=False, b_mn=False):
+    """Dense instruction descriptor: D type 4-5, A/B type 7-9/10-12, transpose 15/16, N>>3 17-22, M>>4 24-28."""
+    return (
+        D_CODE[d] << 4 | TYPE_CODE[a] << 7 | TYPE_CODE[b] << 10 | a_mn << 15 | b_mn << 16 | n >> 3 << 17 | m >> 4 << 24
+    )
+
+
+def idesc_scaled(m, n, a, b, sf_a, sf_b):
+    """Block-scaled descriptor: SF B id 4-5, A/B type 7-9/10-12, N>>3 17-22, UE8M0 bit 23, M>>7 27-28, SF A id 29-30."""
+    return sf_b << 4 | TYPE_CODE[a] << 7 | TYPE_CODE[b] << 10 | n >> 3 << 17 | 1 << 23 | m >> 7 << 27 | sf_a << 29
+
+
+def sdesc(lbo, sbo, swizzle):
+    """Shared-memory descriptor with start 0: LBO 16-29 and SBO 32-45 in 16-byte units, 0b001 at 46-48, mode 61-63."""
+    return (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | SWIZZLE_CODE[swizzle] << 61
+
+
+def swizzle(address, mode):
+    """The XOR of ISA Table 55 on a (repeat-aligned) byte address: 16-byte chunk bits ^= row bits 7..."""
+    bits = {"none": 0, "32B": 1, "64B": 2, "128B": 3}[mode]
+    return address ^ (((address >> 7) & ((1 << bits) - 1)) << 4)
+
+
+class Operand:
+    """A ``rows x K`` operand laid out in shared memory by one of the ISA's canonical layouts, with the descriptor
+    and the per-K-step start offsets that read it."""
+
+    def __init__(self, values: np.ndarray, major: str, mode: str):
+        self.values, self.major, self.mode = values, major, mode
+        rows, k = values.shape
+        e = values.dtype.itemsize
+        self.k_step = 32 // e
+        width = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[mode]
+        place = np.zeros((rows, k), np.int64)
+        for r in range(rows):
+            for c in range(k):
+                if major == "K" and mode == "none":  # core matrices [row group][K chunk][8 rows][16 B]
+                    sbo, lbo = (k * e // 16) * 128, 128
+                    linear = (r // 8) * sbo + (c * e // 16) * lbo + (r % 8) * 16 + c * e % 16
+                elif major == "K":  # atoms [K atom][row group][8 rows][width B]
+                    sbo, lbo = 8 * width, 16
+                    linear = (c * e // width) * rows * width + (r // 8) * sbo + (r % 8) * width + c * e % width
+                elif mode == "none":  # core matrices [K group][MN chunk][8 K rows][16 B]
+                    sbo, lbo = 128, (rows * e // 16) * 128
+                    linear = (c // 8) * lbo + (r * e // 16) * sbo + (c % 8) * 16 + r * e % 16
+                else:  # atoms [K group][MN atom][8 K rows][width B]
+                    sbo, lbo = rows * e * 8, 8 * width
+                    linear = (c // 8) * sbo + (r * e // width) * lbo + (c % 8) * width + r * e % width
+                place[r, c] = swizzle(linear, mode)
+        self.descriptor = sdesc(lbo, sbo, mode)
+        size = (int(place.max()) + e + 1023) // 1024 * 1024
+        image = np.zeros(size, np.uint8)
+        raw = values.view(np.uint8).reshape(rows, k, e)
+        for b in range(e):
+            image[place + b] = raw[:, :, b]
+        self.words = image.view(np.uint32)
+        # start byte of K step s: the unswizzled address of element (0, s * k_step)
+        self.starts = []
+        for s in range(k // self.k_step):
+            c = s * self.k_step
+            if major == "K" and mode == "none":
+                self.starts.append((c * e // 16) * lbo)
+            elif major == "K":
+                self.starts.append((c * e // width) * rows * width + c * e % width)
+            else:
+                self.starts.append((c // 8) * (lbo if mode == "none" else sbo))
+
+
+def pow2_chunks(n):
+    """``n`` columns as power-of-two pieces (tcgen05.ld/st .num is a power of two)."""
+    chunks, start = [], 0
+    while n:
+        size = 1 << (n.bit_length() - 1)
+        chunks.append((start, min(size, 128)))
+        start, n = start + min(size, 128), n - min(size, 128)
+    return chunks
+
+
+def call(name, *args):
+    operands = ", ".join([f'"tirx_layout_tcgen05_{name}"', *args, '""'])
+    return f'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", {operands}))'
+
+
+def u32(v):
+    return f"T.uint32({v})"
+
+
+def u64(v):
+    """A 64-bit constant as TVMScript builds it (its parser takes no literal above 2^63 - 1): two 32-bit halves."""
+    return f"(T.Cast('uint64', T.uint32({v >> 32})) << T.uint64(32) | T.Cast('uint64', T.uint32({v & 0xFFFFFFFF})))"
+
+
+def kernel_source(
+    *,
+    mmas,
+    n_read,
+    a_words,
+    b_words,
+    preload_cols=0,
+    store_then_sync=True,
+    fence_proxy=True,
+    barrier_before_mma=True,
+    issue_guard="tx == 0",
+    wait="all",
+    fence_after_wait=True,
+    after_issue="",
+    after_wait="",
+    after_read="",
+):
+    """A 128-thread kernel: copy the operand images A, B into shared memory, optionally preload TMEM columns
+    ``[0, preload_cols)`` of every lane from ``P`` (tcgen05.st), issue ``mmas`` from one thread, commit, wait,
+    read ``n_read`` columns of every lane back (tcgen05.ld) into ``D``. Switches drop or add one step each.
+    ``bars[0]`` (count 1) takes the commit, ``bars[1]`` (count 128) is free for the tests."""
+    ncols = 32
+    while ncols < max(n_read, preload_cols):
+        ncols *= 2
+    regs = max(n_read, preload_cols, 1)
+    lane_base = "slot[0] + T.Cast('uint32', warp * 32 * 65536)"
+    lines = []
+    lines.append("for i in range(A_WORDS // 128):\n        sA[i * 128 + tx] = A[i * 128 + tx]")
+    lines.append("for i in range(B_WORDS // 128):\n        sB[i * 128 + tx] = B[i * 128 + tx]")
+    if preload_cols:
+        lines.append(f"for j in range({preload_cols}):\n        r[j] = P[tx * {preload_cols} + j]")
+        for start, size in pow2_chunks(preload_cols):
+            lines.append(call(f"st_32x32b_x{size}", f"{lane_base} + T.uint32({start})", f"T.address_of(r[{start}])"))
+        lines.append(call("wait_st"))
+        lines.append(call("fence_before"))
+        lines.append("T.cuda.cta_sync()")
+    if fence_proxy:
+        lines.append(call("fence_proxy_async"))
+    if barrier_before_mma:
+        lines.append("T.cuda.cta_sync()")
+    lines.append(call("fence_after"))
+    issue = "\n        ".join([*mmas, call("commit", "T.address_of(bars[0])")])
+    lines.append(f"if {issue_guard}:\n        {issue}")
+    if after_issue:
+        lines.append(after_issue)
+    waited = call("mbarrier_wait", "T.address_of(bars[0])", u32(0))
+    if wait == "all":
+        lines.append(waited)
+    elif wait == "warp0":
+        lines.append(f"if warp == 0:\n        {waited}")
+    if after_wait:
+        lines.append(after_wait)
+    if fence_after_wait:
+        lines.append(call("fence_after"))
+    for start, size in pow2_chunks(n_read):
+        lines.append(call(f"ld_32x32b_x{size}", f"{lane_base} + T.uint32({start})", f"T.address_of(r[{start}])"))
+    lines.append(call("wait_ld"))
+    lines.append(f"for j in range({n_read}):\n        D[tx * {n_read} + j] = r[j]")
+    if after_read:
+        lines.append(after_read)
+    lines.append(call("fence_before"))
+    lines.append("T.cuda.cta_sync()")
+    lines.append(f"if warp == 0:\n        {call('dealloc', 'slot[0]', u32(ncols))}")
+    body = "\n    ".join(lines)
+    body = body.replace("A_WORDS", str(a_words)).replace("B_WORDS", str(b_words))
+    return f"""
+@T.prim_func
+def k(A: T.Buffer(({a_words},), "uint32"), B: T.Buffer(({b_words},), "uint32"),
+      P: T.Buffer(({128 * max(preload_cols, 1)},), "uint32"), D: T.Buffer(({128 * n_read},), "uint32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    bars = T.alloc_shared((2,), "uint64")
+    sA = T.alloc_shared(({a_words},), "uint32")
+    sB = T.alloc_shared(({b_words},), "uint32")
+    r = T.alloc_local(({regs},), "uint32")
+    if warp == 0:
+        {call("alloc", "T.address_of(slot[0])", u32(ncols))}
+    if tx == 0:
+        {call("mbarrier_init", "T.address_of(bars[0])", u32(1))}
+        {call("mbarrier_init", "T.address_of(bars[1])", u32(128))}
+    T.cuda.cta_sync()
+    {body}
+"""
+
+
+def small_values(rng, shape, dtype):
+    """Values every operand type holds exactly and whose products and sums fp32 (and f16) hold exactly."""
+    if dtype in ("int8", "uint8"):
+        low = -128 if dtype == "int8" else 0
+        return rng.integers(low, low + 256, shape).astype(ELEMENT[dtype])
+    return (rng.integers(-4, 5, shape) * 0.5).astype(np.float32).astype(ELEMENT[dtype])
+
+
+def dense_gemm(
+    m=128,
+    n=64,
+    steps=2,
+    a_dtype="float16",
+    b_dtype=None,
+    d_dtype="float32",
+    a=("K", "128B"),
+    b=("K", "128B"),
+    accumulate=False,
+    d_lane=0,
+    a_in_tmem=False,
+    seed=0,
+    **switches,
+):
+    """Source, inputs and the numpy expectation of D (``m x n``, as TMEM cells) of one dense GEMM."""
+    b_dtype = b_dtype or a_dtype
+    rng = np.random.default_rng(seed)
+    k = steps * 32 // np.dtype(ELEMENT[a_dtype]).itemsize
+    av, bv = small_values(rng, (m, k), a_dtype), small_values(rng, (n, k), b_dtype)
+    a_op, b_op = Operand(av, *a), Operand(bv, *b)
+    kind = KIND_OF[a_dtype]
+    idesc = idesc_dense(m, n, a_dtype, b_dtype, d_dtype, a[0] == "MN", b[0] == "MN")
+    lanes = np.arange(m) if m == 128 else 32 * (np.arange(m) // 16) + np.arange(m) % 16 + d_lane
+    d_np = np.dtype(ELEMENT.get(d_dtype, d_dtype))
+    start = small_values(rng, (m, n), "float16").astype(d_np) if d_dtype != "int32" else rng.integers(-9, 9, (m, n))
+    start = start.astype(d_np)
+    image = np.zeros((128, n + 8 * steps if a_in_tmem else n), np.uint32)
+    if accumulate:
+        image[lanes, :n] = start.view(np.uint16).astype(np.uint32) if d_np.itemsize == 2 else start.view(np.uint32)
+    if a_in_tmem:  # A's row i on D's lane, 32 bytes of K per 8 columns, low element in the low bits
+        image[lanes, n:] = np.ascontiguousarray(av).view(np.uint8).reshape(m, -1).view(np.uint32)
+    mmas = []
+    for s in range(steps):
+        enable = u32(int(accumulate) if s == 0 else 1)
+        d_addr = f"slot[0] + T.uint32({d_lane << 16})"
+        b_args = [f"T.address_of(sB[{b_op.starts[s] // 4}])", u64(b_op.descriptor)]
+        if a_in_tmem:
+            a_args = [f"slot[0] + T.uint32({d_lane << 16 | n + 8 * s})"]
+        else:
+            a_args = [f"T.address_of(sA[{a_op.starts[s] // 4}])", u64(a_op.descriptor)]
+        form = "ts" if a_in_tmem else "ss"
+        mmas.append(call(f"mma_{kind}_{form}", d_addr, *a_args, *b_args, u32(idesc), enable))
+    preload = image.shape[1] if (accumulate or a_in_tmem) else 0
+    source = kernel_source(
+        mmas=mmas, n_read=n, a_words=a_op.words.size, b_words=b_op.words.size, preload_cols=preload, **switches
+    )
+    expected = av.astype(np.float64) @ bv.astype(np.float64).T + (start.astype(np.float64) if accumulate else 0)
+    inputs = {
+        "A": a_op.words,
+        "B": b_op.words,
+        "P": image[:, :preload].ravel() if preload else np.zeros(128, np.uint32),
+    }
+    return source, inputs, expected.astype(d_np), lanes
+
+
+def run_gemm(**kwargs):
+    source, inputs, expected, lanes = dense_gemm(**kwargs)
+    out = sim.run(parse(source), inputs)["D"].reshape(128, -1)[lanes]
+    return out, expected
+
+
+def as_d(cells, dtype):
+    """D's values from its 32-bit TMEM cells (an f16 D in the low 16 bits)."""
+    if np.dtype(dtype).itemsize == 2:
+        return (cells & 0xFFFF).astype(np.uint16).view(dtype)
+    return cells.view(dtype)
+
+
+def test_f16_ss_128_by_n_by_32_with_128b_k_major_operands_equals_numpy():
+    out, expected = run_gemm(m=128, n=64, steps=2, a_dtype="float16")
+    np.testing.assert_array_equal(as_d(out, np.float32), expected)
+
+
+@pytest.mark.parametrize("mode", ["none", "32B", "64B", "128B"])
+@pytest.mark.parametrize("a_major, b_major", [("K", "K"), ("MN", "K"), ("K", "MN"), ("MN", "MN")])
+def test_every_swizzle_and_majorness_reads_the_operands_the_isa_layouts_place(mode, a_major, b_major):
+    # N = 64: an MN-major 128B atom row is 64 bf16 wide
+    out, expected = run_gemm(m=128, n=64, steps=4, a_dtype="bfloat16", a=(a_major, mode), b=(b_major, mode))
+    np.testing.assert_array_equal(as_d(out, np.float32), expected)
+
+
+@pytest.mark.parametrize("d_lane", [0, 16])
+def test_m64_writes_layout_f_half_of_each_sub_partition_chosen_by_the_lane_field(d_lane):
+    source, inputs, expected, lanes = dense_gemm(m=64, n=48, steps=2, d_lane=d_lane)
+    cells = sim.run(parse(source), inputs)["D"].reshape(128, -1)
+    np.testing.assert_array_equal(as_d(cells[lanes], np.float32), expected)
+    untouched = np.setdiff1d(np.arange(128), lanes)  # the other half of every sub-partition stays zero
+    assert not cells[untouched].any()
+    assert sorted(lanes[:17].tolist()) == [*range(d_lane, d_lane + 16), 32 + d_lane]
+
+
+def test_tf32_reads_32_bit_operands_eight_k_per_step():
+    out, expected = run_gemm(m=128, n=24, steps=3, a_dtype="tf32", a=("K", "64B"), b=("K", "32B"))
+    np.testing.assert_array_equal(as_d(out, np.float32), expected)
+
+
+def test_tf32_ignores_the_13_low_mantissa_bits():
+    source, inputs, _, lanes = dense_gemm(m=128, n=8, steps=1, a_dtype="tf32", a=("K", "none"), b=("K", "none"))
+    nearly_one = np.float32(1.0) + np.float32(2.0**-20)  # below tf32's 10-bit mantissa: read as exactly 1.0
+    ones = {name: np.full(inputs[name].size, nearly_one).view(np.uint32) for name in ("A", "B")}
+    out = sim.run(parse(source), {**ones, "P": inputs["P"]})
+    assert (out["D"].reshape(128, -1)[lanes].view(np.float32) == 8.0).all()  # 8 K elements of 1 x 1
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", [("e4m3", "e4m3"), ("e5m2", "e4m3")])
+def test_fp8_kinds_multiply_in_their_own_formats(a_dtype, b_dtype):
+    out, expected = run_gemm(m=128, n=64, steps=2, a_dtype=a_dtype, b_dtype=b_dtype, a=("K", "128B"), b=("MN", "64B"))
+    np.testing.assert_array_equal(as_d(out, np.float32), expected)
+
+
+def test_i8_signed_by_unsigned_is_exact_in_int32():
+    out, expected = run_gemm(m=128, n=48, steps=2, a_dtype="int8", b_dtype="uint8", d_dtype="int32")
+    np.testing.assert_array_equal(as_d(out, np.int32), expected)
+    assert np.abs(expected).max() > 2**15  # large enough that a narrower sum would be wrong
+
+
+def test_f16_accumulator_sits_unpacked_in_the_low_half_of_each_cell_and_accumulates():
+    out, expected = run_gemm(m=128, n=32, steps=3, a_dtype="float16", d_dtype="float16", accumulate=True)
+    np.testing.assert_array_equal(as_d(out, np.float16), expected)
+    assert not (out >> 16).any()
+
+
+def test_enable_input_d_on_the_first_step_adds_what_tcgen05_st_put_in_d():
+    out, expected = run_gemm(m=128, n=16, steps=2, a_dtype="bfloat16", accumulate=True, b=("MN", "32B"))
+    np.testing.assert_array_equal(as_d(out, np.float32), expected)
+
+
+@pytest.mark.parametrize("m, d_lane", [(128, 0), (64, 16)])
+def test_a_from_tensor_memory_on_the_lanes_of_d_packed_along_columns(m, d_lane):
+    out, expected = run_gemm(m=m, n=32, steps=2, a_dtype="float16", a_in_tmem=True, d_lane=d_lane)
+    np.testing.assert_array_equal(as_d(out, np.float32), expected)
+
+
+# --- block scaling ---
+
+
+def scaled_gemm(n=112, steps=2, seed=1, break_replica=None):
+    """mxf8f6f4 e4m3 x e5m2 -> f32, M = 128: D in columns [0, n), SFA in 4 columns from n, SFB in 4 after it; K step
+    s takes scale byte s (the idesc's SF ids)."""
+    m, rng = 128, np.random.default_rng(seed)
+    av, bv = small_values(rng, (m, 32 * steps), "e4m3"), small_values(rng, (n, 32 * steps), "e5m2")
+    a_op, b_op = Operand(av, "K", "128B"), Operand(bv, "K", "64B")
+    ea, eb = rng.integers(124, 131, (m, steps)), rng.integers(124, 131, (n, steps))  # 2^-3 .. 2^3
+    image = np.zeros((128, n + 8), np.uint32)
+    for first, exps in ((n, ea), (n + 4, eb)):
+        for row in range(exps.shape[0]):
+            word = sum(int(e) << 8 * s for s, e in enumerate(exps[row]))
+            image[row % 32 + 32 * np.arange(4), first + row // 32] = word  # duplicated into every sub-partition
+    if break_replica is not None:
+        image[break_replica] ^= 1
+    mmas = []
+    for s in range(steps):
+        idesc = idesc_scaled(m, n, "e4m3", "e5m2", sf_a=s, sf_b=s)
+        mmas.append(
+            call(
+                "mma_mxf8f6f4_ss",
+                "slot[0]",
+                f"T.address_of(sA[{a_op.starts[s] // 4}])",
+                u64(a_op.descriptor),
+                f"T.address_of(sB[{b_op.starts[s] // 4}])",
+                u64(b_op.descriptor),
+                u32(idesc),
+                f"slot[0] + T.uint32({n})",
+                f"slot[0] + T.uint32({n + 4})",
+                u32(int(s > 0)),
+            )
+        )
+    source = kernel_source(
+        mmas=mmas, n_read=n, a_words=a_op.words.size, b_words=b_op.words.size, preload_cols=n + 8
+    )
+    expected = np.zeros((m, n))
+    for s in range(steps):
+        k = slice(32 * s, 32 * s + 32)
+        a_scaled = av[:, k].astype(np.float64) * 2.0 ** (ea[:, s] - 127)[:, None]
+        b_scaled = bv[:, k].astype(np.float64) * 2.0 ** (eb[:, s] - 127)[:, None]
+        expected += a_scaled @ b_scaled.T
+    inputs = {"A": a_op.words, "B": b_op.words, "P": image.ravel()}
+    return source, inputs, expected.astype(np.float32)
+
+
+def test_mxf8f6f4_scales_each_row_of_a_and_column_of_b_per_32_k_by_ue8m0_bytes():
+    source, inputs, expected = scaled_gemm()
+    out = sim.run(parse(source), inputs)["D"].reshape(128, -1)
+    np.testing.assert_array_equal(out.view(np.float32), expected)
+
+
+def test_mxf8f6f4_refuses_scale_factors_that_differ_between_sub_partitions():
+    source, inputs, _ = scaled_gemm(break_replica=(64 + 5, 112 + 1))  # SFA row 37's replica on lane 69
+    with pytest.raises(sim.SimulationError, match=r"scale factor of A row 37 .* duplicated into all four"):
+        sim.run(parse(source), inputs)
+
+
+# --- ordering: what a kernel must do between an MMA and what touches its operands or its result ---
+
+
+def race_kernel(**switches):
+    source, inputs, _, _ = dense_gemm(m=128, n=32, steps=2, **switches)
+    return parse(source), inputs
+
+
+def test_reading_d_with_no_wait_at_all_is_a_data_race_naming_the_missing_commit_wait():
+    kernel, inputs = race_kernel(wait=None)
+    with pytest.raises(sim.DataRace, match=r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not finished .* "
+                       r"tcgen05\.commit and an mbarrier wait"):
+        sim.run(kernel, inputs)
+
+
+def test_a_warp_that_did_not_wait_reads_d_in_a_data_race_naming_the_wait():
+    kernel, inputs = race_kernel(wait="warp0")
+    with pytest.raises(sim.DataRace, match=r"TMEM cell \(lane 32, column 0\): a tcgen05\.ld by warp 1 .* tcgen05\.mma "
+                       r"issued by warp 0 writes, .* missing: an mbarrier wait"):
+        sim.run(kernel, inputs)
+
+
+def test_reading_d_after_the_wait_without_fence_after_thread_sync_is_a_data_race_naming_the_fence():
+    kernel, inputs = race_kernel(fence_after_wait=False)
+    with pytest.raises(sim.DataRace, match=r"warp 1 .* missing: tcgen05\.fence::after_thread_sync after the mbarrier"):
+        sim.run(kernel, inputs)
+
+
+SA_STORE = "for i in range(8):\n        sA[i * 128 + tx] = T.uint32(0)"
+
+
+def test_overwriting_an_operand_an_mma_still_reads_is_a_data_race_until_the_wait():
+    kernel, inputs = race_kernel(after_issue=SA_STORE)
+    with pytest.raises(sim.DataRace, match=r"shared sA\[0\]: a store by thread 0 while the tcgen05\.mma\.kind::f16 "
+                       r"\(SS\) issued by thread 0 still reads it; wait on the mbarrier"):
+        sim.run(kernel, inputs)
+    kernel, inputs = race_kernel(after_wait=SA_STORE)  # after every thread's wait: allowed
+    sim.run(kernel, inputs)
+
+
+def test_an_mma_reading_generic_stores_needs_fence_proxy_async_and_a_barrier():
+    kernel, inputs = race_kernel(fence_proxy=False)
+    with pytest.raises(sim.DataRace, match=r"sA\[0\]: the tcgen05\.mma.* reads it through the async proxy, but "
+                       r"thread 0 wrote it with no fence\.proxy\.async"):
+        sim.run(kernel, inputs)
+    kernel, inputs = race_kernel(barrier_before_mma=False)
+    with pytest.raises(sim.DataRace, match=r"sA\[1\]: the tcgen05\.mma.* reads what thread 1 wrote, with no barrier"):
+        sim.run(kernel, inputs)
+
+
+def test_mmas_into_one_accumulator_from_two_threads_are_a_data_race():
+    kernel, inputs = race_kernel(issue_guard="tx < 2")  # the guard that should pick one thread picks two
+    with pytest.raises(sim.DataRace, match=r"tcgen05\.mma issued by thread 1 and by thread 0 touch it"):
+        sim.run(kernel, inputs)
+    kernel, inputs = race_kernel(issue_guard="tx % 32 == 0")  # one thread per warp
+    with pytest.raises(sim.DataRace, match=r"tcgen05\.mma by warp 1 of a cell the tcgen05\.mma issued by warp 0"):
+        sim.run(kernel, inputs)
+
+
+def test_a_wait_on_a_phase_nothing_completes_never_returns():
+    kernel, inputs = race_kernel(after_wait=call("mbarrier_wait", "T.address_of(bars[0])", u32(1)))
+    with pytest.raises(sim.SimulationError, match=r"bars\[0\] for phase parity 1 never returns: phase 1 \(parity 1\) "
+                       r"has 1 of 1 arrivals pending"):
+        sim.run(kernel, inputs)
+
+
+SECOND_MMA = call(
+    "mma_f16_ss", "slot[0]", "T.address_of(sA[0])", u64(sdesc(16, 1024, "128B")), "T.address_of(sB[0])",
+    u64(sdesc(16, 1024, "128B")), u32(idesc_dense(128, 32, "float16", "float16", "float32")), u32(0),
+)
+
+
+def test_the_next_mma_into_d_waits_for_every_reader_through_an_mbarrier():
+    unordered = f"if tx == 0:\n        {SECOND_MMA}\n        {call('commit', 'T.address_of(bars[0])')}"
+    kernel, inputs = race_kernel(after_read=unordered)
+    with pytest.raises(sim.DataRace, match=r"an MMA's write after a load by warp 1"):
+        sim.run(kernel, inputs)
+    handshake = "\n    ".join([
+        call("fence_before"),
+        call("mbarrier_arrive", "T.address_of(bars[1])"),  # all 128 threads: the readers are done with D
+        f"if tx == 0:\n        {call('mbarrier_wait', 'T.address_of(bars[1])', u32(0))}",
+        call("fence_after"),
+        unordered,
+        call("mbarrier_wait", "T.address_of(bars[0])", u32(1)),
+    ])
+    kernel, inputs = race_kernel(after_read=handshake)
+    sim.run(kernel, inputs)
+
+
+def test_arrive_expect_tx_in_a_kernel_holds_the_phase_until_the_bytes_arrive():
+    wait = call("mbarrier_wait", "T.address_of(bars[1])", u32(0))
+    expect = call("mbarrier_arrive_expect_tx", "T.address_of(bars[1])", u32(16))
+    kernel, inputs = race_kernel(after_read=f"{expect}\n    {wait}")
+    with pytest.raises(sim.SimulationError, match=r"bars\[1\] .* never returns: phase 0 \(parity 0\) has 0 of 128 "
+                       r"arrivals pending and a tx-count of 2048"):
+        sim.run(kernel, inputs)
+    plain = call("mbarrier_expect_tx", "T.address_of(bars[1])", u32(0))
+    arrive = call("mbarrier_arrive", "T.address_of(bars[1])")
+    kernel, inputs = race_kernel(after_read=f"{plain}\n    {arrive}\n    {wait}")
+    sim.run(kernel, inputs)
