@@ -40,7 +40,14 @@ import tvm_ffi
 from tvm import tirx
 
 from ..hw.memory import SWIZZLE_BYTES
-from ..hw.mma import OPERAND_CODES, MmaInstruction, instruction_descriptor, shared_matrix_descriptor
+from ..hw.mma import (
+    OPERAND_CODES,
+    SCALE_DTYPE,
+    MmaInstruction,
+    instruction_descriptor,
+    scale_factor_taddr,
+    shared_matrix_descriptor,
+)
 from ..hw.threads import WARP_THREADS
 from ..ir.annotations import buffer_layouts
 from ..ir.device_calls import cta_barrier
@@ -128,6 +135,51 @@ def _shared_descriptor(side: MemoryOperand, rows: int, k: int, name: str):
     return dataclasses.replace(descriptor, start=0, k_offsets=(0,)), starts
 
 
+def _block_scaled(mma: TileMma) -> bool:
+    """Whether ``mma`` is block-scaled (``scale_a`` and ``scale_b`` given); one without the other is refused."""
+    if (mma.scale_a is None) != (mma.scale_b is None):
+        given, missing = ("scale_a", "scale_b") if mma.scale_a is not None else ("scale_b", "scale_a")
+        raise ValueError(
+            f"tile_mma with {given} but no {missing}: a block-scaled MMA (kind mxf8f6f4) reads scale factors for "
+            "both A and B"
+        )
+    return mma.scale_a is not None
+
+
+def _scale_factor_steps(mma: TileMma, layouts: dict, m: int, n: int, steps: int) -> list:
+    """Per K step of a block-scaled MMA: ``((scale_a TMEM address, SF id), (scale_b address, SF id))``. Each scale
+    operand is a ``(rows, K / 32)`` region (rows = M for ``scale_a``, N for ``scale_b``) of a ``float8_e8m0fnu``
+    TMEM buffer laid out as the MMA reads it (``hw.mma.scale_factor_taddr``; ``mma_scale_factor_layout`` makes
+    one)."""
+    per_operand = []
+    for name, region, rows in (("scale_a", mma.scale_a, m), ("scale_b", mma.scale_b, n)):
+        side = operand(region, layouts, name)
+        if not isinstance(side, TmemOperand):
+            raise ValueError(
+                f"{name} of tile_mma must be in tensor memory (T.alloc_tmem, filled by tcgen05.cp), "
+                f"{side.buffer.name} is {side.buffer.scope()}"
+            )
+        if side.dtype != SCALE_DTYPE:
+            raise ValueError(
+                f"{name} of tile_mma holds {SCALE_DTYPE} (ue8m0) scale factors; {side.buffer.name} is {side.dtype}"
+            )
+        if side.layout is None:
+            raise ValueError(f"{name} of tile_mma ({side.buffer.name}) needs a TMEM layout (mma_scale_factor_layout)")
+        *leading, got_rows, got_blocks = side.extents
+        if any(e != 1 for e in leading) or (got_rows, got_blocks) != (rows, steps):
+            raise ValueError(
+                f"{name} of tile_mma is a ({rows}, K/32) = ({rows}, {steps}) region (one scale per "
+                f"{'row of A' if name == 'scale_a' else 'row of B'} per 32 K elements); {side.buffer.name}'s region "
+                f"has extents {tuple(side.extents)}"
+            )
+        if not all(isinstance(b, int) for b in side.begins):
+            raise ValueError(f"{name} of tile_mma: its region must start at constant indices, got {side.begins}")
+        base = tmem_base_address(side.buffer)
+        places = [scale_factor_taddr(side.layout, side.shape, side.begins, rows, s, name) for s in range(steps)]
+        per_operand.append([(base + tirx.const(column, "uint32"), sf_id) for column, sf_id in places])
+    return list(zip(*per_operand, strict=True))
+
+
 def _as_u32(flag):
     """A boolean expression as the ``uint32`` the helpers take (0 or 1); a constant stays a constant."""
     if isinstance(flag, tirx.IntImm):
@@ -157,8 +209,7 @@ class _MmaLowering:
         return None
 
     def lower(self, mma: TileMma):
-        if mma.scale_a is not None:
-            raise ValueError("tile_mma with scale factors (kind mxf8f6f4) is not lowered yet")
+        scaled = _block_scaled(mma)
         d = operand(mma.d, self.layouts, "D")
         a = operand(mma.a, self.layouts, "A")
         b = operand(mma.b, self.layouts, "B")
@@ -174,13 +225,17 @@ class _MmaLowering:
         (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
         if m_a != m or n_b != n or k_b != k:
             raise ValueError(f"tile_mma: D is (M, N), A (M, K), B (N, K) (D = A @ B.T), got shapes {shapes}")
-        kind = mma_kind(a.dtype, b.dtype)
+        kind = mma_kind(a.dtype, b.dtype, block_scaled=scaled)
         if isinstance(a, TmemOperand):
             raise ValueError("tile_mma with A in tensor memory is not lowered yet")
         a_desc, a_starts = _shared_descriptor(a, m, k, "A")
         b_desc, b_starts = _shared_descriptor(b, n, k, "B")
-        instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_desc.major, b_desc.major)
+        try:
+            instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_desc.major, b_desc.major)
+        except ValueError as err:
+            raise ValueError(f"tile_mma with scale factors (block-scaled): {err}" if scaled else str(err)) from None
         steps = k // instruction.k
+        scales = _scale_factor_steps(mma, self.layouts, m, n, steps) if scaled else None
         idesc = instruction_descriptor(instruction)
         lane, column, shift = _accumulator_offset(d, m, n)
         d_taddr = tmem_base_address(d.buffer) + tirx.const((lane << 16) + column, "uint32")
@@ -191,7 +246,15 @@ class _MmaLowering:
             enable = _as_u32(mma.accumulate) if s == 0 else tirx.const(1, "uint32")
             a_ptr = tvm.tirx.address_of(tvm.tirx.BufferLoad(a.view, [tirx.IntImm("int32", a_starts[s])]))
             b_ptr = tvm.tirx.address_of(tvm.tirx.BufferLoad(b.view, [tirx.IntImm("int32", b_starts[s])]))
-            issue.append(mma_calls.mma(kind, d_taddr, a_ptr, a_desc.encode(), b_ptr, b_desc.encode(), idesc, enable))
+            a_bits, b_bits = a_desc.encode(), b_desc.encode()
+            if scales is None:
+                issue.append(mma_calls.mma(kind, d_taddr, a_ptr, a_bits, b_ptr, b_bits, idesc, enable))
+                continue
+            (sfa, sfa_id), (sfb, sfb_id) = scales[s]  # K step s reads K-block s: the SF ids pick its byte
+            step_idesc = instruction_descriptor(dataclasses.replace(instruction, scale_a_id=sfa_id, scale_b_id=sfb_id))
+            issue.append(
+                mma_calls.block_scaled_mma(d_taddr, a_ptr, a_bits, b_ptr, b_bits, step_idesc, sfa, sfb, enable)
+            )
         return self.complete(mma, [a.declaration(), b.declaration()], issue)
 
     def complete(self, mma: TileMma, declarations: list, issue: list):

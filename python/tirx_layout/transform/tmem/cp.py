@@ -54,10 +54,10 @@ def _grid(side, rows: int, cols: int, order=None) -> list:
 def storage_order(tmem, rows: int, cols: int):
     """The tile's elements rearranged as the TMEM rows and columns they fill, when the tile's own rows are not TMEM
     rows: ``(tile rows, tile columns)`` index grids of shape ``(lanes, columns)``, element ``[i, j]`` of them being
-    the one on the ``i``-th lane and ``j``-th column the region covers (base replica). ``None`` when tile row ``r``
-    already fills one lane's consecutive columns. A scale-factor matrix ``(128, 4)`` in ``mma_scale_factor_layout``
-    is stored as 32 lanes x 16 bytes: its copy is the guide atom's. ``ValueError`` if the region does not fill a
-    whole rectangle of lanes x columns exactly once.
+    the one on the ``i``-th lane and ``j``-th column the region covers (base replica). ``None`` when every tile row
+    already fills consecutive columns of a lane of its own. A scale-factor matrix ``(128, 4)`` in
+    ``mma_scale_factor_layout`` is stored as 32 lanes x 16 bytes: its copy is the guide atom's. ``ValueError`` if
+    the region does not fill a whole rectangle of lanes x columns exactly once.
 
     Example: for a ``(128, 4)`` region in ``mma_scale_factor_layout(128, 4)`` the grids are ``(32, 16)``, and
     element ``[5, 6]`` is tile element ``(32 * 1 + 5, 2)``.
@@ -66,7 +66,8 @@ def storage_order(tmem, rows: int, cols: int):
     places = layout_places(tmem.layout, _grid(tmem, rows, cols), tmem.shape)
     lanes = places.get("TLane", np.zeros((rows, cols), np.int64))
     columns = places.get("TCol", np.zeros((rows, cols), np.int64))
-    if (lanes == lanes[:, :1]).all() and (columns - columns[:, :1] == np.arange(cols)[None, :]).all():
+    one_lane_each = (lanes == lanes[:, :1]).all() and np.unique(lanes[:, 0]).size == rows
+    if one_lane_each and (columns - columns[:, :1] == np.arange(cols)[None, :]).all():
         return None
     lane_set, column_set = np.unique(lanes), np.unique(columns)
     position = lanes * (int(column_set.max()) + 1) + columns
