@@ -136,13 +136,14 @@ def block_scaled_source(form: str) -> str:
         params = "unsigned int a_taddr, "
         prologue = b_desc
         a_operand, a_constraint = "[%1]", '"r"(a_taddr)'
+    block_scale = f"kind::{BLOCK_SCALED_KIND}.block_scale.scale_vec::1X"
+    instruction = f"tcgen05.mma.cta_group::1.{block_scale} [%0], {a_operand}, %2, %3, [%4], [%5], p;"
     return f"""
 __device__ __forceinline__ void {name}(unsigned int d_taddr, {params}const void* b_ptr,
     unsigned long long b_desc, unsigned int idesc, unsigned int sfa_taddr, unsigned int sfb_taddr,
     unsigned int enable_input_d) {{{prologue}
   asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %6, 0;\\n"
-               " tcgen05.mma.cta_group::1.kind::{BLOCK_SCALED_KIND}.block_scale.scale_vec::1X"
-               " [%0], {a_operand}, %2, %3, [%4], [%5], p;\\n}}"
+               " {instruction}\\n}}"
                :: "r"(d_taddr), {a_constraint}, "l"(b), "r"(idesc), "r"(sfa_taddr), "r"(sfb_taddr),
                   "r"(enable_input_d) : "memory");
 }}
