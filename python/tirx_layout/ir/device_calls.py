@@ -4,7 +4,7 @@
   intrinsic (the code generator prints every distinct helper once, above the kernel). Ours are named
   ``tirx_layout_tcgen05_<what>``; the simulator recognises a call by that name alone. This module is the one home of
   that naming convention.
-* CTA barriers: the intrinsics that synchronise every thread of a CTA.
+* CTA barriers: the intrinsics that synchronise every thread of a CTA; the warp barrier (``__syncwarp()``).
 """
 
 from __future__ import annotations
@@ -81,3 +81,28 @@ def is_cta_barrier(node) -> bool:
         return False
     name = getattr(value.op, "name", "").partition(".")[2]
     return name in {b.partition(".")[2] for b in CTA_BARRIERS}
+
+
+#: The TIR intrinsic that is a barrier of the threads of one warp (``__syncwarp()``).
+WARP_BARRIER = "tirx.cuda.warp_sync"
+
+
+def warp_barrier():
+    """An ``Evaluate`` of a barrier of the current warp's threads (``__syncwarp()``).
+
+    Example:
+        >>> is_warp_barrier(warp_barrier()), is_cta_barrier(warp_barrier())
+        (True, False)
+    """
+    return tirx.Evaluate(tvm.tirx.call_intrin("", WARP_BARRIER))
+
+
+def is_warp_barrier(node) -> bool:
+    """Whether ``node`` (an ``Evaluate`` or a call) is a barrier of one warp.
+
+    Example:
+        >>> is_warp_barrier(tvm.tirx.Evaluate(0))
+        False
+    """
+    value = node.value if isinstance(node, tirx.Evaluate) else node
+    return isinstance(value, tvm.ir.Call) and getattr(value.op, "name", "").partition(".")[2] == "cuda.warp_sync"

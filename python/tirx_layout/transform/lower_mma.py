@@ -39,30 +39,36 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ..hw.memory import SWIZZLE_BYTES
+from ..hw.memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES
 from ..hw.mma import (
+    K_BYTES_PER_INSTRUCTION,
     OPERAND_CODES,
     SCALE_DTYPE,
     MmaInstruction,
+    accumulator_taddr_offset,
     instruction_descriptor,
     scale_factor_taddr,
     shared_matrix_descriptor,
+    tmem_operand_offset,
 )
 from ..hw.threads import WARP_THREADS
 from ..ir.annotations import buffer_layouts
-from ..ir.device_calls import cta_barrier
+from ..ir.device_calls import cta_barrier, warp_barrier
 from ..ir.mma_ops import TileMma, as_mbarrier, as_mma, tmem_base_address
 from ..ir.rewrite import AllocBuffer, map_function, sequence, store
 from ..ir.spans import source_location
 from ..ir.threads import cta_threads
-from ..layout import S, TileLayout
+from ..layout import ComposeLayout, S, TileLayout
 from .copy_plan import MemoryOperand, TmemOperand, operand
 from .tmem import calls, mma_calls
-from .tmem.ld_st import tile_places
 
 #: Bytes a swizzled MMA operand buffer is aligned to: the largest swizzle repeat (8 rows of 128 bytes), since the
 #: hardware applies the swizzle to absolute shared addresses.
 OPERAND_ALIGNMENT = 8 * max(SWIZZLE_BYTES.values())
+#: Where each descriptor swizzle mode's XOR pattern repeats (8 rows of the swizzle width; 4 rows of 128 bytes for
+#: the 128B-with-32B-atom mode): a stage of an operand buffer must move by whole repeats.
+_REPEAT_BYTES = {mode: 8 * width for mode, width in SWIZZLE_BYTES.items() if mode != "none"}
+_REPEAT_BYTES[SWIZZLE_128B_BASE32B] = 4 * 128
 
 
 def mma_kind(a_dtype: str, b_dtype: str, block_scaled: bool = False) -> str:
@@ -84,55 +90,83 @@ def mma_kind(a_dtype: str, b_dtype: str, block_scaled: bool = False) -> str:
     return kinds[0]
 
 
-def _accumulator_offset(d: TmemOperand, m: int, n: int) -> tuple[int, int, object]:
-    """(lane, 32-bit column, symbolic column shift) of element (0, 0) of D's region, checking that the region is an
-    MMA accumulator: Layout D (M = 128: row i on lane i) or Layout F (M = 64: row i on lane 32*(i//16) + i%16, plus
-    0 or 16), column j on column c0 + j, one 32-bit column per element whatever the dtype (PTX ISA, "Data path
-    layout organization" and the packing of D)."""
-    places, shift = tile_places(d, m, n)
-    lanes, cols = places["TLane"], places["TCol"]
-    per_column = 4 // d.element_bytes  # a 16-bit TMEM buffer counts TCol in halves of a column
-    what = f"D's layout {d.layout} (region {d.region})"
-    if (cols % per_column).any():
-        raise ValueError(
-            f"{what} is not an MMA accumulator layout: an f16 accumulator takes one 32-bit column per element"
-        )
-    cols = cols // per_column
-    lane0, col0 = int(lanes[0, 0]), int(cols[0, 0])
-    rows = np.arange(m)
-    want_lane = rows if m == 128 else 32 * (rows // 16) + rows % 16
-    bad = np.argwhere((lanes != lane0 + want_lane[:, None]) | (cols != col0 + np.arange(n)[None, :]))
-    allowed = (0,) if m == 128 else (0, 16)
-    base = lane0 if lane0 in allowed else 0
-    if bad.size or lane0 not in allowed:
-        i, j = (int(v) for v in bad[0]) if bad.size else (0, 0)
-        datapath = "D (row i on lane i)" if m == 128 else "F (row i on lane 32*(i//16) + i%16 + 0 or 16)"
-        raise ValueError(
-            f"{what} is not an MMA accumulator layout: element ({i}, {j}) sits at lane {int(lanes[i, j])} column "
-            f"{int(cols[i, j])}; for M={m} Layout {datapath} with column j at column {col0} + j puts it at lane "
-            f"{base + int(want_lane[i])} column {col0 + j}"
-        )
-    return lane0, col0, shift
+def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
+    """The matrix descriptor of a shared operand region (start field zero) and the element offset, from the
+    buffer's start, of each K step's first element (an expression where the region starts at a symbolic stage).
 
-
-def _shared_descriptor(side: MemoryOperand, rows: int, k: int, name: str):
-    """The matrix descriptor of a shared operand region and the element offset of each K step's first element."""
+    The region is the buffer's layout sliced to it (leading dimensions taking one index, K sliced by whole
+    instruction steps); a symbolic start must move the region by whole swizzle repeats, so that every stage is
+    swizzled alike and one descriptor serves them all."""
     if side.buffer.scope() not in ("shared", "shared.dyn"):
         raise ValueError(f"{name} of tile_mma must be in shared memory, {side.buffer.name} is {side.buffer.scope()}")
-    if tuple(side.extents) != tuple(side.shape) or any(b != 0 for b in side.begins):
-        raise ValueError(f"{name} of tile_mma: regions of shared operands are not supported yet; pass the whole buffer")
-    layout = side.layout if side.layout is not None else TileLayout(S[tuple(side.shape)])
-    try:
-        descriptor = shared_matrix_descriptor(layout, (rows, k), side.dtype, 0)
-    except ValueError as err:
-        raise ValueError(f"{name}'s layout: {err}") from None
+    shape = list(side.shape)
+    layout = side.layout if side.layout is not None else TileLayout(S[tuple(shape)])
+    static = [b if isinstance(b, int) else 0 for b in side.begins]
+    sliced = layout.slice(shape, [(b, b + e) for b, e in zip(static, side.extents, strict=True)])
+    if sliced is None:
+        raise ValueError(f"{name}'s region {side.region} is not an affine sub-box of its layout {layout}")
+    descriptor = shared_matrix_descriptor(sliced, (rows, k), side.dtype, 0, operand=name)
+    repeat = _REPEAT_BYTES.get(descriptor.swizzle, 16)
     if descriptor.swizzle != "none" and int(side.buffer.data_alignment) < OPERAND_ALIGNMENT:
         raise ValueError(
             f"{name} ({side.buffer.name}) is {descriptor.swizzle}-swizzled, which the hardware applies to absolute "
             f"shared addresses; declare it with align={OPERAND_ALIGNMENT} (it has {int(side.buffer.data_alignment)})"
         )
-    starts = [(descriptor.start + offset) // side.element_bytes for offset in descriptor.k_offsets]
+    shift = 0
+    for d, begin in enumerate(side.begins):
+        if not isinstance(begin, int):
+            step = _stage_step(layout, shape, static, side.extents, d, name)
+            if step * side.element_bytes % repeat:
+                raise ValueError(
+                    f"{name}'s region {side.region}: dimension {d} moves it by {step * side.element_bytes} bytes, "
+                    f"not whole {repeat}-byte {descriptor.swizzle} swizzle repeats; index it with a constant"
+                )
+            shift = shift + begin * step
+    starts = [(descriptor.start + offset) // side.element_bytes + shift for offset in descriptor.k_offsets]
     return dataclasses.replace(descriptor, start=0, k_offsets=(0,)), starts
+
+
+def _stage_step(layout, shape, begins, extents, dim: int, name: str) -> int:
+    """Elements (before the swizzle) between the region at index v and v + 1 of dimension ``dim``, the same for
+    every index and element."""
+    tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
+    grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
+    table = np.asarray(tile.apply(*grids, shape=shape)["m"], np.int64)
+
+    def region(v):
+        index = tuple(v if d == dim else slice(b, b + e) for d, (b, e) in enumerate(zip(begins, extents, strict=True)))
+        return table[index]
+
+    step = int(region(1)[(0,) * (len(shape) - 1)] - region(0)[(0,) * (len(shape) - 1)]) if shape[dim] > 1 else 0
+    for v in range(shape[dim]):
+        if (region(v) - region(0) != v * step).any():
+            raise ValueError(
+                f"{name}: index {v} of dimension {dim} does not move the whole region by one fixed offset; "
+                "index that dimension with a constant"
+            )
+    return step
+
+
+def _trailing(side, name: str) -> None:
+    if any(e != 1 for e in side.extents[:-2]):
+        raise ValueError(
+            f"{name}'s TMEM region {side.region} must take one index of every dimension but the last two (M and "
+            f"{'N' if name == 'D' else 'K'})"
+        )
+
+
+def _pointer(view, start):
+    """``&view[start]``: the shared address of an operand's K step."""
+    index = tirx.IntImm("int32", start) if isinstance(start, int) else start
+    return tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [index]))
+
+
+def _taddr(buffer, lane: int, column):
+    """The TMEM address of (lane, column) of TMEM ``buffer``'s allocation (column an int or an expression)."""
+    offset = (lane << 16) + column
+    return tmem_base_address(buffer) + (
+        tirx.const(offset, "uint32") if isinstance(offset, int) else tirx.Cast("uint32", offset)
+    )
 
 
 def _block_scaled(mma: TileMma) -> bool:
@@ -150,7 +184,7 @@ def _scale_factor_steps(mma: TileMma, layouts: dict, m: int, n: int, steps: int)
     """Per K step of a block-scaled MMA: ``((scale_a TMEM address, SF id), (scale_b address, SF id))``. Each scale
     operand is a ``(rows, K / 32)`` region (rows = M for ``scale_a``, N for ``scale_b``) of a ``float8_e8m0fnu``
     TMEM buffer laid out as the MMA reads it (``hw.mma.scale_factor_taddr``; ``mma_scale_factor_layout`` makes
-    one)."""
+    one); a leading (stage) index may be an expression when each stage moves the scales by whole columns."""
     per_operand = []
     for name, region, rows in (("scale_a", mma.scale_a, m), ("scale_b", mma.scale_b, n)):
         side = operand(region, layouts, name)
@@ -172,12 +206,36 @@ def _scale_factor_steps(mma: TileMma, layouts: dict, m: int, n: int, steps: int)
                 f"{'row of A' if name == 'scale_a' else 'row of B'} per 32 K elements); {side.buffer.name}'s region "
                 f"has extents {tuple(side.extents)}"
             )
-        if not all(isinstance(b, int) for b in side.begins):
-            raise ValueError(f"{name} of tile_mma: its region must start at constant indices, got {side.begins}")
-        base = tmem_base_address(side.buffer)
-        places = [scale_factor_taddr(side.layout, side.shape, side.begins, rows, s, name) for s in range(steps)]
-        per_operand.append([(base + tirx.const(column, "uint32"), sf_id) for column, sf_id in places])
+        per_operand.append([_scale_taddr(side, rows, s, name) for s in range(steps)])
     return list(zip(*per_operand, strict=True))
+
+
+def _scale_taddr(side, rows: int, k_block: int, name: str):
+    """(TMEM address, SF id) of K-block ``k_block`` of a scale operand; a symbolic leading index ``i`` must move
+    the scales by a fixed number of whole columns per step (a stage), the SF id staying."""
+    symbolic = [d for d, b in enumerate(side.begins) if not isinstance(b, int)]
+    if any(d >= len(side.begins) - 2 for d in symbolic) or len(symbolic) > 1:
+        raise ValueError(
+            f"{name} of tile_mma: only one leading (stage) index may be an expression, got region start {side.begins}"
+        )
+    if not symbolic:
+        column, sf_id = scale_factor_taddr(side.layout, side.shape, side.begins, rows, k_block, name)
+        return tmem_base_address(side.buffer) + tirx.const(column, "uint32"), sf_id
+    (dim,) = symbolic
+    at = [
+        scale_factor_taddr(
+            side.layout, side.shape, [v if d == dim else b for d, b in enumerate(side.begins)], rows, k_block, name
+        )
+        for v in range(int(side.shape[dim]))
+    ]
+    step = at[1][0] - at[0][0] if len(at) > 1 else 0
+    if any(column != at[0][0] + v * step or sf_id != at[0][1] for v, (column, sf_id) in enumerate(at)):
+        raise ValueError(
+            f"{name} of tile_mma: stage {side.begins[dim]} of {side.buffer.name} does not move the scale factors "
+            f"by one fixed number of columns with the same SF id (per stage: {at}); index it with a constant"
+        )
+    column = tirx.const(at[0][0], "int32") + side.begins[dim] * step
+    return tmem_base_address(side.buffer) + tirx.Cast("uint32", column), at[0][1]
 
 
 def _as_u32(flag):
@@ -209,61 +267,82 @@ class _MmaLowering:
         return None
 
     def lower(self, mma: TileMma):
-        scaled = _block_scaled(mma)
         d = operand(mma.d, self.layouts, "D")
         a = operand(mma.a, self.layouts, "A")
         b = operand(mma.b, self.layouts, "B")
         if not isinstance(d, TmemOperand):
             raise ValueError(f"D of tile_mma must be in tensor memory, {d.buffer.name} is {d.buffer.scope()}")
-        if d.layout is None:
-            raise ValueError(f"D of tile_mma ({d.buffer.name}) needs a TMEM layout (tmem_datapath_layout)")
         if not isinstance(b, MemoryOperand):
             raise ValueError(f"B of tile_mma must be in shared memory, {b.buffer.name} is {b.buffer.scope()}")
+        if not isinstance(a, MemoryOperand | TmemOperand):
+            raise ValueError(
+                f"A of tile_mma must be in shared or tensor memory, {a.buffer.name} is a register fragment"
+            )
         shapes = {"D": d.tile_shape, "A": a.tile_shape, "B": b.tile_shape}
         if any(len(s) != 2 for s in shapes.values()):
             raise ValueError(f"tile_mma takes 2-D tiles D (M, N), A (M, K), B (N, K), got {shapes}")
         (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
         if m_a != m or n_b != n or k_b != k:
             raise ValueError(f"tile_mma: D is (M, N), A (M, K), B (N, K) (D = A @ B.T), got shapes {shapes}")
+        scaled = _block_scaled(mma)
         kind = mma_kind(a.dtype, b.dtype, block_scaled=scaled)
+        declarations = [b.declaration()]
+        b_desc, b_starts = _shared_operand(b, n, k, "B")
         if isinstance(a, TmemOperand):
-            raise ValueError("tile_mma with A in tensor memory is not lowered yet")
-        a_desc, a_starts = _shared_descriptor(a, m, k, "A")
-        b_desc, b_starts = _shared_descriptor(b, n, k, "B")
+            a_major, a_desc = "K", None
+        else:
+            a_desc, a_starts = _shared_operand(a, m, k, "A")
+            a_major = a_desc.major
+            declarations.insert(0, a.declaration())
         try:
-            instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_desc.major, b_desc.major)
+            instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_major, b_desc.major)
         except ValueError as err:
             raise ValueError(f"tile_mma with scale factors (block-scaled): {err}" if scaled else str(err)) from None
         steps = k // instruction.k
         scales = _scale_factor_steps(mma, self.layouts, m, n, steps) if scaled else None
         idesc = instruction_descriptor(instruction)
-        lane, column, shift = _accumulator_offset(d, m, n)
-        d_taddr = tmem_base_address(d.buffer) + tirx.const((lane << 16) + column, "uint32")
-        if not (isinstance(shift, int) and shift == 0):
-            d_taddr = d_taddr + tirx.Cast("uint32", shift)
+        _trailing(d, "D")
+        if d.layout is None:
+            raise ValueError(f"D of tile_mma ({d.buffer.name}) needs a TMEM layout (tmem_datapath_layout)")
+        lane, column = accumulator_taddr_offset(d.layout, d.begins, (m, n), d.dtype, d.shape)
+        d_taddr = _taddr(d.buffer, lane, column)
+        if a_desc is None:
+            _trailing(a, "A")
+            if a.layout is None:
+                raise ValueError(f"A of tile_mma ({a.buffer.name}) in TMEM needs a layout (tmem_datapath_layout)")
+            a_lane, a_column = tmem_operand_offset(a.layout, a.begins, (m, k), a.dtype, a.shape)
+            if a_lane != lane:
+                raise ValueError(
+                    f"A in TMEM starts at lane offset {a_lane} and D at {lane}; the ISA reads A on D's lanes"
+                )
         issue = []
         for s in range(steps):
             enable = _as_u32(mma.accumulate) if s == 0 else tirx.const(1, "uint32")
-            a_ptr = tvm.tirx.address_of(tvm.tirx.BufferLoad(a.view, [tirx.IntImm("int32", a_starts[s])]))
-            b_ptr = tvm.tirx.address_of(tvm.tirx.BufferLoad(b.view, [tirx.IntImm("int32", b_starts[s])]))
-            a_bits, b_bits = a_desc.encode(), b_desc.encode()
+            b_ptr = _pointer(b.view, b_starts[s])
+            if a_desc is None:  # one instruction step of K is 32 bytes: 8 32-bit columns
+                a_arg, a_bits = _taddr(a.buffer, a_lane, a_column + s * K_BYTES_PER_INSTRUCTION // 4), None
+            else:
+                a_arg, a_bits = _pointer(a.view, a_starts[s]), a_desc.encode()
             if scales is None:
-                issue.append(mma_calls.mma(kind, d_taddr, a_ptr, a_bits, b_ptr, b_bits, idesc, enable))
+                issue.append(mma_calls.mma(kind, d_taddr, a_arg, a_bits, b_ptr, b_desc.encode(), idesc, enable))
                 continue
             (sfa, sfa_id), (sfb, sfb_id) = scales[s]  # K step s reads K-block s: the SF ids pick its byte
             step_idesc = instruction_descriptor(dataclasses.replace(instruction, scale_a_id=sfa_id, scale_b_id=sfb_id))
             issue.append(
-                mma_calls.block_scaled_mma(d_taddr, a_ptr, a_bits, b_ptr, b_bits, step_idesc, sfa, sfb, enable)
+                mma_calls.block_scaled_mma(d_taddr, a_arg, a_bits, b_ptr, b_desc.encode(), step_idesc, sfa, sfb, enable)
             )
-        return self.complete(mma, [a.declaration(), b.declaration()], issue)
+        return self.complete(mma, declarations, issue)
 
     def complete(self, mma: TileMma, declarations: list, issue: list):
         """The fences before the issue, the guarded issue and commit, and the wait of the synchronous form."""
-        if mma.scope != "cta":
-            raise ValueError(f"tile_mma scope {mma.scope!r} is not lowered yet")
+        # Every thread's generic shared-memory writes become visible to the async proxy the MMA reads through; a
+        # barrier of the scope then orders them (and earlier tcgen05 accesses of the scope's threads, through the
+        # thread-sync fences) before the issuing thread's MMA.
         before = [calls.simple("fence_proxy_async")]
         if mma.scope == "cta":
             before += [calls.simple("fence_before"), cta_barrier(), calls.simple("fence_after")]
+        elif mma.scope == "warp":
+            before += [calls.simple("fence_before"), warp_barrier(), calls.simple("fence_after")]
         if mma.barrier is None:
             bar, phase = self.own_barrier()
             bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
@@ -297,11 +376,14 @@ class _MmaLowering:
             )
         if op.what == "wait":
             return sequence([calls.mbarrier_wait(address, op.value), calls.simple("fence_after")])
-        if op.what == "arrive":
-            return calls.mbarrier_arrive(address)
         if op.what == "expect_tx":
             return calls.mbarrier_expect_tx(address, op.value)
-        return calls.mbarrier_arrive_expect_tx(address, op.value)
+        # An arrival publishes this thread's shared-memory writes to whoever waits on the mbarrier; an MMA (or
+        # tcgen05.cp) the waiter issues reads them through the async proxy, so they are made visible to it first.
+        fence = calls.simple("fence_proxy_async")
+        if op.what == "arrive":
+            return sequence([fence, calls.mbarrier_arrive(address)])
+        return sequence([fence, calls.mbarrier_arrive_expect_tx(address, op.value)])
 
     def prologue(self):
         """The call sites' own mbarriers: allocated, each thread's phase counter zeroed, initialised by thread 0

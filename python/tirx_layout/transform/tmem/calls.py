@@ -60,16 +60,16 @@ _SIMPLE = {
 
 
 def is_asynchronous(stmt) -> bool:
-    """Whether ``stmt`` issues an *asynchronous* tcgen05 instruction (``ld``, ``st`` or ``cp``): the ones the
-    tcgen05 thread-sync fences order (PTX ISA 9.7.16.6.1 lists alloc, dealloc, relinquish, fences, waits and commit
-    as synchronous).
+    """Whether ``stmt`` issues an *asynchronous* tcgen05 instruction (``ld``, ``st``, ``cp`` or ``mma``): the ones
+    the tcgen05 thread-sync fences order (PTX ISA 9.7.16.6.1 lists alloc, dealloc, relinquish, fences, waits and
+    commit as synchronous).
 
     Example:
         >>> is_asynchronous(simple("wait_ld")), is_asynchronous(ld_st("ld", "32x32b", 1, 0, 0))
         (False, True)
     """
     called = called_helper(stmt) if isinstance(stmt, tvm.tirx.Evaluate) else None
-    return called is not None and called[0].startswith(("ld_", "st_", "cp_"))
+    return called is not None and called[0].startswith(("ld_", "st_", "cp_", "mma_"))
 
 
 def alloc(slot_address, ncols: int):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tvm import tirx
 
-from ...ir.device_calls import is_cta_barrier
-from ...ir.rewrite import map_stmt, sequence
+from ...ir.device_calls import called_helper, is_cta_barrier
+from ...ir.rewrite import map_stmt, sequence, walk
 from . import calls
 
 
@@ -17,10 +17,19 @@ def fence_barriers_between_accesses(body):
     one side needs none: the fences order asynchronous operations only, and ``tcgen05.alloc``/``dealloc`` are
     synchronous (9.7.16.6.1).
 
+    A barrier that already has the two fences right around it (the MMA lowering emits them) is left as it is.
+
     Example: in ``st(acc[wg]); T.cuda.cta_sync(); ld(acc[1 - wg])`` the barrier becomes
     ``fence_before; cta_sync; fence_after``.
     """
     events = []  # (is_barrier, stmt, enclosing loops)
+    fenced_already = []
+
+    def note_fenced(seq):
+        parts = list(seq.seq)
+        for i in range(1, len(parts) - 1):
+            if is_cta_barrier(parts[i]) and _is(parts[i - 1], "fence_before") and _is(parts[i + 1], "fence_after"):
+                fenced_already.append(parts[i])
 
     def scan(stmt, loops):
         if isinstance(stmt, tirx.SeqStmt):
@@ -38,6 +47,7 @@ def fence_barriers_between_accesses(body):
             scan(stmt.body, loops)
 
     scan(body, ())
+    walk(body, [(tirx.SeqStmt, note_fenced)])
 
     def access(i, loops, after: bool) -> bool:
         """An asynchronous access before (or ``after``) event ``i``, or in a loop around it."""
@@ -50,7 +60,10 @@ def fence_barriers_between_accesses(body):
     fenced = [
         stmt
         for i, (barrier, stmt, loops) in enumerate(events)
-        if barrier and access(i, loops, after=False) and access(i, loops, after=True)
+        if barrier
+        and not any(stmt.same_as(f) for f in fenced_already)
+        and access(i, loops, after=False)
+        and access(i, loops, after=True)
     ]
     if not fenced:
         return body
@@ -61,3 +74,8 @@ def fence_barriers_between_accesses(body):
         return sequence([calls.simple("fence_before"), stmt, calls.simple("fence_after")])
 
     return map_stmt(body, [(tirx.Evaluate, fence), (tirx.SeqStmt, lambda seq: sequence(seq.seq))])
+
+
+def _is(stmt, what: str) -> bool:
+    called = called_helper(stmt) if isinstance(stmt, tirx.Evaluate) else None
+    return called is not None and called[0] == what
