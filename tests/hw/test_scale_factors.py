@@ -155,3 +155,13 @@ def test_taddr_refuses_a_region_outside_the_buffer_and_bad_arguments():
         scale_factor_taddr(layout, (128, 4), 0, 128, 0, "scale_b")
     with pytest.raises(ValueError, match="tensor memory"):
         scale_factor_taddr("S[(128, 4)]", (128, 4), (0, 0), 128, 0)
+
+
+def test_stages_follow_one_another_in_whole_columns():
+    # Stage g of a (2, 128, 8) buffer: the one-stage placement, 2 * 4 = 8 columns on per stage.
+    layout = mma_scale_factor_layout(128, 8, column=224, stages=2)
+    for g, r, b in itertools.product(range(2), range(128), range(8)):
+        lanes, byte = facts_tmem_place(128, r, b, 224 + 8 * g)
+        places = layout.apply_all(g, r, b, shape=[2, 128, 8])
+        assert sorted(p["TLane"] for p in places) == lanes and {p["TCol"] for p in places} == {byte}
+    assert scale_factor_taddr(layout, (2, 128, 8), (1, 0, 0), 128, 5) == (236, 1)

@@ -130,14 +130,16 @@ def tcgen05_atom_layout(instr_shape: str, tensor_shape, dtype) -> TileLayout:
     return TileLayout.from_iters([Iter(e, s, a) for e, s, a in scaled])
 
 
-def mma_scale_factor_layout(rows: int, k_blocks: int, column: int = 0) -> TileLayout:
+def mma_scale_factor_layout(rows: int, k_blocks: int, column: int = 0, stages: int = 1) -> TileLayout:
     """Where a block-scaled ``tcgen05.mma`` (``kind::mxf8f6f4.block_scale.scale_vec::1X``) reads a ``(rows,
     k_blocks)`` matrix of one-byte ``ue8m0`` scale factors in tensor memory: one scale per row of A (or column of
     B) per block of 32 K elements. Row ``r`` sits on lane ``r % 32`` of each of the four 32-lane warp windows (the
     ISA asks for the copy in all four), in the 32-bit column ``r // 32`` after ``column``, and K-block ``b`` in byte
     ``b % 4`` of that cell (the SF id of the instruction descriptor); every further group of four K-blocks takes the
     next ``rows / 32`` columns. TCol counts bytes, the unit of an 8-bit TMEM buffer. For 128 rows and four K-blocks
-    this is the guide's atom ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]`` read as ``(128, 4)``.
+    this is the guide's atom ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]`` read as ``(128, 4)``. With
+    ``stages > 1`` the buffer is ``(stages, rows, k_blocks)``, each stage in the columns after the previous one
+    (a pipelined kernel copies the next stage's scales while an MMA still reads the current ones).
 
     Example:
         >>> layout = mma_scale_factor_layout(128, 4)
@@ -155,6 +157,9 @@ def mma_scale_factor_layout(rows: int, k_blocks: int, column: int = 0) -> TileLa
         )
     if column < 0:
         raise ValueError(f"mma_scale_factor_layout: column must be >= 0, got {column}")
+    stages = static_int(stages, "stages")
+    if stages < 1:
+        raise ValueError(f"mma_scale_factor_layout: stages must be >= 1, got {stages}")
     per_cell = min(k_blocks, SCALE_FACTORS_PER_COLUMN)
     cell = SCALE_FACTORS_PER_COLUMN  # bytes of one 32-bit column
     row_iters = [Iter(groups, cell, TCol), Iter(LANES_PER_WARP, 1, TLane)]
@@ -163,7 +168,8 @@ def mma_scale_factor_layout(rows: int, k_blocks: int, column: int = 0) -> TileLa
         k_iters.insert(0, Iter(k_blocks // per_cell, groups * cell, TCol))
     replicas = [Iter(TMEM_LANES // LANES_PER_WARP, LANES_PER_WARP, TLane)]
     offset = {TCol: cell * column} if column else {}
-    return TileLayout.from_iters([*row_iters, *k_iters], replicas, offset)
+    stage_iters = [Iter(stages, groups * cell * -(-k_blocks // per_cell), TCol)] if stages > 1 else []
+    return TileLayout.from_iters([*stage_iters, *row_iters, *k_iters], replicas, offset)
 
 
 def mma_scale_factor_shared_layout(rows: int, k_blocks: int) -> TileLayout:

@@ -226,7 +226,7 @@ class TmemLowering:
                 "layout=...) in this kernel"
             )
         if tmem is dst and isinstance(other, MemoryOperand) and other.buffer.scope() == "shared":
-            return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer))
+            return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer), scope)
         if not isinstance(other, FragmentOperand):
             raise ValueError(
                 f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "

@@ -27,7 +27,8 @@ from tvm import tirx
 from ...hw.constructors import mma_scale_factor_shared_layout, mma_shared_layout, swizzle_mode
 from ...hw.memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes
 from ...hw.tcgen05 import CP_SHAPES
-from ...ir.device_calls import cta_barrier
+from ...hw.threads import WARP_THREADS
+from ...ir.device_calls import cta_barrier, warp_barrier
 from ...ir.rewrite import AllocBuffer, sequence
 from ...layout import ComposeLayout, S, TileLayout
 from ...layout.indexing import flatten
@@ -211,8 +212,13 @@ def shared_operand_for(tmem, shared_region, known: dict):
     )
 
 
-def lower_shared_to_tmem(tmem, shared, threads, taddr):
-    """``tcgen05.cp`` copies of a shared tile into a TMEM region (see the module docstring), issued by thread 0.
+def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
+    """``tcgen05.cp`` copies of a shared tile into a TMEM region (see the module docstring). ``scope="cta"``
+    (every thread reaches the copy): thread 0 issues, commits to an mbarrier of its own, and every thread waits, so
+    the copy is complete after it. ``scope="warp"`` (the warp reaching it; a warp-specialised kernel): the warp's
+    shared writes are made visible to the async proxy, a warp barrier, then lane 0 issues and nothing waits -- the
+    copy is asynchronous: an MMA lane 0 issues next reads what it copied (``tcgen05.cp`` -> ``tcgen05.mma`` is a
+    pipelined pair, PTX ISA tcgen05 memory consistency), and that MMA's ``tcgen05.commit`` tracks the copy too.
 
     Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]``
     (uint8) and ``sf_shared`` row-major ``(32, 16)`` becomes one ``tcgen05.cp.cta_group::1.32x128b.warpx4``.
@@ -241,14 +247,31 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr):
             "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
             "16-byte aligned)"
         )
-    bar = tvm.tirx.decl_buffer((1,), "uint64", f"{tmem.buffer.name}_cp_bar", scope="shared")
-    bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
-    first = threads.index == 0
+    if scope not in ("cta", "warp"):
+        raise ValueError(
+            f"{what}: tcgen05.cp is issued by one thread; copy at scope 'cta' (complete after the copy) or 'warp' "
+            f"(lane 0 issues, asynchronous), not {scope!r}"
+        )
     copies = []
     for i, (start, lbo, sbo) in enumerate(plan):
         source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start)]))
         address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
         copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
+    if scope == "warp":
+        lane0 = tvm.tirx.floormod(threads.index, WARP_THREADS) == 0
+        return sequence(
+            [
+                shared.declaration(),
+                calls.simple("fence_proxy_async"),
+                calls.simple("fence_before"),
+                warp_barrier(),
+                calls.simple("fence_after"),
+                tirx.IfThenElse(lane0, sequence(copies), None),
+            ]
+        )
+    bar = tvm.tirx.decl_buffer((1,), "uint64", f"{tmem.buffer.name}_cp_bar", scope="shared")
+    bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
+    first = threads.index == 0
     return sequence(
         [
             shared.declaration(),
