@@ -23,6 +23,7 @@ def _tvm_autoload() -> None:
 # "tirx_layout" pipeline, ``viz`` the notebook display; ``tools`` is imported by those who use it.
 from . import analysis, cute, ir, script, sim, transform, viz
 from .hw import (
+    mma_accumulator_layout,
     mma_scale_factor_layout,
     mma_scale_factor_shared_layout,
     mma_shared_layout,
@@ -105,6 +106,7 @@ __all__ = [
     "layout_of",
     "local_view",
     "m",
+    "mma_accumulator_layout",
     "mma_scale_factor_layout",
     "mma_scale_factor_shared_layout",
     "mma_shared_layout",

@@ -239,3 +239,21 @@ def test_the_offsets_are_those_of_the_first_element():
         s = int(rng.integers(0, stages))
         first = layout.apply(s, 0, 0)
         assert accumulator_taddr_offset(layout, (s, 0, 0), (128, n), "float32") == (first["TLane"], first["TCol"])
+
+
+def test_malformed_regions_are_refused():
+    layout = tmem_datapath_layout("D", 128, 32)
+    with pytest.raises(ValueError, match=r"^D's region start must have one entry per buffer dimension"):
+        accumulator_taddr_offset(layout, 0, (128, 32), "float32")
+    with pytest.raises(ValueError, match=r"^D's region start \(0, 0\) and buffer shape \(1, 128, 32\) differ in rank"):
+        accumulator_taddr_offset(layout, (0, 0), (128, 32), "float32", (1, 128, 32))
+    stage = tvm.tirx.Var("stage", "int32")
+    symbolic = TileLayout(S[(128, 32) : (1 @ TLane, 1 @ TCol)] + stage @ TCol)
+    with pytest.raises(ValueError, match="its offset must be static"):
+        accumulator_taddr_offset(symbolic, (0, 0), (128, 32), "float32")
+    # A in bf16: stage 1 starts half-way through a 32-bit column
+    half_column = TileLayout(S[(2, 128, 16) : (17 @ TCol, 1 @ TLane, 1 @ TCol)])
+    with pytest.raises(ValueError, match=r"element \(0, 0\) sits at lane 0 TCol 17, the MMA reads it .* TCol 16"):
+        tmem_operand_offset(half_column, (1, 0, 0), (128, 16), "bfloat16")
+    with pytest.raises(ValueError, match="moves it by 17 TCol, not whole 32-bit columns of 2"):
+        tmem_operand_offset(half_column, (stage, 0, 0), (128, 16), "bfloat16")

@@ -146,7 +146,8 @@ def kernel_source(
     """A 128-thread kernel: copy the operand images A, B into shared memory, optionally preload TMEM columns
     ``[0, preload_cols)`` of every lane from ``P`` (tcgen05.st), issue ``mmas`` from one thread, commit, wait,
     read ``n_read`` columns of every lane back (tcgen05.ld) into ``D``. Switches drop or add one step each.
-    ``bars[0]`` (count 1) takes the commit, ``bars[1]`` (count 128) is free for the tests."""
+    ``bars[0]`` (count 1) takes the commit, ``bars[1]`` (count 128) and ``bars[2]`` (count 32) are free for the
+    tests."""
     ncols = 32
     while ncols < max(n_read, preload_cols):
         ncols *= 2
@@ -199,7 +200,7 @@ def k(A: T.Buffer(({a_words},), "uint32"), B: T.Buffer(({b_words},), "uint32"),
     tx = T.thread_id([128])
     warp = tx // 32
     slot = T.alloc_shared((1,), "uint32")
-    bars = T.alloc_shared((2,), "uint64")
+    bars = T.alloc_shared((3,), "uint64")
     sA = T.alloc_shared(({a_words},), "uint32")
     sB = T.alloc_shared(({b_words},), "uint32")
     r = T.alloc_local(({regs},), "uint32")
@@ -208,6 +209,7 @@ def k(A: T.Buffer(({a_words},), "uint32"), B: T.Buffer(({b_words},), "uint32"),
     if tx == 0:
         {call("mbarrier_init", "T.address_of(bars[0])", u32(1))}
         {call("mbarrier_init", "T.address_of(bars[1])", u32(128))}
+        {call("mbarrier_init", "T.address_of(bars[2])", u32(32))}
     T.cuda.cta_sync()
     {body}
 """
@@ -358,29 +360,42 @@ def test_a_from_tensor_memory_on_the_lanes_of_d_packed_along_columns(m, d_lane):
 # --- block scaling ---
 
 
-def scaled_gemm(n=112, steps=2, seed=1, break_replica=None):
-    """mxf8f6f4 e4m3 x e5m2 -> f32, M = 128: D in columns [0, n), SFA in 4 columns from n, SFB in 4 after it; K step
-    s takes scale byte s (the idesc's SF ids)."""
+def scaled_gemm(n=112, steps=2, seed=1, break_replica=None, a_in_tmem=False, scales_by_cp=False):
+    """mxf8f6f4 e4m3 x e5m2 -> f32, M = 128: D in columns [0, n), SFA in 4 columns from n, SFB in 4 after it (put
+    there by tcgen05.st, or by tcgen05.cp.32x128b.warpx4 from shared memory right before the MMAs), A in shared
+    memory or in the columns after the scales; K step s takes scale byte s (the idesc's SF ids)."""
     m, rng = 128, np.random.default_rng(seed)
     av, bv = small_values(rng, (m, 32 * steps), "e4m3"), small_values(rng, (n, 32 * steps), "e5m2")
     a_op, b_op = Operand(av, "K", "128B"), Operand(bv, "K", "64B")
     ea, eb = rng.integers(124, 131, (m, steps)), rng.integers(124, 131, (n, steps))  # 2^-3 .. 2^3
-    image = np.zeros((128, n + 8), np.uint32)
-    for first, exps in ((n, ea), (n + 4, eb)):
+    image = np.zeros((128, n + 8 + (8 * steps if a_in_tmem else 0)), np.uint32)
+    sf_rows = np.zeros((2, 32, 4), np.uint32)  # what tcgen05.cp reads: row l, word c = the cell of lane l, column c
+    for which, (first, exps) in enumerate(((n, ea), (n + 4, eb))):
         for row in range(exps.shape[0]):
             word = sum(int(e) << 8 * s for s, e in enumerate(exps[row]))
             image[row % 32 + 32 * np.arange(4), first + row // 32] = word  # duplicated into every sub-partition
+            sf_rows[which, row % 32, row // 32] = word
+    if a_in_tmem:
+        image[:, n + 8 :] = np.ascontiguousarray(av).view(np.uint32)
     if break_replica is not None:
         image[break_replica] ^= 1
-    mmas = []
+    a_words = np.concatenate([a_op.words, sf_rows.ravel()]) if scales_by_cp else a_op.words
+    issue = []
+    if scales_by_cp:  # no swizzle, 16-byte rows 16 bytes apart: SBO = 8 rows x 16 B
+        for which, column in enumerate((n, n + 4)):
+            source = f"T.address_of(sA[{a_op.words.size + 128 * which}])"
+            issue.append(call("cp_32x128b_warpx4", f"slot[0] + T.uint32({column})", source, u32(0), u32(128), u32(0)))
     for s in range(steps):
         idesc = idesc_scaled(m, n, "e4m3", "e5m2", sf_a=s, sf_b=s)
-        mmas.append(
+        if a_in_tmem:
+            a_args = [f"slot[0] + T.uint32({n + 8 + 8 * s})"]
+        else:
+            a_args = [f"T.address_of(sA[{a_op.starts[s] // 4}])", u64(a_op.descriptor)]
+        issue.append(
             call(
-                "mma_mxf8f6f4_ss",
+                f"mma_mxf8f6f4_{'ts' if a_in_tmem else 'ss'}",
                 "slot[0]",
-                f"T.address_of(sA[{a_op.starts[s] // 4}])",
-                u64(a_op.descriptor),
+                *a_args,
                 f"T.address_of(sB[{b_op.starts[s] // 4}])",
                 u64(b_op.descriptor),
                 u32(idesc),
@@ -389,21 +404,22 @@ def scaled_gemm(n=112, steps=2, seed=1, break_replica=None):
                 u32(int(s > 0)),
             )
         )
-    source = kernel_source(
-        mmas=mmas, n_read=n, a_words=a_op.words.size, b_words=b_op.words.size, preload_cols=n + 8
-    )
+    preload = 0 if scales_by_cp and not a_in_tmem else image.shape[1]
+    source = kernel_source(mmas=issue, n_read=n, a_words=a_words.size, b_words=b_op.words.size, preload_cols=preload)
     expected = np.zeros((m, n))
     for s in range(steps):
         k = slice(32 * s, 32 * s + 32)
         a_scaled = av[:, k].astype(np.float64) * 2.0 ** (ea[:, s] - 127)[:, None]
         b_scaled = bv[:, k].astype(np.float64) * 2.0 ** (eb[:, s] - 127)[:, None]
         expected += a_scaled @ b_scaled.T
-    inputs = {"A": a_op.words, "B": b_op.words, "P": image.ravel()}
+    inputs = {"A": a_words, "B": b_op.words, "P": image[:, :preload].ravel() if preload else np.zeros(128, np.uint32)}
     return source, inputs, expected.astype(np.float32)
 
 
-def test_mxf8f6f4_scales_each_row_of_a_and_column_of_b_per_32_k_by_ue8m0_bytes():
-    source, inputs, expected = scaled_gemm()
+@pytest.mark.parametrize("a_in_tmem, scales_by_cp", [(False, False), (True, False), (False, True), (True, True)])
+def test_mxf8f6f4_scales_each_row_of_a_and_column_of_b_per_32_k_by_ue8m0_bytes(a_in_tmem, scales_by_cp):
+    # with tcgen05.cp, the copy and the MMAs that read what it wrote are a pipelined pair: no wait between them
+    source, inputs, expected = scaled_gemm(a_in_tmem=a_in_tmem, scales_by_cp=scales_by_cp)
     out = sim.run(parse(source), inputs)["D"].reshape(128, -1)
     np.testing.assert_array_equal(out.view(np.float32), expected)
 
@@ -422,17 +438,30 @@ def race_kernel(**switches):
     return parse(source), inputs
 
 
-def test_reading_d_with_no_wait_at_all_is_a_data_race_naming_the_missing_commit_wait():
+def test_reading_d_with_no_wait_at_all_is_a_data_race_naming_the_missing_wait():
     kernel, inputs = race_kernel(wait=None)
-    with pytest.raises(sim.DataRace, match=r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not finished .* "
-                       r"tcgen05\.commit and an mbarrier wait"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not finished with: put an mbarrier wait that "
+        r"sees the phase its tcgen05\.commit arrives at",
+    ):
+        sim.run(kernel, inputs)
+
+
+def test_reading_d_with_no_commit_and_no_wait_is_a_data_race_naming_both():
+    source, inputs, _, _ = dense_gemm(m=128, n=32, steps=2, wait=None)
+    kernel = parse(source.replace(call("commit", "T.address_of(bars[0])"), "T.evaluate(0)"))
+    with pytest.raises(sim.DataRace, match=r"its own tcgen05\.mma has not finished with: put tcgen05\.commit and an "):
         sim.run(kernel, inputs)
 
 
 def test_a_warp_that_did_not_wait_reads_d_in_a_data_race_naming_the_wait():
     kernel, inputs = race_kernel(wait="warp0")
-    with pytest.raises(sim.DataRace, match=r"TMEM cell \(lane 32, column 0\): a tcgen05\.ld by warp 1 .* tcgen05\.mma "
-                       r"issued by warp 0 writes, .* missing: an mbarrier wait"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"TMEM cell \(lane 32, column 0\): a tcgen05\.ld by warp 1 .* tcgen05\.mma "
+        r"issued by warp 0 writes, .* missing: an mbarrier wait",
+    ):
         sim.run(kernel, inputs)
 
 
@@ -447,17 +476,41 @@ SA_STORE = "for i in range(8):\n        sA[i * 128 + tx] = T.uint32(0)"
 
 def test_overwriting_an_operand_an_mma_still_reads_is_a_data_race_until_the_wait():
     kernel, inputs = race_kernel(after_issue=SA_STORE)
-    with pytest.raises(sim.DataRace, match=r"shared sA\[0\]: a store by thread 0 while the tcgen05\.mma\.kind::f16 "
-                       r"\(SS\) issued by thread 0 still reads it; wait on the mbarrier"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"shared sA\[0\]: a store by thread 0 while the tcgen05\.mma\.kind::f16 "
+        r"\(SS\) issued by thread 0 still reads it; wait on the mbarrier",
+    ):
         sim.run(kernel, inputs)
     kernel, inputs = race_kernel(after_wait=SA_STORE)  # after every thread's wait: allowed
     sim.run(kernel, inputs)
 
 
+def test_a_thread_may_overwrite_an_operand_once_an_arrive_by_a_thread_that_saw_the_mma_complete_reaches_it():
+    def handoff(warp0_waits):
+        wait0 = call("mbarrier_wait", "T.address_of(bars[0])", u32(0)) if warp0_waits else "T.evaluate(0)"
+        return "\n    ".join(
+            [
+                f"if warp == 0:\n        {wait0}\n        {call('mbarrier_arrive', 'T.address_of(bars[2])')}",
+                call("mbarrier_wait", "T.address_of(bars[2])", u32(0)),
+                SA_STORE,
+            ]
+        )
+
+    kernel, inputs = race_kernel(after_issue=handoff(warp0_waits=True))
+    sim.run(kernel, inputs)
+    kernel, inputs = race_kernel(after_issue=handoff(warp0_waits=False))
+    with pytest.raises(sim.DataRace, match=r"sA\[0\]: a store by thread 0 while the tcgen05\.mma"):
+        sim.run(kernel, inputs)
+
+
 def test_an_mma_reading_generic_stores_needs_fence_proxy_async_and_a_barrier():
     kernel, inputs = race_kernel(fence_proxy=False)
-    with pytest.raises(sim.DataRace, match=r"sA\[0\]: the tcgen05\.mma.* reads it through the async proxy, but "
-                       r"thread 0 wrote it with no fence\.proxy\.async"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"sA\[0\]: the tcgen05\.mma.* reads it through the async proxy, but "
+        r"thread 0 wrote it with no fence\.proxy\.async",
+    ):
         sim.run(kernel, inputs)
     kernel, inputs = race_kernel(barrier_before_mma=False)
     with pytest.raises(sim.DataRace, match=r"sA\[1\]: the tcgen05\.mma.* reads what thread 1 wrote, with no barrier"):
@@ -475,14 +528,23 @@ def test_mmas_into_one_accumulator_from_two_threads_are_a_data_race():
 
 def test_a_wait_on_a_phase_nothing_completes_never_returns():
     kernel, inputs = race_kernel(after_wait=call("mbarrier_wait", "T.address_of(bars[0])", u32(1)))
-    with pytest.raises(sim.SimulationError, match=r"bars\[0\] for phase parity 1 never returns: phase 1 \(parity 1\) "
-                       r"has 1 of 1 arrivals pending"):
+    with pytest.raises(
+        sim.SimulationError,
+        match=r"bars\[0\] for phase parity 1 never returns: phase 1 \(parity 1\) "
+        r"has 1 of 1 arrivals pending",
+    ):
         sim.run(kernel, inputs)
 
 
 SECOND_MMA = call(
-    "mma_f16_ss", "slot[0]", "T.address_of(sA[0])", u64(sdesc(16, 1024, "128B")), "T.address_of(sB[0])",
-    u64(sdesc(16, 1024, "128B")), u32(idesc_dense(128, 32, "float16", "float16", "float32")), u32(0),
+    "mma_f16_ss",
+    "slot[0]",
+    "T.address_of(sA[0])",
+    u64(sdesc(16, 1024, "128B")),
+    "T.address_of(sB[0])",
+    u64(sdesc(16, 1024, "128B")),
+    u32(idesc_dense(128, 32, "float16", "float16", "float32")),
+    u32(0),
 )
 
 
@@ -491,14 +553,16 @@ def test_the_next_mma_into_d_waits_for_every_reader_through_an_mbarrier():
     kernel, inputs = race_kernel(after_read=unordered)
     with pytest.raises(sim.DataRace, match=r"an MMA's write after a load by warp 1"):
         sim.run(kernel, inputs)
-    handshake = "\n    ".join([
-        call("fence_before"),
-        call("mbarrier_arrive", "T.address_of(bars[1])"),  # all 128 threads: the readers are done with D
-        f"if tx == 0:\n        {call('mbarrier_wait', 'T.address_of(bars[1])', u32(0))}",
-        call("fence_after"),
-        unordered,
-        call("mbarrier_wait", "T.address_of(bars[0])", u32(1)),
-    ])
+    handshake = "\n    ".join(
+        [
+            call("fence_before"),
+            call("mbarrier_arrive", "T.address_of(bars[1])"),  # all 128 threads: the readers are done with D
+            f"if tx == 0:\n        {call('mbarrier_wait', 'T.address_of(bars[1])', u32(0))}",
+            call("fence_after"),
+            unordered,
+            call("mbarrier_wait", "T.address_of(bars[0])", u32(1)),
+        ]
+    )
     kernel, inputs = race_kernel(after_read=handshake)
     sim.run(kernel, inputs)
 
@@ -507,10 +571,67 @@ def test_arrive_expect_tx_in_a_kernel_holds_the_phase_until_the_bytes_arrive():
     wait = call("mbarrier_wait", "T.address_of(bars[1])", u32(0))
     expect = call("mbarrier_arrive_expect_tx", "T.address_of(bars[1])", u32(16))
     kernel, inputs = race_kernel(after_read=f"{expect}\n    {wait}")
-    with pytest.raises(sim.SimulationError, match=r"bars\[1\] .* never returns: phase 0 \(parity 0\) has 0 of 128 "
-                       r"arrivals pending and a tx-count of 2048"):
+    with pytest.raises(
+        sim.SimulationError,
+        match=r"bars\[1\] .* never returns: phase 0 \(parity 0\) has 0 of 128 "
+        r"arrivals pending and a tx-count of 2048",
+    ):
         sim.run(kernel, inputs)
     plain = call("mbarrier_expect_tx", "T.address_of(bars[1])", u32(0))
     arrive = call("mbarrier_arrive", "T.address_of(bars[1])")
     kernel, inputs = race_kernel(after_read=f"{plain}\n    {arrive}\n    {wait}")
     sim.run(kernel, inputs)
+
+
+# --- instructions the ISA does not define, or arguments the helper ABI does not allow, are errors ---
+
+
+def _f16_source(**kwargs):
+    source, inputs, _, _ = dense_gemm(m=kwargs.pop("m", 128), n=32, steps=1, **kwargs)
+    return source, inputs
+
+
+A_DESC = u64(sdesc(16, 1024, "128B"))
+F16_IDESC = u32(idesc_dense(128, 32, "float16", "float16", "float32"))
+
+
+@pytest.mark.parametrize(
+    "kwargs, old, new, error",
+    [
+        ({}, A_DESC, u64(sdesc(16, 1024, "128B") | 4), r"A's descriptor .* start-address field 4; the helper ORs"),
+        ({}, "T.address_of(sA[0])", "T.address_of(sA[1])", r"A starts at byte 4 of sA; .* 16-byte aligned"),
+        ({}, "slot[0] + T.uint32(0)", "slot[0] + T.uint32(1048576)", r"an M = 128 accumulator starts at lane 0"),
+        (
+            {},
+            "slot[0] + T.uint32(0)",
+            "slot[0] + T.uint32(200)",
+            r"D: TMEM column 200 is not allocated \(allocated {0: 32}\)",
+        ),
+        ({}, F16_IDESC, u32(idesc_dense(256, 32, "float16", "float16", "float32")), r"M = 256 needs cta_group::2"),
+        ({}, F16_IDESC, u32(idesc_dense(128, 32, "float16", "float16", "float32") | 4), r"sparse MMAs"),
+        ({}, ', T.uint32(0), "")', ', "")', r"tcgen05\.mma\.kind::f16 \(SS\) takes 7 arguments"),
+        (
+            {"m": 64, "d_lane": 16, "a_in_tmem": True},
+            "slot[0] + T.uint32(1048608)",
+            "slot[0] + T.uint32(32)",
+            r"A's TMEM address 0x00000020 starts at lane 0, D's at lane 16; A from tensor memory uses D's lanes",
+        ),
+        (
+            {"a_dtype": "int8", "d_dtype": "int32"},
+            u32(idesc_dense(128, 32, "int8", "int8", "int32")),
+            u32(idesc_dense(128, 40, "int8", "int8", "int32")),
+            r"kind::i8 takes N = 8, 16, 24, 32 or 48\.\.256 in steps of 16, not 40",
+        ),
+    ],
+)
+def test_mma_arguments_the_isa_or_the_helper_abi_does_not_allow_are_errors(kwargs, old, new, error):
+    source, inputs = _f16_source(**kwargs)
+    assert old in source
+    with pytest.raises(sim.SimulationError, match=error):
+        sim.run(parse(source.replace(old, new, 1)), inputs)
+
+
+def test_block_scale_factors_start_at_lane_0_of_their_columns():
+    source, inputs, _ = scaled_gemm(steps=1)
+    with pytest.raises(sim.SimulationError, match=r"scale factors of A at TMEM address 0x00200070 start at lane 32"):
+        sim.run(parse(source.replace("slot[0] + T.uint32(112)", "slot[0] + T.uint32(2097264)")), inputs)

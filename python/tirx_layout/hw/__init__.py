@@ -3,6 +3,7 @@ and the ``tcgen05`` instruction shapes, the ``tcgen05.mma`` descriptors — and 
 them."""
 
 from .constructors import (
+    mma_accumulator_layout,
     mma_scale_factor_layout,
     mma_scale_factor_shared_layout,
     mma_shared_layout,
@@ -31,6 +32,7 @@ __all__ = [
     "advance_k",
     "dtype_bytes",
     "instruction_descriptor",
+    "mma_accumulator_layout",
     "mma_scale_factor_layout",
     "mma_scale_factor_shared_layout",
     "mma_shared_layout",

@@ -15,8 +15,17 @@ from ..layout.indexing import row_major_strides
 from ..layout.spec import S
 from ..layout.swizzle import ComposeLayout
 from ..layout.tile import TileLayout
-from .memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes, mode_of_swizzle, swizzle_for_mode
-from .tcgen05 import LANES_PER_WARP, LD_ST_SHAPES, SCALE_FACTORS_PER_COLUMN, TMEM_LANES
+from .memory import (
+    SWIZZLE_128B_BASE32B,
+    SWIZZLE_BYTES,
+    SWIZZLE_MODES,
+    dtype_bytes,
+    mode_of_swizzle,
+    swizzle_128b_base32b,
+    swizzle_for_mode,
+)
+from .mma import ACCUMULATOR_DTYPES
+from .tcgen05 import LANES_PER_WARP, LD_ST_SHAPES, SCALE_FACTORS_PER_COLUMN, TMEM_COLUMNS, TMEM_LANES
 from .threads import WARPGROUP_THREADS
 
 
@@ -214,41 +223,111 @@ def _scale_factor_row_groups(rows: int, who: str) -> int:
     return rows // LANES_PER_WARP
 
 
-def mma_shared_layout(dtype, mode: str, shape) -> TileLayout | ComposeLayout:
-    """The shared-memory layout of a K-major ``(rows, K)`` MMA operand in swizzle ``mode`` ("none", "32B", "64B",
-    "128B"): atoms of 8 rows by the swizzle width (16 bytes for "none") laid M-first, each row-major, the
-    swizzle keeping 16-byte vectors whole. Leading dimensions (``(stages, rows, K)``, as a pipelined kernel
-    allocates) stack whole ``(rows, K)`` operands row-major; each is a whole number of swizzle periods, so every
-    stage is swizzled alike.
+def mma_shared_layout(dtype, mode: str, shape, major: str = "K") -> TileLayout | ComposeLayout:
+    """The shared-memory layout of a ``(rows, K)`` MMA operand in one of the ISA's canonical layouts ("Canonical
+    layouts"; rows are M for A, N for B), swizzle ``mode`` "none", "32B", "64B", "128B" or, for MN-major 32-bit
+    operands only, "128B_base32B" (128B with 32-byte atoms).
+
+    ``major="K"`` (K contiguous): atoms of 8 rows by the swizzle width of K (16 bytes for "none"), stacked along
+    the rows first, then along K. ``major="MN"`` (rows contiguous): atoms of the swizzle width of rows by 8 K rows
+    (4 for "128B_base32B"), stacked along K first, then along the rows. So in both, one column of atoms holds the
+    whole other extent, as one TMA box of the swizzle width fills it. Each atom is row-major and swizzled with
+    16-byte vectors kept whole (32-byte ones for "128B_base32B"). Leading dimensions (``(stages, rows, K)``, as a
+    pipelined kernel allocates) stack whole ``(rows, K)`` operands; each is a whole number of swizzle repeats, so
+    every stage is swizzled alike.
 
     Example:
         >>> mma_shared_layout("float16", "128B", (16, 128))
         ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(16, 2, 64):(64, 1024, 1)]))
         >>> mma_shared_layout("float16", "128B", (3, 16, 128))
         ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(3, 16, 2, 64):(2048, 64, 1024, 1)]))
+        >>> mma_shared_layout("bfloat16", "64B", (64, 32), major="MN")
+        ComposeLayout(SwizzleLayout(3, 2, 3), TileLayout(S[(2, 32, 32):(1024, 1, 32)]))
     """
-    if not isinstance(mode, str) or mode not in SWIZZLE_MODES:
-        raise ValueError(f"mma_shared_layout: unknown swizzle mode {mode!r}; expected one of {SWIZZLE_MODES}")
+    if major not in ("K", "MN"):
+        raise ValueError(f"mma_shared_layout: major must be 'K' or 'MN', got {major!r}")
     if not isinstance(shape, Sequence) or isinstance(shape, str) or len(shape) < 2:
         raise ValueError(f"mma_shared_layout: shape must be (..., rows, K), at least two entries, got {shape!r}")
     *leading, rows, cols = (static_int(s, "a shape entry") for s in shape)
     size = dtype_bytes(dtype)
-    atom_cols = SWIZZLE_BYTES[mode] // size
-    if rows % 8 or cols % atom_cols or rows < 8 or cols < atom_cols:
+    modes = (*SWIZZLE_MODES, SWIZZLE_128B_BASE32B)
+    if not isinstance(mode, str) or mode not in modes:
+        raise ValueError(f"mma_shared_layout: unknown swizzle mode {mode!r}; expected one of {modes}")
+    if major == "MN" and size == 4 and mode != SWIZZLE_128B_BASE32B:
         raise ValueError(
-            f"mma_shared_layout: shape {tuple(shape)} must be whole atoms of 8 rows x {atom_cols} {dtype} columns"
+            f"mma_shared_layout: the ISA reads MN-major 32-bit operands ({dtype}) only with the 128B swizzle with "
+            f"32-byte atoms, mode {SWIZZLE_128B_BASE32B!r}; got {mode!r}"
+        )
+    if mode == SWIZZLE_128B_BASE32B and (major, size) != ("MN", 4):
+        raise ValueError(
+            f"mma_shared_layout: mode {SWIZZLE_128B_BASE32B!r} is for MN-major 32-bit operands only, got "
+            f"{major}-major {dtype}"
         )
     if any(n < 1 for n in leading):
         raise ValueError(f"mma_shared_layout: leading dimensions of {tuple(shape)} must be >= 1")
-    atom = TileLayout(S[(8, atom_cols) : (atom_cols, 1)])
-    blocks = (rows // 8, cols // atom_cols)
-    tile = atom.tile(TileLayout(S[blocks : (1, blocks[0])]), list(blocks), [8, atom_cols]).group([rows, cols])[0]
-    if leading:
-        strides = row_major_strides([*leading, rows * cols])
-        stages = [Iter(n, stride) for n, stride in zip(leading, strides, strict=False)]
-        tile = TileLayout.from_iters([*stages, *tile.shard])
+    width = 128 if mode == SWIZZLE_128B_BASE32B else SWIZZLE_BYTES[mode]
+    atom_rows = 4 if mode == SWIZZLE_128B_BASE32B else 8
+    line = width // size  # elements along the contiguous dimension in one atom row
+    if major == "K":
+        if rows % atom_rows or cols % line or rows < atom_rows or cols < line:
+            raise ValueError(
+                f"mma_shared_layout: shape {tuple(shape)} must be whole atoms of {atom_rows} rows x {line} {dtype} "
+                "columns of K"
+            )
+        # rows = (row atoms, row in atom), K = (K atoms, element in row); row atoms first
+        iters = [(rows // atom_rows, atom_rows * line), (atom_rows, line), (cols // line, rows * line), (line, 1)]
+    else:
+        if rows % line or cols % atom_rows or rows < line or cols < atom_rows:
+            raise ValueError(
+                f"mma_shared_layout: shape {tuple(shape)} must be whole atoms of {line} {dtype} rows x "
+                f"{atom_rows} K rows"
+            )
+        # rows = (MN atoms, element in row), K = (K-row groups, K row in group); K-row groups first
+        iters = [(rows // line, cols * line), (line, 1), (cols // atom_rows, atom_rows * line), (atom_rows, line)]
+    strides = row_major_strides([*leading, rows * cols])
+    tile = TileLayout.from_iters(
+        [*(Iter(n, stride) for n, stride in zip(leading, strides, strict=False)), *(Iter(e, s) for e, s in iters)]
+    ).canonicalize()
+    if mode == SWIZZLE_128B_BASE32B:
+        return ComposeLayout(swizzle_128b_base32b(dtype), tile)
     swizzle = swizzle_for_mode(mode, dtype)
     return tile if swizzle is None else ComposeLayout(swizzle, tile)
+
+
+def mma_accumulator_layout(m: int, n: int, dtype="float32", stages: int = 1, sub_slab: int = 0) -> TileLayout:
+    """The TMEM layout of an MMA accumulator ``D`` of ``(M, N)`` (``(stages, M, N)`` when ``stages > 1``), where
+    ``tcgen05.mma`` (``cta_group::1``) writes it (ISA "Data path layout organization"): M = 128 is Layout D (row i on
+    lane i), M = 64 Layout F (16 rows per 32-lane warp window, in the half ``sub_slab`` 0 or 1); column j of stage s
+    on 32-bit column ``s * N + j``: stages side by side, as the guide's two-stage accumulator. Each element takes one
+    32-bit column (ISA "Packing formats": D is never packed), so a float16 accumulator, whose TCol counts 16-bit
+    halves, steps TCol by 2.
+
+    Example:
+        >>> mma_accumulator_layout(128, 112, stages=2)
+        TileLayout(S[(2, 128, 112):(112@TCol, 1@TLane, 1@TCol)])
+        >>> mma_accumulator_layout(64, 16, "float16").apply(17, 3, shape=[64, 16])
+        {'TLane': 33, 'TCol': 6}
+    """
+    m, n, stages = static_int(m, "m"), static_int(n, "n"), static_int(stages, "stages")
+    sub_slab = static_int(sub_slab, "sub_slab")
+    if str(dtype) not in ACCUMULATOR_DTYPES:
+        raise ValueError(f"mma_accumulator_layout: an MMA accumulates into {ACCUMULATOR_DTYPES}, got {dtype}")
+    if m not in (64, 128):
+        raise ValueError(f"mma_accumulator_layout: M is 64 (Layout F) or 128 (Layout D) with cta_group::1, got {m}")
+    if not 8 <= n <= 256 or n % 8:
+        raise ValueError(f"mma_accumulator_layout: an MMA's N is 8..256 in steps of 8, got {n}")
+    if stages < 1 or stages * n > TMEM_COLUMNS:
+        raise ValueError(
+            f"mma_accumulator_layout: {stages} stages of {n} columns must fit the {TMEM_COLUMNS} columns of TMEM"
+        )
+    if sub_slab not in (0, 1) or (sub_slab and m == 128):
+        raise ValueError(f"mma_accumulator_layout: sub_slab is 0 or 1, and 1 only for M = 64; got {sub_slab}")
+    unit = 4 // dtype_bytes(dtype)  # TCol per 32-bit column
+    lanes = [Iter(m, 1, TLane)] if m == 128 else [Iter(4, 32, TLane), Iter(16, 1, TLane)]
+    iters = [*lanes, Iter(n, unit, TCol)]
+    if stages > 1:
+        iters.insert(0, Iter(stages, n * unit, TCol))
+    return TileLayout.from_iters(iters, [], {TLane: 16 * sub_slab} if sub_slab else None)
 
 
 def swizzle_mode(layout, dtype) -> str:

@@ -292,7 +292,7 @@ def _mode_and_tile(layout, dtype, operand: str) -> tuple[str, TileLayout]:
     if not isinstance(layout.tile_layout, TileLayout):
         raise ValueError(f"{operand}'s layout {layout}: the swizzle must be over a TileLayout")
     swizzle = layout.swizzle
-    if dtype_bytes(dtype) == 4 and _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):
+    if _same_swizzle(swizzle, swizzle_128b_base32b(dtype)):  # refused below unless MN-major 32-bit
         return SWIZZLE_128B_BASE32B, layout.tile_layout
     try:
         return mode_of_swizzle(swizzle, dtype), layout.tile_layout
@@ -389,11 +389,6 @@ def shared_matrix_descriptor(
     what = f"{operand}'s layout {layout} ({rows}x{cols} {dtype})"
     major = _majorness(address, element, operand, layout)
     kind = f"{major}-major {_mode_words(mode)}"
-    if major == "MN" and str(dtype) not in MN_MAJOR_DTYPES:
-        raise ValueError(
-            f"{operand}'s layout is MN-major (its rows are contiguous), but the ISA reads {dtype} only K-major; "
-            f"MN-major operands are {', '.join(sorted(MN_MAJOR_DTYPES))}"
-        )
     if mode == SWIZZLE_128B_BASE32B and not (major == "MN" and element == 4):
         raise ValueError(
             f"{operand}'s layout is {major}-major {dtype} and 128B-swizzled with 32-byte atoms: the ISA allows that "

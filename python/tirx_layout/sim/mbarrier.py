@@ -41,7 +41,7 @@ from .memory import SimulationError
 #: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
 TX_LIMIT = (1 << 20) - 1
 
-__all__ = ["TX_LIMIT", "Mbarrier"]
+__all__ = ["HELPERS", "TX_LIMIT", "Mbarrier", "drop_async_reads", "execute", "find"]
 
 
 class Mbarrier:
@@ -60,9 +60,15 @@ class Mbarrier:
         self.generations = np.full(warps, -1, np.int64)  # the commits (per warp) the current phase covers
         self.done_published = np.zeros(warps, np.int64)  # ... and the same for the last completed phase
         self.done_generations = np.full(warps, -1, np.int64)
+        # in-flight MMA operand reads (memory.AsyncRead) that an arriving thread had seen complete: a waiter of the
+        # phase is ordered after them too (the arrive releases what its thread knows)
+        self.reads: list = []
+        self.done_reads: list = []
 
-    def arrive(self, published=None, warp: int | None = None, generation: int | None = None) -> None:
-        """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``)."""
+    def arrive(self, published=None, warp: int | None = None, generation: int | None = None, seen_reads=()) -> None:
+        """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``) by a
+        thread that has seen the in-flight reads ``seen_reads`` complete."""
+        self.reads.extend(read for read in seen_reads if read not in self.reads)
         if published is not None:
             np.maximum(self.published, published, out=self.published)
         if warp is not None and generation is not None:
@@ -95,6 +101,8 @@ class Mbarrier:
             self.pending = self.count
             np.maximum(self.done_published, self.published, out=self.done_published)
             np.maximum(self.done_generations, self.generations, out=self.done_generations)
+            self.done_reads.extend(self.reads)
+            self.reads = []
 
     def wait_returns(self, parity: int) -> bool:
         """Whether ``mbarrier.try_wait.parity`` with ``parity`` succeeds now: the current phase has the other
@@ -117,7 +125,12 @@ class Mbarrier:
 HELPERS = ("mbarrier_init", "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "mbarrier_wait")
 
 
-def _object(interp, memory, index: int, what: str) -> Mbarrier:
+def find(interp, memory, index: int, what: str) -> Mbarrier:
+    """The mbarrier at element ``index`` of shared ``memory`` in ``interp``'s CTA; ``SimulationError`` naming
+    ``what`` if it was never initialised. (An asynchronous copy that signals bytes calls ``complete_tx`` on it.)
+
+    Example: ``find(interp, memory, 0, "cp.async.bulk").complete_tx(4096)``.
+    """
     key = (memory.name, index)
     if key not in interp.mbarriers:
         raise SimulationError(f"{what} on {memory.name}[{index}], an mbarrier that was never initialised")
@@ -139,17 +152,18 @@ def execute(interp, what: str, args) -> None:
         if what == "mbarrier_init":
             interp.mbarriers[(memory.name, i)] = Mbarrier(int(operand[t]), order.warps, f"{memory.name}[{i}]")
             continue
-        bar = _object(interp, memory, i, what)
+        bar = find(interp, memory, i, what)
+        seen = [read for read in interp.async_reads if read.observed[t]]
         if what == "commit":
             published, generation = order.commit(warp)
-            bar.arrive(published, warp, generation)
+            bar.arrive(published, warp, generation, seen)
         elif what == "mbarrier_arrive":
-            bar.arrive(order.publish(warp))
+            bar.arrive(order.publish(warp), seen_reads=seen)
         elif what == "mbarrier_expect_tx":
             bar.expect_tx(int(operand[t]))
         elif what == "mbarrier_arrive_expect_tx":
             bar.expect_tx(int(operand[t]))
-            bar.arrive(order.publish(warp))
+            bar.arrive(order.publish(warp), seen_reads=seen)
         elif what == "mbarrier_wait":
             if not bar.wait_returns(int(operand[t])):
                 raise SimulationError(
@@ -158,7 +172,7 @@ def execute(interp, what: str, args) -> None:
                     "runs threads in program order; a commit or arrive for this phase must come before the wait)"
                 )
             order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
-            _observe_async_reads(interp, t, bar.done_generations)
+            _observe_async_reads(interp, t, bar)
         else:
             raise SimulationError(f"the simulator does not implement the mbarrier helper {what}")
     if what == "mbarrier_wait" and interp.mask.all():
@@ -166,11 +180,11 @@ def execute(interp, what: str, args) -> None:
         interp.launch.interval += 1
 
 
-def _observe_async_reads(interp, thread: int, generations: np.ndarray) -> None:
-    """``thread`` saw a phase complete that covers these commit generations: the MMAs they cover no longer read
-    shared memory, for this thread."""
+def _observe_async_reads(interp, thread: int, bar: Mbarrier) -> None:
+    """``thread`` saw ``bar``'s last phase complete: the MMAs its commits cover, and those its arriving threads had
+    seen complete, no longer read shared memory, for this thread."""
     for read in interp.async_reads:
-        if read.generation <= generations[read.warp]:
+        if read.generation <= bar.done_generations[read.warp] or read in bar.done_reads:
             read.observed[thread] = True
     drop_async_reads(interp, lambda read: read.observed.all())
 

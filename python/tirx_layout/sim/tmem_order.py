@@ -117,10 +117,14 @@ class TmemOrder:
             hit = self.pending[earlier][warp, cells]
             if hit.any():
                 # an MMA still running is another unit racing the warp (a DataRace); the rest are misuse of one warp
+                cell = cells[hit][0]
+                wait = _WAIT[earlier]
+                if earlier in ("cp", "mma") and self.generation[warp, cell] < self.commits[warp]:
+                    wait = "an mbarrier wait that sees the phase its tcgen05.commit arrives at"  # committed already
                 error = DataRace if earlier == "mma" else SimulationError
                 raise error(
-                    f"tcgen05.{kind} by warp {warp} touches TMEM cell {_cell(cells[hit][0])} that "
-                    f"its own tcgen05.{earlier} has not finished with: put {_WAIT[earlier]} "
+                    f"tcgen05.{kind} by warp {warp} touches TMEM cell {_cell(cell)} that "
+                    f"its own tcgen05.{earlier} has not finished with: put {wait} "
                     "between them (PTX ISA 9.7.16.6.4.2)"
                 )
 

@@ -1,0 +1,226 @@
+"""GEMMs on the tensor cores: ``T.tile_mma(D, A, B, accumulate)`` computes ``D[m, n] (+)= sum_k A[m, k] * B[n, k]``
+(numpy: ``D = A @ B.T``) with ``tcgen05.mma``; every descriptor comes from the operands' layouts.
+
+* ``gemm_fp16_128x128x64`` (the README's example): ``A`` (128, 64) and ``B`` (128, 64) float16 are copied into
+  128B-swizzled shared tiles, one ``T.tile_mma`` runs the four K steps of 16 into a float32 TMEM accumulator, and
+  the epilogue reads it with ``tcgen05.ld`` into registers and writes ``D``.
+* ``gemm_<A mode><A major>_<B mode><B major>``: every swizzle mode (none, 32B, 64B, 128B) in K-major and MN-major
+  for A and for B (the other operand 128B K-major).
+* ``gemm_<dtype>``: bfloat16, tfloat32 (float32 storage), float8 e4m3 and e5m2, int8 (int32 accumulator), and
+  ``gemm_fp16_acc_fp16`` (a float16 accumulator).
+* ``gemm_m64_n112`` (datapath F: 64 rows over the four warps' 16-lane slabs), ``gemm_m128_n112``,
+  ``gemm_m64_n200``: N need not be a power of two.
+* ``gemm_tmem_a_st``: A in tensor memory (filled from registers with ``tcgen05.st``), K packed two float16 per
+  32-bit column; B in shared memory.
+* ``gemm_k_loop_async``: a K loop over global K tiles, the asynchronous form: ``T.tile_mma(..., barrier=bars[0])``
+  then ``T.mbarrier_wait(bars[0], phase)`` before the next copy overwrites the tiles.
+* ``gemm_grid_512``: a 4 x 4 grid of CTAs over 512 x 512 x 256; ``blockIdx`` picks the 128 x 128 tile, the K loop
+  runs over four global K tiles of 64 (the async form).
+* ``gemm_inferred``: the shared tiles have no layout; InferLayouts gives each the MMA layout whose fill copy is
+  conflict-free (``explain_layouts`` says which and why).
+* Block-scaled ``mxf8f6f4`` (example (f) of issue 20) is added by its own module.
+
+Inputs are small integers (``sample_input``: -30..30, rounded once into the dtype), so products and fp32 sums of
+up to 256 of them are exact: every example with a 32-bit accumulator must equal numpy exactly. A float16
+accumulator rounds each partial sum: compared with a relative tolerance of 2^-9 (see ``TOLERANCES``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm.script import tirx as T
+
+import tirx_layout  # noqa: F401  (registers T.tile_mma, T.mbarrier_*, T.alloc_tmem, layout=..., the pipeline)
+from tirx_layout import mma_shared_layout, tmem_datapath_layout
+from tirx_layout.tools.kernel_report import Expected, KernelTable
+
+#: (rtol, atol) of the comparison with numpy per accumulator dtype: exact for 32-bit accumulators (the inputs are
+#: small integers, every partial sum exact); a float16 accumulator keeps 11 significant bits.
+TOLERANCES = {"float32": (0.0, 0.0), "int32": (0.0, 0.0), "float16": (2.0**-9, 1.0)}
+
+
+def gemm_reference(acc_dtype: str):
+    """What every GEMM here computes from inputs ``A`` (M, K) and ``B`` (N, K): ``D = A @ B.T`` in float64
+    (exact for the sample inputs), within ``TOLERANCES[acc_dtype]``."""
+    rtol, atol = TOLERANCES[acc_dtype]
+    return Expected(lambda a, b: a.astype(np.float64) @ b.astype(np.float64).T, inputs=2, rtol=rtol, atol=atol)
+
+
+def gemm_fp16_128x128x64():
+    """Example (a): the README's GEMM."""
+    sw128 = mma_shared_layout("float16", "128B", (128, 64))
+
+    @T.prim_func
+    def gemm(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16"), D: T.Buffer((128, 128), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        a_tile = T.alloc_shared((128, 64), "float16", layout=sw128, align=1024)
+        b_tile = T.alloc_shared((128, 64), "float16", layout=sw128, align=1024)
+        acc = T.alloc_tmem((128, 128), "float32", layout=tmem_datapath_layout("D", 128, 128))
+        out = T.alloc_local((128, 128), "float32")  # layout inferred: the tcgen05.ld image of acc
+        T.tile_copy(a_tile, A)
+        T.tile_copy(b_tile, B)
+        T.tile_mma(acc, a_tile, b_tile, accumulate=False)  # K = 64: four tcgen05.mma of K = 16
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(D, out, "warpgroup")
+
+    return gemm
+
+
+def single_cta_gemm(
+    m: int, n: int, k: int, dtype: str = "float16", acc_dtype: str = "float32", a_layout=None, b_layout=None
+):
+    """One CTA of 128 threads: ``A`` (m, k) and ``B`` (n, k) into shared tiles in ``a_layout``/``b_layout``
+    (``None``: inferred), one ``T.tile_mma`` into a TMEM accumulator (datapath D for m = 128, F for m = 64), the
+    epilogue through registers. TMEM columns: ``n`` for a 32-bit accumulator."""
+    datapath = "D" if m == 128 else "F"
+    shared_a = {"align": 1024} if a_layout is None else {"layout": a_layout, "align": 1024}
+    shared_b = {"align": 1024} if b_layout is None else {"layout": b_layout, "align": 1024}
+    accumulator = tmem_datapath_layout(datapath, m, n)
+
+    @T.prim_func
+    def gemm(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), acc_dtype)):
+        T.device_entry()
+        tx = T.thread_id([128])
+        a_tile = T.alloc_shared((m, k), dtype, **shared_a)
+        b_tile = T.alloc_shared((n, k), dtype, **shared_b)
+        acc = T.alloc_tmem((m, n), acc_dtype, layout=accumulator)
+        out = T.alloc_local((m, n), acc_dtype)
+        T.tile_copy(a_tile, A)
+        T.tile_copy(b_tile, B)
+        T.tile_mma(acc, a_tile, b_tile)
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(D, out, "warpgroup")
+
+    return gemm
+
+
+def tmem_a_gemm(m: int = 128, n: int = 128, k: int = 64):
+    """Example (e): A goes global -> registers -> tensor memory (``tcgen05.st``), K packed two float16 per 32-bit
+    column (``tmem_datapath_layout`` of a 16-bit buffer counts 16-bit halves); B through a shared tile."""
+    b_layout = mma_shared_layout("float16", "128B", (n, k))
+
+    @T.prim_func
+    def gemm(A: T.Buffer((m, k), "float16"), B: T.Buffer((n, k), "float16"), D: T.Buffer((m, n), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        a_tmem = T.alloc_tmem((m, k), "float16", layout=tmem_datapath_layout("D", m, k))
+        a_regs = T.alloc_local((m, k), "float16")  # inferred: the tcgen05.st image of a_tmem
+        b_tile = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+        acc = T.alloc_tmem((m, n), "float32", layout=tmem_datapath_layout("D", m, n))
+        out = T.alloc_local((m, n), "float32")
+        T.tile_copy(a_regs, A, "warpgroup")
+        T.tile_copy(a_tmem, a_regs, "warpgroup")
+        T.tile_copy(b_tile, B)
+        T.tile_mma(acc, a_tmem, b_tile)
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(D, out, "warpgroup")
+
+    return gemm
+
+
+def k_loop_gemm(m: int, n: int, k: int, grid: tuple[int, int] = (1, 1), k_tile: int = 64):
+    """Examples (g): a ``grid`` of CTAs, CTA ``bx`` computing the (m, n) tile at row ``bx // grid[1]``, column
+    ``bx % grid[1]`` of ``D`` (grid[0] * m, grid[1] * n) = ``A @ B.T``; the K loop copies the K tile ``kt`` of A and
+    B into shared memory and issues the asynchronous MMA (``barrier=bars[0]``), whose completion every thread waits
+    for (phase ``kt % 2``) before the next copy overwrites the tiles."""
+    rows, cols = grid[0] * m, grid[1] * n
+    a_layout = mma_shared_layout("float16", "128B", (m, k_tile))
+    b_layout = mma_shared_layout("float16", "128B", (n, k_tile))
+
+    @T.prim_func
+    def gemm(
+        A: T.Buffer((rows, k), "float16"), B: T.Buffer((cols, k), "float16"), D: T.Buffer((rows, cols), "float32")
+    ):
+        T.device_entry()
+        bx = T.cta_id([grid[0] * grid[1]])
+        tx = T.thread_id([128])
+        a_tile = T.alloc_shared((m, k_tile), "float16", layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((n, k_tile), "float16", layout=b_layout, align=1024)
+        bars = T.alloc_shared((1,), "uint64")
+        acc = T.alloc_tmem((m, n), "float32", layout=tmem_datapath_layout("D", m, n))
+        out = T.alloc_local((m, n), "float32")
+        T.mbarrier_init(bars[0], 1)
+        row = bx // grid[1] * m
+        col = bx % grid[1] * n
+        for kt in T.serial(k // k_tile):
+            T.tile_copy(a_tile, A[row : row + m, kt * k_tile : kt * k_tile + k_tile])
+            T.tile_copy(b_tile, B[col : col + n, kt * k_tile : kt * k_tile + k_tile])
+            T.tile_mma(acc, a_tile, b_tile, accumulate=kt > 0, barrier=bars[0])
+            T.mbarrier_wait(bars[0], kt % 2)
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(D[row : row + m, col : col + n], out, "warpgroup")
+
+    return gemm
+
+
+def k_major(dtype: str, mode: str, rows: int, k: int):
+    return mma_shared_layout(dtype, mode, (rows, k))
+
+
+#: Example (c): operand dtype -> (accumulator dtype, K of the example: two instruction K steps or more).
+DTYPES = {
+    "bfloat16": ("float32", 64),
+    "float32": ("float32", 32),
+    "float8_e4m3fn": ("float32", 128),
+    "float8_e5m2": ("float32", 128),
+    "int8": ("int32", 128),
+}
+
+KERNELS = KernelTable()  # each kernel built when first looked up
+KERNELS.add("gemm_fp16_128x128x64", gemm_reference("float32"), gemm_fp16_128x128x64)
+for _dtype, (_acc, _k) in DTYPES.items():
+    KERNELS.add(
+        f"gemm_{_dtype}",
+        gemm_reference(_acc),
+        single_cta_gemm,
+        128,
+        128,
+        _k,
+        _dtype,
+        _acc,
+        k_major(_dtype, "128B", 128, _k),
+        k_major(_dtype, "128B", 128, _k),
+    )
+for _m, _n in ((64, 112), (128, 112), (64, 200)):
+    KERNELS.add(
+        f"gemm_m{_m}_n{_n}",
+        gemm_reference("float32"),
+        single_cta_gemm,
+        _m,
+        _n,
+        64,
+        "float16",
+        "float32",
+        k_major("float16", "128B", _m, 64),
+        k_major("float16", "128B", _n, 64),
+    )
+for _mode in ("none", "32B", "64B", "128B"):
+    KERNELS.add(
+        f"gemm_{_mode}K_128BK",
+        gemm_reference("float32"),
+        single_cta_gemm,
+        128,
+        128,
+        64,
+        a_layout=k_major("float16", _mode, 128, 64),
+        b_layout=k_major("float16", "128B", 128, 64),
+    )
+    if _mode == "128B":
+        continue  # (the one above)
+    KERNELS.add(
+        f"gemm_128BK_{_mode}K",
+        gemm_reference("float32"),
+        single_cta_gemm,
+        128,
+        128,
+        64,
+        a_layout=k_major("float16", "128B", 128, 64),
+        b_layout=k_major("float16", _mode, 128, 64),
+    )
+KERNELS.add("gemm_k_loop_async", gemm_reference("float32"), k_loop_gemm, 128, 128, 256)
+KERNELS.add("gemm_grid_512", gemm_reference("float32"), k_loop_gemm, 128, 128, 256, (4, 4))
+KERNELS.add("gemm_inferred", gemm_reference("float32"), single_cta_gemm, 128, 128, 64)
+
+#: The kernels the main job shows in full; the rest get a verdict line.
+SHOWCASE = ["gemm_fp16_128x128x64"]
