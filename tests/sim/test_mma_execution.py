@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tirx_layout import sim
+from tirx_layout.sim.tmem_order import TmemOrder
 
 from kernels import parse
 
@@ -522,7 +523,11 @@ def test_mmas_into_one_accumulator_from_two_threads_are_a_data_race():
     with pytest.raises(sim.DataRace, match=r"tcgen05\.mma issued by thread 1 and by thread 0 touch it"):
         sim.run(kernel, inputs)
     kernel, inputs = race_kernel(issue_guard="tx % 32 == 0")  # one thread per warp
-    with pytest.raises(sim.DataRace, match=r"tcgen05\.mma by warp 1 of a cell the tcgen05\.mma issued by warp 0"):
+    with pytest.raises(
+        sim.DataRace,
+        match=r"tcgen05\.mma by warp 1 of a cell a tcgen05\.mma issued by warp 0 writes, before its completion was "
+        r"observed; missing: a tcgen05\.commit by warp 0 and an mbarrier wait",
+    ):
         sim.run(kernel, inputs)
 
 
@@ -635,3 +640,99 @@ def test_block_scale_factors_start_at_lane_0_of_their_columns():
     source, inputs, _ = scaled_gemm(steps=1)
     with pytest.raises(sim.SimulationError, match=r"scale factors of A at TMEM address 0x00200070 start at lane 32"):
         sim.run(parse(source.replace("slot[0] + T.uint32(112)", "slot[0] + T.uint32(2097264)")), inputs)
+
+
+# --- mbarrier initialisation and deallocation after an MMA ---
+
+
+def _arrive_kernel(init_guard="tx == 0", barrier_after_init=True):
+    return parse(f"""
+@T.prim_func
+def k():
+    T.device_entry()
+    tx = T.thread_id([64])
+    bars = T.alloc_shared((1,), "uint64")
+    if {init_guard}:
+        {call("mbarrier_init", "T.address_of(bars[0])", u32(64))}
+    {"T.cuda.cta_sync()" if barrier_after_init else "T.evaluate(0)"}
+    {call("mbarrier_arrive", "T.address_of(bars[0])")}
+    {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
+""")
+
+
+def test_one_thread_initialises_an_mbarrier_and_a_barrier_publishes_it():
+    sim.run(_arrive_kernel())  # 64 arrivals complete phase 0, so the wait returns
+    with pytest.raises(sim.DataRace, match=r"bars\[0\]: threads 0 and 1 both initialise the mbarrier"):
+        sim.run(_arrive_kernel(init_guard="tx < 2"))
+    with pytest.raises(
+        sim.DataRace, match=r"bars\[0\]: thread 1 uses the mbarrier thread 0 initialised with no barrier"
+    ):
+        sim.run(_arrive_kernel(barrier_after_init=False))
+
+
+def _dealloc_after_mma(waiters: str):
+    """Thread 0 issues an MMA and commits; only the warps ``waiters`` selects wait; then a barrier and dealloc."""
+    source, inputs, _, _ = dense_gemm(m=128, n=32, steps=1)
+    mma = next(line.strip() for line in source.splitlines() if "mma_f16_ss" in line)
+    kernel = parse(f"""
+@T.prim_func
+def k(A: T.Buffer(({inputs["A"].size},), "uint32"), B: T.Buffer(({inputs["B"].size},), "uint32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    bars = T.alloc_shared((1,), "uint64")
+    sA = T.alloc_shared(({inputs["A"].size},), "uint32")
+    sB = T.alloc_shared(({inputs["B"].size},), "uint32")
+    if warp == 0:
+        {call("alloc", "T.address_of(slot[0])", u32(32))}
+    if tx == 0:
+        {call("mbarrier_init", "T.address_of(bars[0])", u32(1))}
+        {mma}
+        {call("commit", "T.address_of(bars[0])")}
+    T.cuda.cta_sync()
+    if {waiters}:
+        {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
+    T.cuda.cta_sync()
+    if warp == 0:
+        {call("dealloc", "slot[0]", u32(32))}
+""")
+    return kernel, {"A": inputs["A"], "B": inputs["B"]}
+
+
+def test_dealloc_after_another_warp_saw_the_mma_complete_and_a_barrier():
+    sim.run(*_dealloc_after_mma("warp == 1"))  # the MMA warp itself never waits: completion is seen by warp 1
+    with pytest.raises(sim.SimulationError, match=r"tcgen05\.dealloc while warp 0's tcgen05\.mma .* has not completed"):
+        sim.run(*_dealloc_after_mma("warp == 9"))  # nobody waits
+
+
+def test_a_cta_barrier_orders_d_after_the_mma_only_once_some_thread_has_waited_for_it():
+    # warp 0 waits; a barrier; every warp fences and reads: ordered through warp 0's wait (happens-before is
+    # transitive)
+    kernel, inputs = race_kernel(wait="warp0", after_wait="T.cuda.cta_sync()")
+    sim.run(kernel, inputs)
+
+
+def test_a_commit_and_a_cta_barrier_without_any_wait_do_not_complete_an_mma():
+    order = TmemOrder(warps=2, cells=4)
+    order.access(0, np.array([1]), write=True, kind="mma", thread=0)
+    order.commit(0)
+    order.barrier()
+    order.fence_after(1)
+    with pytest.raises(sim.DataRace, match=r"missing: an mbarrier wait \(mbarrier_wait\) that sees the phase"):
+        order.access(1, np.array([1]), write=False, kind="ld")
+
+
+def test_a_store_over_what_an_unfinished_mma_reads_from_tmem_is_a_data_race():
+    order = TmemOrder(warps=2, cells=4)
+    order.access(0, np.array([2]), write=False, kind="mma", thread=0)  # A or a scale factor in TMEM
+    with pytest.raises(
+        sim.DataRace,
+        match=r"tcgen05\.st by warp 1 of a cell a tcgen05\.mma or cp issued by warp 0 "
+        r"reads, .* missing: a tcgen05\.commit by warp 0",
+    ):
+        order.access(1, np.array([2]), write=True, kind="st")
+    order.commit(0)
+    order.mbarrier_wait(1, order.publish(0), np.array([0, -1]))
+    order.fence_after(1)
+    order.access(1, np.array([2]), write=True, kind="st")  # after the commit's phase, seen by warp 1: ordered

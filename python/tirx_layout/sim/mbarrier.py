@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .addresses import shared_address
-from .memory import SimulationError
+from .memory import DataRace, SimulationError
 
 #: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
 TX_LIMIT = (1 << 20) - 1
@@ -48,10 +48,11 @@ class Mbarrier:
     """One mbarrier object: expected arrivals per phase, pending arrivals, tx-count, completed phases, and what the
     current and completed phases publish to the tcgen05 ordering model of ``warps`` warps."""
 
-    def __init__(self, count: int, warps: int, name: str = "mbarrier"):
+    def __init__(self, count: int, warps: int, name: str = "mbarrier", thread: int = 0, interval: int = 0):
         if not 1 <= count <= TX_LIMIT:
             raise SimulationError(f"mbarrier.init of {name} with count {count}: the count must be in [1, 2^20 - 1]")
         self.name = name
+        self.init_thread, self.init_interval = thread, interval  # who initialised it, in which barrier interval
         self.count = count
         self.pending = count
         self.tx = 0
@@ -65,12 +66,17 @@ class Mbarrier:
         self.reads: list = []
         self.done_reads: list = []
 
-    def arrive(self, published=None, warp: int | None = None, generation: int | None = None, seen_reads=()) -> None:
+    def arrive(
+        self, published=None, warp: int | None = None, generation: int | None = None, seen_reads=(), seen_done=None
+    ) -> None:
         """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``) by a
-        thread that has seen the in-flight reads ``seen_reads`` complete."""
+        thread that has seen the in-flight reads ``seen_reads`` and each warp's commits up to ``seen_done``
+        complete: a waiter of the phase sees them complete too."""
         self.reads.extend(read for read in seen_reads if read not in self.reads)
         if published is not None:
             np.maximum(self.published, published, out=self.published)
+        if seen_done is not None:
+            np.maximum(self.generations, seen_done, out=self.generations)
         if warp is not None and generation is not None:
             self.generations[warp] = max(self.generations[warp], generation)
         self.pending -= 1
@@ -147,23 +153,37 @@ def execute(interp, what: str, args) -> None:
     order = interp.tmem.order
     threads = np.nonzero(interp.mask)[0]
     operand = None if len(args) < 2 else np.broadcast_to(np.asarray(interp.eval(args[1]), np.int64), (interp.count,))
+    interval = interp.launch.interval
     for t in threads.tolist():
         i, warp = int(index[t]), t // 32
         if what == "mbarrier_init":
-            interp.mbarriers[(memory.name, i)] = Mbarrier(int(operand[t]), order.warps, f"{memory.name}[{i}]")
+            earlier = interp.mbarriers.get((memory.name, i))
+            if earlier is not None and earlier.init_interval == interval and earlier.init_thread != t:
+                raise DataRace(
+                    f"data race on shared {memory.name}[{i}]: threads {earlier.init_thread} and {t} both initialise "
+                    "the mbarrier with no barrier between them; one thread initialises it"
+                )
+            name = f"{memory.name}[{i}]"
+            interp.mbarriers[(memory.name, i)] = Mbarrier(int(operand[t]), order.warps, name, t, interval)
             continue
         bar = find(interp, memory, i, what)
+        if bar.init_thread != t and bar.init_interval == interval:
+            raise DataRace(
+                f"data race on shared {bar.name}: thread {t} uses the mbarrier thread {bar.init_thread} initialised "
+                "with no barrier between them (mbarrier.init, fence.mbarrier_init, then a CTA barrier)"
+            )
         seen = [read for read in interp.async_reads if read.observed[t]]
+        done = order.seen_done(warp)
         if what == "commit":
             published, generation = order.commit(warp)
-            bar.arrive(published, warp, generation, seen)
+            bar.arrive(published, warp, generation, seen, done)
         elif what == "mbarrier_arrive":
-            bar.arrive(order.publish(warp), seen_reads=seen)
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
         elif what == "mbarrier_expect_tx":
             bar.expect_tx(int(operand[t]))
         elif what == "mbarrier_arrive_expect_tx":
             bar.expect_tx(int(operand[t]))
-            bar.arrive(order.publish(warp), seen_reads=seen)
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
         elif what == "mbarrier_wait":
             if not bar.wait_returns(int(operand[t])):
                 raise SimulationError(

@@ -76,6 +76,13 @@ class TmemOrder:
         self.commits = np.zeros(warps, np.int64)  # how many tcgen05.commit each warp has issued
         self.generation = np.zeros((warps, cells), np.int64)  # the commit that covers a pending copy or MMA
         self.mma_thread = np.full(cells, NOBODY, np.int64)  # the thread of the last pending MMA on each cell
+        self.observed = np.full(warps, -1, np.int64)  # per warp: its last commit some warp has seen complete
+        # Completion of copies and MMAs travels by commit generations, not windows: acquired[B, A] is the last of
+        # A's commits B has seen complete (an mbarrier wait, or a barrier after another warp saw it); known_done[B,
+        # A] what B's fence::after took in. A CTA barrier alone never completes anything.
+        self.acquired = np.full((warps, warps), -1, np.int64)
+        self.known_done = np.full((warps, warps), -1, np.int64)
+        self.async_read = np.zeros((warps, cells), bool)  # cells a copy or MMA of each warp reads
 
     # ---- accesses -----------------------------------------------------------------------------------------------
 
@@ -86,7 +93,7 @@ class TmemOrder:
         self._same_warp(warp, cells, write, kind)
         if kind == "mma":
             self._same_issuer(warp, cells, thread)
-        unordered = self._unordered(warp, self.writer[cells], self.writer_window[cells])
+        unordered = self._unordered(warp, cells)
         if unordered.any():
             cell = cells[unordered][0]
             self._race(cell, warp, int(self.writer[cell]), f"after a {_WORDS[self.writer_kind[cell]]} by", kind)
@@ -97,9 +104,16 @@ class TmemOrder:
                 if late.any():
                     after = "an MMA's write after a load by" if kind == "mma" else "a store after a load by"
                     self._race(cells[late][0], warp, other, after, kind)
+                running = (other != warp) & self.async_read[other, cells]
+                running &= self.generation[other, cells] > self.known_done[warp, other]
+                if running.any():
+                    self._race(cells[running][0], warp, other, "a write over what reads", kind)
             self.writer[cells], self.writer_window[cells] = warp, self.window[warp]
             self.writer_kind[cells] = _KINDS.index(kind)
             self.read_window[:, cells] = NOBODY
+            self.async_read[:, cells] = False
+        elif kind in ("cp", "mma"):
+            self.async_read[warp, cells] = True
         else:
             self.read_window[warp, cells] = self.window[warp]
         self.pending[kind][warp, cells] = True
@@ -139,22 +153,34 @@ class TmemOrder:
                 "(guard the issue), or the second waits for the first's tcgen05.commit on an mbarrier"
             )
 
-    def _unordered(self, warp, who, windows):
-        known = self.known[warp, np.where(who == NOBODY, 0, who)]
-        return (who != NOBODY) & (who != warp) & (windows >= known)
+    def _unordered(self, warp, cells):
+        who = self.writer[cells]
+        other = np.where(who == NOBODY, 0, who)
+        asynchronous = np.isin(self.writer_kind[cells], [_KINDS.index("cp"), _KINDS.index("mma")])
+        late = np.where(
+            asynchronous,
+            self.generation[other, cells] > self.known_done[warp, other],
+            self.writer_window[cells] >= self.known[warp, other],
+        )
+        return (who != NOBODY) & (who != warp) & late
 
     def _race(self, cell, warp, other, what, kind="access"):
         writer_kind = _KINDS[self.writer_kind[cell]]
-        if what.startswith("after") and writer_kind in ("cp", "mma"):
-            # name the step that is missing: the wait on the commit's mbarrier, or the fence after it
-            if self.writer_window[cell] < self.offered[warp, other]:
+        running = what.startswith("a write over")
+        if running or (what.startswith("after") and writer_kind in ("cp", "mma")):
+            # name the step that is missing: the commit, the wait on its mbarrier, or the fence after it
+            generation = self.generation[other, cell]
+            if generation >= self.commits[other]:
+                missing = f"a tcgen05.commit by warp {other} and an mbarrier wait that sees it"
+            elif generation <= self.acquired[warp, other]:
                 missing = "tcgen05.fence::after_thread_sync after the mbarrier wait"
             else:
                 missing = "an mbarrier wait (mbarrier_wait) that sees the phase its tcgen05.commit arrives at"
+            does = "reads" if running else "writes"
             raise DataRace(
-                f"data race on TMEM cell {_cell(cell)}: a tcgen05.{kind} by warp {warp} of a cell the "
-                f"tcgen05.{writer_kind} issued by warp {other} writes, before its completion was observed; "
-                f"missing: {missing}, then tcgen05.fence::after_thread_sync (PTX ISA 9.7.16.6.4.4)"
+                f"data race on TMEM cell {_cell(cell)}: a tcgen05.{kind} by warp {warp} of a cell a tcgen05."
+                f"{writer_kind if not running else 'mma or cp'} issued by warp {other} {does}, before its "
+                f"completion was observed; missing: {missing} (PTX ISA 9.7.16.6.4.4)"
             )
         raise DataRace(
             f"data race on tmem TMEM cell {_cell(cell)}: an access by warp {warp} {what} warp {other}, "
@@ -198,14 +224,22 @@ class TmemOrder:
         self.read_window[warp, reads] = self.window[warp]
 
     def barrier(self) -> None:
-        """A CTA barrier: every warp's released windows are offered to every warp's next ``fence::after``."""
+        """A CTA barrier: every warp's released windows, and the completions any warp has seen, are offered to
+        every warp's next ``fence::after``."""
         np.maximum(self.offered, self.window[None, :], out=self.offered)
+        np.maximum(self.acquired, self.acquired.max(axis=0)[None, :], out=self.acquired)
         self.since_barrier.clear()
+
+    def seen_done(self, warp: int) -> np.ndarray:
+        """The commit generation of each warp that ``warp`` has seen complete (what an arrive of it passes on)."""
+        return self.acquired[warp].copy()
 
     def mbarrier_wait(self, warp: int, published: np.ndarray, generations: np.ndarray) -> None:
         """``warp`` saw an mbarrier phase complete whose arrivals published ``published`` and whose commits cover
         each warp's copies and MMAs up to generation ``generations[w]`` (-1: none)."""
         np.maximum(self.offered[warp], published, out=self.offered[warp])
+        np.maximum(self.observed, generations, out=self.observed)
+        np.maximum(self.acquired[warp], generations, out=self.acquired[warp])
         done = self.generation[warp] <= generations[warp]
         for kind in ("cp", "mma"):
             self.pending[kind][warp] &= ~done
@@ -213,13 +247,17 @@ class TmemOrder:
     def fence_after(self, warp: int) -> None:
         """``tcgen05.fence::after_thread_sync``: later accesses of ``warp`` are ordered after what it was offered."""
         np.maximum(self.known[warp], self.offered[warp], out=self.known[warp])
+        np.maximum(self.known_done[warp], self.acquired[warp], out=self.known_done[warp])
 
     # ---- deallocation -------------------------------------------------------------------------------------------
 
     def check_dealloc(self, warp: int) -> None:
-        """``tcgen05.dealloc`` by ``warp`` (synchronous): every access of the CTA must have completed, and each
-        other warp's last access must come before a barrier."""
+        """``tcgen05.dealloc`` by ``warp`` (synchronous): every access of the CTA must have completed (a copy or MMA
+        once any warp has seen its commit's mbarrier phase), and each other warp's last access must come before a
+        barrier."""
         for kind, cells in self.pending.items():
+            if kind in ("cp", "mma"):  # complete once any warp saw their commit's phase (then a barrier: below)
+                cells = cells & (self.generation > self.observed[:, None])
             busy = np.argwhere(cells)
             if busy.size:
                 other, cell = (int(v) for v in busy[0])
