@@ -227,6 +227,11 @@ class TmemLowering:
             )
         if tmem is dst and isinstance(other, MemoryOperand) and other.buffer.scope() == "shared":
             return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer), scope)
+        if scope == "thread":
+            raise ValueError(
+                f"tile_copy between {tmem} and {other} at scope 'thread': only a tcgen05.cp (shared memory -> TMEM) "
+                "is issued by one thread; tcgen05.ld/st move a warp's or warpgroup's fragment"
+            )
         if not isinstance(other, FragmentOperand):
             raise ValueError(
                 f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "

@@ -219,6 +219,8 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
     shared writes are made visible to the async proxy, a warp barrier, then lane 0 issues and nothing waits -- the
     copy is asynchronous: an MMA lane 0 issues next reads what it copied (``tcgen05.cp`` -> ``tcgen05.mma`` is a
     pipelined pair, PTX ISA tcgen05 memory consistency), and that MMA's ``tcgen05.commit`` tracks the copy too.
+    ``scope="thread"``: the one thread reaching it issues, asynchronously, after its own ``fence.proxy.async``;
+    other threads' writes of the shared tile must reach it through an mbarrier arrive or a barrier.
 
     Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]``
     (uint8) and ``sf_shared`` row-major ``(32, 16)`` becomes one ``tcgen05.cp.cta_group::1.32x128b.warpx4``.
@@ -247,16 +249,18 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
             "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
             "16-byte aligned)"
         )
-    if scope not in ("cta", "warp"):
+    if scope not in ("cta", "warp", "thread"):
         raise ValueError(
-            f"{what}: tcgen05.cp is issued by one thread; copy at scope 'cta' (complete after the copy) or 'warp' "
-            f"(lane 0 issues, asynchronous), not {scope!r}"
+            f"{what}: tcgen05.cp is issued by one thread; copy at scope 'cta' (complete after the copy), 'warp' "
+            f"(lane 0 issues, asynchronous) or 'thread' (the thread reaching it issues, asynchronous), not {scope!r}"
         )
     copies = []
     for i, (start, lbo, sbo) in enumerate(plan):
         source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start)]))
         address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
         copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
+    if scope == "thread":  # what it reads was published to the async proxy by its writers (mbarrier, barrier)
+        return sequence([shared.declaration(), calls.simple("fence_proxy_async"), *copies])
     if scope == "warp":
         lane0 = tvm.tirx.floormod(threads.index, WARP_THREADS) == 0
         return sequence(
