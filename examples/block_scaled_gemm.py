@@ -30,13 +30,13 @@ from tvm.script import tirx as T
 import tirx_layout  # noqa: F401  (T.tile_mma, T.mbarrier_*, T.alloc_tmem(within=...), layout=..., the pipeline)
 from tirx_layout import (
     Iter,
+    S,
+    TCol,
     TileLayout,
+    TLane,
     mma_scale_factor_layout,
     mma_scale_factor_shared_layout,
     mma_shared_layout,
-    S,
-    TCol,
-    TLane,
     wg_local_layout,
 )
 from tirx_layout.tools.kernel_report import Expected, KernelTable
