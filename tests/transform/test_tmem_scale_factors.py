@@ -114,3 +114,47 @@ def test_within_takes_a_tmem_buffer_declared_as_an_allocation():
     nested = ONE_ALLOCATION.replace("COLB", "232), within=sfa)#").replace("SHARED", "").replace("DT", "uint8")
     with pytest.raises(ValueError, match=r"sfb is placed within sfa, which is no TMEM allocation of its own"):
         build(parse(nested.replace("COLA", "224")))
+
+
+# ---- who issues the copy: scope "cta" (synchronous), "warp" and "thread" (asynchronous) -------------------------
+
+SCOPED = """
+@T.prim_func
+def k(SA: T.Buffer((128, 4), "float8_e8m0fnu")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    acc = T.alloc_tmem((128, 32), "float32", layout=tmem_datapath_layout("D", 128, 32))
+    sfa = T.alloc_tmem((128, 4), "float8_e8m0fnu", layout=mma_scale_factor_layout(128, 4, column=32), within=acc)
+    sa = T.alloc_shared((128, 4), "float8_e8m0fnu")
+    T.tile_copy(sa, SA)
+    T.cuda.cta_sync()
+    if tx // 32 == 1:
+        T.tile_copy(sfa, sa, "SCOPE")
+"""
+
+
+def _helpers(func) -> list:
+    body = kernel_source(build(func).imports[0].inspect_source())
+    start = body.index("if ((((int)threadIdx.x) >> 5) == 1)")
+    return [a or b for a, b in re.findall(r"tirx_layout_tcgen05_(\w+)\(|tvm_builtin_cuda_(\w+)\(", body[start:])]
+
+
+def test_a_warp_copy_publishes_the_warps_writes_then_lane_0_issues_and_nothing_waits():
+    calls = _helpers(parse(SCOPED.replace("SCOPE", "warp")))
+    assert calls[:5] == ["fence_proxy_async", "fence_before", "warp_sync", "fence_after", "cp_32x128b_warpx4"]
+    assert "mbarrier_wait" not in calls[:6] and "commit" not in calls[:6]
+
+
+def test_a_thread_copy_is_issued_by_the_thread_after_its_proxy_fence():
+    calls = _helpers(parse(SCOPED.replace("SCOPE", "thread")))
+    assert calls[:2] == ["fence_proxy_async", "cp_32x128b_warpx4"]
+    assert "mbarrier_wait" not in calls[:3] and "commit" not in calls[:3]
+
+
+def test_scope_thread_is_for_tcgen05_cp_only():
+    other = SCOPED.replace('T.tile_copy(sfa, sa, "SCOPE")', 'T.tile_copy(sa, SA, "thread")')
+    with pytest.raises(ValueError, match=r"scope 'thread': that scope is for tcgen05.cp \(shared memory -> TMEM\)"):
+        build(parse(other))
+    warpgroup = SCOPED.replace("SCOPE", "warpgroup").replace("tx // 32 == 1", "tx < 128")
+    with pytest.raises(ValueError, match=r"tcgen05.cp is issued by one thread; copy at scope 'cta' .* not 'warpgroup'"):
+        build(parse(warpgroup))

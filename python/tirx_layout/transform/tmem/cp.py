@@ -220,7 +220,9 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
     copy is asynchronous: an MMA lane 0 issues next reads what it copied (``tcgen05.cp`` -> ``tcgen05.mma`` is a
     pipelined pair, PTX ISA tcgen05 memory consistency), and that MMA's ``tcgen05.commit`` tracks the copy too.
     ``scope="thread"``: the one thread reaching it issues, asynchronously, after its own ``fence.proxy.async``;
-    other threads' writes of the shared tile must reach it through an mbarrier arrive or a barrier.
+    other threads' writes of the shared tile must reach it through an mbarrier arrive or a barrier. An
+    asynchronous copy is complete only once a later ``tcgen05.commit`` of its thread (a ``T.tile_mma``'s) has
+    arrived and been waited for: before the TMEM is read by others, freed, or the shared tile overwritten.
 
     Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]``
     (uint8) and ``sf_shared`` row-major ``(32, 16)`` becomes one ``tcgen05.cp.cta_group::1.32x128b.warpx4``.
