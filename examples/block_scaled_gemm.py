@@ -9,14 +9,14 @@ e4m3 operands, one ue8m0 scale per row and per 32 K elements, float32 accumulati
   ``sfa`` (two stages) and ``sfb`` are placed ``within=acc`` at columns 224-231 and 232-235, laid out as the MMA
   reads them (``mma_scale_factor_layout``: row r on lane r % 32 of all four warp windows, K-block b in byte b of
   column r // 32): one ``tcgen05.alloc`` of 256 columns holds all three.
-* Warp roles (256 threads): warpgroup 0 is the epilogue, warp 4 issues the MMAs, in one software-pipelined loop
-  (step ``t``: the MMA warp issues tile ``t``, the epilogue drains tile ``t - 1``). Tile ``t`` uses stage
-  ``s = t % 2``. The MMA warp waits until stage ``s`` is empty (from tile ``t - 2`` on), copies A's tile and its
-  scale factors into shared memory, ``tcgen05.cp``s the scale factors into ``sfa[s]`` (warp scope: asynchronous,
-  the MMA that follows in the same thread reads them), and issues the asynchronous MMA committing to ``full[s]``.
-  The epilogue waits on ``full[s]``, reads ``acc[s]`` with ``tcgen05.ld``, writes ``D[t]`` and arrives on
-  ``empty[s]``. So while the epilogue drains one stage, the MMA of the next tile fills the other.
-* ``B`` and ``SFB`` are shared by every tile: copied once, before the roles split.
+* Roles (256 threads), one software-pipelined loop; tile ``t`` uses stage ``s = t % 2``. Step ``t``: every thread
+  waits until stage ``s`` is empty (from tile ``t - 2`` on: the epilogue has read it), stages A's tile and its scale
+  factors in shared memory, and ``tcgen05.cp``s the scale factors into ``sfa[s]`` (one K block of 128: one
+  ``.32x128b.warpx4``); one thread of warp 4 then issues the asynchronous MMA, committing to ``full[s]``; the
+  epilogue warpgroup waits on ``full`` of the other stage, reads tile ``t - 1`` with ``tcgen05.ld``, writes it and
+  arrives on that stage's ``empty``. So while the epilogue drains one stage, the MMA of the next tile fills the
+  other; the roles hand over through the mbarriers only.
+* ``B`` and ``SFB`` are shared by every tile: copied once, before the loop.
 
 The reference is numpy in float64; the fp32 accumulation of up to 128 differently scaled products is compared
 within fp32 tolerance.
