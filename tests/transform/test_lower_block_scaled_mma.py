@@ -183,3 +183,54 @@ def test_one_scale_operand_alone_is_refused():
     broken = func.with_body(tvm_ffi.structural_map(func.body, [(tvm.ir.Call, drop_scale_b)], order="post"))
     with pytest.raises(ValueError, match="tile_mma with scale_a but no scale_b: a block-scaled MMA"):
         lower_tile_mma(broken)
+
+
+TS_GEMM = """
+@T.prim_func
+def k(A: T.Buffer((128, 128), "float8_e4m3fn"), B: T.Buffer((112, 128), "float8_e4m3fn"),
+      SA: T.Buffer((128, 4), "float8_e8m0fnu"), SB: T.Buffer((128, 4), "float8_e8m0fnu"),
+      D: T.Buffer((128, 112), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared((128, 128), "float8_e4m3fn")
+    Bs = T.alloc_shared((112, 128), "float8_e4m3fn", layout=mma_shared_layout("float8_e4m3fn", "128B", (112, 128)), align=1024)
+    sas = T.alloc_shared((128, 4), "float8_e8m0fnu")
+    sbs = T.alloc_shared((128, 4), "float8_e8m0fnu")
+    acc = T.alloc_tmem((128, 112), "float32", layout=tmem_datapath_layout("D", 128, 112))
+    at = T.alloc_tmem((128, 128), "float8_e4m3fn", layout=tmem_datapath_layout("D", 128, 128))
+    sfa = T.alloc_tmem((128, 4), "float8_e8m0fnu", layout=mma_scale_factor_layout(128, 4, column=112), within=acc)
+    sfb = T.alloc_tmem((128, 4), "float8_e8m0fnu", layout=mma_scale_factor_layout(128, 4, column=116), within=acc)
+    out = T.alloc_local((128, 112), "float32", layout=wg_local_layout(112))
+    T.tile_copy(As, A)
+    T.tile_copy(Bs, B)
+    T.tile_copy(sas, SA)
+    T.tile_copy(sbs, SB)
+    T.tile_copy(at, As)
+    T.tile_copy(sfa, sas)
+    T.tile_copy(sfb, sbs)
+    T.tile_mma(acc, at, Bs, scale_a=sfa, scale_b=sfb[0:112, 0:4])
+    T.tile_copy(out, acc, "warpgroup")
+    T.tile_copy(D, out, "warpgroup")
+"""
+
+
+def test_a_from_tensor_memory_uses_the_ts_helper_and_simulates_equal_to_numpy():
+    # A (128, 128) fp8 in TMEM, four per 32-bit column: K step s reads columns 8 s .. 8 s + 7 (32 bytes per row).
+    kernel = parse(TS_GEMM)
+    body = kernel_source(build(kernel).imports[0].inspect_source())
+    steps = re.findall(
+        r"mma_mxf8f6f4_ts\(acc_taddr, (\(at_taddr \+ \(uint\)(\d+)\)|at_taddr), .*?\(uint\)(\d+), \(acc_taddr", body
+    )
+    assert [(int(col or 0), int(idesc)) for _, col, idesc in steps] == [
+        (8 * s, isa_block_scaled_idesc(E4M3, E4M3, 128, 112, s, s)) for s in range(4)
+    ]
+    rng = np.random.default_rng(3)
+    a = rng.integers(-8, 9, (128, 128)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.integers(-8, 9, (112, 128)).astype(ml_dtypes.float8_e4m3fn)
+    sa, sb = (rng.integers(124, 131, (128, 4)).astype(np.uint8) for _ in range(2))
+    scales = {"SA": sa.view(ml_dtypes.float8_e8m0fnu), "SB": sb.view(ml_dtypes.float8_e8m0fnu)}
+    result = sim.run(kernel, {"A": a, "B": b, **scales})
+    scale_a = np.repeat(np.exp2(sa.astype(np.float64) - 127), 32, axis=1)
+    scale_b = np.repeat(np.exp2(sb[:112].astype(np.float64) - 127), 32, axis=1)
+    want = (a.astype(np.float64) * scale_a) @ (b.astype(np.float64) * scale_b).T
+    np.testing.assert_allclose(result["D"], want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
