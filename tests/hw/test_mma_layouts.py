@@ -152,3 +152,12 @@ def test_the_accumulator_is_the_guides_and_the_datapath_layouts():
 def test_mma_accumulator_layout_refusals(args, message):
     with pytest.raises(ValueError, match=message):
         mma_accumulator_layout(*args)
+
+
+def test_a_single_atom_keeps_one_iter_per_dimension():
+    # Callers apply a one-atom operand by (row, k) without a shape (the CLI's bank picture does): the layout is not
+    # fused into one iter.
+    assert mma_shared_layout("float16", "128B", (8, 64)).tile_layout == TileLayout(S[(8, 64) : (64, 1)])
+    assert mma_shared_layout("float32", "128B_base32B", (32, 4), major="MN").tile_layout == TileLayout(
+        S[(32, 4) : (1, 32)]
+    )

@@ -274,20 +274,25 @@ def mma_shared_layout(dtype, mode: str, shape, major: str = "K") -> TileLayout |
                 f"mma_shared_layout: shape {tuple(shape)} must be whole atoms of {atom_rows} rows x {line} {dtype} "
                 "columns of K"
             )
-        # rows = (row atoms, row in atom), K = (K atoms, element in row); row atoms first
-        iters = [(rows // atom_rows, atom_rows * line), (atom_rows, line), (cols // line, rows * line), (line, 1)]
+        atom = TileLayout(S[(atom_rows, line) : (line, 1)])  # row-major: K contiguous
+        atom_shape = [atom_rows, line]
+        blocks = (rows // atom_rows, cols // line)
+        order = S[blocks : (1, blocks[0])]  # atoms down the rows first
     else:
         if rows % line or cols % atom_rows or rows < line or cols < atom_rows:
             raise ValueError(
                 f"mma_shared_layout: shape {tuple(shape)} must be whole atoms of {line} {dtype} rows x "
                 f"{atom_rows} K rows"
             )
-        # rows = (MN atoms, element in row), K = (K-row groups, K row in group); K-row groups first
-        iters = [(rows // line, cols * line), (line, 1), (cols // atom_rows, atom_rows * line), (atom_rows, line)]
-    strides = row_major_strides([*leading, rows * cols])
-    tile = TileLayout.from_iters(
-        [*(Iter(n, stride) for n, stride in zip(leading, strides, strict=False)), *(Iter(e, s) for e, s in iters)]
-    ).canonicalize()
+        atom = TileLayout(S[(line, atom_rows) : (1, line)])  # each K row of the atom holds `line` rows
+        atom_shape = [line, atom_rows]
+        blocks = (rows // line, cols // atom_rows)
+        order = S[blocks : (blocks[1], 1)]  # atoms along K first
+    tile = atom.tile(TileLayout(order), list(blocks), atom_shape).group([rows, cols])[0]
+    if leading:
+        strides = row_major_strides([*leading, rows * cols])
+        stages = [Iter(n, stride) for n, stride in zip(leading, strides, strict=False)]
+        tile = TileLayout.from_iters([*stages, *tile.shard])
     if mode == SWIZZLE_128B_BASE32B:
         return ComposeLayout(swizzle_128b_base32b(dtype), tile)
     swizzle = swizzle_for_mode(mode, dtype)

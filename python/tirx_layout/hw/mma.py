@@ -95,6 +95,26 @@ def k_per_instruction(dtype) -> int:
     return K_BYTES_PER_INSTRUCTION // dtype_bytes(dtype)
 
 
+def mma_kind(a_dtype, b_dtype, block_scaled: bool = False) -> str:
+    """The kind that multiplies A and B of these dtypes: the one whose operand types hold both (for 8-bit floats
+    ``f8f6f4``, or ``mxf8f6f4`` when ``block_scaled``). ``ValueError`` listing every kind's types otherwise.
+
+    Example:
+        >>> mma_kind("bfloat16", "bfloat16"), mma_kind("float8_e4m3fn", "float8_e5m2", block_scaled=True)
+        ('f16', 'mxf8f6f4')
+    """
+    a_dtype, b_dtype = str(a_dtype), str(b_dtype)
+    kinds = [k for k, codes in OPERAND_CODES.items() if a_dtype in codes and b_dtype in codes]
+    kinds = [k for k in kinds if k.startswith("mx") == block_scaled]
+    if len(kinds) != 1:
+        scaled = " with scale factors" if block_scaled else ""
+        raise ValueError(
+            f"no tcgen05.mma kind multiplies A {a_dtype} by B {b_dtype}{scaled}; the kinds take "
+            + "; ".join(f"{k}: {', '.join(sorted(codes))}" for k, codes in OPERAND_CODES.items())
+        )
+    return kinds[0]
+
+
 @dataclass(frozen=True)
 class MmaInstruction:
     """One ``tcgen05.mma.cta_group::1`` as its instruction descriptor describes it; every field is checked against

@@ -42,11 +42,11 @@ from tvm import tirx
 from ..hw.memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES
 from ..hw.mma import (
     K_BYTES_PER_INSTRUCTION,
-    OPERAND_CODES,
     SCALE_DTYPE,
     MmaInstruction,
     accumulator_taddr_offset,
     instruction_descriptor,
+    mma_kind,
     scale_factor_taddr,
     shared_matrix_descriptor,
     tmem_operand_offset,
@@ -71,25 +71,6 @@ _REPEAT_BYTES = {mode: 8 * width for mode, width in SWIZZLE_BYTES.items() if mod
 _REPEAT_BYTES[SWIZZLE_128B_BASE32B] = 4 * 128
 
 
-def mma_kind(a_dtype: str, b_dtype: str, block_scaled: bool = False) -> str:
-    """The ``tcgen05.mma`` kind that multiplies A and B of these dtypes (the one whose operand types hold both;
-    for 8-bit floats ``f8f6f4``, or ``mxf8f6f4`` when ``block_scaled``).
-
-    Example:
-        >>> mma_kind("bfloat16", "bfloat16"), mma_kind("float8_e4m3fn", "float8_e5m2", block_scaled=True)
-        ('f16', 'mxf8f6f4')
-    """
-    kinds = [k for k, codes in OPERAND_CODES.items() if a_dtype in codes and b_dtype in codes]
-    kinds = [k for k in kinds if k.startswith("mx") == block_scaled]
-    if len(kinds) != 1:
-        scaled = " with scale factors" if block_scaled else ""
-        raise ValueError(
-            f"no tcgen05.mma kind multiplies A {a_dtype} by B {b_dtype}{scaled}; the kinds take "
-            + "; ".join(f"{k}: {sorted(codes)}" for k, codes in OPERAND_CODES.items())
-        )
-    return kinds[0]
-
-
 def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
     """The matrix descriptor of a shared operand region (start field zero) and the element offset, from the
     buffer's start, of each K step's first element (an expression where the region starts at a symbolic stage).
@@ -101,6 +82,12 @@ def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
         raise ValueError(f"{name} of tile_mma must be in shared memory, {side.buffer.name} is {side.buffer.scope()}")
     shape = list(side.shape)
     layout = side.layout if side.layout is not None else TileLayout(S[tuple(shape)])
+    for d, (begin, extent) in enumerate(zip(side.begins, side.extents, strict=True)):
+        if not isinstance(begin, int) and extent != 1:
+            raise ValueError(
+                f"{name}'s region {side.region} starts at {begin} on dimension {d}, which it takes {extent} indices "
+                "of; only a dimension the region takes one index of (a stage) may start at a symbolic index"
+            )
     static = [b if isinstance(b, int) else 0 for b in side.begins]
     sliced = layout.slice(shape, [(b, b + e) for b, e in zip(static, side.extents, strict=True)])
     if sliced is None:
@@ -459,4 +446,4 @@ class LowerTileMma:
         return lower_tile_mma(func)
 
 
-__all__ = ["OPERAND_ALIGNMENT", "LowerTileMma", "lower_tile_mma", "mma_kind"]
+__all__ = ["OPERAND_ALIGNMENT", "LowerTileMma", "lower_tile_mma"]

@@ -16,7 +16,12 @@ Every layout a function carries is checked against its buffer, and every ``T.til
   warpgroup) fits in the kernel's threads. A fragment on fewer threads than its copy's scope is not an error: the
   threads it does not tell apart hold replicas, and only the first of them stores (``copy_plan``);
 * **target** — tensor memory (``tcgen05``) only for a target that has it (``hw/targets.py``), and the target's
-  architecture must exist.
+  architecture must exist;
+* **tile_mma** — a ``tcgen05`` target; D in tensor memory, A in shared or tensor memory, B in shared memory, scale
+  factors (both or neither) in tensor memory as ``float8_e8m0fnu``, the mbarrier an element of a shared ``uint64``
+  buffer; 2-D tiles D (M, N), A (M, K), B (N, K) whose dtypes name a kind and whose M, N, accumulator type are
+  ones that kind takes (``hw/mma.py``), K whole instruction steps; regions inside their buffers. The operands'
+  layouts are checked where they are known, when the MMA is lowered (LowerTileMma).
 
 Errors are :class:`LayoutVerificationError` (a ``ValueError``; ``TypeError`` for foreign layout objects), name the
 buffer and, when the function came from TVMScript source, the line. The pass changes nothing.
@@ -32,10 +37,12 @@ from tvm import tirx
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
 from ..analysis.shape_fit import layout_dims, reinterprets
+from ..hw.mma import SCALE_DTYPE, MmaInstruction, mma_kind
 from ..hw.targets import parse_arch, targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
 from ..hw.threads import LEVEL_THREADS, cta_thread_axis, thread_axis_place
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites
+from ..ir.mma_ops import MMA_SCOPES, as_mbarrier, as_mma
 from ..ir.rewrite import walk
 from ..ir.spans import source_location
 from ..ir.threads import cta_threads
@@ -45,6 +52,7 @@ from ..layout.inverse import PlaceInverse
 from ..layout.placement import axes_used, layout_threads
 
 MEMORY_SCOPES = ("global", "shared", "shared.dyn")
+SHARED_SCOPES = ("shared", "shared.dyn")
 FRAGMENT_SCOPE = "local"
 
 
@@ -66,6 +74,8 @@ class _Verifier:
         self.sites = {}  # buffer -> (layout, statement)
         self.written = {}  # buffer -> the first statement writing it
         self.copies = []  # (TileCopy, Evaluate)
+        self.mmas = []  # (TileMma, Evaluate)
+        self.mbarriers = []  # (MbarrierOp, Evaluate)
         self._threads = None
 
     def fail(self, node, message: str, kind=LayoutVerificationError):
@@ -92,6 +102,13 @@ class _Verifier:
             if copy is not None:
                 self.copies.append((copy, stmt))
                 self.written.setdefault(copy.dst.source, stmt)
+            mma = as_mma(stmt)
+            if mma is not None:
+                self.mmas.append((mma, stmt))
+                self.written.setdefault(mma.d.source, stmt)
+            op = as_mbarrier(stmt)
+            if op is not None:
+                self.mbarriers.append((op, stmt))
 
         def on_store(stmt):
             self.written.setdefault(stmt.buffer, stmt)
@@ -207,6 +224,95 @@ class _Verifier:
                         f"{tuple(int(e) for e in buffer.shape)}; give {buffer.name} a layout of its own shape",
                     )
 
+    def check_region_bounds(self, region, what: str, stmt) -> None:
+        analyzer = tvm.sym.Analyzer()
+        buffer = region.source
+        for dim, (r, extent) in enumerate(zip(region.region, buffer.shape, strict=True)):
+            begin, end = r.min, r.min + r.extent
+            if analyzer.can_prove(begin < 0) or analyzer.can_prove(end > extent):
+                self.fail(
+                    stmt,
+                    f"{what} region {region} is outside buffer {buffer.name} (shape {tuple(buffer.shape)}): "
+                    f"dimension {dim} runs over [{analyzer.simplify(begin)}, {analyzer.simplify(end)}), the buffer "
+                    f"has [0, {extent})",
+                )
+
+    # ---- tensor-core MMAs ---------------------------------------------------------------------------------------
+
+    def check_mma(self, mma, stmt) -> None:
+        if mma.scope not in MMA_SCOPES:
+            self.fail(stmt, f"tile_mma scope must be one of {list(MMA_SCOPES)}, got {mma.scope!r}")
+        if (mma.scale_a is None) != (mma.scale_b is None):
+            given, missing = ("scale_a", "scale_b") if mma.scale_a is not None else ("scale_b", "scale_a")
+            self.fail(
+                stmt, f"tile_mma has {given} but no {missing}: a block-scaled MMA takes both, a dense one neither"
+            )
+        places = {"D": (TMEM_SCOPE,), "A": (*SHARED_SCOPES, TMEM_SCOPE), "B": SHARED_SCOPES}
+        operands = {"D": mma.d, "A": mma.a, "B": mma.b}
+        if mma.scale_a is not None:
+            operands.update(scale_a=mma.scale_a, scale_b=mma.scale_b)
+            places.update(scale_a=(TMEM_SCOPE,), scale_b=(TMEM_SCOPE,))
+        for name, region in operands.items():
+            buffer = region.source
+            if buffer.scope() not in places[name]:
+                where = " or ".join(
+                    {"shared": "shared memory", TMEM_SCOPE: "tensor memory"}[p]
+                    for p in dict.fromkeys(p.split(".")[0] for p in places[name])
+                )
+                self.fail(
+                    stmt,
+                    f"tile_mma's {name} must be in {where}; {buffer.name} is in {buffer.scope()!r}",
+                )
+            self.check_region_bounds(region, f"tile_mma's {name}", stmt)
+        for name in ("scale_a", "scale_b"):
+            region = operands.get(name)
+            if region is not None and str(region.source.dtype) != SCALE_DTYPE:
+                self.fail(
+                    stmt, f"tile_mma's {name} ({region.source.name}) must be {SCALE_DTYPE}, got {region.source.dtype}"
+                )
+        if mma.barrier is not None:
+            self.check_mbarrier(mma.barrier, "tile_mma's barrier", stmt)
+        shapes = {}
+        for name in ("D", "A", "B"):
+            extents = [int(r.extent) if isinstance(r.extent, tirx.IntImm) else None for r in operands[name].region]
+            if None in extents:
+                self.fail(stmt, f"tile_mma's {name} region {operands[name]} has a symbolic extent")
+            shapes[name] = tuple(e for e in extents if e != 1)
+        if any(len(shape) != 2 for shape in shapes.values()):
+            self.fail(
+                stmt,
+                "tile_mma takes 2-D tiles D (M, N), A (M, K), B (N, K) (leading dimensions indexed down to one), got "
+                + ", ".join(f"{n} {s}" for n, s in shapes.items()),
+            )
+        (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
+        if (m_a, n_b, k_b) != (m, n, k):
+            self.fail(
+                stmt,
+                f"tile_mma computes D = A @ B.T: D is (M, N), A (M, K), B (N, K); got D {shapes['D']}, A "
+                f"{shapes['A']}, B {shapes['B']}",
+            )
+        a_dtype, b_dtype, d_dtype = (str(operands[n].source.dtype) for n in ("A", "B", "D"))
+        try:
+            kind = mma_kind(a_dtype, b_dtype, block_scaled=mma.scale_a is not None)
+            instruction = MmaInstruction(kind, a_dtype, b_dtype, d_dtype, m, n)
+        except ValueError as err:
+            self.fail(stmt, f"tile_mma: {err}")
+        if k % instruction.k:
+            self.fail(
+                stmt,
+                f"tile_mma's K ({k}) must be whole instruction steps: kind {kind} takes K = {instruction.k} "
+                f"{a_dtype} elements per instruction",
+            )
+
+    def check_mbarrier(self, bar, what: str, stmt) -> None:
+        buffer = bar.source
+        if buffer.scope() not in SHARED_SCOPES or str(buffer.dtype) != "uint64":
+            self.fail(
+                stmt,
+                f'{what} {bar} must be an element of a shared uint64 buffer (T.alloc_shared((n,), "uint64")); '
+                f"{buffer.name} is {buffer.dtype} in {buffer.scope()!r}",
+            )
+
     # ---- target -------------------------------------------------------------------------------------------------
 
     def check_target(self) -> None:
@@ -219,6 +325,12 @@ class _Verifier:
         except ValueError as err:
             raise LayoutVerificationError(f"{err} (target of {self.name})") from None
         tmem = [b for b in function_buffers(self.func) if b.scope() == TMEM_SCOPE]
+        if self.mmas and not arch.has("tcgen05"):
+            self.fail(
+                self.mmas[0][1],
+                f"target {arch} has no tcgen05 instructions, which tile_mma needs (tcgen05.mma); tcgen05 exists on "
+                f"{', '.join(targets_with('tcgen05'))}",
+            )
         if tmem and not arch.has("tcgen05"):
             stmt = self.sites.get(tmem[0], (None, self.func))[1]
             self.fail(
@@ -237,6 +349,10 @@ class _Verifier:
                 self.check_written(buffer, layout, stmt)
         for copy, stmt in self.copies:
             self.check_copy(copy, stmt)
+        for mma, stmt in self.mmas:
+            self.check_mma(mma, stmt)
+        for op, stmt in self.mbarriers:
+            self.check_mbarrier(op.bar, f"T.mbarrier_{op.what}'s mbarrier", stmt)
 
 
 def verify_layouts(func):
