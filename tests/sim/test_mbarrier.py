@@ -1,10 +1,13 @@
 """The simulator's mbarrier model (``sim/mbarrier.py``) against the PTX ISA's mbarrier rules: phases complete when
 pending arrivals and the tx-count are both zero; try_wait.parity succeeds once the phase of that parity completed."""
 
+import numpy as np
 import pytest
 
 from tirx_layout import sim
 from tirx_layout.sim.mbarrier import Mbarrier
+
+from kernels import parse
 
 
 def test_a_phase_completes_when_arrivals_and_tx_count_both_reach_zero():
@@ -32,3 +35,37 @@ def test_mbarrier_counts_and_tx_counts_outside_the_isa_ranges_are_errors():
         Mbarrier(count=0, warps=1)
     with pytest.raises(sim.SimulationError, match=r"tx-count to 1048576"):
         Mbarrier(count=1, warps=1).expect_tx(1 << 20)
+
+
+def _hand_off(consumer_waits=True):
+    wait = 'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_mbarrier_wait", '
+    wait += 'T.address_of(bars[0]), T.uint32(0), ""))'
+    arrive = 'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_mbarrier_arrive", '
+    arrive += 'T.address_of(bars[0]), ""))'
+    init = 'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_mbarrier_init", '
+    init += 'T.address_of(bars[0]), T.uint32(32), ""))'
+    return parse(f"""
+@T.prim_func
+def k(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([64])
+    bars = T.alloc_shared((1,), "uint64")
+    buf = T.alloc_shared((32,), "float32")
+    if tx == 0:
+        {init}
+    T.cuda.cta_sync()
+    if tx < 32:
+        {wait if consumer_waits else "T.evaluate(0)"}
+        B[tx] = buf[31 - tx]
+    else:
+        buf[tx - 32] = A[tx - 32]
+        {arrive}
+""")
+
+
+def test_generic_shared_memory_handed_over_through_an_mbarrier_phase_is_ordered():
+    # the consumer warp comes first in the program: it waits until the producer warp has stored and arrived
+    a = np.arange(32, dtype=np.float32)
+    np.testing.assert_array_equal(sim.run(_hand_off(), [a])["B"], a[::-1])
+    with pytest.raises(sim.DataRace, match=r"data race on shared buf\[\d+\]: a store after a load"):
+        sim.run(_hand_off(consumer_waits=False), [a])

@@ -736,3 +736,164 @@ def test_a_store_over_what_an_unfinished_mma_reads_from_tmem_is_a_data_race():
     order.mbarrier_wait(1, order.publish(0), np.array([0, -1]))
     order.fence_after(1)
     order.access(1, np.array([2]), write=True, kind="st")  # after the commit's phase, seen by warp 1: ordered
+
+
+# --- warp specialisation: the branches of an if take turns at mbarrier waits ---
+
+
+def _ping_pong(consumer_fence=True, producer_waits=True):
+    """256 threads: warps 0-3 drain a two-stage accumulator (Layout D, 32 columns a stage), thread 128 issues an MMA
+    per tile into stage t % 2. full[s] (count 1) takes the commits, empty[s] (count 128) the readers' arrives. The
+    consumers come first in the program: they wait before anything was issued."""
+    rng = np.random.default_rng(3)
+    av, bv = small_values(rng, (128, 32), "float16"), small_values(rng, (32, 32), "float16")
+    a_op, b_op = Operand(av, "K", "128B"), Operand(bv, "K", "128B")
+    idesc = idesc_dense(128, 32, "float16", "float16", "float32")
+    mma = call(
+        "mma_f16_ss",
+        "slot[0] + T.Cast('uint32', t % 2 * 32)",
+        f"T.address_of(sA[t % 2 * {a_op.starts[1] // 4}])",
+        u64(a_op.descriptor),
+        f"T.address_of(sB[t % 2 * {b_op.starts[1] // 4}])",
+        u64(b_op.descriptor),
+        u32(idesc),
+        u32(0),
+    )
+    lane_base = "slot[0] + T.Cast('uint32', warp * 32 * 65536 + t % 2 * 32)"
+    empty_wait = call("mbarrier_wait", "T.address_of(empty[t % 2])", "T.Cast('uint32', (t // 2 + 1) % 2)")
+    kernel = parse(f"""
+@T.prim_func
+def k(A: T.Buffer(({a_op.words.size},), "uint32"), B: T.Buffer(({b_op.words.size},), "uint32"),
+      D: T.Buffer((16384,), "uint32")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    full = T.alloc_shared((2,), "uint64")
+    empty = T.alloc_shared((2,), "uint64")
+    sA = T.alloc_shared(({a_op.words.size},), "uint32")
+    sB = T.alloc_shared(({b_op.words.size},), "uint32")
+    r = T.alloc_local((32,), "uint32")
+    for i in range({a_op.words.size // 256}):
+        sA[i * 256 + tx] = A[i * 256 + tx]
+    for i in range({b_op.words.size // 256}):
+        sB[i * 256 + tx] = B[i * 256 + tx]
+    if warp == 0:
+        {call("alloc", "T.address_of(slot[0])", u32(64))}
+    if tx == 0:
+        for s in range(2):
+            {call("mbarrier_init", "T.address_of(full[s])", u32(1))}
+            {call("mbarrier_init", "T.address_of(empty[s])", u32(128))}
+    {call("fence_proxy_async")}
+    T.cuda.cta_sync()
+    if warp < 4:
+        for t in range(4):
+            {call("mbarrier_wait", "T.address_of(full[t % 2])", "T.Cast('uint32', t // 2 % 2)")}
+            {call("fence_after") if consumer_fence else "T.evaluate(0)"}
+            {call("ld_32x32b_x32", lane_base, "T.address_of(r[0])")}
+            {call("wait_ld")}
+            for j in range(32):
+                D[(t * 128 + tx) * 32 + j] = r[j]
+            {call("fence_before")}
+            {call("mbarrier_arrive", "T.address_of(empty[t % 2])")}
+    else:
+        if tx == 128:
+            for t in range(4):
+                {empty_wait if producer_waits else "T.evaluate(0)"}
+                {call("fence_after")}
+                {mma}
+                {call("commit", "T.address_of(full[t % 2])")}
+    T.cuda.cta_sync()
+    if warp == 0:
+        {call("dealloc", "slot[0]", u32(64))}
+""")
+    halves = [
+        av[:, 16 * s : 16 * s + 16].astype(np.float32) @ bv[:, 16 * s : 16 * s + 16].astype(np.float32).T
+        for s in (0, 1)
+    ]
+    return kernel, {"A": a_op.words, "B": b_op.words}, np.stack([halves[t % 2] for t in range(4)])
+
+
+def test_a_warp_specialised_two_stage_accumulator_runs_with_its_roles_taking_turns():
+    kernel, inputs, expected = _ping_pong()
+    out = sim.run(kernel, inputs)["D"].reshape(4, 128, 32)
+    np.testing.assert_array_equal(out.view(np.float32), expected)
+
+
+def test_warp_specialised_misuse_is_still_caught():
+    kernel, inputs, _ = _ping_pong(consumer_fence=False)
+    with pytest.raises(sim.DataRace, match=r"missing: tcgen05\.fence::after_thread_sync after the mbarrier wait"):
+        sim.run(kernel, inputs)
+    kernel, inputs, _ = _ping_pong(producer_waits=False)  # the MMAs overrun the stages: phases nobody can wait for
+    with pytest.raises(
+        sim.SimulationError,
+        match=r"full\[0\] for phase parity 0 never returns: phase 2 .* no thread "
+        r"that can still run completes that phase",
+    ):
+        sim.run(kernel, inputs)
+
+
+def _producer_warps(arrive_first=False, fence=True):
+    """256 threads: warps 4-7 store the operands with generic stores, fence them for the async proxy and arrive on
+    full (count 128); thread 0 waits on full, issues the MMA and commits to done; warps 0-3 wait on done and read D.
+    The MMA side comes first in the program; no CTA barrier separates the stores from the MMA."""
+    source, inputs, expected, _ = dense_gemm(m=128, n=32, steps=1)
+    mma = next(line.strip() for line in source.splitlines() if "mma_f16_ss" in line)
+    words = {name: inputs[name].size for name in ("A", "B")}
+    stores = "\n        ".join(
+        f"for i in range({words[name] // 128}):\n            s{name}[i * 128 + tx - 128] = {name}[i * 128 + tx - 128]"
+        for name in ("A", "B")
+    )
+    arrive = call("mbarrier_arrive", "T.address_of(bars[0])")
+    fenced = call("fence_proxy_async") if fence else ""
+    produce = [arrive, stores, fenced] if arrive_first else [stores, fenced, arrive]
+    lane_base = "slot[0] + T.Cast('uint32', warp * 32 * 65536)"
+    kernel = parse(f"""
+@T.prim_func
+def k(A: T.Buffer(({words["A"]},), "uint32"), B: T.Buffer(({words["B"]},), "uint32"), D: T.Buffer((4096,), "uint32")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    bars = T.alloc_shared((2,), "uint64")
+    sA = T.alloc_shared(({words["A"]},), "uint32")
+    sB = T.alloc_shared(({words["B"]},), "uint32")
+    r = T.alloc_local((32,), "uint32")
+    if warp == 0:
+        {call("alloc", "T.address_of(slot[0])", u32(32))}
+    if tx == 0:
+        {call("mbarrier_init", "T.address_of(bars[0])", u32(128))}
+        {call("mbarrier_init", "T.address_of(bars[1])", u32(1))}
+    T.cuda.cta_sync()
+    if warp < 4:
+        if tx == 0:
+            {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
+            {call("fence_after")}
+            {mma}
+            {call("commit", "T.address_of(bars[1])")}
+        {call("mbarrier_wait", "T.address_of(bars[1])", u32(0))}
+        {call("fence_after")}
+        {call("ld_32x32b_x32", lane_base, "T.address_of(r[0])")}
+        {call("wait_ld")}
+        for j in range(32):
+            D[tx * 32 + j] = r[j]
+    else:
+        {(chr(10) + "        ").join(p for p in produce if p)}
+    {call("fence_before")}
+    T.cuda.cta_sync()
+    if warp == 0:
+        {call("dealloc", "slot[0]", u32(32))}
+""")
+    return kernel, {"A": inputs["A"], "B": inputs["B"]}, expected
+
+
+def test_producer_warps_hand_generic_stores_to_the_mma_through_a_fence_and_an_mbarrier():
+    kernel, inputs, expected = _producer_warps()
+    out = sim.run(kernel, inputs)["D"].reshape(128, 32)
+    np.testing.assert_array_equal(out.view(np.float32), expected)
+    kernel, inputs, _ = _producer_warps(arrive_first=True)
+    with pytest.raises(sim.DataRace, match=r"reads what thread 128 wrote, with no barrier \(or mbarrier phase\)"):
+        sim.run(kernel, inputs)
+    kernel, inputs, _ = _producer_warps(fence=False)
+    with pytest.raises(sim.DataRace, match=r"thread 128 wrote it with no fence\.proxy\.async after the store"):
+        sim.run(kernel, inputs)

@@ -4,6 +4,11 @@ Every value is a numpy array with one entry per thread (a leading axis of ``thre
 same for all. Control flow keeps a mask of the threads still running: an ``if`` runs both branches under
 complementary masks, a loop whose bounds differ between threads runs to the largest bound with a per-iteration
 mask. Memory accesses go through :class:`~tirx_layout.sim.memory.Memory`, which checks bounds and races.
+
+An ``mbarrier`` wait whose phase has not completed suspends the threads of its branch: each statement runs as a
+generator step, and the two branches of an ``if`` take turns whenever one of them waits, so a warp-specialised
+kernel (producer warps in one branch, consumer warps in the other, handing phases back and forth) runs as the
+hardware would interleave it. Only when no branch anywhere can move is the wait an error (it would hang).
 """
 
 from __future__ import annotations
@@ -128,6 +133,18 @@ class Launch:
         return int(np.prod(list(self.thread_extents.values()) or [1]))
 
 
+#: Statements with statements inside: their handlers are generators (see ``CtaInterpreter.steps``).
+_COMPOUND = {"SeqStmt", "AttrStmt", "IfThenElse", "For"}
+
+
+@dataclass
+class Blocked:
+    """Threads (``mask``) stopped at a wait whose phase has not completed (``message`` says which)."""
+
+    message: str
+    mask: np.ndarray
+
+
 class CtaInterpreter:
     """Executes a device function body for one CTA. ``launch.interval`` advances at every barrier."""
 
@@ -142,19 +159,41 @@ class CtaInterpreter:
         self.registers: dict = {}  # local buffer var -> (threads, n) array
         self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
         self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
+        self.progress = 0  # statements completed so far: how the branches of an if see that one of them moved
+        self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made by the first arrive
         self.async_reads: list = []  # memory.AsyncRead: shared elements in-flight MMAs still read
 
     # ---- statements ---------------------------------------------------------------------------------------------
 
     def run(self, stmt) -> None:
-        handler = getattr(self, "stmt_" + type(stmt).__name__, None)
+        """Execute ``stmt`` for the threads of the current mask; a wait nothing can complete raises."""
+        for blocked in self.steps(stmt):
+            raise SimulationError(f"{blocked.message}; no thread that can still run completes that phase")
+
+    def steps(self, stmt):
+        """Execute ``stmt`` as a generator that yields a :class:`Blocked` whenever a wait in it cannot return yet;
+        whoever resumes it sets ``self.mask`` back to the ``Blocked``'s mask first."""
+        name = type(stmt).__name__
+        handler = getattr(self, "stmt_" + name, None)
         if handler is None:
-            raise SimulationError(f"the simulator does not execute {type(stmt).__name__} statements")
-        handler(stmt)
+            raise SimulationError(f"the simulator does not execute {name} statements")
+        if name in _COMPOUND:
+            yield from handler(stmt)
+            return
+        start = self.mask
+        while True:
+            try:
+                handler(stmt)
+            except mbarrier.WaitBlocked as waiting:
+                self.mask = start
+                yield Blocked(str(waiting), start)
+                continue
+            self.progress += 1
+            return
 
     def stmt_SeqStmt(self, stmt):
         for s in stmt.seq:
-            self.run(s)
+            yield from self.steps(s)
 
     def stmt_AttrStmt(self, stmt):
         if stmt.attr_key == "thread_extent":
@@ -164,7 +203,7 @@ class CtaInterpreter:
                 self.env[var] = self._thread_index(tag)
             else:
                 self.env[var] = np.int32(self.launch.block_index.get(tag, 0))
-        self.run(stmt.body)
+        yield from self.steps(stmt.body)
 
     def _thread_index(self, tag: str) -> np.ndarray:
         below = 1
@@ -231,13 +270,23 @@ class CtaInterpreter:
     def stmt_IfThenElse(self, stmt):
         cond = np.broadcast_to(self.eval(stmt.condition), (self.count,)).astype(bool)
         outer = self.mask
-        self.mask = outer & cond
-        if self.mask.any():
-            self.run(stmt.then_case)
-        if stmt.else_case is not None:
-            self.mask = outer & ~cond
-            if self.mask.any():
-                self.run(stmt.else_case)
+        branches = []  # [the branch's steps, the mask to run it under]: then first, else second
+        if (outer & cond).any():
+            branches.append([self.steps(stmt.then_case), outer & cond])
+        if stmt.else_case is not None and (outer & ~cond).any():
+            branches.append([self.steps(stmt.else_case), outer & ~cond])
+        while branches:
+            before, blocked = self.progress, None
+            for branch in list(branches):
+                self.mask = branch[1]
+                try:
+                    waiting = next(branch[0])
+                except StopIteration:
+                    branches.remove(branch)
+                    continue
+                branch[1], blocked = waiting.mask, blocked or waiting
+            if blocked is not None and self.progress == before:
+                yield blocked  # neither branch can move: let threads outside this if run, then try again
         self.mask = outer
 
     def stmt_For(self, stmt):
@@ -250,7 +299,7 @@ class CtaInterpreter:
         for i in range(int(active.max())):
             self.mask = outer & (i < extent)
             self.env[stmt.loop_var] = np.asarray(start + i, dtype=numpy_dtype(stmt.loop_var.ty.dtype))
-            self.run(stmt.body)
+            yield from self.steps(stmt.body)
         self.mask = outer
 
     def stmt_AssertStmt(self, stmt):
@@ -286,7 +335,7 @@ class CtaInterpreter:
             return
         threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
         self._memory(buffer).store(
-            index[active], values[active], threads[active], self.launch.block, self.launch.interval
+            index[active], values[active], threads[active], self.launch.block, self.launch.interval, self.sync
         )
 
     def _load(self, buffer, index):
@@ -304,7 +353,7 @@ class CtaInterpreter:
         memory = self._memory(buffer)
         out = np.zeros(index.shape, memory.data.dtype)
         threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
-        out[active] = memory.load(index[active], threads[active], self.launch.block, self.launch.interval)
+        out[active] = memory.load(index[active], threads[active], self.launch.block, self.launch.interval, self.sync)
         return out
 
     def _observe(self, node, kind: str, buffer, index) -> None:

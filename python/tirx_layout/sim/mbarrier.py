@@ -14,10 +14,10 @@ complete-tx / try_wait.parity):
   (incomplete) phase's parity is not ``p``. On a fresh barrier, parity 1 succeeds at once (the phase "before" phase
   0) and parity 0 waits for phase 0.
 
-The simulator runs every thread in program order, all at once, and performs asynchronous operations when issued, so a
-commit arrives as it is issued. A wait whose phase has not completed by then could only be released by a thread that
-comes later in the program, which this interpreter cannot run first: it raises :class:`SimulationError` naming the
-barrier, the phase and what it still waits for.
+The simulator performs asynchronous operations when issued, so a commit arrives as it is issued. A wait whose phase
+has not completed raises :class:`WaitBlocked`: the interpreter suspends those threads and runs the other branch of
+the ``if`` they are in (another warp's role) until the phase completes; if nothing can complete it, the wait would
+hang, and the run stops with a :class:`SimulationError` naming the barrier, the phase and what it still waits for.
 
 A completed phase carries what its arrivals publish for the tcgen05 ordering model (``sim/tmem_order.py``): the
 arriving warps' released windows, and the commit generations it covers. A wait that succeeds takes in what the last
@@ -36,12 +36,16 @@ from __future__ import annotations
 import numpy as np
 
 from .addresses import shared_address
-from .memory import DataRace, SimulationError
+from .memory import DataRace, SimulationError, SyncClocks
 
 #: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
 TX_LIMIT = (1 << 20) - 1
 
-__all__ = ["HELPERS", "TX_LIMIT", "Mbarrier", "drop_async_reads", "execute", "find"]
+__all__ = ["HELPERS", "TX_LIMIT", "Mbarrier", "WaitBlocked", "drop_async_reads", "execute", "find"]
+
+
+class WaitBlocked(SimulationError):
+    """An mbarrier wait whose phase has not completed: the waiting threads must let others run first."""
 
 
 class Mbarrier:
@@ -65,18 +69,30 @@ class Mbarrier:
         # phase is ordered after them too (the arrive releases what its thread knows)
         self.reads: list = []
         self.done_reads: list = []
+        # what the arrivals published for generic memory (memory.SyncClocks: one epoch per thread), or None
+        self.clocks = None
+        self.done_clocks = None
 
     def arrive(
-        self, published=None, warp: int | None = None, generation: int | None = None, seen_reads=(), seen_done=None
+        self,
+        published=None,
+        warp: int | None = None,
+        generation: int | None = None,
+        seen_reads=(),
+        seen_done=None,
+        clocks=None,
     ) -> None:
         """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``) by a
         thread that has seen the in-flight reads ``seen_reads`` and each warp's commits up to ``seen_done``
-        complete: a waiter of the phase sees them complete too."""
+        complete: a waiter of the phase sees them complete too. ``clocks`` is what the thread's arrive publishes
+        for generic memory (``memory.SyncClocks.release``; a commit publishes nothing there)."""
         self.reads.extend(read for read in seen_reads if read not in self.reads)
         if published is not None:
             np.maximum(self.published, published, out=self.published)
         if seen_done is not None:
             np.maximum(self.generations, seen_done, out=self.generations)
+        if clocks is not None:
+            self.clocks = clocks.copy() if self.clocks is None else np.maximum(self.clocks, clocks)
         if warp is not None and generation is not None:
             self.generations[warp] = max(self.generations[warp], generation)
         self.pending -= 1
@@ -109,6 +125,9 @@ class Mbarrier:
             np.maximum(self.done_generations, self.generations, out=self.done_generations)
             self.done_reads.extend(self.reads)
             self.reads = []
+            if self.clocks is not None:
+                done = self.done_clocks
+                self.done_clocks = self.clocks if done is None else np.maximum(done, self.clocks)
 
     def wait_returns(self, parity: int) -> bool:
         """Whether ``mbarrier.try_wait.parity`` with ``parity`` succeeds now: the current phase has the other
@@ -154,6 +173,14 @@ def execute(interp, what: str, args) -> None:
     threads = np.nonzero(interp.mask)[0]
     operand = None if len(args) < 2 else np.broadcast_to(np.asarray(interp.eval(args[1]), np.int64), (interp.count,))
     interval = interp.launch.interval
+    if what == "mbarrier_wait":  # all of the threads' waits return, or none does (they are suspended together)
+        for t in threads.tolist():
+            bar = find(interp, memory, int(index[t]), what)
+            if not bar.wait_returns(int(operand[t])):
+                raise WaitBlocked(
+                    f"mbarrier wait by thread {t} on {bar.name} for phase parity {int(operand[t])} never returns: "
+                    f"{bar.describe()}"
+                )
     for t in threads.tolist():
         i, warp = int(index[t]), t // 32
         if what == "mbarrier_init":
@@ -178,19 +205,15 @@ def execute(interp, what: str, args) -> None:
             published, generation = order.commit(warp)
             bar.arrive(published, warp, generation, seen, done)
         elif what == "mbarrier_arrive":
-            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done, clocks=_clocks(interp).release(t))
         elif what == "mbarrier_expect_tx":
             bar.expect_tx(int(operand[t]))
         elif what == "mbarrier_arrive_expect_tx":
             bar.expect_tx(int(operand[t]))
-            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done)
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done, clocks=_clocks(interp).release(t))
         elif what == "mbarrier_wait":
-            if not bar.wait_returns(int(operand[t])):
-                raise SimulationError(
-                    f"mbarrier wait by thread {t} on {bar.name} for phase parity {int(operand[t])} never returns: "
-                    f"{bar.describe()}, and no arrival before this point of the program completes it (the simulator "
-                    "runs threads in program order; a commit or arrive for this phase must come before the wait)"
-                )
+            if bar.done_clocks is not None:
+                _clocks(interp).acquire(t, bar.done_clocks)
             order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
             _observe_async_reads(interp, t, bar)
         else:
@@ -198,6 +221,13 @@ def execute(interp, what: str, args) -> None:
     if what == "mbarrier_wait" and interp.mask.all():
         # Every thread of the CTA waited: later shared/global accesses are ordered after earlier ones.
         interp.launch.interval += 1
+
+
+def _clocks(interp) -> SyncClocks:
+    """The CTA's :class:`~tirx_layout.sim.memory.SyncClocks`, made by its first mbarrier arrive."""
+    if interp.sync is None:
+        interp.sync = SyncClocks(interp.count, interp.launch.block * interp.count)
+    return interp.sync
 
 
 def _observe_async_reads(interp, thread: int, bar: Mbarrier) -> None:

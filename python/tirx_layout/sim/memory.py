@@ -1,8 +1,10 @@
 """Simulated memories that check every access: bounds, and conflicting accesses between barriers.
 
 Two accesses to one element conflict when they come from different threads, at least one is a write, and nothing
-orders them: the same CTA with no barrier in between, or different CTAs at all (CTAs never synchronise with each
-other). Each element remembers its last writer and its readers since then, with the barrier interval they acted in.
+orders them: the same CTA with no barrier in between (and no mbarrier phase the first thread arrived at before
+the second waited on it: :class:`SyncClocks`), or different CTAs at all (CTAs never synchronise with each other).
+Each element remembers its last writer and its readers since then, with the barrier interval and the thread's
+clock they acted in.
 """
 
 from __future__ import annotations
@@ -23,6 +25,55 @@ class OutOfBounds(SimulationError):
 
 class DataRace(SimulationError):
     """Two threads touched one element, at least one writing, with no barrier between them."""
+
+
+class SyncClocks:
+    """Happens-before between the threads of one CTA through mbarriers (PTX ISA, mbarrier: an arrive releases, a
+    wait that sees the phase complete acquires): a vector clock per thread.
+
+    Thread ``t`` acts in epoch ``clock[t]``; an arrive publishes what ``t`` has seen plus its current epoch, then
+    starts a new one; a wait takes in what the completed phase's arrivals published. An access by thread ``w`` in
+    epoch ``c`` is ordered before a later one by ``r`` when ``seen[r, w] >= c``. Threads are CTA-wide ids, ``base``
+    (the CTA's first) subtracted.
+
+    Example:
+        >>> clocks = SyncClocks(threads=2, base=0)
+        >>> write = clocks.now(np.array([0]))          # thread 0 writes in epoch 0
+        >>> published = clocks.release(0)               # then arrives
+        >>> bool(clocks.ordered(np.array([1]), np.array([0]), write)[0])
+        False
+        >>> clocks.acquire(1, published)                # thread 1 waits on that phase
+        >>> bool(clocks.ordered(np.array([1]), np.array([0]), write)[0])
+        True
+    """
+
+    def __init__(self, threads: int, base: int):
+        self.base = base
+        self.clock = np.zeros(threads, np.int64)
+        self.seen = np.full((threads, threads), -1, np.int64)
+
+    def now(self, threads) -> np.ndarray:
+        """The current epoch of each of the CTA-wide ``threads``."""
+        return self.clock[np.asarray(threads, np.int64) - self.base]
+
+    def release(self, thread: int) -> np.ndarray:
+        """An arrive by local ``thread``: what it publishes; its later accesses are in a new epoch."""
+        published = self.seen[thread].copy()
+        published[thread] = self.clock[thread]
+        self.clock[thread] += 1
+        return published
+
+    def acquire(self, thread: int, published: np.ndarray) -> None:
+        """A wait by local ``thread`` that saw a phase complete whose arrivals published ``published``."""
+        np.maximum(self.seen[thread], published, out=self.seen[thread])
+
+    def ordered(self, later, earlier, earlier_clock) -> np.ndarray:
+        """Whether each access by CTA-wide ``later`` comes after ``earlier``'s in epoch ``earlier_clock``."""
+        later = np.asarray(later, np.int64) - self.base
+        earlier = np.asarray(earlier, np.int64)
+        single = (earlier >= 0) & (earlier - self.base < self.clock.size)
+        index = np.where(single, earlier - self.base, 0)
+        return single & (self.seen[later, index] >= earlier_clock)
 
 
 class AsyncRead:
@@ -71,6 +122,8 @@ class Memory:
         self._reader = np.full(size, NO_THREAD, np.int64)
         self._reader_block = np.full(size, NO_THREAD, np.int64)
         self._reader_interval = np.full(size, NO_THREAD, np.int64)
+        self._writer_clock = np.zeros(size, np.int64)  # the writer's SyncClocks epoch
+        self._reader_clock = np.zeros(size, np.int64)
         # whether the last generic-proxy write of each element has since been fenced (fence.proxy.async) by its writer
         self.proxy_fenced = np.ones(size, bool)
         self.async_reads: list[AsyncRead] = []  # in-flight asynchronous reads of this (shared) memory
@@ -84,10 +137,14 @@ class Memory:
                 f"by thread {int(threads[i])}"
             )
 
-    def _unordered(self, who, who_block, who_interval, addresses, threads, block, interval):
+    def _unordered(self, who, who_block, who_interval, addresses, threads, block, interval, who_clock, sync):
         """Which of ``addresses`` an earlier access (``who``...) by another thread leaves unordered."""
         other = (who[addresses] != NO_THREAD) & (who[addresses] != threads)
-        return other & ((who_block[addresses] != block) | (who_interval[addresses] == interval))
+        unordered = other & ((who_block[addresses] != block) | (who_interval[addresses] == interval))
+        if sync is not None and unordered.any():
+            same_cta = who_block[addresses] == block
+            unordered &= ~(same_cta & sync.ordered(threads, who[addresses], who_clock[addresses]))
+        return unordered
 
     def _race(self, kind: str, mask: np.ndarray, addresses, threads, who) -> None:
         i = int(np.argmax(mask))
@@ -98,8 +155,9 @@ class Memory:
             f"{earlier_text} with no barrier between them"
         )
 
-    def store(self, addresses, values, threads, block: int, interval: int) -> None:
-        """Write ``values`` at ``addresses`` for the CTA-wide thread ids ``threads`` (one entry per access)."""
+    def store(self, addresses, values, threads, block: int, interval: int, sync: SyncClocks | None = None) -> None:
+        """Write ``values`` at ``addresses`` for the CTA-wide thread ids ``threads`` (one entry per access);
+        ``sync`` orders accesses through mbarriers too."""
         addresses = np.asarray(addresses, np.int64).ravel()
         threads = np.broadcast_to(np.asarray(threads, np.int64), addresses.shape).ravel()
         self._check_bounds(addresses, threads, "store to")
@@ -113,12 +171,28 @@ class Memory:
                 "store to it in the same instruction"
             )
         clash = self._unordered(
-            self._writer, self._writer_block, self._writer_interval, addresses, threads, block, interval
+            self._writer,
+            self._writer_block,
+            self._writer_interval,
+            addresses,
+            threads,
+            block,
+            interval,
+            self._writer_clock,
+            sync,
         )
         if clash.any():
             self._race("two stores", clash, addresses, threads, self._writer)
         clash = self._unordered(
-            self._reader, self._reader_block, self._reader_interval, addresses, threads, block, interval
+            self._reader,
+            self._reader_block,
+            self._reader_interval,
+            addresses,
+            threads,
+            block,
+            interval,
+            self._reader_clock,
+            sync,
         )
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
@@ -128,6 +202,7 @@ class Memory:
         self._writer[addresses] = threads
         self._writer_block[addresses] = block
         self._writer_interval[addresses] = interval
+        self._writer_clock[addresses] = 0 if sync is None else sync.now(threads)
         self._reader[addresses] = NO_THREAD
         self.proxy_fenced[addresses] = False
 
@@ -151,9 +226,12 @@ class Memory:
         proxy (PTX ISA, "Proxies" and fence.proxy.async)."""
         self.proxy_fenced |= np.isin(self._writer, np.asarray(threads, np.int64))
 
-    def check_async_read(self, addresses, thread: int, block: int, interval: int, what: str) -> None:
+    def check_async_read(
+        self, addresses, thread: int, block: int, interval: int, what: str, sync: SyncClocks | None = None
+    ) -> None:
         """An async-proxy read (``what``) by ``thread`` of ``addresses``: each element's last generic write must be
-        fenced by its writer (``fence.proxy.async``) and, if another thread wrote it, separated by a barrier."""
+        fenced by its writer (``fence.proxy.async``) and, if another thread wrote it, ordered before the read by a
+        barrier (or an mbarrier phase ``sync`` knows of)."""
         addresses = np.asarray(addresses, np.int64).ravel()
         self._check_bounds(addresses, np.full(addresses.shape, thread), "async read of")
         writer = self._writer[addresses]
@@ -167,22 +245,35 @@ class Memory:
             )
         unordered = written & (writer != thread) & (self._writer_block[addresses] == block)
         unordered &= self._writer_interval[addresses] == interval
+        if sync is not None and unordered.any():
+            issuer = np.full(addresses.shape, thread)
+            unordered &= ~sync.ordered(issuer, writer, self._writer_clock[addresses])
         if unordered.any():
             i = int(np.argmax(unordered))
             raise DataRace(
                 f"data race on {self.scope} {self.name}[{int(addresses[i])}]: the {what} reads what thread "
-                f"{int(writer[i])} wrote, with no barrier between the write's fence.proxy.async and the MMA"
+                f"{int(writer[i])} wrote, with no barrier (or mbarrier phase) between the write's "
+                "fence.proxy.async and the MMA"
             )
 
-    def load(self, addresses, threads, block: int, interval: int) -> np.ndarray:
-        """Read ``addresses`` for ``threads`` (one entry per access); the values, in the same shape."""
+    def load(self, addresses, threads, block: int, interval: int, sync: SyncClocks | None = None) -> np.ndarray:
+        """Read ``addresses`` for ``threads`` (one entry per access); the values, in the same shape. ``sync``
+        orders accesses through mbarriers too."""
         addresses = np.asarray(addresses, np.int64)
         shape = addresses.shape
         addresses = addresses.ravel()
         threads = np.broadcast_to(np.asarray(threads, np.int64), shape).ravel()
         self._check_bounds(addresses, threads, "load from")
         clash = self._unordered(
-            self._writer, self._writer_block, self._writer_interval, addresses, threads, block, interval
+            self._writer,
+            self._writer_block,
+            self._writer_interval,
+            addresses,
+            threads,
+            block,
+            interval,
+            self._writer_clock,
+            sync,
         )
         if clash.any():
             self._race("a load after a store", clash, addresses, threads, self._writer)
@@ -195,4 +286,5 @@ class Memory:
         self._reader[shared] = MANY_THREADS  # read by several threads in this one instruction
         self._reader_block[addresses] = block
         self._reader_interval[addresses] = interval
+        self._reader_clock[addresses] = 0 if sync is None else sync.now(threads)
         return self.data[addresses].reshape(shape)

@@ -559,7 +559,8 @@ class _Mma:
         element_bytes = addresses[..., None] + np.arange(dtype.itemsize)
         elements = np.unique(element_bytes // memory.data.dtype.itemsize)
         launch = self.interp.launch
-        memory.check_async_read(elements, self.gid, launch.block, launch.interval, f"{self.what} ({operand.upper()})")
+        what = f"{self.what} ({operand.upper()})"
+        memory.check_async_read(elements, self.gid, launch.block, launch.interval, what, self.interp.sync)
         values = image[element_bytes].reshape(rows, -1).view(dtype)
         return values, memory, elements
 
