@@ -1,7 +1,7 @@
-"""The tcgen05.mma descriptors (hw/mma.py) against (a) test-side encoders written from the PTX ISA's field tables,
-(b) upstream TVM's own encoders (``tvm.backend.cuda.cpp.descriptors``, an oracle in tests only) and (c) an
-enumerating twin of the ISA's canonical layouts: every element's byte address implied by the descriptor bits equals
-the one the operand's layout gives."""
+"""The tcgen05.mma descriptors (hw/mma.py) against (a) the test-side encoders written from the PTX ISA's field tables
+(``tests/oracles/mma_isa.py``), (b) upstream TVM's own encoders (``tvm.backend.cuda.cpp.descriptors``, an oracle
+in tests only) and (c) an enumerating twin of the ISA's canonical layouts: every element's byte address implied by
+the descriptor bits equals the one the operand's layout gives."""
 
 from __future__ import annotations
 
@@ -22,53 +22,11 @@ from tirx_layout.hw.mma import (
 )
 from tirx_layout.layout.swizzle import SwizzleLayout
 
-# ---- (a) the ISA's instruction-descriptor table, "Instruction descriptor" (f16/tf32/f8f6f4/i8 table and the
-# mxf8f6f4 table), restated by hand: field -> (low bit, width).
-ISA_IDESC_FIELDS = {
-    "saturate": (3, 1),
-    "d_type": (4, 2),
-    "a_type": (7, 3),
-    "b_type": (10, 3),
-    "negate_a": (13, 1),
-    "negate_b": (14, 1),
-    "transpose_a": (15, 1),
-    "transpose_b": (16, 1),
-    "n_shr_3": (17, 6),
-    "m_shr_4": (24, 5),
-}
-ISA_BLOCK_SCALED_FIELDS = {
-    "sfb_id": (4, 2),
-    "a_type": (7, 3),
-    "b_type": (10, 3),
-    "negate_a": (13, 1),
-    "negate_b": (14, 1),
-    "transpose_a": (15, 1),
-    "transpose_b": (16, 1),
-    "n_shr_3": (17, 6),
-    "scale_type": (23, 1),
-    "m_shr_7": (27, 2),
-    "sfa_id": (29, 2),
-}
-# The ISA's type codes, per kind (same tables).
-ISA_TYPE = {
-    ("f16", "float16"): 0,
-    ("f16", "bfloat16"): 1,
-    ("tf32", "float32"): 2,
-    ("f8f6f4", "float8_e4m3fn"): 0,
-    ("f8f6f4", "float8_e5m2"): 1,
-    ("i8", "uint8"): 0,
-    ("i8", "int8"): 1,
-}
-ISA_D_TYPE = {"float16": 0, "float32": 1, "int32": 2}
+from oracles import mma_isa
 
-
-def pack(fields: dict, table: dict) -> int:
-    value = 0
-    for name, field in fields.items():
-        low, width = table[name]
-        assert 0 <= field < 1 << width, (name, field)
-        value |= field << low
-    return value
+# (a) is tests/oracles/mma_isa.py: the ISA's descriptor tables and canonical layouts, restated once for all tests.
+ISA_IDESC_FIELDS, ISA_BLOCK_SCALED_FIELDS = mma_isa.DENSE_FIELDS, mma_isa.BLOCK_SCALED_FIELDS
+pack = mma_isa.put
 
 
 def test_worked_instruction_descriptors():
@@ -108,9 +66,9 @@ def test_dense_descriptor_matches_isa_table_and_upstream(kind, a, b, d, m, n, ma
     inst = MmaInstruction(kind, a, b, d, m=m, n=n, a_major=majors[0], b_major=majors[1], negate_a=negate)
     isa = pack(
         {
-            "d_type": ISA_D_TYPE[d],
-            "a_type": ISA_TYPE[kind, a],
-            "b_type": ISA_TYPE[kind, b],
+            "d_type": mma_isa.D_TYPE_CODE[d],
+            "a_type": mma_isa.TYPE_CODE[kind][a],
+            "b_type": mma_isa.TYPE_CODE[kind][b],
             "negate_a": int(negate),
             "transpose_a": int(majors[0] == "MN"),
             "transpose_b": int(majors[1] == "MN"),
@@ -206,46 +164,9 @@ def test_instruction_refusals_per_kind():
         MmaInstruction("f16", "float16", "float16", "float32", m=128, n=32, negate_a=1)
 
 
-# ---- the shared-memory descriptor: ISA "Shared memory descriptor" table, restated.
-ISA_SDESC_SWIZZLE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}
+# ---- the shared-memory descriptor (the ISA's table and canonical layouts: tests/oracles/mma_isa.py)
 UPSTREAM_SWIZZLE_ENUM = {"none": 0, "32B": 1, "64B": 2, "128B": 3, "128B_base32B": 4}
-
-
-def isa_encode(start, lbo, sbo, swizzle):
-    return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | ISA_SDESC_SWIZZLE[swizzle] << 61
-
-
-def isa_decode(value):
-    field = value >> 61
-    swizzle = {v: k for k, v in ISA_SDESC_SWIZZLE.items()}[field]
-    assert (value >> 46) & 7 == 1 and (value >> 49) & 7 == 0 and (value >> 52) & 0x1FF == 0
-    return (value & 0x3FFF) << 4, (value >> 16 & 0x3FFF) << 4, (value >> 32 & 0x3FFF) << 4, swizzle
-
-
-def isa_address(start, lbo, sbo, swizzle, major, element, r, k):
-    """The byte the MMA reads for element (r, k) of one K step (PTX ISA "Canonical layouts" in bytes, then the
-    swizzle of "Shared memory layout and swizzling" on the absolute address)."""
-    width = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}[swizzle]
-    if swizzle == "128B_base32B":  # MN-major 32-bit: atoms of 128 bytes of MN x 4 K rows (ISA Table 55: 8 x 4 units)
-        b = r * element
-        pre = start + (b // 128) * lbo + (k // 4) * sbo + (k % 4) * 128 + b % 128
-        return pre ^ (((pre >> 7) & 3) << 5)  # 32-byte chunk bits [5, 7) ^= bits [7, 9)
-    if major == "K":
-        b = k * element
-        if swizzle == "none":  # ((8,m),(T,2k)):((1T,SBO),(1,LBO)) in 16-byte core matrices
-            pre = start + (r // 8) * sbo + (r % 8) * 16 + (b // 16) * lbo + b % 16
-        else:  # ((8,m),(T,2k)):((WT,SBO),(1,T)): rows of the swizzle width, 8-row groups SBO apart
-            pre = start + (r // 8) * sbo + (r % 8) * width + b
-    else:
-        b = r * element
-        if swizzle == "none":  # ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
-            pre = start + (b // 16) * sbo + (k // 8) * lbo + (k % 8) * 16 + b % 16
-        else:  # ((T,W,m),(8,k)):((1,T,LBO),(WT,SBO))
-            pre = start + (b // width) * lbo + (k // 8) * sbo + (k % 8) * width + b % width
-    if swizzle == "none":
-        return pre
-    bits = {"32B": 1, "64B": 2, "128B": 3}[swizzle]  # 16-byte chunk bits [4, 4+bits) ^= bits [7, 7+bits)
-    return pre ^ (((pre >> 7) & ((1 << bits) - 1)) << 4)
+isa_encode, isa_decode, isa_address = mma_isa.shared_descriptor, mma_isa.decode_shared_descriptor, mma_isa.read_address
 
 
 def mn_major_layout(dtype, mode, rows, cols, element):

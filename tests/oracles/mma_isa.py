@@ -45,7 +45,7 @@ BLOCK_SCALED_FIELDS = {
 TYPE_CODE = {
     "f16": {"float16": 0, "bfloat16": 1},
     "tf32": {"float32": 2},
-    "f8f6f4": {"float8_e4m3fn": 0, "float8_e5m2": 1},
+    "f8f6f4": {"float8_e4m3fn": 0, "float8_e5m2": 1, "float6_e2m3fn": 3, "float6_e3m2fn": 4, "float4_e2m1fn": 5},
     "i8": {"uint8": 0, "int8": 1},
     "mxf8f6f4": {"float8_e4m3fn": 0, "float8_e5m2": 1},
 }
@@ -127,6 +127,15 @@ def shared_descriptor(start: int, lbo: int, sbo: int, swizzle: str, base_offset:
     return bits
 
 
+def decode_shared_descriptor(value: int) -> tuple[int, int, int, str]:
+    """(start, LBO, SBO, swizzle) of a descriptor built as above, with its fixed bits checked: 0b001 at 46-48, a
+    zero base offset, LBO mode and bits 53-60, nothing set in the unused bits 14-15 and 30-31."""
+    assert (value >> 46) & 7 == 1 and (value >> 49) & 7 == 0 and (value >> 52) & 0x1FF == 0, hex(value)
+    assert (value >> 14) & 3 == 0 and (value >> 30) & 3 == 0, hex(value)
+    swizzle = {code: name for name, code in SWIZZLE_CODE.items()}[value >> 61]
+    return (value & 0x3FFF) << 4, (value >> 16 & 0x3FFF) << 4, (value >> 32 & 0x3FFF) << 4, swizzle
+
+
 def canonical_byte(major: str, swizzle: str, element: int, lbo: int, sbo: int, row: int, k: int) -> int:
     """Byte offset from the start address, before the swizzle, of element ``(row, k)`` of one instruction's operand
     in the ISA's canonical layouts (``k`` inside the instruction's 32 bytes of K):
@@ -158,6 +167,12 @@ def swizzled(address: int, swizzle: str) -> int:
         return address ^ (((address >> 7) & 0b11) << 5)
     mask = {"32B": 0b1, "64B": 0b11, "128B": 0b111}[swizzle]
     return address ^ (((address >> 7) & mask) << 4)
+
+
+def read_address(start: int, lbo: int, sbo: int, swizzle: str, major: str, element: int, row, k):
+    """The byte the MMA reads for element ``(row, k)`` of one K step (ints or integer numpy arrays): the canonical
+    offset from ``start``, then the swizzle on the absolute address."""
+    return swizzled(start + canonical_byte(major, swizzle, element, lbo, sbo, row, k), swizzle)
 
 
 def isa_allows(dtype: str, major: str, swizzle: str) -> bool:
