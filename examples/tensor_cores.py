@@ -4,25 +4,27 @@
 * ``gemm_fp16_128x128x64`` (the README's example): ``A`` (128, 64) and ``B`` (128, 64) float16 are copied into
   128B-swizzled shared tiles, one ``T.tile_mma`` runs the four K steps of 16 into a float32 TMEM accumulator, and
   the epilogue reads it with ``tcgen05.ld`` into registers and writes ``D``.
-* ``gemm_<A mode><A major>_<B mode><B major>``: every swizzle mode (none, 32B, 64B, 128B) in K-major and MN-major
-  for A and for B (the other operand 128B K-major).
-* ``gemm_<dtype>``: bfloat16, tfloat32 (float32 storage), float8 e4m3 and e5m2, int8 (int32 accumulator), and
-  ``gemm_fp16_acc_fp16`` (a float16 accumulator).
+* ``gemm_A_<mode>_<major>``, ``gemm_B_<mode>_<major>``: every swizzle mode (none, 32B, 64B, 128B) in K-major and
+  MN-major (``mma_shared_layout(..., major=)``) for A and for B, the other operand 128B K-major.
+* ``gemm_<dtype>``: bfloat16, tfloat32 (float32 storage), float8 e4m3 and e5m2, int8 (int32 accumulator);
+  ``gemm_float32_MN_128B_base32B``: tf32 with both operands MN-major in the 128B swizzle of 32-byte atoms.
 * ``gemm_m64_n112`` (datapath F: 64 rows over the four warps' 16-lane slabs), ``gemm_m128_n112``,
   ``gemm_m64_n200``: N need not be a power of two.
-* ``gemm_tmem_a_st``: A in tensor memory (filled from registers with ``tcgen05.st``), K packed two float16 per
-  32-bit column; B in shared memory.
+* ``gemm_tmem_a_st``, ``gemm_tmem_a_cp``: A in tensor memory, filled from registers with ``tcgen05.st`` or from
+  shared memory with ``tcgen05.cp``, K packed two float16 per 32-bit column; B in shared memory.
 * ``gemm_k_loop_async``: a K loop over global K tiles, the asynchronous form: ``T.tile_mma(..., barrier=bars[0])``
   then ``T.mbarrier_wait(bars[0], phase)`` before the next copy overwrites the tiles.
 * ``gemm_grid_512``: a 4 x 4 grid of CTAs over 512 x 512 x 256; ``blockIdx`` picks the 128 x 128 tile, the K loop
   runs over four global K tiles of 64 (the async form).
 * ``gemm_inferred``: the shared tiles have no layout; InferLayouts gives each the MMA layout whose fill copy is
   conflict-free (``explain_layouts`` says which and why).
-* Block-scaled ``mxf8f6f4`` (example (f) of issue 20) is added by its own module.
+* Block-scaled ``mxf8f6f4`` (example (f) of issue 20) has its own module, ``block_scaled_gemm.py``.
 
-Inputs are small integers (``sample_input``: -30..30, rounded once into the dtype), so products and fp32 sums of
-up to 256 of them are exact: every example with a 32-bit accumulator must equal numpy exactly. A float16
-accumulator rounds each partial sum: compared with a relative tolerance of 2^-9 (see ``TOLERANCES``).
+Tolerances (``TOLERANCES``): the inputs are small integers (``sample_input``: -30..30, rounded once into the
+dtype: e4m3 keeps 4 significant bits, e5m2 3, so some round), products are at most 900 and sums of up to 256 of them
+stay below 2^24, so every float32 (and int32) partial sum is exact in any order: these examples must equal numpy
+exactly (tf32's dropped mantissa bits are zero for such integers). A float16 accumulator would round each partial
+sum (11 significant bits): its tolerance is rtol 2^-9; no example here reads one yet (see docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -119,6 +121,30 @@ def tmem_a_gemm(m: int = 128, n: int = 128, k: int = 64):
     return gemm
 
 
+def tmem_a_cp_gemm(m: int = 128, n: int = 128, k: int = 64):
+    """Example (e) with ``tcgen05.cp``: A goes global -> shared (its layout inferred for the copy into TMEM) ->
+    tensor memory; the MMA after the ``tcgen05.cp`` (a pipelined pair, same issuing thread) reads it."""
+    b_layout = mma_shared_layout("float16", "128B", (n, k))
+
+    @T.prim_func
+    def gemm(A: T.Buffer((m, k), "float16"), B: T.Buffer((n, k), "float16"), D: T.Buffer((m, n), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        a_tmem = T.alloc_tmem((m, k), "float16", layout=tmem_datapath_layout("D", m, k))
+        a_tile = T.alloc_shared((m, k), "float16", align=1024)
+        b_tile = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+        acc = T.alloc_tmem((m, n), "float32", layout=tmem_datapath_layout("D", m, n))
+        out = T.alloc_local((m, n), "float32")
+        T.tile_copy(a_tile, A)
+        T.tile_copy(b_tile, B)
+        T.tile_copy(a_tmem, a_tile)
+        T.tile_mma(acc, a_tmem, b_tile)
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(D, out, "warpgroup")
+
+    return gemm
+
+
 def k_loop_gemm(m: int, n: int, k: int, grid: tuple[int, int] = (1, 1), k_tile: int = 64):
     """Examples (g): a ``grid`` of CTAs, CTA ``bx`` computing the (m, n) tile at row ``bx // grid[1]``, column
     ``bx % grid[1]`` of ``D`` (grid[0] * m, grid[1] * n) = ``A @ B.T``; the K loop copies the K tile ``kt`` of A and
@@ -158,6 +184,10 @@ def k_major(dtype: str, mode: str, rows: int, k: int):
     return mma_shared_layout(dtype, mode, (rows, k))
 
 
+def mn_major(dtype: str, mode: str, rows: int, k: int):
+    return mma_shared_layout(dtype, mode, (rows, k), major="MN")
+
+
 #: Example (c): operand dtype -> (accumulator dtype, K of the example: two instruction K steps or more).
 DTYPES = {
     "bfloat16": ("float32", 64),
@@ -195,32 +225,48 @@ for _m, _n in ((64, 112), (128, 112), (64, 200)):
         k_major("float16", "128B", _m, 64),
         k_major("float16", "128B", _n, 64),
     )
+#: Example (b): every swizzle mode in both majornesses for A (B 128B K-major) and for B (A 128B K-major).
 for _mode in ("none", "32B", "64B", "128B"):
-    KERNELS.add(
-        f"gemm_{_mode}K_128BK",
-        gemm_reference("float32"),
-        single_cta_gemm,
-        128,
-        128,
-        64,
-        a_layout=k_major("float16", _mode, 128, 64),
-        b_layout=k_major("float16", "128B", 128, 64),
-    )
-    if _mode == "128B":
-        continue  # (the one above)
-    KERNELS.add(
-        f"gemm_128BK_{_mode}K",
-        gemm_reference("float32"),
-        single_cta_gemm,
-        128,
-        128,
-        64,
-        a_layout=k_major("float16", "128B", 128, 64),
-        b_layout=k_major("float16", _mode, 128, 64),
-    )
+    for _major, _layout in (("K", k_major), ("MN", mn_major)):
+        KERNELS.add(
+            f"gemm_A_{_mode}_{_major}",
+            gemm_reference("float32"),
+            single_cta_gemm,
+            128,
+            128,
+            64,
+            a_layout=_layout("float16", _mode, 128, 64),
+            b_layout=k_major("float16", "128B", 128, 64),
+        )
+        if (_mode, _major) != ("128B", "K"):  # (that one is gemm_A_128B_K)
+            KERNELS.add(
+                f"gemm_B_{_mode}_{_major}",
+                gemm_reference("float32"),
+                single_cta_gemm,
+                128,
+                128,
+                64,
+                a_layout=k_major("float16", "128B", 128, 64),
+                b_layout=_layout("float16", _mode, 128, 64),
+            )
+#: tf32 reads MN-major 32-bit operands only with the 128B swizzle of 32-byte atoms ("128B_base32B").
+KERNELS.add(
+    "gemm_float32_MN_128B_base32B",
+    gemm_reference("float32"),
+    single_cta_gemm,
+    128,
+    128,
+    32,
+    "float32",
+    "float32",
+    mn_major("float32", "128B_base32B", 128, 32),
+    mn_major("float32", "128B_base32B", 128, 32),
+)
+KERNELS.add("gemm_tmem_a_st", gemm_reference("float32"), tmem_a_gemm)
+KERNELS.add("gemm_tmem_a_cp", gemm_reference("float32"), tmem_a_cp_gemm)
 KERNELS.add("gemm_k_loop_async", gemm_reference("float32"), k_loop_gemm, 128, 128, 256)
 KERNELS.add("gemm_grid_512", gemm_reference("float32"), k_loop_gemm, 128, 128, 256, (4, 4))
 KERNELS.add("gemm_inferred", gemm_reference("float32"), single_cta_gemm, 128, 128, 64)
 
 #: The kernels the main job shows in full; the rest get a verdict line.
-SHOWCASE = ["gemm_fp16_128x128x64"]
+SHOWCASE = ["gemm_fp16_128x128x64", "gemm_grid_512"]
