@@ -72,32 +72,12 @@ def two_stage_kernel():
     epilogue = wg_local_layout(N)
 
     @T.macro
-    def issue_tile(t, s, tx, As, Bs, sas, acc, sfa, sfb, full, empty, A, SFA):
-        """Every thread stages tile ``t`` in stage ``s``; the MMA warp issues its MMA."""
-        if t >= 2:
-            T.mbarrier_wait(empty[s], (t // 2 + 1) % 2)  # tile t - 2 drained: its MMA and reads of stage s are done
-        T.tile_copy(As[s, 0:M, 0:K], A[t, 0:M, 0:K])
-        T.tile_copy(sas[s, 0:M, 0:K_BLOCKS], SFA[t, 0:M, 0:K_BLOCKS])
-        T.tile_copy(sfa[s, 0:M, 0:K_BLOCKS], sas[s, 0:M, 0:K_BLOCKS])  # tcgen05.cp; publishes the tiles too
-        if tx == MMA_THREAD:
-            T.tile_mma(
-                acc[s, 0:M, 0:N],
-                As[s, 0:M, 0:K],
-                Bs,
-                accumulate=False,
-                barrier=full[s],
-                scale_a=sfa[s, 0:M, 0:K_BLOCKS],
-                scale_b=sfb[0:N, 0:K_BLOCKS],
-                scope="thread",
-            )
-
-    @T.macro
-    def drain_tile(t, s, acc, out, full, empty, D):
-        """The epilogue's work for tile ``t`` in stage ``s``."""
-        T.mbarrier_wait(full[s], (t // 2) % 2)
-        T.tile_copy(out, acc[s, 0:M, 0:N], "warpgroup")
+    def drain(t, acc, out, full, empty, D):
+        """The epilogue warpgroup reads tile ``t`` out of stage ``t % 2`` once its MMA has completed."""
+        T.mbarrier_wait(full[t % 2], (t // 2) % 2)
+        T.tile_copy(out, acc[t % 2, 0:M, 0:N], "warpgroup")
         T.tile_copy(D[t, 0:M, 0:N], out, "warpgroup")
-        T.mbarrier_arrive(empty[s])
+        T.mbarrier_arrive(empty[t % 2])
 
     @T.prim_func
     def gemm(
@@ -127,15 +107,27 @@ def two_stage_kernel():
         T.tile_copy(sfb, sbs)
         # Software-pipelined: in step t tile t is staged and its MMA issued into stage t % 2, then the epilogue
         # drains tile t - 1 from the other stage while that MMA runs.
-        for pair in T.serial(TILES // 2):
-            issue_tile(2 * pair, 0, tx, As, Bs, sas, acc, sfa, sfb, full, empty, A, SFA)
-            if tx < 128 and pair > 0:
-                drain_tile(2 * pair - 1, 1, acc, out, full, empty, D)
-            issue_tile(2 * pair + 1, 1, tx, As, Bs, sas, acc, sfa, sfb, full, empty, A, SFA)
-            if tx < 128:
-                drain_tile(2 * pair, 0, acc, out, full, empty, D)
+        for t in T.serial(TILES):
+            if t >= 2:
+                T.mbarrier_wait(empty[t % 2], (t // 2 + 1) % 2)  # tile t - 2 is drained: stage t % 2 is free
+            T.tile_copy(As[t % 2, 0:M, 0:K], A[t, 0:M, 0:K])
+            T.tile_copy(sas[t % 2, 0:M, 0:K_BLOCKS], SFA[t, 0:M, 0:K_BLOCKS])
+            T.tile_copy(sfa[t % 2, 0:M, 0:K_BLOCKS], sas[t % 2, 0:M, 0:K_BLOCKS])  # tcgen05.cp, one K block
+            if tx == MMA_THREAD:
+                T.tile_mma(
+                    acc[t % 2, 0:M, 0:N],
+                    As[t % 2, 0:M, 0:K],
+                    Bs,
+                    accumulate=False,
+                    barrier=full[t % 2],
+                    scale_a=sfa[t % 2, 0:M, 0:K_BLOCKS],
+                    scale_b=sfb[0:N, 0:K_BLOCKS],
+                    scope="thread",
+                )
+            if tx < 128 and t >= 1:
+                drain(t - 1, acc, out, full, empty, D)
         if tx < 128:
-            drain_tile(TILES - 1, 1, acc, out, full, empty, D)
+            drain(TILES - 1, acc, out, full, empty, D)
 
     return gemm
 

@@ -38,32 +38,29 @@ def test_one_tmem_allocation_holds_both_stages_and_the_scale_factors(body):
 
 
 def test_every_mma_reads_its_stage_and_its_scale_factors(body):
-    # Per loop step two tiles (stages 0 and 1), four K steps each: SF ids 0..3 in the idesc, scale_a at column
-    # 224 + 4 * stage, scale_b at 232, D at column 112 * stage.
+    # One loop body, stage s = t % 2 chosen at run time: four K steps with SF ids 0..3 in the idesc, D at column
+    # 112 s, A's stage 16384 bytes on, scale_a at column 224 + 4 s, scale_b at 232.
     calls = re.findall(r"mma_mxf8f6f4_ss\(([^;]*)\);", body)
-    assert len(calls) == 8
-    for i, call in enumerate(calls):
-        stage, step = divmod(i, 4)
-        args = [a.strip() for a in re.split(r",(?![^()]*\))", call)]
-        idesc = int(re.search(r"\d+", args[5]).group())
+    assert len(calls) == 4
+    for step, call in enumerate(calls):
         # ISA block-scaled descriptor: SF B id 4-5, E4M3 A/B = 0, N >> 3 = 14 at 17-22, UE8M0 at 23, M >> 7 = 1 at
         # 27-28, SF A id 29-30
-        assert idesc == step << 4 | 14 << 17 | 1 << 23 | 1 << 27 | step << 29
-        assert args[6].endswith(f"(uint){224 + 4 * stage})") and args[7].endswith("(uint)232)")
-        assert ("112" in args[0]) == (stage == 1)
+        idesc = step << 4 | 14 << 17 | 1 << 23 | 1 << 27 | step << 29
+        a_start = "((t & 1) * 16384)" if step == 0 else f"(((t & 1) * 16384) + {32 * step})"
+        assert call.startswith(f"(acc_taddr + ((uint)((t & 1) * 112))), (&(As_ptr[{a_start}])), "), call
+        assert call.endswith(
+            f"(uint){idesc}, (acc_taddr + ((uint)(((t & 1) * 4) + 224))), (acc_taddr + (uint)232), (uint){min(step, 1)}"
+        ), call
 
 
 def test_the_scale_factors_are_copied_each_k_block(body):
     # tcgen05.cp .32x128b.warpx4 of one 512-byte chunk (K = 128: one K block of four 32-wide scale blocks): scale_b
-    # once at column 232, then scale_a of stage 0 (column 224) and stage 1 (228, its staging tile 512 bytes on)
-    # in every loop step. Canonical no-swizzle K-major image: LBO 0, SBO 128 bytes (8 rows of 16).
-    copies = re.findall(
-        r"cp_32x128b_warpx4\(\(acc_taddr \+ \(uint\)(\d+)\), \(&\((\w+)_ptr\[(\d+)\]\)\), ([^;]*)\);", body
-    )
+    # once at column 232, then in the loop scale_a of stage t % 2 (column 224 + 4 s, its staging tile 512 s bytes
+    # on). Canonical no-swizzle K-major image: LBO 0, SBO 128 bytes (8 rows of 16).
+    copies = re.findall(r"cp_32x128b_warpx4\(([^;]*)\);", body)
     assert copies == [
-        ("232", "sbs", "0", "(uint)0, (uint)128, (uint)0"),
-        ("224", "sas", "0", "(uint)0, (uint)128, (uint)0"),
-        ("228", "sas", "512", "(uint)0, (uint)128, (uint)0"),
+        "(acc_taddr + (uint)232), (&(sbs_ptr[0])), (uint)0, (uint)128, (uint)0",
+        "((acc_taddr + (uint)224) + ((uint)((t & 1) * 4))), (&(sas_ptr[((t & 1) * 512)])), (uint)0, (uint)128, (uint)0",
     ]
 
 

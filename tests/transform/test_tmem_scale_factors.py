@@ -158,3 +158,30 @@ def test_scope_thread_is_for_tcgen05_cp_only():
     warpgroup = SCOPED.replace("SCOPE", "warpgroup").replace("tx // 32 == 1", "tx < 128")
     with pytest.raises(ValueError, match=r"tcgen05.cp is issued by one thread; copy at scope 'cta' .* not 'warpgroup'"):
         build(parse(warpgroup))
+
+
+STAGED = """
+@T.prim_func
+def k(SA: T.Buffer((4, 128, 4), "uint8")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    acc = T.alloc_tmem((128, 32), "float32", layout=tmem_datapath_layout("D", 128, 32))
+    sfa = T.alloc_tmem((2, 128, 4), "uint8", layout=mma_scale_factor_layout(128, 4, column=32, stages=2), within=acc)
+    sa = T.alloc_shared((2, 128, 4), "uint8", layout=TileLayout(S[(2, 4, 32, 4):(512, 4, 16, 1)]))
+    for t in T.serial(4):
+        T.tile_copy(sa[t % 2, 0:128, 0:4], SA[t, 0:128, 0:4])
+        T.tile_copy(sfa[t % 2, 0:128, 0:4], sa[t % 2, 0:128, 0:4])
+"""
+
+
+def test_a_copy_into_a_stage_chosen_at_run_time():
+    # Stage s of the scale factors is 4 columns on in TMEM and 512 bytes on in shared memory: the one copy of the
+    # loop body moves both by (t % 2) times that. After the loop stage 0 holds tile 2 and stage 1 tile 3.
+    func = parse(STAGED)
+    body = kernel_source(build(func).imports[0].inspect_source())
+    (call,) = re.findall(r"cp_32x128b_warpx4\(([^;]*)\);", body)
+    assert call.startswith("((acc_taddr + (uint)32) + ((uint)((t & 1) * 4))), (&(sa_ptr[((t & 1) * 512)]))"), call
+    tiles = np.random.default_rng(5).integers(0, 256, (4, 128, 4)).astype(np.uint8)
+    (tmem,) = sim.run(func, [tiles]).tmem
+    for stage, tile in ((0, 2), (1, 3)):
+        np.testing.assert_array_equal(expected_bytes(tmem, 32 + 4 * stage, 128, 4)[0], tiles[tile])

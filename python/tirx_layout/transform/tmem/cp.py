@@ -19,6 +19,7 @@ One thread issues the copies and commits them to an mbarrier every thread then w
 from __future__ import annotations
 
 import contextlib
+import copy
 
 import numpy as np
 import tvm
@@ -212,6 +213,60 @@ def shared_operand_for(tmem, shared_region, known: dict):
     )
 
 
+def _symbolic_stage(side, what: str):
+    """``(dimension, index expression)`` of the one region start of ``side`` that is an expression (a stage picked
+    at run time, on a dimension the region takes one index of), or ``None`` when every start is a constant."""
+    dims = [d for d, b in enumerate(side.begins) if not isinstance(b, int)]
+    if not dims:
+        return None
+    if len(dims) > 1 or side.extents[dims[0]] != 1:
+        raise ValueError(
+            f"{what}: the region of {side.buffer.name} starts at {side.begins}; tcgen05.cp takes constant offsets "
+            "but for one leading (stage) index"
+        )
+    return dims[0], side.begins[dims[0]]
+
+
+def _at(side, stage, value: int):
+    """``side`` with its stage index (``_symbolic_stage``) set to ``value``; ``side`` itself when it has none."""
+    if stage is None:
+        return side
+    moved = copy.copy(side)
+    moved.begins = [value if d == stage[0] else b for d, b in enumerate(side.begins)]
+    return moved
+
+
+def _linear_step(values: list, what: str) -> int:
+    step = values[1] - values[0] if len(values) > 1 else 0
+    if any(v != values[0] + i * step for i, v in enumerate(values)):
+        raise ValueError(f"{what}are {values}, not one fixed step apart; index that dimension with a constant")
+    return step
+
+
+def _cp_plan(tmem, shared, what: str):
+    """``(shape, bits, first 32-bit column, swizzle mode, [(start element, LBO, SBO)] per instruction)`` of the copy
+    of constant regions (see :func:`lower_shared_to_tmem`)."""
+    tile = shared.tile_shape
+    if len(tile) != 2:
+        raise ValueError(f"tcgen05.cp copies a 2-D (rows, cols) tile; the region of {shared.buffer.name} is {tile}")
+    rows, cols = tile
+    pack = 4 // shared.element_bytes
+    order = storage_order(tmem, rows, cols)
+    if order is not None:
+        rows, cols = order[0].shape
+    shapes, column = cp_shapes(tmem, rows, cols, pack, order)
+    for shape in shapes:
+        bits = CP_SHAPES[shape].bits
+        found = _descriptors(shared, rows, cols, bits, what, order)
+        if found is not None:
+            return (shape, bits, column, *found)
+    raise ValueError(
+        f"{what}: the shared tile is not the descriptor's canonical K-major image (before the "
+        "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
+        "16-byte aligned)"
+    )
+
+
 def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
     """``tcgen05.cp`` copies of a shared tile into a TMEM region (see the module docstring). ``scope="cta"``
     (every thread reaches the copy): thread 0 issues, commits to an mbarrier of its own, and every thread waits, so
@@ -226,31 +281,35 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
 
     Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]``
     (uint8) and ``sf_shared`` row-major ``(32, 16)`` becomes one ``tcgen05.cp.cta_group::1.32x128b.warpx4``.
+    A leading (stage) index of either region may be an expression (``sfa[t % 2, ...]``) when every stage moves
+    the copy by whole columns (TMEM) or by the same canonical image a fixed number of elements on (shared).
     """
-    tile = shared.tile_shape
-    if len(tile) != 2:
-        raise ValueError(f"tcgen05.cp copies a 2-D (rows, cols) tile; the region of {shared.buffer.name} is {tile}")
-    rows, cols = tile
     if shared.buffer.scope() != "shared":
         raise ValueError(f"tcgen05.cp copies from shared memory; {shared.buffer.name} is in {shared.buffer.scope()}")
-    pack = 4 // shared.element_bytes
     what = f"tcgen05.cp from {shared} into {tmem}"
-    order = storage_order(tmem, rows, cols)
-    if order is not None:
-        rows, cols = order[0].shape
-    shapes, column = cp_shapes(tmem, rows, cols, pack, order)
-    for shape in shapes:
-        bits = CP_SHAPES[shape].bits
-        found = _descriptors(shared, rows, cols, bits, what, order)
-        if found is not None:
-            mode, plan = found
-            break
-    else:
-        raise ValueError(
-            f"{what}: the shared tile is not the descriptor's canonical K-major image (before the "
-            "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
-            "16-byte aligned)"
+    tmem_stage, shared_stage = _symbolic_stage(tmem, what), _symbolic_stage(shared, what)
+    base_tmem = _at(tmem, tmem_stage, 0)
+    base_shared = _at(shared, shared_stage, 0)
+    shape, bits, column, mode, plan = _cp_plan(base_tmem, base_shared, what)
+    column_shift = element_shift = 0
+    if tmem_stage is not None:  # each stage moves the copy by whole 32-bit columns
+        dim, expr = tmem_stage
+        columns = [_cp_plan(_at(tmem, tmem_stage, v), base_shared, what)[2] for v in range(tmem.shape[dim])]
+        column_shift = expr * _linear_step(columns, f"{what}: the TMEM columns of stages 0, 1, ... ")
+    if shared_stage is not None:  # each stage moves the source by whole elements, with the same descriptors
+        dim, expr = shared_stage
+        stages = [_cp_plan(base_tmem, _at(shared, shared_stage, v), what) for v in range(shared.shape[dim])]
+        step = _linear_step([p[4][0][0] for p in stages], f"{what}: the shared start of stages 0, 1, ... ")
+        same = all(
+            p[3] == mode and [(a - v * step, lbo, sbo) for a, lbo, sbo in p[4]] == plan for v, p in enumerate(stages)
         )
+        repeat = 8 * SWIZZLE_BYTES[mode] if mode != "none" else 16
+        if not same or (step * shared.element_bytes) % repeat:
+            raise ValueError(
+                f"{what}: the stages of {shared.buffer.name} are not the same canonical image {step} elements apart "
+                f"(a whole number of {repeat}-byte {mode} repeats); index that dimension with a constant"
+            )
+        element_shift = expr * step
     if scope not in ("cta", "warp", "thread"):
         raise ValueError(
             f"{what}: tcgen05.cp is issued by one thread; copy at scope 'cta' (complete after the copy), 'warp' "
@@ -258,8 +317,10 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
         )
     copies = []
     for i, (start, lbo, sbo) in enumerate(plan):
-        source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start)]))
+        source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start) + element_shift]))
         address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
+        if not isinstance(column_shift, int):
+            address = address + tirx.Cast("uint32", column_shift)
         copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
     if scope == "thread":  # what it reads was published to the async proxy by its writers (mbarrier, barrier)
         return sequence([shared.declaration(), calls.simple("fence_proxy_async"), *copies])
