@@ -15,6 +15,7 @@ from tirx_layout.ir.mma_ops import (
     tmem_base_buffer,
 )
 from tirx_layout.ir.rewrite import walk
+from tirx_layout.script.mma import tile_mma as script_tile_mma
 
 from kernels import parse
 
@@ -79,12 +80,12 @@ def test_bad_operands_scopes_and_barriers_are_refused_when_the_op_is_built():
 
 def test_mbarrier_ops_carry_their_value_as_uint32():
     for what, takes_value in MBARRIER_OPS.items():
-        call = mbarrier_call(what, BARS[2], 7) if takes_value else mbarrier_call(what, BARS[2])
+        call = mbarrier_call(what, BARS[2], 1) if takes_value else mbarrier_call(what, BARS[2])
         op = as_mbarrier(tvm.tirx.Evaluate(call))
         assert op.what == what and int(op.bar.indices[0]) == 2
         assert (op.value is None) == (not takes_value)
         if takes_value:
-            assert str(op.value.ty) == "uint32" and int(op.value) == 7
+            assert str(op.value.ty) == "uint32" and int(op.value) == 1
     assert as_mbarrier(tvm.tirx.Evaluate(0)) is None and as_mma(tvm.tirx.Evaluate(0)) is None
 
 
@@ -95,8 +96,15 @@ def test_mbarrier_ops_refuse_what_they_cannot_take():
         mbarrier_call("wait", BARS[0])
     with pytest.raises(TypeError, match=r"T\.mbarrier_arrive takes the mbarrier only"):
         mbarrier_call("arrive", BARS[0], 1)
-    with pytest.raises(ValueError, match=r"must fit 32 unsigned bits, got 4294967296"):
-        mbarrier_call("expect_tx", BARS[0], 1 << 32)
+    with pytest.raises(ValueError, match=r"T.mbarrier_expect_tx: the transaction byte count must be in 0..1048575"):
+        mbarrier_call("expect_tx", BARS[0], 1 << 20)
+    with pytest.raises(
+        ValueError, match=r"T.mbarrier_init: the arrival count must be in 1..1048575 \(PTX ISA\), got 0"
+    ):
+        mbarrier_call("init", BARS[0], 0)
+    with pytest.raises(ValueError, match=r"T.mbarrier_wait: the phase parity must be in 0..1 \(PTX ISA\), got 2"):
+        mbarrier_call("wait", BARS[0], 2)
+    assert int(as_mbarrier(mbarrier_call("init", BARS[0], (1 << 20) - 1)).value) == (1 << 20) - 1
     with pytest.raises(TypeError, match=r"the value must be an integer, got .* float32"):
         mbarrier_call("init", BARS[0], tvm.tirx.const(1.0, "float32"))
 
@@ -109,3 +117,24 @@ def test_the_tmem_base_address_names_its_buffer():
 
 def test_warp_barrier_is_not_a_cta_barrier():
     assert is_warp_barrier(warp_barrier()) and not is_cta_barrier(warp_barrier())
+
+
+def test_a_printed_tile_mma_parses_back_to_the_same_op():
+    func = parse("""
+@T.prim_func
+def k():
+    T.device_entry()
+    tx = T.thread_id([128])
+    bars = T.alloc_shared((2,), "uint64")
+    A = T.alloc_shared((128, 32), "float16")
+    B = T.alloc_shared((64, 32), "float16")
+    acc = T.alloc_tmem((128, 64), "float32", layout=T.layout("S[(128, 64):(1@TLane, 1@TCol)]"))
+    for s in range(2):
+        T.tile_mma(acc, A, B, accumulate=s > 0, barrier=bars[1], scope="warp")
+        T.tile_mma(acc, A, B)
+""")
+    printed = func.script()
+    assert 'T.tile_mma(acc[0:128, 0:64], A[0:128, 0:32], B[0:64, 0:32], s > 0, bars[1], "", "", "warp")' in printed
+    tvm.ir.assert_structural_equal(parse(printed), func)
+    with pytest.raises(TypeError, match=r"by keyword .* got 2 extra positional arguments"):
+        script_tile_mma(D, A, B, False, BARS[0], "warp")

@@ -20,6 +20,7 @@ from tirx_layout.transform import (
     lower_tile_mma,
     lower_tile_ops,
 )
+from tirx_layout.transform.tmem import fence_barriers_between_accesses
 
 from kernels import parse
 
@@ -605,6 +606,17 @@ VERIFY_REFUSALS = {
         "T.tile_mma(acc, A[0:128, 32:96], B[0:64, 0:64])",
         r"tile_mma's A region A\[0:128, 32:96\] is outside buffer A",
     ),
+    "a cta-scope MMA that only some threads reach": (
+        _decls(SHARED_A, SHARED_B, ACC),
+        "if tx < 64:\n        T.tile_mma(acc, A, B)",
+        r"a cta-scope tile_mma has a CTA barrier that every thread must reach, but it sits under `if tx < 64`; "
+        r'write scope="warp"',
+    ),
+    "an mbarrier initialised by some threads only": (
+        _decls(SHARED_A, SHARED_B, ACC, 'bars = T.alloc_shared((2,), "uint64")'),
+        "if tx // 32 == 1:\n        T.mbarrier_init(bars[0], 1)",
+        r"T.mbarrier_init is CTA-wide .* but it sits under `if tx // 32 == 1`",
+    ),
     "a barrier that is no shared uint64": (
         _decls(SHARED_A, SHARED_B, ACC, 'bars = T.alloc_local((2,), "uint64")'),
         "T.tile_mma(acc, A, B, barrier=bars[0])",
@@ -726,3 +738,90 @@ def gemm(A: T.Buffer(({m}, {k}), "{dtype}"), B: T.Buffer(({n}, {k}), "{dtype}"),
     b = rng.integers(-4, 5, (n, k)).astype(dtype)
     np.testing.assert_array_equal(sim.run(func, {"A": a, "B": b})["C"], a.astype(np.float32) @ b.astype(np.float32).T)
     assembles(cuda)
+
+
+def test_a_symbolic_accumulator_stage_moves_the_tmem_address_by_its_columns():
+    # the guide's two-stage accumulator S[(2, 128, N):(N@TCol, 1@TLane, 1@TCol)]: stage s starts N columns on, so
+    # d_taddr = base + s * N; each stage gets its own product (A's stage s times B)
+    func = parse("""
+@T.prim_func
+def two_stages(A: T.Buffer((2, 128, 32), "float16"), B: T.Buffer((48, 32), "float16"),
+               C: T.Buffer((2, 128, 48), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    A_s = T.alloc_shared((2, 128, 32), "float16", layout=mma_shared_layout("float16", "64B", (2, 128, 32)),
+                         align=1024)
+    B_s = T.alloc_shared((48, 32), "float16", layout=mma_shared_layout("float16", "64B", (48, 32)), align=1024)
+    acc = T.alloc_tmem((2, 128, 48), "float32", layout=T.layout("S[(2, 128, 48):(48@TCol, 1@TLane, 1@TCol)]"))
+    frag = T.alloc_local((128, 48), "float32", layout=wg_local_layout(48))
+    T.tile_copy(A_s, A)
+    T.tile_copy(B_s, B)
+    for s in range(2):
+        T.tile_mma(acc[s, 0:128, 0:48], A_s[s, 0:128, 0:32], B_s)
+    for s in range(2):
+        T.tile_copy(frag, acc[s, 0:128, 0:48], "warpgroup")
+        T.tile_copy(C[s, 0:128, 0:48], frag, "warpgroup")
+""")
+    cuda = build(func).imports[0].inspect_source()
+    assert "tirx_layout_tcgen05_mma_f16_ss((acc_taddr + ((uint)(s * 48)))" in _body(cuda)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-4, 5, (2, 128, 32)).astype(np.float16)
+    b = rng.integers(-4, 5, (48, 32)).astype(np.float16)
+    got = sim.run(func, {"A": a, "B": b})["C"]
+    for s in range(2):
+        np.testing.assert_array_equal(got[s], a[s].astype(np.float32) @ b.astype(np.float32).T)
+    assembles(cuda)
+
+
+# ---- the thread-sync fences around barriers ---------------------------------------------------------------------
+
+
+def _helper(name):
+    return tvm.tirx.Evaluate(tvm.tirx.call_intrin("void", "tirx.cuda.func_call", f"tirx_layout_tcgen05_{name}", ""))
+
+
+def _names(seq):
+    return [str(s.value.args[0].value)[len("tirx_layout_tcgen05_") :] if s.value.args else "cta_sync" for s in seq]
+
+
+def test_a_barrier_between_an_mma_and_a_tmem_load_is_fenced_and_an_already_fenced_barrier_is_left_alone():
+    barrier = tvm.tirx.Evaluate(tvm.tirx.call_intrin("", "tirx.cuda.cta_sync"))
+    # an MMA is an asynchronous tcgen05 access (PTX ISA, tcgen05 memory consistency): the barrier between it and
+    # another warp's tcgen05.ld needs both fences
+    bare = tvm.tirx.SeqStmt([_helper("mma_f16_ss"), barrier, _helper("ld_32x32b_x1")])
+    assert _names(fence_barriers_between_accesses(bare).seq) == [
+        "mma_f16_ss",
+        "fence_before",
+        "cta_sync",
+        "fence_after",
+        "ld_32x32b_x1",
+    ]
+    # the MMA lowering fences its own barrier; the pass does not fence it twice
+    fenced = tvm.tirx.SeqStmt(
+        [_helper("ld_32x32b_x1"), _helper("fence_before"), barrier, _helper("fence_after"), _helper("mma_f16_ss")]
+    )
+    assert fence_barriers_between_accesses(fenced).same_as(fenced)
+
+
+def test_a_user_barrier_after_a_warp_scope_mma_is_fenced_in_the_built_kernel():
+    func = parse("""
+@T.prim_func
+def mma():
+    T.device_entry()
+    tx = T.thread_id([128])
+    A = T.alloc_shared((128, 64), "float16", layout=mma_shared_layout("float16", "128B", (128, 64)), align=1024)
+    B = T.alloc_shared((64, 64), "float16", layout=mma_shared_layout("float16", "128B", (64, 64)), align=1024)
+    acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))
+    frag = T.alloc_local((128, 64), "float32", layout=wg_local_layout(64))
+    if tx // 32 == 0:
+        T.tile_mma(acc, A, B, scope="warp")
+    T.cuda.cta_sync()
+    T.tile_copy(frag, acc, "warpgroup")
+""")
+    body = _body(build(func).imports[0].inspect_source())
+    order = re.findall(r"tcgen05_(fence_before|fence_after|mma_f16_ss|ld_32x32b_x64)\(|(cta_sync|warp_sync)\(", body)
+    steps = ["".join(o) for o in order]
+    after_mma = steps[len(steps) - 1 - steps[::-1].index("mma_f16_ss") + 1 :]
+    # the MMA warp waits (then fence_after); the user's barrier gets fence_before / fence_after; then the load, and
+    # the barrier before the deallocation
+    assert after_mma == ["fence_after", "fence_before", "cta_sync", "fence_after", "ld_32x32b_x64", "cta_sync"]

@@ -20,6 +20,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
+from ..hw.mbarrier import MAX_ARRIVAL_COUNT, MAX_TX_COUNT, PARITIES
 from .tile_ops import full_region
 
 MMA_OP_NAME = "tirx_layout.tile_mma"
@@ -148,6 +149,15 @@ def as_mma(stmt) -> TileMma | None:
     return TileMma(d, a, b, accumulate, _given(barrier), _given(scale_a), _given(scale_b), str(scope.value))
 
 
+#: The range of each operation's value (the arrival count, transaction bytes, the phase parity).
+_VALUE_RANGES = {
+    "init": (1, MAX_ARRIVAL_COUNT, "the arrival count"),
+    "expect_tx": (0, MAX_TX_COUNT, "the transaction byte count"),
+    "arrive_expect_tx": (0, MAX_TX_COUNT, "the transaction byte count"),
+    "wait": (PARITIES[0], PARITIES[-1], "the phase parity"),
+}
+
+
 def mbarrier_call(what: str, bar, value=None):
     """The ``tirx_layout.mbarrier_<what>`` call on mbarrier ``bar`` (``bars[i]``) with ``value`` (the arrival count
     for ``init``, transaction bytes for ``expect_tx``/``arrive_expect_tx``, the phase parity for ``wait``).
@@ -164,8 +174,10 @@ def mbarrier_call(what: str, bar, value=None):
     if MBARRIER_OPS[what]:
         if value is None:
             raise TypeError(f"T.mbarrier_{what} takes the mbarrier and a value")
-        if isinstance(value, int) and not 0 <= value < 1 << 32:
-            raise ValueError(f"T.mbarrier_{what}: the value must fit 32 unsigned bits, got {value}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            low, high, meaning = _VALUE_RANGES[what]
+            if not low <= value <= high:
+                raise ValueError(f"T.mbarrier_{what}: {meaning} must be in {low}..{high} (PTX ISA), got {value}")
         if isinstance(value, tvm.ir.Expr) and "int" not in str(value.ty):
             raise TypeError(f"T.mbarrier_{what}: the value must be an integer, got {value} of type {value.ty}")
         args.append(tirx.Cast("uint32", value) if isinstance(value, tvm.ir.Expr) else tirx.const(value, "uint32"))

@@ -4,10 +4,12 @@ instructions."""
 
 from __future__ import annotations
 
+import tvm
+
 from ..ir.mma_ops import mbarrier_call, mma_call
 
 
-def tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope: str = "cta"):
+def tile_mma(D, A, B, accumulate=False, *printed, barrier=None, scale_a=None, scale_b=None, scope: str = "cta"):
     """``T.tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope="cta")``:
     ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` on the tensor cores (``D = A @ B.T``).
 
@@ -20,6 +22,9 @@ def tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=N
 
     Example (inside a ``@T.prim_func``): ``T.tile_mma(acc, As, Bs, accumulate=k > 0)``.
 
+    A printed kernel spells the op positionally, ``T.tile_mma(D, A, B, accumulate, barrier, scale_a, scale_b,
+    scope)`` with ``""`` for an operand not given; that form is read back too (``printed``), and only that one.
+
         >>> import tvm
         >>> D = tvm.tirx.decl_buffer((128, 64), "float32", "D", scope="tmem")
         >>> A = tvm.tirx.decl_buffer((128, 16), "float16", "A", scope="shared")
@@ -27,7 +32,19 @@ def tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=N
         >>> tile_mma(D, A, B, True).args[3]
         T.bool(True)
     """
+    if printed:
+        if len(printed) != 4 or any(v is not None for v in (barrier, scale_a, scale_b)) or scope != "cta":
+            raise TypeError(
+                "T.tile_mma takes barrier=, scale_a=, scale_b= and scope= by keyword (or all four positionally, "
+                f"as printed); got {len(printed)} extra positional arguments"
+            )
+        barrier, scale_a, scale_b, scope = (None if _absent(v) else v for v in printed)
+        scope = "cta" if scope is None else str(scope)
     return mma_call(D, A, B, accumulate, barrier=barrier, scale_a=scale_a, scale_b=scale_b, scope=scope)
+
+
+def _absent(value) -> bool:
+    return isinstance(value, str | tvm.ir.StringImm) and str(value) in ("",)
 
 
 def mbarrier_init(bar, count):

@@ -19,9 +19,11 @@ has not completed raises :class:`WaitBlocked`: the interpreter suspends those th
 the ``if`` they are in (another warp's role) until the phase completes; if nothing can complete it, the wait would
 hang, and the run stops with a :class:`SimulationError` naming the barrier, the phase and what it still waits for.
 
-A completed phase carries what its arrivals publish for the tcgen05 ordering model (``sim/tmem_order.py``): the
-arriving warps' released windows, and the commit generations it covers. A wait that succeeds takes in what the last
-completed phase of that parity carries (completion is cumulative: later phases include earlier ones).
+A completed phase carries what its arrivals publish: for the tcgen05 ordering model (``sim/tmem_order.py``) the
+arriving warps' released windows and the commit generations it covers (and those the arrivers had seen complete);
+for generic memory the arriving threads' clocks (``memory.SyncClocks``); and the in-flight MMA operand reads the
+arrivers had seen complete. A wait that succeeds takes in what the last completed phase carries (completion is
+cumulative: later phases include earlier ones).
 
 Example:
     >>> bar = Mbarrier(count=2, warps=1)
@@ -146,8 +148,15 @@ class Mbarrier:
 
 # ---- the helpers (``ir/device_calls`` names) that act on mbarriers ---------------------------------------------------
 
-#: Helper name -> what it does per active thread; ``commit`` is ``tcgen05.commit ... mbarrier::arrive::one``.
-HELPERS = ("mbarrier_init", "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx", "mbarrier_wait")
+#: The mbarrier helpers and how many arguments each takes (MMA_DESIGN §3); ``execute`` also runs ``commit``
+#: (``tcgen05.commit ... mbarrier::arrive::one``, one argument).
+HELPERS = {
+    "mbarrier_init": 2,
+    "mbarrier_arrive": 1,
+    "mbarrier_expect_tx": 2,
+    "mbarrier_arrive_expect_tx": 2,
+    "mbarrier_wait": 2,
+}
 
 
 def find(interp, memory, index: int, what: str) -> Mbarrier:
@@ -168,6 +177,9 @@ def execute(interp, what: str, args) -> None:
 
     Example: ``execute(interp, "mbarrier_arrive", [address_of(bars[0])])`` arrives once per active thread.
     """
+    expected = HELPERS.get(what, 1)
+    if len(args) != expected:
+        raise SimulationError(f"the {what} helper takes {expected} argument(s) (MMA_DESIGN §3), got {len(args)}")
     memory, index = shared_address(interp, args[0], what)
     order = interp.tmem.order
     threads = np.nonzero(interp.mask)[0]

@@ -449,6 +449,8 @@ _ELEMENTS = {
     "uint8": np.dtype(np.uint8),
     "int8": np.dtype(np.int8),
 }
+#: Buffer element types the simulator stores one per numpy byte although they are narrower (no byte image).
+_SUB_BYTE = {"int2", "uint2", "int4", "uint4", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn"}
 _ACCUMULATORS = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "int32": np.dtype(np.int32)}
 #: TMEM geometry (PTX ISA, "Tensor Memory"): lanes x 32-bit columns of one CTA.
 _LANES, _COLUMNS = 128, 512
@@ -547,6 +549,11 @@ class _Mma:
             raise DescriptorError(
                 f"{self.what}: {operand.upper()} starts at byte {offset} of {memory.name}; a descriptor start address "
                 "is 16-byte aligned and below 2^18"
+            )
+        if memory.data.dtype.name in _SUB_BYTE:  # one numpy item per element: the bytes are not the hardware's
+            raise SimulationError(
+                f"{self.what}: {operand.upper()} is in {memory.name}, a {memory.data.dtype.name} buffer; the simulator "
+                "reads MMA operands from the bytes of 8-bit or wider buffers only"
             )
         dtype = _ELEMENTS[self.idesc[f"{operand}_dtype"]]
         addresses = _operand_addresses(descriptor | offset >> 4, rows, dtype.itemsize, self.idesc[f"{operand}_major"])

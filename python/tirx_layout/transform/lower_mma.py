@@ -411,8 +411,25 @@ def _after_thread_definitions(body, prologue: list):
 def lower_tile_mma(func):
     """``func`` with every ``T.tile_mma`` and ``T.mbarrier_*`` lowered (see the module docstring).
 
-    Example: ``lower_tile_mma(func)`` for a kernel with ``T.tile_mma(acc, As, Bs)`` (f16, 128x128x64) holds, in
-    thread 0, four ``tirx_layout_tcgen05_mma_f16_ss`` calls and a commit, then every thread's wait.
+    Example (f16, 128x64x32: two K steps, issued by thread 0, then every thread waits):
+        >>> import re, tvm, tirx_layout
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k():
+        ...     T.device_entry()
+        ...     tx = T.thread_id([128])
+        ...     A = T.alloc_shared((128, 32), "float16", layout=mma_shared_layout("float16", "64B", (128, 32)),
+        ...                        align=1024)
+        ...     B = T.alloc_shared((64, 32), "float16", layout=mma_shared_layout("float16", "64B", (64, 32)),
+        ...                        align=1024)
+        ...     acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))
+        ...     T.tile_mma(acc, A, B)
+        ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": mma_shared_layout,
+        ...                 "tmem_datapath_layout": tmem_datapath_layout})
+        >>> re.findall(r'func_call\\("tirx_layout_tcgen05_(\\w+)"', lower_tile_mma(func).script())
+        ... # doctest: +NORMALIZE_WHITESPACE
+        ['mbarrier_init', 'fence_proxy_async', 'fence_before', 'fence_after', 'mma_f16_ss', 'mma_f16_ss', 'commit',
+         'mbarrier_wait', 'fence_after']
     """
     lowering = _MmaLowering(func)
 

@@ -20,8 +20,9 @@ Every layout a function carries is checked against its buffer, and every ``T.til
 * **tile_mma** — a ``tcgen05`` target; D in tensor memory, A in shared or tensor memory, B in shared memory, scale
   factors (both or neither) in tensor memory as ``float8_e8m0fnu``, the mbarrier an element of a shared ``uint64``
   buffer; 2-D tiles D (M, N), A (M, K), B (N, K) whose dtypes name a kind and whose M, N, accumulator type are
-  ones that kind takes (``hw/mma.py``), K whole instruction steps; regions inside their buffers. The operands'
-  layouts are checked where they are known, when the MMA is lowered (LowerTileMma).
+  ones that kind takes (``hw/mma.py``), K whole instruction steps; regions inside their buffers; a cta-scope
+  tile_mma or a ``T.mbarrier_init`` (both end in a CTA barrier) not under a condition on the thread index. The
+  operands' layouts are checked where they are known, when the MMA is lowered (LowerTileMma).
 
 Errors are :class:`LayoutVerificationError` (a ``ValueError``; ``TypeError`` for foreign layout objects), name the
 buffer and, when the function came from TVMScript source, the line. The pass changes nothing.
@@ -304,6 +305,48 @@ class _Verifier:
                 f"{a_dtype} elements per instruction",
             )
 
+    def check_reached_by_every_thread(self) -> None:
+        """A cta-scope tile_mma and T.mbarrier_init end in a CTA barrier: under a condition on the thread index,
+        the threads that skip them would leave the others waiting forever."""
+        if not self.mmas and not self.mbarriers:
+            return
+        thread_vars = set(cta_threads(self.func).bounds)
+
+        def on_threads(expr) -> bool:
+            found = []
+            walk(expr, [(tirx.Var, lambda v: found.append(v) if v in thread_vars else None)])
+            return bool(found)
+
+        def scan(stmt, guard) -> None:
+            if isinstance(stmt, tirx.SeqStmt):
+                for part in stmt.seq:
+                    scan(part, guard)
+            elif isinstance(stmt, tirx.IfThenElse):
+                inner = guard if guard is not None or not on_threads(stmt.condition) else stmt.condition
+                scan(stmt.then_case, inner)
+                if stmt.else_case is not None:
+                    scan(stmt.else_case, inner)
+            elif isinstance(stmt, tirx.Evaluate):
+                if guard is None:
+                    return
+                mma, op = as_mma(stmt), as_mbarrier(stmt)
+                if mma is not None and mma.scope == "cta":
+                    self.fail(
+                        stmt,
+                        f"a cta-scope tile_mma has a CTA barrier that every thread must reach, but it sits under "
+                        f'`if {guard}`; write scope="warp" (one warp reaches it) or scope="thread"',
+                    )
+                if op is not None and op.what == "init":
+                    self.fail(
+                        stmt,
+                        f"T.mbarrier_init is CTA-wide (thread 0 initialises, then a CTA barrier) but it sits under "
+                        f"`if {guard}`; initialise mbarriers where every thread of the CTA passes",
+                    )
+            elif isinstance(getattr(stmt, "body", None), tirx.Stmt):
+                scan(stmt.body, guard)
+
+        scan(self.func.body, None)
+
     def check_mbarrier(self, bar, what: str, stmt) -> None:
         buffer = bar.source
         if buffer.scope() not in SHARED_SCOPES or str(buffer.dtype) != "uint64":
@@ -353,6 +396,7 @@ class _Verifier:
             self.check_mma(mma, stmt)
         for op, stmt in self.mbarriers:
             self.check_mbarrier(op.bar, f"T.mbarrier_{op.what}'s mbarrier", stmt)
+        self.check_reached_by_every_thread()
 
 
 def verify_layouts(func):
