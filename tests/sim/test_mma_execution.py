@@ -741,10 +741,11 @@ def test_a_store_over_what_an_unfinished_mma_reads_from_tmem_is_a_data_race():
 # --- warp specialisation: the branches of an if take turns at mbarrier waits ---
 
 
-def _ping_pong(consumer_fence=True, producer_waits=True):
+def _ping_pong(consumer_fence=True, producer_waits=True, roles="if-else"):
     """256 threads: warps 0-3 drain a two-stage accumulator (Layout D, 32 columns a stage), thread 128 issues an MMA
     per tile into stage t % 2. full[s] (count 1) takes the commits, empty[s] (count 128) the readers' arrives. The
-    consumers come first in the program: they wait before anything was issued."""
+    consumers come first in the program: they wait before anything was issued. ``roles``: the two roles as the
+    branches of one if ("if-else"), or as two ifs one after the other ("sequential")."""
     rng = np.random.default_rng(3)
     av, bv = small_values(rng, (128, 32), "float16"), small_values(rng, (32, 32), "float16")
     a_op, b_op = Operand(av, "K", "128B"), Operand(bv, "K", "128B")
@@ -796,7 +797,7 @@ def k(A: T.Buffer(({a_op.words.size},), "uint32"), B: T.Buffer(({b_op.words.size
                 D[(t * 128 + tx) * 32 + j] = r[j]
             {call("fence_before")}
             {call("mbarrier_arrive", "T.address_of(empty[t % 2])")}
-    else:
+    {"else:" if roles == "if-else" else "if warp >= 4:"}
         if tx == 128:
             for t in range(4):
                 {empty_wait if producer_waits else "T.evaluate(0)"}
@@ -814,8 +815,9 @@ def k(A: T.Buffer(({a_op.words.size},), "uint32"), B: T.Buffer(({b_op.words.size
     return kernel, {"A": a_op.words, "B": b_op.words}, np.stack([halves[t % 2] for t in range(4)])
 
 
-def test_a_warp_specialised_two_stage_accumulator_runs_with_its_roles_taking_turns():
-    kernel, inputs, expected = _ping_pong()
+@pytest.mark.parametrize("roles", ["if-else", "sequential"])
+def test_a_warp_specialised_two_stage_accumulator_runs_with_its_roles_taking_turns(roles):
+    kernel, inputs, expected = _ping_pong(roles=roles)
     out = sim.run(kernel, inputs)["D"].reshape(4, 128, 32)
     np.testing.assert_array_equal(out.view(np.float32), expected)
 
@@ -897,3 +899,15 @@ def test_producer_warps_hand_generic_stores_to_the_mma_through_a_fence_and_an_mb
     kernel, inputs, _ = _producer_warps(fence=False)
     with pytest.raises(sim.DataRace, match=r"thread 128 wrote it with no fence\.proxy\.async after the store"):
         sim.run(kernel, inputs)
+
+
+def test_the_issuing_warp_may_read_d_after_another_warp_waited_then_a_barrier_and_its_fence():
+    order = TmemOrder(warps=2, cells=4)
+    order.access(0, np.array([1]), write=True, kind="mma", thread=0)
+    order.commit(0)
+    with pytest.raises(sim.DataRace, match=r"its own tcgen05\.mma has not finished"):
+        order.access(0, np.array([1]), write=False, kind="ld")
+    order.mbarrier_wait(1, order.publish(0), np.array([0, -1]))  # warp 1 sees the commit's phase complete
+    order.barrier()
+    order.fence_after(0)
+    order.access(0, np.array([1]), write=False, kind="ld")  # ordered: the wait, the barrier, the fence

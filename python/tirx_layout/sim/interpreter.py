@@ -6,9 +6,11 @@ complementary masks, a loop whose bounds differ between threads runs to the larg
 mask. Memory accesses go through :class:`~tirx_layout.sim.memory.Memory`, which checks bounds and races.
 
 An ``mbarrier`` wait whose phase has not completed suspends the threads of its branch: each statement runs as a
-generator step, and the two branches of an ``if`` take turns whenever one of them waits, so a warp-specialised
-kernel (producer warps in one branch, consumer warps in the other, handing phases back and forth) runs as the
-hardware would interleave it. Only when no branch anywhere can move is the wait an error (it would hang).
+generator step, and the two branches of an ``if`` take turns whenever one of them waits; so do an ``if`` whose
+threads wait and the ``if`` statements right after it that those threads skip (``if warp == 0: ...`` then ``if
+warp == 1: ...``). A warp-specialised kernel (producer warps in one role, consumer warps in another, handing phases
+back and forth) thus runs as the hardware would interleave it. Only when nothing anywhere can move is the wait an
+error (it would hang).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tvm import tirx
 from tvm.ir import Call, TensorLoad
 
 from ..ir.device_calls import called_helper, is_cta_barrier
+from ..ir.rewrite import walk
 from . import mbarrier, tmem
 from .memory import Memory, OutOfBounds, SimulationError
 
@@ -139,10 +142,12 @@ _COMPOUND = {"SeqStmt", "AttrStmt", "IfThenElse", "For"}
 
 @dataclass
 class Blocked:
-    """Threads (``mask``) stopped at a wait whose phase has not completed (``message`` says which)."""
+    """Threads (``mask``) stopped at a wait whose phase has not completed (``message`` says which); ``inside`` are
+    the threads that have not left the suspended statement (the stopped ones and those that will go on with them)."""
 
     message: str
     mask: np.ndarray
+    inside: np.ndarray
 
 
 class CtaInterpreter:
@@ -186,14 +191,70 @@ class CtaInterpreter:
                 handler(stmt)
             except mbarrier.WaitBlocked as waiting:
                 self.mask = start
-                yield Blocked(str(waiting), start)
+                yield Blocked(str(waiting), start, start)
                 continue
             self.progress += 1
             return
 
     def stmt_SeqStmt(self, stmt):
-        for s in stmt.seq:
-            yield from self.steps(s)
+        entry, seq, k = self.mask, list(stmt.seq), 0
+        while k < len(seq):
+            self.mask = entry
+            first = self.steps(seq[k])
+            try:
+                waiting = next(first)
+            except StopIteration:
+                k += 1
+                continue
+            # statement k waits: the ifs right after it that its waiting threads skip may run meanwhile
+            j = k + 1
+            while j < len(seq) and self._skipped_by(seq[j], waiting.inside):
+                j += 1
+            runners = [[first, waiting.mask, waiting.inside]]
+            runners += [[self.steps(seq[x]), entry, entry] for x in range(k + 1, j)]
+            for blocked in self._take_turns(runners):
+                yield Blocked(blocked.message, blocked.mask, entry)  # nobody has left the sequence
+            k = j
+        self.mask = entry
+
+    def _skipped_by(self, stmt, threads) -> bool:
+        """Whether ``threads`` would do nothing in ``stmt``: an ``if`` without ``else`` whose condition (steady, so
+        it is the same now as when they get there) is false for all of them."""
+        if not isinstance(stmt, tirx.IfThenElse) or stmt.else_case is not None or not self._steady(stmt.condition):
+            return False
+        cond = np.broadcast_to(self.eval(stmt.condition), (self.count,)).astype(bool)
+        return not (cond & threads).any()
+
+    def _steady(self, expr) -> bool:
+        """Whether ``expr`` reads nothing that others can change while waiting threads wait: only variables and
+        registers (a thread's registers change only when it runs), no shared or global memory, no calls."""
+        changing = []
+
+        def load(node):
+            if node.source not in self.registers:
+                changing.append(node)
+
+        walk(expr, [(TensorLoad, load), (Call, changing.append)])
+        return not changing
+
+    def _take_turns(self, runners):
+        """Run ``runners`` (``[steps, mask to start or resume under, threads inside]``) in rounds until all finish;
+        when a round moves nothing, yield a :class:`Blocked` whose ``inside`` is every thread still in a runner, and
+        try again when resumed."""
+        runners = list(runners)
+        while runners:
+            before, blocked = self.progress, None
+            for runner in list(runners):
+                self.mask = runner[1]
+                try:
+                    waiting = next(runner[0])
+                except StopIteration:
+                    runners.remove(runner)
+                    continue
+                runner[1], blocked = waiting.mask, blocked or waiting
+            if blocked is not None and self.progress == before:
+                inside = np.logical_or.reduce([runner[2] for runner in runners])
+                yield Blocked(blocked.message, blocked.mask, inside)
 
     def stmt_AttrStmt(self, stmt):
         if stmt.attr_key == "thread_extent":
@@ -270,23 +331,13 @@ class CtaInterpreter:
     def stmt_IfThenElse(self, stmt):
         cond = np.broadcast_to(self.eval(stmt.condition), (self.count,)).astype(bool)
         outer = self.mask
-        branches = []  # [the branch's steps, the mask to run it under]: then first, else second
+        branches = []  # [the branch's steps, the mask to run it under, its threads]: then first, else second
         if (outer & cond).any():
-            branches.append([self.steps(stmt.then_case), outer & cond])
+            branches.append([self.steps(stmt.then_case), outer & cond, outer & cond])
         if stmt.else_case is not None and (outer & ~cond).any():
-            branches.append([self.steps(stmt.else_case), outer & ~cond])
-        while branches:
-            before, blocked = self.progress, None
-            for branch in list(branches):
-                self.mask = branch[1]
-                try:
-                    waiting = next(branch[0])
-                except StopIteration:
-                    branches.remove(branch)
-                    continue
-                branch[1], blocked = waiting.mask, blocked or waiting
-            if blocked is not None and self.progress == before:
-                yield blocked  # neither branch can move: let threads outside this if run, then try again
+            branches.append([self.steps(stmt.else_case), outer & ~cond, outer & ~cond])
+        # neither branch can move: let threads outside this if run, then try again
+        yield from self._take_turns(branches)
         self.mask = outer
 
     def stmt_For(self, stmt):

@@ -193,6 +193,7 @@ def execute(interp, what: str, args) -> None:
                     f"mbarrier wait by thread {t} on {bar.name} for phase parity {int(operand[t])} never returns: "
                     f"{bar.describe()}"
                 )
+    waited: set = set()
     for t in threads.tolist():
         i, warp = int(index[t]), t // 32
         if what == "mbarrier_init":
@@ -226,7 +227,9 @@ def execute(interp, what: str, args) -> None:
         elif what == "mbarrier_wait":
             if bar.done_clocks is not None:
                 _clocks(interp).acquire(t, bar.done_clocks)
-            order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
+            if (warp, i) not in waited:  # the TMEM model is per warp: once per warp and barrier
+                waited.add((warp, i))
+                order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
             _observe_async_reads(interp, t, bar)
         else:
             raise SimulationError(f"the simulator does not implement the mbarrier helper {what}")

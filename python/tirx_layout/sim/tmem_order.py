@@ -16,10 +16,13 @@ What the rules say, and how they are modelled:
 * ``tcgen05.mma`` is asynchronous too (kind ``mma``): it writes D and reads A (in TMEM) and scale factors. Its
   completion is observed only through ``tcgen05.commit`` and a wait on the mbarrier the commit arrives at. The
   ISA's *pipelined pairs* (9.7.16.6.2) need no completion in between: an MMA after an earlier MMA or copy of the
-  same thread. Here each warp's commits are numbered (``generation``); a pending copy or MMA belongs to the warp's
-  next commit, and a wait that sees that commit's phase complete completes it for the warp. An arrive on an
-  mbarrier (a commit's included) publishes the arriving warp's released windows and what it knows; a wait that
-  sees the phase complete offers them to the waiting warp's next ``fence::after``.
+  same thread. Here each warp's commits are numbered (``generation``); a copy or MMA belongs to the warp's next
+  commit. A wait that sees a phase covering generation ``g`` of warp ``A`` completes A's copies and MMAs up to ``g``
+  for A itself and lets the waiting warp *acquire* them (``acquired``); a CTA barrier and an arrive pass on what
+  the threads before them acquired; ``fence::after`` takes it in (``known_done``). Another warp's access to cells a
+  copy or MMA writes, or a write over cells one reads, is ordered only so: by the generation, never by a CTA
+  barrier alone. An arrive on an mbarrier (a commit's included) also publishes the arriving warp's released windows
+  and what it knows, for the ld/st rules above.
 * ``tcgen05.alloc``/``dealloc``/``relinquish_alloc_permit`` are *synchronous* and touch no cells; ``dealloc`` needs
   every warp's accesses completed, and each other warp's last access before a barrier.
 
@@ -248,6 +251,10 @@ class TmemOrder:
         """``tcgen05.fence::after_thread_sync``: later accesses of ``warp`` are ordered after what it was offered."""
         np.maximum(self.known[warp], self.offered[warp], out=self.known[warp])
         np.maximum(self.known_done[warp], self.acquired[warp], out=self.known_done[warp])
+        # its own copies and MMAs that another warp saw complete, passed on by a barrier: complete for it too
+        done = self.generation[warp] <= self.known_done[warp, warp]
+        for kind in ("cp", "mma"):
+            self.pending[kind][warp] &= ~done
 
     # ---- deallocation -------------------------------------------------------------------------------------------
 
