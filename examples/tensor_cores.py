@@ -12,10 +12,11 @@
   ``gemm_m64_n200``: N need not be a power of two.
 * ``gemm_tmem_a_st``, ``gemm_tmem_a_cp``: A in tensor memory, filled from registers with ``tcgen05.st`` or from
   shared memory with ``tcgen05.cp``, K packed two float16 per 32-bit column; B in shared memory.
-* ``gemm_k_loop_async``: a K loop over global K tiles, the asynchronous form: ``T.tile_mma(..., barrier=bars[0])``
-  then ``T.mbarrier_wait(bars[0], phase)`` before the next copy overwrites the tiles.
+* ``gemm_k_loop_async``: a K loop over global K tiles in two stages, the asynchronous form: the MMA of stage ``s``
+  commits to ``bars[s]`` (``T.tile_mma(..., barrier=bars[s])``) while the next K tile is copied into the other
+  stage; ``T.mbarrier_wait(bars[s], phase)`` before a stage is refilled and before the accumulator is read.
 * ``gemm_grid_512``: a 4 x 4 grid of CTAs over 512 x 512 x 256; ``blockIdx`` picks the 128 x 128 tile, the K loop
-  runs over four global K tiles of 64 (the async form).
+  runs over four global K tiles of 64 (the same two-stage asynchronous loop).
 * ``gemm_inferred``: the shared tiles have no layout; InferLayouts gives each the MMA layout whose fill copy is
   conflict-free (``explain_layouts`` says which and why).
 * Block-scaled ``mxf8f6f4`` (example (f) of issue 20) has its own module, ``block_scaled_gemm.py``.
@@ -147,12 +148,17 @@ def tmem_a_cp_gemm(m: int = 128, n: int = 128, k: int = 64):
 
 def k_loop_gemm(m: int, n: int, k: int, grid: tuple[int, int] = (1, 1), k_tile: int = 64):
     """Examples (g): a ``grid`` of CTAs, CTA ``bx`` computing the (m, n) tile at row ``bx // grid[1]``, column
-    ``bx % grid[1]`` of ``D`` (grid[0] * m, grid[1] * n) = ``A @ B.T``; the K loop copies the K tile ``kt`` of A and
-    B into shared memory and issues the asynchronous MMA (``barrier=bars[0]``), whose completion every thread waits
-    for (phase ``kt % 2``) before the next copy overwrites the tiles."""
+    ``bx % grid[1]`` of ``D`` (grid[0] * m, grid[1] * n) = ``A @ B.T``, two stages deep. K tile ``kt`` goes into
+    stage ``s = kt % 2`` of the shared tiles and its MMA commits to ``bars[s]`` (the asynchronous form), so the copy
+    of the next K tile runs while this MMA does. Before a stage is refilled, every thread waits for the MMA that read
+    it two K tiles ago: phase ``(kt // 2 - 1) % 2`` of ``bars[s]``; after the loop, for the last MMA (MMAs into one
+    accumulator complete in order, so its phase covers the others)."""
     rows, cols = grid[0] * m, grid[1] * n
-    a_layout = mma_shared_layout("float16", "128B", (m, k_tile))
-    b_layout = mma_shared_layout("float16", "128B", (n, k_tile))
+    tiles = k // k_tile
+    g, kw = grid[1], k_tile  # (short names for the regions below)
+    last = tiles - 1
+    a_layout = mma_shared_layout("float16", "128B", (2, m, k_tile))
+    b_layout = mma_shared_layout("float16", "128B", (2, n, k_tile))
 
     @T.prim_func
     def gemm(
@@ -161,21 +167,22 @@ def k_loop_gemm(m: int, n: int, k: int, grid: tuple[int, int] = (1, 1), k_tile: 
         T.device_entry()
         bx = T.cta_id([grid[0] * grid[1]])
         tx = T.thread_id([128])
-        a_tile = T.alloc_shared((m, k_tile), "float16", layout=a_layout, align=1024)
-        b_tile = T.alloc_shared((n, k_tile), "float16", layout=b_layout, align=1024)
-        bars = T.alloc_shared((1,), "uint64")
+        a_tile = T.alloc_shared((2, m, k_tile), "float16", layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((2, n, k_tile), "float16", layout=b_layout, align=1024)
+        bars = T.alloc_shared((2,), "uint64")
         acc = T.alloc_tmem((m, n), "float32", layout=tmem_datapath_layout("D", m, n))
         out = T.alloc_local((m, n), "float32")
         T.mbarrier_init(bars[0], 1)
-        row = bx // grid[1] * m
-        col = bx % grid[1] * n
-        for kt in T.serial(k // k_tile):
-            T.tile_copy(a_tile, A[row : row + m, kt * k_tile : kt * k_tile + k_tile])
-            T.tile_copy(b_tile, B[col : col + n, kt * k_tile : kt * k_tile + k_tile])
-            T.tile_mma(acc, a_tile, b_tile, accumulate=kt > 0, barrier=bars[0])
-            T.mbarrier_wait(bars[0], kt % 2)
+        T.mbarrier_init(bars[1], 1)
+        for kt in T.serial(tiles):
+            if kt >= 2:  # stage kt % 2 was read by the MMA of K tile kt - 2
+                T.mbarrier_wait(bars[kt % 2], (kt // 2 - 1) % 2)
+            T.tile_copy(a_tile[kt % 2], A[bx // g * m : bx // g * m + m, kt * kw : kt * kw + kw])
+            T.tile_copy(b_tile[kt % 2], B[bx % g * n : bx % g * n + n, kt * kw : kt * kw + kw])
+            T.tile_mma(acc, a_tile[kt % 2], b_tile[kt % 2], accumulate=kt > 0, barrier=bars[kt % 2])
+        T.mbarrier_wait(bars[last % 2], last // 2 % 2)
         T.tile_copy(out, acc, "warpgroup")
-        T.tile_copy(D[row : row + m, col : col + n], out, "warpgroup")
+        T.tile_copy(D[bx // g * m : bx // g * m + m, bx % g * n : bx % g * n + n], out, "warpgroup")
 
     return gemm
 

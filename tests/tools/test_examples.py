@@ -3,14 +3,20 @@ compare with numpy, and check that every output element is written exactly once.
 
 import re
 
-import numpy as np
 import pytest
 
 from tirx_layout import sim
-from tirx_layout.tools.kernel_report import Expected, KernelTable, kernel_source, report, sample_input
+from tirx_layout.tools.kernel_report import (
+    Expected,
+    KernelTable,
+    kernel_source,
+    load_example_module,
+    report,
+    sample_input,
+)
 from tirx_layout.transform import build
 
-from kernels import example_kernels, parse
+from kernels import EXAMPLES, example_kernels
 
 KERNELS = example_kernels()
 
@@ -63,34 +69,22 @@ def test_a_gemm_whose_result_is_transposed_is_reported_as_differing():
     assert report("as listed", kernel, expected).matches
 
 
-K_LOOP = """
-@T.prim_func
-def k_loop(A: T.Buffer((128, 128), "float16"), B: T.Buffer((128, 128), "float16"), D: T.Buffer((128, 128), "float32")):
-    T.device_entry()
-    tx = T.thread_id([128])
-    a_tile = T.alloc_shared((128, 64), "float16", layout=mma_shared_layout("float16", "128B", (128, 64)), align=1024)
-    b_tile = T.alloc_shared((128, 64), "float16", layout=mma_shared_layout("float16", "128B", (128, 64)), align=1024)
-    bars = T.alloc_shared((1,), "uint64")
-    acc = T.alloc_tmem((128, 128), "float32", layout=tmem_datapath_layout("D", 128, 128))
-    out = T.alloc_local((128, 128), "float32")
-    T.mbarrier_init(bars[0], 1)
-    for kt in T.serial(2):
-        T.tile_copy(a_tile, A[0:128, kt * 64 : kt * 64 + 64])
-        T.tile_copy(b_tile, B[0:128, kt * 64 : kt * 64 + 64])
-        T.tile_mma(acc, a_tile, b_tile, accumulate=kt > 0, barrier=bars[0])
-        WAIT
-    T.tile_copy(out, acc, "warpgroup")
-    T.tile_copy(D, out, "warpgroup")
-"""
-
-
-def test_the_async_k_loop_needs_its_wait_before_the_next_copy_overwrites_the_tiles():
-    inputs = [sample_input(parse(K_LOOP.replace("WAIT", "T.mbarrier_wait(bars[0], kt % 2)")), index=i) for i in (0, 1)]
-    waited = sim.run(parse(K_LOOP.replace("WAIT", "T.mbarrier_wait(bars[0], kt % 2)")), inputs)
-    a, b = (x.astype(np.float64) for x in inputs)
-    assert np.array_equal(waited["D"], a @ b.T)
-    with pytest.raises(sim.DataRace):  # the second copy overwrites a_tile while the first MMA may still read it
-        sim.run(parse(K_LOOP.replace("WAIT", "pass")), inputs)
+@pytest.mark.parametrize(
+    ("wait", "race"),
+    [
+        ("T.mbarrier_wait(bars[kt % 2], (kt // 2 - 1) % 2)", r"store by thread 0 while the tcgen05\.mma.*still reads"),
+        ("T.mbarrier_wait(bars[last % 2], last // 2 % 2)", r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not"),
+    ],
+)
+def test_each_wait_of_the_two_stage_k_loop_is_needed(tmp_path, wait, race):
+    source = (EXAMPLES / "tensor_cores.py").read_text()
+    assert source.count(wait) == 1
+    without = tmp_path / "tensor_cores.py"
+    without.write_text(source.replace(wait, "T.evaluate(0)"))
+    kernel, expected = load_example_module(without).KERNELS["gemm_k_loop_async"]
+    assert report("with its waits", *KERNELS["gemm_k_loop_async"]).matches
+    with pytest.raises(sim.DataRace, match=race):
+        report("without one", kernel, expected)
 
 
 def test_the_inferred_gemm_gets_128B_k_major_tiles_and_says_why():

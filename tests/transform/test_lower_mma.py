@@ -648,8 +648,8 @@ LOWERING_REFUSALS = {
         r"D's layout .* is not an MMA accumulator layout: element \(0, 1\) sits at lane 1 TCol 0, Layout D puts it "
         r"at lane 0 TCol 1",
     ),
-    "an operand layout the MMA cannot read": (
-        _decls('A = T.alloc_shared((128, 64), "float16")', SHARED_B, ACC),
+    "an operand layout the MMA cannot read": (  # (row-major given: left out, inference would choose a legal one)
+        _decls('A = T.alloc_shared((128, 64), "float16", layout=T.layout("S[(128, 64):(64, 1)]"))', SHARED_B, ACC),
         "T.tile_mma(acc, A, B)",
         r"A's layout",
     ),
