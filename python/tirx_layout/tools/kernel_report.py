@@ -163,8 +163,8 @@ def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
 def sample_input(kernel, sizes: Mapping[str, int] | None = None, index: int = 0) -> np.ndarray:
     """A deterministic input for a kernel's parameter number ``index`` (the first by default), exactly representable
     in the 16- and 32-bit float types (narrower ones round it, once, when it is made): small integers in [-30, 30],
-    a different sequence for each parameter. ``sizes`` gives the symbolic extents of its shape (``{"M": 100}`` for
-    ``T.match_buffer(a, (M, 64))``).
+    a different sequence for each parameter; for ``float8_e8m0fnu`` (block-scaling factors) powers of two 2^-3..2^3.
+    ``sizes`` gives the symbolic extents of its shape (``{"M": 100}`` for ``T.match_buffer(a, (M, 64))``).
 
     Example:
         ``sample_input(kernel)`` for a kernel whose first parameter is ``T.Buffer((2, 3), "float16")`` is
@@ -179,6 +179,8 @@ def sample_input(kernel, sizes: Mapping[str, int] | None = None, index: int = 0)
             raise ValueError(f"{param.name} has the symbolic extent {e.name}; give its size: sizes={{'{e.name}': ...}}")
         shape.append(sizes[e.name] if isinstance(e, tvm.tirx.Var) else int(e))
     values = ((np.arange(int(np.prod(shape))) * 7 + 13 * index) % 61 - 30).reshape(shape)
+    if str(param.dtype) == "float8_e8m0fnu":  # a power-of-two scale (no sign, no zero): 2^-3 .. 2^3
+        return np.exp2(values % 7 - 3).astype(numpy_dtype(param.dtype))
     return values.astype(numpy_dtype(param.dtype))
 
 

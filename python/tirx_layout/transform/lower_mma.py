@@ -42,10 +42,12 @@ from tvm import tirx
 from ..hw.memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES
 from ..hw.mma import (
     K_BYTES_PER_INSTRUCTION,
+    SCALE_DTYPE,
     MmaInstruction,
     accumulator_taddr_offset,
     instruction_descriptor,
     mma_kind,
+    scale_factor_taddr,
     shared_matrix_descriptor,
     tmem_operand_offset,
 )
@@ -154,6 +156,75 @@ def _taddr(buffer, lane: int, column):
     )
 
 
+def _block_scaled(mma: TileMma) -> bool:
+    """Whether ``mma`` is block-scaled (``scale_a`` and ``scale_b`` given); one without the other is refused."""
+    if (mma.scale_a is None) != (mma.scale_b is None):
+        given, missing = ("scale_a", "scale_b") if mma.scale_a is not None else ("scale_b", "scale_a")
+        raise ValueError(
+            f"tile_mma with {given} but no {missing}: a block-scaled MMA (kind mxf8f6f4) reads scale factors for "
+            "both A and B"
+        )
+    return mma.scale_a is not None
+
+
+def _scale_factor_steps(mma: TileMma, layouts: dict, m: int, n: int, steps: int) -> list:
+    """Per K step of a block-scaled MMA: ``((scale_a TMEM address, SF id), (scale_b address, SF id))``. Each scale
+    operand is a ``(rows, K / 32)`` region (rows = M for ``scale_a``, N for ``scale_b``) of a ``float8_e8m0fnu``
+    TMEM buffer laid out as the MMA reads it (``hw.mma.scale_factor_taddr``; ``mma_scale_factor_layout`` makes
+    one); a leading (stage) index may be an expression when each stage moves the scales by whole columns."""
+    per_operand = []
+    for name, region, rows in (("scale_a", mma.scale_a, m), ("scale_b", mma.scale_b, n)):
+        side = operand(region, layouts, name)
+        if not isinstance(side, TmemOperand):
+            raise ValueError(
+                f"{name} of tile_mma must be in tensor memory (T.alloc_tmem, filled by tcgen05.cp), "
+                f"{side.buffer.name} is {side.buffer.scope()}"
+            )
+        if side.dtype != SCALE_DTYPE:
+            raise ValueError(
+                f"{name} of tile_mma holds {SCALE_DTYPE} (ue8m0) scale factors; {side.buffer.name} is {side.dtype}"
+            )
+        if side.layout is None:
+            raise ValueError(f"{name} of tile_mma ({side.buffer.name}) needs a TMEM layout (mma_scale_factor_layout)")
+        *leading, got_rows, got_blocks = side.extents
+        if any(e != 1 for e in leading) or (got_rows, got_blocks) != (rows, steps):
+            raise ValueError(
+                f"{name} of tile_mma is a ({rows}, K/32) = ({rows}, {steps}) region (one scale per "
+                f"{'row of A' if name == 'scale_a' else 'row of B'} per 32 K elements); {side.buffer.name}'s region "
+                f"has extents {tuple(side.extents)}"
+            )
+        per_operand.append([_scale_taddr(side, rows, s, name) for s in range(steps)])
+    return list(zip(*per_operand, strict=True))
+
+
+def _scale_taddr(side, rows: int, k_block: int, name: str):
+    """(TMEM address, SF id) of K-block ``k_block`` of a scale operand; a symbolic leading index ``i`` must move
+    the scales by a fixed number of whole columns per step (a stage), the SF id staying."""
+    symbolic = [d for d, b in enumerate(side.begins) if not isinstance(b, int)]
+    if any(d >= len(side.begins) - 2 for d in symbolic) or len(symbolic) > 1:
+        raise ValueError(
+            f"{name} of tile_mma: only one leading (stage) index may be an expression, got region start {side.begins}"
+        )
+    if not symbolic:
+        column, sf_id = scale_factor_taddr(side.layout, side.shape, side.begins, rows, k_block, name)
+        return tmem_base_address(side.buffer) + tirx.const(column, "uint32"), sf_id
+    (dim,) = symbolic
+    at = [
+        scale_factor_taddr(
+            side.layout, side.shape, [v if d == dim else b for d, b in enumerate(side.begins)], rows, k_block, name
+        )
+        for v in range(int(side.shape[dim]))
+    ]
+    step = at[1][0] - at[0][0] if len(at) > 1 else 0
+    if any(column != at[0][0] + v * step or sf_id != at[0][1] for v, (column, sf_id) in enumerate(at)):
+        raise ValueError(
+            f"{name} of tile_mma: stage {side.begins[dim]} of {side.buffer.name} does not move the scale factors "
+            f"by one fixed number of columns with the same SF id (per stage: {at}); index it with a constant"
+        )
+    column = tirx.const(at[0][0], "int32") + side.begins[dim] * step
+    return tmem_base_address(side.buffer) + tirx.Cast("uint32", column), at[0][1]
+
+
 def _as_u32(flag):
     """A boolean expression as the ``uint32`` the helpers take (0 or 1); a constant stays a constant."""
     if isinstance(flag, tirx.IntImm):
@@ -183,8 +254,6 @@ class _MmaLowering:
         return None
 
     def lower(self, mma: TileMma):
-        if mma.scale_a is not None:
-            raise ValueError("tile_mma with scale factors (kind mxf8f6f4) is not lowered yet")
         d = operand(mma.d, self.layouts, "D")
         a = operand(mma.a, self.layouts, "A")
         b = operand(mma.b, self.layouts, "B")
@@ -202,7 +271,8 @@ class _MmaLowering:
         (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
         if m_a != m or n_b != n or k_b != k:
             raise ValueError(f"tile_mma: D is (M, N), A (M, K), B (N, K) (D = A @ B.T), got shapes {shapes}")
-        kind = mma_kind(a.dtype, b.dtype)
+        scaled = _block_scaled(mma)
+        kind = mma_kind(a.dtype, b.dtype, block_scaled=scaled)
         declarations = [b.declaration()]
         b_desc, b_starts = _shared_operand(b, n, k, "B")
         if isinstance(a, TmemOperand):
@@ -211,8 +281,12 @@ class _MmaLowering:
             a_desc, a_starts = _shared_operand(a, m, k, "A")
             a_major = a_desc.major
             declarations.insert(0, a.declaration())
-        instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_major, b_desc.major)
+        try:
+            instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_major, b_desc.major)
+        except ValueError as err:
+            raise ValueError(f"tile_mma with scale factors (block-scaled): {err}" if scaled else str(err)) from None
         steps = k // instruction.k
+        scales = _scale_factor_steps(mma, self.layouts, m, n, steps) if scaled else None
         idesc = instruction_descriptor(instruction)
         _trailing(d, "D")
         if d.layout is None:
@@ -233,13 +307,17 @@ class _MmaLowering:
             enable = _as_u32(mma.accumulate) if s == 0 else tirx.const(1, "uint32")
             b_ptr = _pointer(b.view, b_starts[s])
             if a_desc is None:  # one instruction step of K is 32 bytes: 8 32-bit columns
-                a_arg = _taddr(a.buffer, a_lane, a_column + s * K_BYTES_PER_INSTRUCTION // 4)
-                issue.append(mma_calls.mma(kind, d_taddr, a_arg, None, b_ptr, b_desc.encode(), idesc, enable))
+                a_arg, a_bits = _taddr(a.buffer, a_lane, a_column + s * K_BYTES_PER_INSTRUCTION // 4), None
             else:
-                a_ptr = _pointer(a.view, a_starts[s])
-                issue.append(
-                    mma_calls.mma(kind, d_taddr, a_ptr, a_desc.encode(), b_ptr, b_desc.encode(), idesc, enable)
-                )
+                a_arg, a_bits = _pointer(a.view, a_starts[s]), a_desc.encode()
+            if scales is None:
+                issue.append(mma_calls.mma(kind, d_taddr, a_arg, a_bits, b_ptr, b_desc.encode(), idesc, enable))
+                continue
+            (sfa, sfa_id), (sfb, sfb_id) = scales[s]  # K step s reads K-block s: the SF ids pick its byte
+            step_idesc = instruction_descriptor(dataclasses.replace(instruction, scale_a_id=sfa_id, scale_b_id=sfb_id))
+            issue.append(
+                mma_calls.block_scaled_mma(d_taddr, a_arg, a_bits, b_ptr, b_desc.encode(), step_idesc, sfa, sfb, enable)
+            )
         return self.complete(mma, declarations, issue)
 
     def complete(self, mma: TileMma, declarations: list, issue: list):
