@@ -122,12 +122,18 @@ def gemm():
 
 def f16_sync_expected():
     # K-major 128B swizzle: SBO = 8 rows x 128 B between 8-row groups, LBO unused (the ISA: "assumed 1", 16 bytes);
-    # each K step of 16 fp16 moves 32 bytes (16 elements) along the 128-byte atom row.
+    # each K step of 16 fp16 moves 32 bytes (16 elements) along the 128-byte atom row: 2 in the descriptor's
+    # 16-byte start units, added to the descriptor the elected lane makes once per operand.
     desc = isa_sdesc(16, 1024, "128B")
     idesc = isa_idesc("float16", "float16", "float32", 128, 128)
-    mma = "\n".join(
-        f'        T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, T.address_of(As_flat[{16 * s}]), '
-        f"T.uint64({desc}), T.address_of(Bs_flat[{16 * s}]), T.uint64({desc}), T.uint32({idesc}), "
+    binds = "\n".join(
+        f'            {v}: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", '
+        f'T.address_of({b}[0]), T.uint64({desc}), source_code="", return_type="uint64")'
+        for v, b in (("a_desc", "As_flat"), ("b_desc", "Bs_flat"))
+    )
+    descs = ["a_desc, b_desc"] + [f"a_desc + T.uint64({2 * s}), b_desc + T.uint64({2 * s})" for s in (1, 2, 3)]
+    mma = binds + "\n" + "\n".join(
+        f'            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, {descs[s]}, T.uint32({idesc}), '
         f'T.uint32({int(s > 0)}), source_code="")'
         for s in range(4)
     )
@@ -156,9 +162,10 @@ def gemm():
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
     T.cuda.cta_sync()
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
-    if tx == 0:
+    if tx < 32:
+        if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
 {mma}
-        T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
+            T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bar[0]), phase[0], source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     phase[0] = phase[0] ^ T.uint32(1)
@@ -196,8 +203,7 @@ def async_staged_expected():
     layout_a = 'T.layout("ComposeLayout(SwizzleLayout(3, 2, 3), TileLayout(S[(2, 128, 32):(4096, 32, 1)]))")'
     layout_b = 'T.layout("ComposeLayout(SwizzleLayout(3, 2, 3), TileLayout(S[(2, 64, 32):(2048, 32, 1)]))")'
     a0, b0 = "T.address_of(As_flat[k % 2 * 4096])", "T.address_of(Bs_flat[k % 2 * 2048])"
-    a1, b1 = "T.address_of(As_flat[16 + k % 2 * 4096])", "T.address_of(Bs_flat[16 + k % 2 * 2048])"
-    d, i = "DESC", f"T.uint32({idesc})"
+    d, i = "DESC", f"T.uint32({idesc})"  # K step 1 starts 32 bytes on: + 2 in 16-byte units
     return parse_with(
         f"""
 @T.prim_func
@@ -223,12 +229,17 @@ def gemm():
         T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
         T.cuda.cta_sync()
         T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
-        if tx == 0:
-            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, {a0}, {d}, {b0}, {d}, {i},
-                             T.Cast("uint32", k > 0), source_code="")
-            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, {a1}, {d}, {b1}, {d}, {i}, T.uint32(1),
-                             source_code="")
-            T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bars[1]), source_code="")
+        if tx < 32:
+            if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+                a_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", {a0}, {d},
+                                                           source_code="", return_type="uint64")
+                b_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", {b0}, {d},
+                                                           source_code="", return_type="uint64")
+                T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, a_desc, b_desc, {i},
+                                 T.Cast("uint32", k > 0), source_code="")
+                T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, a_desc + T.uint64(2),
+                                 b_desc + T.uint64(2), {i}, T.uint32(1), source_code="")
+                T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bars[1]), source_code="")
         T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bars[1]), T.Cast("uint32", k % 2),
                          source_code="")
         T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
@@ -291,12 +302,16 @@ def gemm():
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
     T.cuda.cta_sync()
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
-    if tx == 0:
-        T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr, T.address_of(Bs_flat[0]),
-                         DESC, T.uint32({idesc}), T.uint32(1), source_code="")
-        T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr + T.uint32(8), T.address_of(Bs_flat[16]),
-                         DESC, T.uint32({idesc}), T.uint32(1), source_code="")
-        T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
+    if tx < 32:
+        if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+            b_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor",
+                                                       T.address_of(Bs_flat[0]), DESC, source_code="",
+                                                       return_type="uint64")
+            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr, b_desc, T.uint32({idesc}),
+                             T.uint32(1), source_code="")
+            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr + T.uint32(8), b_desc + T.uint64(2),
+                             T.uint32({idesc}), T.uint32(1), source_code="")
+            T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bar[0]), phase[0], source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     phase[0] = phase[0] ^ T.uint32(1)
@@ -398,8 +413,10 @@ def test_shapes_swizzles_scopes_and_forms_build_and_assemble(m, n, mode, scope, 
     cuda = cuda.imports[0].inspect_source()
     body = _body(cuda)
     assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4
-    guard = {"cta": "threadIdx.x) == 0)", "warp": "% 32) == 0)", "thread": "threadIdx.x) == 5)"}[scope]
-    assert guard in body
+    # "cta": an elect.sync lane of warp 0; "warp": an elect.sync lane of the warp reaching it; "thread": itself
+    guard = {"cta": "threadIdx.x) < 32)", "warp": "tirx_layout_tcgen05_elect_sync()", "thread": "threadIdx.x) == 5)"}
+    assert guard[scope] in body
+    assert ("tirx_layout_tcgen05_elect_sync()" in body) == (scope != "thread")
     assert ("__syncwarp()" in cuda) == (scope == "warp")
     assert ("tile_mma_bar_0" in body) == (form == "sync")
     assembles(cuda)

@@ -30,6 +30,8 @@ import numpy as np
 from tvm.ir import Call
 
 from . import mbarrier, tcgen05_mma
+from .warps import elect_sync
+from .addresses import shared_byte_address
 from .memory import OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
 
@@ -209,6 +211,12 @@ def execute(interp, what: str, args) -> None:
 
     Example: ``execute(interp, "wait_ld", [])`` does nothing; an unknown helper raises ``SimulationError``.
     """
+    if what == "elect_sync":
+        return elect_sync(interp)
+    if what == "smem_descriptor":  # the descriptor's fields ORed with (shared address & 0x3FFFF) >> 4
+        address = shared_byte_address(interp, args[0], "smem_descriptor")
+        bits = np.asarray(interp.eval(args[1])).astype(np.uint64)
+        return bits | ((address.astype(np.uint64) & np.uint64(0x3FFFF)) >> np.uint64(4))
     if interp.tmem is None:
         interp.tmem = TensorMemory(interp.count // 32)
     tm = interp.tmem
