@@ -127,6 +127,13 @@ def u64(v):
     return f"(T.Cast('uint64', T.uint32({v >> 32})) << T.uint64(32) | T.Cast('uint64', T.uint32({v & 0xFFFFFFFF})))"
 
 
+def smem_desc(buffer, index, descriptor):
+    """The full descriptor of the operand at ``buffer[index]``: ``smem_descriptor`` ORs the element's shared address
+    >> 4 into ``descriptor`` (start field 0), MMA_DESIGN §3 as tuned."""
+    pointer = f"T.address_of({buffer}[{index}])"
+    return f'T.call_intrin("uint64", "tirx.cuda.func_call", "tirx_layout_tcgen05_smem_descriptor", {pointer}, {u64(descriptor)}, "")'
+
+
 def kernel_source(
     *,
     mmas,
@@ -202,8 +209,8 @@ def k(A: T.Buffer(({a_words},), "uint32"), B: T.Buffer(({b_words},), "uint32"),
     warp = tx // 32
     slot = T.alloc_shared((1,), "uint32")
     bars = T.alloc_shared((3,), "uint64")
-    sA = T.alloc_shared(({a_words},), "uint32")
-    sB = T.alloc_shared(({b_words},), "uint32")
+    sA = T.alloc_shared(({a_words},), "uint32", align=1024)
+    sB = T.alloc_shared(({b_words},), "uint32", align=1024)
     r = T.alloc_local(({regs},), "uint32")
     if warp == 0:
         {call("alloc", "T.address_of(slot[0])", u32(ncols))}
@@ -260,11 +267,11 @@ def dense_gemm(
     for s in range(steps):
         enable = u32(int(accumulate) if s == 0 else 1)
         d_addr = f"slot[0] + T.uint32({d_lane << 16})"
-        b_args = [f"T.address_of(sB[{b_op.starts[s] // 4}])", u64(b_op.descriptor)]
+        b_args = [smem_desc("sB", b_op.starts[s] // 4, b_op.descriptor)]
         if a_in_tmem:
             a_args = [f"slot[0] + T.uint32({d_lane << 16 | n + 8 * s})"]
         else:
-            a_args = [f"T.address_of(sA[{a_op.starts[s] // 4}])", u64(a_op.descriptor)]
+            a_args = [smem_desc("sA", a_op.starts[s] // 4, a_op.descriptor)]
         form = "ts" if a_in_tmem else "ss"
         mmas.append(call(f"mma_{kind}_{form}", d_addr, *a_args, *b_args, u32(idesc), enable))
     preload = image.shape[1] if (accumulate or a_in_tmem) else 0
@@ -391,14 +398,13 @@ def scaled_gemm(n=112, steps=2, seed=1, break_replica=None, a_in_tmem=False, sca
         if a_in_tmem:
             a_args = [f"slot[0] + T.uint32({n + 8 + 8 * s})"]
         else:
-            a_args = [f"T.address_of(sA[{a_op.starts[s] // 4}])", u64(a_op.descriptor)]
+            a_args = [smem_desc("sA", a_op.starts[s] // 4, a_op.descriptor)]
         issue.append(
             call(
                 f"mma_mxf8f6f4_{'ts' if a_in_tmem else 'ss'}",
                 "slot[0]",
                 *a_args,
-                f"T.address_of(sB[{b_op.starts[s] // 4}])",
-                u64(b_op.descriptor),
+                smem_desc("sB", b_op.starts[s] // 4, b_op.descriptor),
                 u32(idesc),
                 f"slot[0] + T.uint32({n})",
                 f"slot[0] + T.uint32({n + 4})",
@@ -544,10 +550,8 @@ def test_a_wait_on_a_phase_nothing_completes_never_returns():
 SECOND_MMA = call(
     "mma_f16_ss",
     "slot[0]",
-    "T.address_of(sA[0])",
-    u64(sdesc(16, 1024, "128B")),
-    "T.address_of(sB[0])",
-    u64(sdesc(16, 1024, "128B")),
+    smem_desc("sA", 0, sdesc(16, 1024, "128B")),
+    smem_desc("sB", 0, sdesc(16, 1024, "128B")),
     u32(idesc_dense(128, 32, "float16", "float16", "float32")),
     u32(0),
 )
@@ -596,15 +600,24 @@ def _f16_source(**kwargs):
     return source, inputs
 
 
-A_DESC = u64(sdesc(16, 1024, "128B"))
 F16_IDESC = u32(idesc_dense(128, 32, "float16", "float16", "float32"))
 
 
 @pytest.mark.parametrize(
     "kwargs, old, new, error",
     [
-        ({}, A_DESC, u64(sdesc(16, 1024, "128B") | 4), r"A's descriptor .* start-address field 4; the helper ORs"),
-        ({}, "T.address_of(sA[0])", "T.address_of(sA[1])", r"A starts at byte 4 of sA; .* 16-byte aligned"),
+        (  # a start address past every shared buffer: the last 16-byte unit of the 2^18-byte window
+            {},
+            smem_desc("sA", 0, sdesc(16, 1024, "128B")),
+            u64(sdesc(16, 1024, "128B") | 0x3FFF),
+            r"A \(descriptor 0x[0-9a-f]+\): shared address 262128 is in no shared buffer \(buffers: slot at 0\.\.3",
+        ),
+        (  # B starting at the last 16 bytes of A (128 rows of one 128-byte atom): its rows run out of sA
+            {},
+            smem_desc("sB", 0, sdesc(16, 1024, "128B")),
+            smem_desc("sA", 128 * 128 // 4 - 4, sdesc(16, 1024, "128B")),
+            r"B \(descriptor 0x[0-9a-f]+\) reads shared bytes \d+\.\.\d+, outside sA \(bytes 1024\.\.17407\)",
+        ),
         ({}, "slot[0] + T.uint32(0)", "slot[0] + T.uint32(1048576)", r"an M = 128 accumulator starts at lane 0"),
         (
             {},
@@ -614,7 +627,7 @@ F16_IDESC = u32(idesc_dense(128, 32, "float16", "float16", "float32"))
         ),
         ({}, F16_IDESC, u32(idesc_dense(256, 32, "float16", "float16", "float32")), r"M = 256 needs cta_group::2"),
         ({}, F16_IDESC, u32(idesc_dense(128, 32, "float16", "float16", "float32") | 4), r"sparse MMAs"),
-        ({}, ', T.uint32(0), "")', ', "")', r"tcgen05\.mma\.kind::f16 \(SS\) takes 7 arguments"),
+        ({}, ', T.uint32(0), "")', ', "")', r"tcgen05\.mma\.kind::f16 \(SS\) takes 5 arguments"),
         (
             {"m": 64, "d_lane": 16, "a_in_tmem": True},
             "slot[0] + T.uint32(1048608)",
@@ -682,8 +695,8 @@ def k(A: T.Buffer(({inputs["A"].size},), "uint32"), B: T.Buffer(({inputs["B"].si
     warp = tx // 32
     slot = T.alloc_shared((1,), "uint32")
     bars = T.alloc_shared((1,), "uint64")
-    sA = T.alloc_shared(({inputs["A"].size},), "uint32")
-    sB = T.alloc_shared(({inputs["B"].size},), "uint32")
+    sA = T.alloc_shared(({inputs["A"].size},), "uint32", align=1024)
+    sB = T.alloc_shared(({inputs["B"].size},), "uint32", align=1024)
     if warp == 0:
         {call("alloc", "T.address_of(slot[0])", u32(32))}
     if tx == 0:
@@ -753,10 +766,8 @@ def _ping_pong(consumer_fence=True, producer_waits=True, roles="if-else"):
     mma = call(
         "mma_f16_ss",
         "slot[0] + T.Cast('uint32', t % 2 * 32)",
-        f"T.address_of(sA[t % 2 * {a_op.starts[1] // 4}])",
-        u64(a_op.descriptor),
-        f"T.address_of(sB[t % 2 * {b_op.starts[1] // 4}])",
-        u64(b_op.descriptor),
+        smem_desc("sA", f"t % 2 * {a_op.starts[1] // 4}", a_op.descriptor),
+        smem_desc("sB", f"t % 2 * {b_op.starts[1] // 4}", b_op.descriptor),
         u32(idesc),
         u32(0),
     )
@@ -772,8 +783,8 @@ def k(A: T.Buffer(({a_op.words.size},), "uint32"), B: T.Buffer(({b_op.words.size
     slot = T.alloc_shared((1,), "uint32")
     full = T.alloc_shared((2,), "uint64")
     empty = T.alloc_shared((2,), "uint64")
-    sA = T.alloc_shared(({a_op.words.size},), "uint32")
-    sB = T.alloc_shared(({b_op.words.size},), "uint32")
+    sA = T.alloc_shared(({a_op.words.size},), "uint32", align=1024)
+    sB = T.alloc_shared(({b_op.words.size},), "uint32", align=1024)
     r = T.alloc_local((32,), "uint32")
     for i in range({a_op.words.size // 256}):
         sA[i * 256 + tx] = A[i * 256 + tx]
@@ -858,8 +869,8 @@ def k(A: T.Buffer(({words["A"]},), "uint32"), B: T.Buffer(({words["B"]},), "uint
     warp = tx // 32
     slot = T.alloc_shared((1,), "uint32")
     bars = T.alloc_shared((2,), "uint64")
-    sA = T.alloc_shared(({words["A"]},), "uint32")
-    sB = T.alloc_shared(({words["B"]},), "uint32")
+    sA = T.alloc_shared(({words["A"]},), "uint32", align=1024)
+    sB = T.alloc_shared(({words["B"]},), "uint32", align=1024)
     r = T.alloc_local((32,), "uint32")
     if warp == 0:
         {call("alloc", "T.address_of(slot[0])", u32(32))}

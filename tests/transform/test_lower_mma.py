@@ -533,6 +533,50 @@ def test_lowered_gemm_simulates_to_a_times_b_transposed(m, n, k_tiles, staged, a
     np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
 
 
+WARP_SCOPE_GEMM = """
+@T.prim_func
+def gemm(A: T.Buffer((128, 128), "float16"), B: T.Buffer((64, 128), "float16"), C: T.Buffer((128, 64), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    bars = T.alloc_shared((2,), "uint64")
+    A_s = T.alloc_shared((128, 64), "float16", layout=mma_shared_layout("float16", "128B", (128, 64)), align=1024)
+    B_s = T.alloc_shared((64, 64), "float16", layout=mma_shared_layout("float16", "128B", (64, 64)), align=1024)
+    acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))
+    frag = T.alloc_local((128, 64), "float32", layout=wg_local_layout(64))
+    T.mbarrier_init(bars[0], 1)
+    T.mbarrier_init(bars[1], 128)
+    for kt in range(2):
+        T.tile_copy(A_s, A[0:128, kt * 64 : kt * 64 + 64])
+        T.tile_copy(B_s, B[0:64, kt * 64 : kt * 64 + 64])
+        T.mbarrier_arrive(bars[1])
+        if tx // 32 == 1:
+            T.mbarrier_wait(bars[1], kt % 2)
+            T.tile_mma(acc, A_s, B_s, accumulate=kt > 0, barrier=bars[0], scope="warp")
+        T.mbarrier_wait(bars[0], kt % 2)
+    T.tile_copy(frag, acc, "warpgroup")
+    T.tile_copy(C, frag, "warpgroup")
+"""
+
+
+def test_a_warp_scope_mma_fed_through_an_mbarrier_simulates_to_a_times_b_transposed():
+    # Every thread fills the tiles and arrives (the lowering fences the proxy before the arrive); warp 1 waits,
+    # runs its __syncwarp() and elects the lane that issues; everyone waits on the commit's mbarrier.
+    rng = np.random.default_rng(21)
+    a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    kernel = parse(WARP_SCOPE_GEMM)
+    assert "T.cuda.warp_sync()" in lower_tile_mma(kernel).script()
+    result = sim.run(kernel, {"A": a, "B": b})
+    np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
+
+
+def test_a_warp_scope_mma_reached_by_part_of_a_warp_is_a_simulation_error():
+    # elect.sync and __syncwarp() take the full member mask: lanes 32-47 alone cannot run them
+    kernel = parse(WARP_SCOPE_GEMM.replace("if tx // 32 == 1:", "if tx // 16 == 2:"))
+    with pytest.raises(sim.SimulationError, match=r"executed by only some lanes of warp 1 \(lanes \[16, 17,"):
+        sim.run(kernel, {"A": np.zeros((128, 128), np.float16), "B": np.zeros((64, 128), np.float16)})
+
+
 # ---- refusals --------------------------------------------------------------------------------------------------
 
 
