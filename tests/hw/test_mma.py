@@ -124,7 +124,10 @@ def test_block_scaled_descriptor_matches_isa_table_and_upstream(sfa, sfb, n):
         ({"kind": "f17"}, "unknown tcgen05.mma kind 'f17'"),
         ({"a_dtype": "float8_e4m3fn"}, "A must be one of"),
         ({"d_dtype": "int32"}, "accumulator must be one of"),
-        ({"a_dtype": "bfloat16", "b_dtype": "bfloat16", "d_dtype": "float16"}, "float16 accumulator needs float16 A and B"),
+        (
+            {"a_dtype": "bfloat16", "b_dtype": "bfloat16", "d_dtype": "float16"},
+            "float16 accumulator needs float16 A and B",
+        ),
         ({"m": 256}, "M in (64, 128), got M=256"),
         ({"n": 260}, "got N=260"),
         ({"n": 12}, "got N=12"),

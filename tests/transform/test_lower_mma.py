@@ -132,10 +132,14 @@ def f16_sync_expected():
         for v, b in (("a_desc", "As_flat"), ("b_desc", "Bs_flat"))
     )
     descs = ["a_desc, b_desc"] + [f"a_desc + T.uint64({2 * s}), b_desc + T.uint64({2 * s})" for s in (1, 2, 3)]
-    mma = binds + "\n" + "\n".join(
-        f'            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, {descs[s]}, T.uint32({idesc}), '
-        f'T.uint32({int(s > 0)}), source_code="")'
-        for s in range(4)
+    mma = (
+        binds
+        + "\n"
+        + "\n".join(
+            f'            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, {descs[s]}, T.uint32({idesc}), '
+            f'T.uint32({int(s > 0)}), source_code="")'
+            for s in range(4)
+        )
     )
     return parse(f"""
 @T.prim_func

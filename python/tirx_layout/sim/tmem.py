@@ -30,10 +30,10 @@ import numpy as np
 from tvm.ir import Call
 
 from . import mbarrier, tcgen05_mma
-from .warps import elect_sync
 from .addresses import shared_byte_address
 from .memory import OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
+from .warps import elect_sync
 
 LANES, COLUMNS = 128, 512
 _LD_ST = re.compile(r"(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
