@@ -922,3 +922,51 @@ def test_the_issuing_warp_may_read_d_after_another_warp_waited_then_a_barrier_an
     order.barrier()
     order.fence_after(0)
     order.access(0, np.array([1]), write=False, kind="ld")  # ordered: the wait, the barrier, the fence
+
+
+# --- 16-bit data one element per 32-bit TMEM column: tcgen05.ld .pack::16b / tcgen05.st .unpack::16b ---
+
+
+def test_pack_16b_loads_the_low_halves_of_two_adjacent_columns_and_unpack_16b_stores_them_back():
+    # PTX ISA, tcgen05.ld: ".pack::16b ... two 16-bit elements from adjacent columns are packed into a single 32-bit
+    # element"; tcgen05.st .unpack::16b splits one back over two columns. Columns 0-1 hold 32-bit words whose high
+    # halves must be dropped; the packed register is stored back into columns 2-3.
+    rng = np.random.default_rng(7)
+    words = rng.integers(0, 2**32, (128, 2), dtype=np.uint64).astype(np.uint32)
+    lane_base = "slot[0] + T.Cast('uint32', warp * 32 * 65536)"
+    kernel = parse(f"""
+@T.prim_func
+def k(P: T.Buffer((256,), "uint32"), H: T.Buffer((256,), "float16"), E: T.Buffer((512,), "uint32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    r = T.alloc_local((4,), "uint32")
+    h = T.alloc_local((2,), "float16")
+    if warp == 0:
+        {call("alloc", "T.address_of(slot[0])", u32(32))}
+    T.cuda.cta_sync()
+    r[0] = P[tx * 2]
+    r[1] = P[tx * 2 + 1]
+    {call("st_32x32b_x2", lane_base, "T.address_of(r[0])")}
+    {call("wait_st")}
+    {call("ld_32x32b_x1_pack16b", lane_base, "T.address_of(h[0])")}
+    {call("wait_ld")}
+    H[tx * 2] = h[0]
+    H[tx * 2 + 1] = h[1]
+    {call("st_32x32b_x1_pack16b", lane_base + " + T.uint32(2)", "T.address_of(h[0])")}
+    {call("wait_st")}
+    {call("ld_32x32b_x4", lane_base, "T.address_of(r[0])")}
+    {call("wait_ld")}
+    for i in range(4):
+        E[tx * 4 + i] = r[i]
+    T.cuda.cta_sync()
+    if warp == 0:
+        {call("dealloc", "slot[0]", u32(32))}
+""")
+    out = sim.run(kernel, {"P": words.ravel()})
+    low = (words & 0xFFFF).astype(np.uint16)
+    np.testing.assert_array_equal(out["H"].reshape(128, 2).view(np.uint16), low)
+    cells = out["E"].reshape(128, 4)
+    np.testing.assert_array_equal(cells[:, :2], words)
+    np.testing.assert_array_equal((cells[:, 2:] & 0xFFFF).astype(np.uint16), low)

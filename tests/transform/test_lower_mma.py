@@ -890,3 +890,27 @@ def mma():
     # the MMA warp waits (then fence_after); the user's barrier gets fence_before / fence_after; then the load, and
     # the barrier before the deallocation
     assert after_mma == ["fence_after", "fence_before", "cta_sync", "fence_after", "ld_32x32b_x64", "cta_sync"]
+
+
+# ---- a float16 accumulator read back -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "loads"),
+    [
+        ("gemm_f16_accumulate", ["32x32b.x64.pack::16b"]),  # 128 columns, two float16 per register: 64 registers
+        ("gemm_f16_accumulate_m64_n112", ["16x64b.x16.pack::16b", "16x64b.x8.pack::16b", "16x64b.x4.pack::16b"]),
+    ],
+)
+def test_an_f16_accumulator_is_read_with_pack_16b_and_simulates_within_fp16_tolerance(name, loads):
+    from kernels import example_kernels
+    from tirx_layout.tools.kernel_report import report
+
+    kernel, expected = example_kernels()[name]
+    cuda = build(kernel).imports[0].inspect_source()
+    assert sorted(set(re.findall(r"tcgen05\.ld\.sync\.aligned\.([\w.:]+)\.b32", cuda))) == sorted(loads)
+    assert "tcgen05_mma_f16_ss" in _body(cuda)
+    result = report(name, kernel, expected)
+    assert result.matches
+    if result.assembled is not None:
+        assert result.assembled[0], result.assembled[1]
