@@ -24,7 +24,8 @@ proxy, and orders with other threads' tcgen05 accesses only through the thread-s
 * ``"warp"`` -- the warp's threads: the proxy fence and the fences around ``__syncwarp()``; the lane ``elect.sync``
   elects issues. ``"thread"`` -- the thread issues.
 * The synchronous form (no ``barrier``) commits to an mbarrier of the call site's own, initialised once at the start
-  of the kernel; every thread of the scope waits for the phase its own counter tracks, then
+  of the kernel (published by the site's own CTA barrier before the issue; a CTA barrier after the initialisation
+  only when a synchronous site is "warp" or "thread" scope); every thread of the scope waits for the phase its own counter tracks, then
   ``tcgen05.fence::after_thread_sync``: D is readable after the op. With ``barrier=bars[i]`` the commit arrives on
   ``bars[i]`` and the kernel waits with ``T.mbarrier_wait`` before reading D or overwriting A or B.
 
@@ -250,6 +251,7 @@ class _MmaLowering:
         self.layouts = buffer_layouts(func)
         self._threads = None
         self.own_barriers = []  # (mbarrier buffer, phase buffer) of each synchronous call site
+        self.unbarriered_sites = False  # whether a synchronous site has no CTA barrier before its issue
 
     @property
     def threads(self):
@@ -357,6 +359,7 @@ class _MmaLowering:
             before += [calls.simple("fence_before"), warp_barrier(), calls.simple("fence_after")]
         if mma.barrier is None:
             bar, phase = self.own_barrier()
+            self.unbarriered_sites |= mma.scope != "cta"
             bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
         else:
             bar_address = tvm.tirx.address_of(mma.barrier)
@@ -397,7 +400,9 @@ class _MmaLowering:
 
     def prologue(self):
         """The call sites' own mbarriers: allocated, each thread's phase counter zeroed, initialised by thread 0
-        for one arrival (the commit), and a CTA barrier so that no thread waits on an uninitialised mbarrier."""
+        for one arrival (the commit). No thread may use an mbarrier before a barrier orders its initialisation: a
+        "cta"-scope site has one, the CTA barrier every thread passes before the issue (its commit and waits come
+        after it), so a CTA barrier here is needed only when some synchronous site is "warp" or "thread" scope."""
         stmts = []
         for bar, phase in self.own_barriers:
             stmts += [AllocBuffer(bar), AllocBuffer(phase), store(phase, tirx.const(0, "uint32"), 0)]
@@ -405,7 +410,8 @@ class _MmaLowering:
             calls.mbarrier_init(tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)])), 1)
             for bar, _ in self.own_barriers
         ]
-        return [*stmts, tirx.IfThenElse(self.threads.index == 0, sequence(inits), None), cta_barrier()]
+        init = tirx.IfThenElse(self.threads.index == 0, sequence(inits), None)
+        return [*stmts, init, cta_barrier()] if self.unbarriered_sites else [*stmts, init]
 
 
 def _after_thread_definitions(body, prologue: list):
