@@ -25,9 +25,10 @@ proxy, and orders with other threads' tcgen05 accesses only through the thread-s
   elects issues. ``"thread"`` -- the thread issues.
 * The synchronous form (no ``barrier``) commits to an mbarrier of the call site's own, initialised once at the start
   of the kernel (published by the site's own CTA barrier before the issue; a CTA barrier after the initialisation
-  only when a synchronous site is "warp" or "thread" scope); every thread of the scope waits for the phase its own counter tracks, then
-  ``tcgen05.fence::after_thread_sync``: D is readable after the op. With ``barrier=bars[i]`` the commit arrives on
-  ``bars[i]`` and the kernel waits with ``T.mbarrier_wait`` before reading D or overwriting A or B.
+  only when a synchronous site is "warp" or "thread" scope); every thread of the scope waits for the phase its own
+  counter tracks, then ``tcgen05.fence::after_thread_sync``: D is readable after the op. With ``barrier=bars[i]``
+  the commit arrives on ``bars[i]`` and the kernel waits with ``T.mbarrier_wait`` before reading D or overwriting
+  A or B.
 
 The K loop is unrolled: step ``s`` reads K elements ``s*k .. (s+1)*k - 1``; its enable-input-d is ``accumulate`` for
 step 0 and 1 after (the pipelined MMA -> MMA pair needs no fence between steps).
