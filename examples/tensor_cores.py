@@ -19,13 +19,15 @@
   runs over four global K tiles of 64 (the same two-stage asynchronous loop).
 * ``gemm_inferred``: the shared tiles have no layout (and no ``align=``); InferLayouts gives each the MMA layout
   whose fill copy is conflict-free, aligned to its swizzle repeat (``explain_layouts`` says which and why).
+* ``gemm_f16_accumulate``, ``gemm_f16_accumulate_m64_n112``: a float16 accumulator (one element per 32-bit TMEM
+  column), read back with ``tcgen05.ld ... .pack::16b``.
 * Block-scaled ``mxf8f6f4`` (example (f) of issue 20) has its own module, ``block_scaled_gemm.py``.
 
 Tolerances (``TOLERANCES``): the inputs are small integers (``sample_input``: -30..30, rounded once into the
 dtype: e4m3 keeps 4 significant bits, e5m2 3, so some round), products are at most 900 and sums of up to 256 of them
 stay below 2^24, so every float32 (and int32) partial sum is exact in any order: these examples must equal numpy
 exactly (tf32's dropped mantissa bits are zero for such integers). A float16 accumulator would round each partial
-sum (11 significant bits): its tolerance is rtol 2^-9; no example here reads one yet (see docs/decisions.md).
+sum (11 significant bits): its tolerance is rtol 2^-9 (``gemm_f16_accumulate``, read back with ``.pack::16b``).
 """
 
 from __future__ import annotations
@@ -278,3 +280,36 @@ KERNELS.add("gemm_inferred", gemm_reference("float32"), single_cta_gemm, 128, 12
 
 #: The kernels the main job shows in full; the rest get a verdict line.
 SHOWCASE = ["gemm_fp16_128x128x64", "gemm_grid_512"]
+
+
+def gemm_f16_accumulate(m: int = 128, n: int = 128, k: int = 64):
+    """A float16 accumulator: ``tcgen05.mma`` writes each float16 element of D into the low half of its own
+    32-bit TMEM column (ISA "Packing formats": D is never packed), which ``mma_accumulator_layout(m, n,
+    "float16")`` says (TCol, counted in 16-bit halves, steps by 2). The epilogue's ``tcgen05.ld`` reads it with
+    ``.pack::16b``: the low halves of two adjacent columns into one 32-bit register, two float16 per register as
+    the fragment holds them."""
+    from tirx_layout import mma_accumulator_layout
+
+    a_layout, b_layout = k_major("float16", "128B", m, k), k_major("float16", "128B", n, k)
+    accumulator = mma_accumulator_layout(m, n, "float16")
+
+    @T.prim_func
+    def gemm(A: T.Buffer((m, k), "float16"), B: T.Buffer((n, k), "float16"), D: T.Buffer((m, n), "float16")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        a_tile = T.alloc_shared((m, k), "float16", layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+        acc = T.alloc_tmem((m, n), "float16", layout=accumulator)
+        out = T.alloc_local((m, n), "float16")  # layout inferred: the tcgen05.ld .pack::16b image of acc
+        T.tile_copy(a_tile, A)
+        T.tile_copy(b_tile, B)
+        T.tile_mma(acc, a_tile, b_tile)
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(D, out, "warpgroup")
+
+    return gemm
+
+
+#: float16 accumulate, read back with tcgen05.ld .pack::16b (M = 128: 32x32b; M = 64: datapath F, 16x64b).
+KERNELS.add("gemm_f16_accumulate", gemm_reference("float16"), gemm_f16_accumulate)
+KERNELS.add("gemm_f16_accumulate_m64_n112", gemm_reference("float16"), gemm_f16_accumulate, 64, 112)

@@ -83,20 +83,24 @@ def test_every_k_step_reads_its_k_block_through_the_sf_ids_and_the_scale_address
     cuda = build(parse(gemm_text(k=256))).imports[0].inspect_source()
     body = kernel_source(cuda)
     calls = re.findall(
-        r"mma_mxf8f6f4_ss\(acc_taddr, \(&\(As_ptr\[(\d+)\]\)\), \(uint64_t\)\d+ULL, \(&\(Bs_ptr\[(\d+)\]\)\), "
-        r"\(uint64_t\)\d+ULL, \(uint\)(\d+), \(acc_taddr \+ \(uint\)(\d+)\), \(acc_taddr \+ \(uint\)(\d+)\), "
+        r"mma_mxf8f6f4_ss\(acc_taddr, (?:\(a_desc \+ \(uint64_t\)(\d+)ULL\)|a_desc), "
+        r"(?:\(b_desc \+ \(uint64_t\)(\d+)ULL\)|b_desc), "
+        r"\(uint\)(\d+), \(acc_taddr \+ \(uint\)(\d+)\), \(acc_taddr \+ \(uint\)(\d+)\), "
         r"\(uint\)(\d)\)",
         body,
     )
+    assert "a_desc = tirx_layout_tcgen05_smem_descriptor((&(As_ptr[0])), " in body
+    assert "b_desc = tirx_layout_tcgen05_smem_descriptor((&(Bs_ptr[0])), " in body
     want = []
     for s in range(8):
         idesc = isa_block_scaled_idesc(E4M3, E5M2, 128, 112, s % 4, s % 4)
         # 128B K-major fp8: 128 K elements per atom row; steps 32 bytes apart, the second atom after all rows.
+        # Each step adds its start (in the descriptor's 16-byte units) to the descriptor made once; step 0 adds none.
         start_a, start_b = (s % 4) * 32 + (s // 4) * 128 * 128, (s % 4) * 32 + (s // 4) * 112 * 128
         want.append(
             (
-                str(start_a),
-                str(start_b),
+                str(start_a >> 4) if s else "",
+                str(start_b >> 4) if s else "",
                 str(idesc),
                 str(112 + 4 * (s // 4)),
                 str(120 + 4 * (s // 4)),

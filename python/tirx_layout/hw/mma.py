@@ -124,10 +124,10 @@ class MmaInstruction:
     Example:
         >>> MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128).k
         16
-        >>> MmaInstruction("f16", "float16", "bfloat16", "float16", m=128, n=128)
+        >>> MmaInstruction("f16", "bfloat16", "bfloat16", "float16", m=128, n=128)
         Traceback (most recent call last):
         ...
-        ValueError: kind f16: a float16 accumulator needs float16 A and B, got A float16, B bfloat16
+        ValueError: kind f16: a float16 accumulator needs float16 A and B, got A bfloat16, B bfloat16
     """
 
     kind: str
@@ -156,6 +156,13 @@ class MmaInstruction:
         if self.d_dtype not in ACCUMULATOR_CODES[kind]:
             raise ValueError(
                 f"kind {kind}: the accumulator must be one of {sorted(ACCUMULATOR_CODES[kind])}, got {self.d_dtype}"
+            )
+        if kind == "f16" and self.a_dtype != self.b_dtype:
+            # The ISA's kind::f16 rows (Matrix Shape table, instruction descriptor) name A/B as f16 or bf16 and list
+            # no mixed pair, unlike kind::f8f6f4 and kind::i8 whose mixed pairs are documented: refuse it.
+            raise ValueError(
+                f"kind f16 multiplies float16 x float16 or bfloat16 x bfloat16; the ISA lists no mixed pair, got A "
+                f"{self.a_dtype}, B {self.b_dtype}"
             )
         if kind == "f16" and self.d_dtype == "float16" and (self.a_dtype, self.b_dtype) != ("float16", "float16"):
             raise ValueError(
