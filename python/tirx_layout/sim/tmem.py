@@ -29,7 +29,7 @@ import re
 import numpy as np
 from tvm.ir import Call
 
-from . import mbarrier, tcgen05_mma
+from . import mbarrier, tcgen05_mma, tma_exec
 from .memory import OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
 
@@ -222,6 +222,9 @@ def execute(interp, what: str, args) -> None:
         return
     if what in mbarrier.HELPERS or what == "commit":
         mbarrier.execute(interp, what, args)
+        return
+    if tma_exec.is_tma_helper(what):
+        tma_exec.execute(interp, what, args)
         return
     if tcgen05_mma.is_mma_helper(what):
         tcgen05_mma.execute(interp, what, args)

@@ -23,9 +23,9 @@ The device side, by ``scope`` (who reaches the op: ``"cta"`` -- thread 0 issues;
   the TMA), a barrier of the scope, then the issuing thread issues the store and ``cp.async.bulk.commit_group``;
   ``T.tma_store_wait`` makes the issuing thread ``cp.async.bulk.wait_group 0``, then the scope synchronises.
 
-The helpers carry, after the PTX operands, the global tensor's address and the map's driver fields
-(``TensorMap.driver_fields()``) as plain arguments: the compiled helper ignores them (the hardware reads the map);
-the simulator executes the copy from them.
+The helpers carry, after the PTX operands, the global tensor's address: the compiled helper ignores it (the
+hardware reads it from the map); the simulator copies from that buffer, with the map's fields as the host encodes
+them (``sim.run`` reads the ``tensormap_encode_tiled`` call the host passes the kernel).
 """
 
 from __future__ import annotations
@@ -48,27 +48,8 @@ from .copy_plan import MemoryOperand, operand
 from .tmem import calls
 
 DEVICE_ENTRY = "tirx.device_entry"
-#: The map's fields the helpers carry for the simulator, in this order after the global address (rank entries for
-#: the arrays but ``global_strides``, which has rank - 1).
-FIELD_ORDER = (
-    "global_dim",
-    "global_strides",
-    "box_dim",
-    "element_strides",
-    "data_type",
-    "interleave",
-    "swizzle",
-    "l2_promotion",
-    "oob_fill",
-)
-
-
-def _extra_params(rank: int) -> str:
-    counts = {"global_dim": rank, "global_strides": rank - 1, "box_dim": rank, "element_strides": rank}
-    params = []
-    for name in FIELD_ORDER:
-        params += [f"long long {name}{i}" for i in range(counts.get(name, 1))]
-    return ", ".join(["const void* global_address", *params])
+#: After the PTX operands, every TMA helper takes the global tensor's address (for the simulator; see above).
+_GLOBAL_PARAM = "const void* global_address"
 
 
 def _coords(rank: int) -> tuple[str, str]:
@@ -86,7 +67,7 @@ def load_source(rank: int) -> str:
     coords = ", ".join(f'"r"(c{i})' for i in range(rank))
     return f"""
 __device__ __forceinline__ void tirx_layout_tcgen05_tma_load_{rank}d(unsigned long long map, void* dst, void* bar,
-    {params}, {_extra_params(rank)}) {{
+    {params}, {_GLOBAL_PARAM}) {{
   unsigned int dst_addr = (unsigned int)__cvta_generic_to_shared(dst);
   unsigned int bar_addr = (unsigned int)__cvta_generic_to_shared(bar);
   asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -108,7 +89,7 @@ def store_source(rank: int) -> str:
     coords = ", ".join(f'"r"(c{i})' for i in range(rank))
     return f"""
 __device__ __forceinline__ void tirx_layout_tcgen05_tma_store_{rank}d(unsigned long long map, void* src,
-    {params}, {_extra_params(rank)}) {{
+    {params}, {_GLOBAL_PARAM}) {{
   unsigned int src_addr = (unsigned int)__cvta_generic_to_shared(src);
   asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group [%1, {{{operands}}}], [%0];"
                :: "r"(src_addr), "l"(map), {coords} : "memory");
@@ -274,14 +255,7 @@ class _TmaLowering:
         coords = coords[::-1]
         if not load and any(isinstance(b, int) and b < 0 for b in glob.begins):
             raise ValueError(f"{what}: a store's coordinates must be non-negative, {glob.region} starts below 0")
-        fields = tmap.driver_fields()
         extra = [glob.buffer.data]
-        for name in FIELD_ORDER:
-            values = fields[name] if isinstance(fields[name], tuple) else (fields[name],)
-            extra += [
-                tirx.Cast("int64", v) if not isinstance(v, int | tirx.IntImm) else tirx.IntImm("int64", int(v))
-                for v in values
-            ]
         map_address = tvm.tirx.address_of(var)
         rank = tmap.rank
         guard = self.issuer(copy.scope)
