@@ -7,6 +7,7 @@ import re
 
 import pytest
 import tvm
+import tvm_ffi
 
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.tools.kernel_report import nvcc_assembles
@@ -118,3 +119,97 @@ def test_a_load_without_a_barrier_and_a_swizzled_tile_without_alignment_are_refu
         lower_tma(parse(load_kernel("bfloat16", "128B").replace(", bars[0])", ")", 1)))
     with pytest.raises(ValueError, match="align=1024"):
         lower_tma(parse(load_kernel("bfloat16", "128B").replace("align=1024", "align=128")))
+
+
+STAGED = """
+@T.prim_func
+def k(a: T.handle):
+    M = T.int32()
+    A = T.match_buffer(a, (M, 64), "bfloat16")
+    T.device_entry()
+    tx = T.thread_id([128])
+    bars = T.alloc_shared((2,), "uint64")
+    As = T.alloc_shared((2, 128, 64), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (2, 128, 64)),
+                        align=1024)
+    for k in range(4):
+        T.tile_copy_async(As[k % 2, 0:128, 0:64], A[k * 128:k * 128 + 128, 0:64], bars[k % 2])
+"""
+
+# By hand: the map of A (M x 64 bf16, row-major): dims (64, M), row stride 128 bytes, box (64, 128), unit element
+# strides, swizzle 128B (code 3); a stage is 128 x 64 elements = 8192 further on; 128 x 64 x 2 = 16384 bytes;
+# coordinates innermost first (0, k * 128); thread 0 of the CTA issues.
+STAGED_EXPECTED = """
+@T.prim_func
+def k(A: T.Buffer(("M", 64), "bfloat16")):
+    M = T.int32()
+    A_tensormap_0: T.let[T.TensorMap()] = T.tvm_stack_alloca("tensormap", 1)
+    T.tensormap_encode_tiled(A_tensormap_0, A.data, 64, M, 128, 64, 128, 1, 1, descriptor_dtype="bfloat16", rank=2,
+                             interleave=0, swizzle=3, l2_promotion=0, oob_fill=0, force_cu_dtype=-1)
+    with T.attr({"tirx.device_entry": T.bool(True)}):
+        tx = T.thread_id([128])
+        bars = T.alloc_shared((2,), "uint64")
+        As = T.alloc_shared((2, 128, 64), "bfloat16", align=1024,
+                            layout=T.layout("ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(2, 128, 64):(8192, 64, 1)]))"))
+        for k in range(4):
+            if tx == 0:
+                As_flat = T.decl_buffer((16384,), "bfloat16", data=As.data, scope="shared", layout=None)
+                T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive_expect_tx", T.address_of(bars[k % 2]),
+                                 T.uint32(16384), source_code="")
+                T.cuda.func_call("tirx_layout_tcgen05_tma_load_2d", T.address_of(A_tensormap_0),
+                                 T.address_of(As_flat[k % 2 * 8192]), T.address_of(bars[k % 2]), 0, k * 128, A.data,
+                                 source_code="")
+"""
+
+
+def _without_sources(func):
+    def blank(call):
+        if getattr(call.op, "name", "") != "tirx.cuda.func_call":
+            return call
+        return tvm.ir.Call(call.op, [*call.args[:-1], tvm.ir.StringImm("")], ret_ty=call.ty)
+
+    return func.with_body(tvm_ffi.structural_map(func.body, [(tvm.ir.Call, blank)]))
+
+
+def test_a_staged_load_lowers_to_the_hand_written_tir():
+    tvm.ir.assert_structural_equal(
+        _without_sources(lower_tma(parse(STAGED))), parse(STAGED_EXPECTED), map_free_vars=True
+    )
+
+
+def _refused(text, match):
+    with pytest.raises(ValueError, match=match):
+        lower_tma(parse(text))
+
+
+def test_a_stage_step_off_the_swizzle_repeat_is_refused():
+    # stages 8192 + 64 elements apart: 16512 bytes, not whole 1024-byte 128B repeats
+    layout = 'T.layout("ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(2, 128, 64):(8256, 64, 1)]))")'
+    text = STAGED.replace('mma_shared_layout("bfloat16", "128B", (2, 128, 64))', layout)
+    _refused(text, r"As\[k % 2, 0:128, 0:64\] moves by \(k % 2\) 16512 bytes")
+
+
+REGION = "A[128:128 + 128, 0:64]"
+
+
+def test_a_copy_between_two_shared_buffers_is_refused_naming_both():
+    text = load_kernel("bfloat16", "128B").replace(
+        'bars = T.alloc_shared((1,), "uint64")',
+        'bars = T.alloc_shared((1,), "uint64")\n    G = T.alloc_shared((128, 64), "bfloat16")',
+    )
+    _refused(text.replace(REGION, "G[0:128, 0:64]"), r"not G \(shared\) -> As \(shared\)")
+
+
+def test_a_dtype_mismatch_is_refused_naming_both_types():
+    text = load_kernel("bfloat16", "128B").replace(
+        'T.alloc_shared((128, 64), "bfloat16"', 'T.alloc_shared((128, 64), "float16"'
+    )
+    _refused(
+        text.replace('mma_shared_layout("bfloat16"', 'mma_shared_layout("float16"'), "A is bfloat16 but As is float16"
+    )
+
+
+def test_a_store_with_a_barrier_is_refused():
+    text = load_kernel("bfloat16", "128B").replace(
+        f"T.tile_copy_async(As, {REGION}, bars[0])", f"T.tile_copy_async({REGION}, As, bars[0])"
+    )
+    _refused(text, "store from As takes no barrier")

@@ -251,7 +251,7 @@ class _TmaLowering:
             )
         var, tmap = self.tensor_map(glob, box, shared, what)
         address = self.shared_address(shared, tmap, what)
-        coords = [tirx.Cast("int32", b) if not isinstance(b, int) else tirx.IntImm("int32", b) for b in glob.begins]
+        coords = [_int32(b) for b in glob.begins]
         coords = coords[::-1]
         if not load and any(isinstance(b, int) and b < 0 for b in glob.begins):
             raise ValueError(f"{what}: a store's coordinates must be non-negative, {glob.region} starts below 0")
@@ -294,6 +294,13 @@ class _TmaLowering:
         wait = helper_call("tma_store_wait", _STORE_WAIT_SRC)
         guard = self.issuer(scope)
         return sequence([wait if guard is None else tirx.IfThenElse(guard, wait, None), *self.scope_barrier(scope)])
+
+
+def _int32(value):
+    """A coordinate as the ``.s32`` operand: an int as a constant, an expression cast unless it is ``int32``."""
+    if isinstance(value, int):
+        return tirx.IntImm("int32", value)
+    return value if str(value.ty) == "int32" else tirx.Cast("int32", value)
 
 
 def _tile(layout):
