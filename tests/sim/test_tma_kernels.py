@@ -77,7 +77,7 @@ def test_a_store_writes_the_box_back_clipped_to_the_tensor():
 def test_reading_the_tile_without_waiting_on_its_barrier_is_a_data_race():
     text, cols = kernel("bfloat16", "128B", wait="")
     a = inputs("bfloat16", 256, cols)
-    with pytest.raises(DataRace, match=r"As\[\d+\]: a load by thread \d+ before it has seen the TMA load"):
+    with pytest.raises(DataRace, match=r"As\[\d+\]: a load \(thread \d+\) before it has seen the TMA load"):
         sim.run(parse(text), {"A": a, "C": np.zeros_like(a)})
 
 
@@ -94,3 +94,48 @@ def test_a_wait_on_the_wrong_parity_after_the_copy_never_returns():
     a = inputs("bfloat16", 256, cols)
     with pytest.raises(SimulationError, match="never returns"):
         sim.run(parse(text), {"A": a, "C": np.zeros_like(a)})
+
+
+GEMM = """
+@T.prim_func
+def gemm(a: T.handle, B: T.Buffer((64, 128), "float16"), C: T.Buffer((128, 64), "float32")):
+    M = T.int32()
+    A = T.match_buffer(a, (M, 128), "float16")
+    T.device_entry()
+    tx = T.thread_id([128])
+    bars = T.alloc_shared((2,), "uint64")
+    A_s = T.alloc_shared((2, 128, 64), "float16", layout=mma_shared_layout("float16", "128B", (2, 128, 64)),
+                         align=1024)
+    B_s = T.alloc_shared((2, 64, 64), "float16", layout=mma_shared_layout("float16", "128B", (2, 64, 64)),
+                         align=1024)
+    acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))
+    frag = T.alloc_local((128, 64), "float32", layout=wg_local_layout(64))
+    T.mbarrier_init(bars[0], 2)
+    T.mbarrier_init(bars[1], 1)
+    for kt in range(2):
+        T.tile_copy_async(A_s[kt % 2, 0:128, 0:64], A[0:128, kt * 64 : kt * 64 + 64], bars[0])
+        T.tile_copy_async(B_s[kt % 2, 0:64, 0:64], B[0:64, kt * 64 : kt * 64 + 64], bars[0])
+        WAIT
+        T.tile_mma(acc, A_s[kt % 2, 0:128, 0:64], B_s[kt % 2, 0:64, 0:64], accumulate=kt > 0, barrier=bars[1])
+        T.mbarrier_wait(bars[1], kt % 2)
+    T.tile_copy(frag, acc, "warpgroup")
+    T.tile_copy(C, frag, "warpgroup")
+"""
+
+
+def test_tma_loaded_128b_stages_feed_tile_mma_and_a_tail_of_a_reads_as_zero_rows():
+    rng = np.random.default_rng(21)
+    a = rng.integers(-4, 5, (100, 128)).astype(np.float16)  # M = 100: rows 100..127 of the box are fill
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    out = sim.run(parse(GEMM.replace("WAIT", "T.mbarrier_wait(bars[0], kt % 2)")), {"A": a, "B": b}).outputs["C"]
+    want = np.zeros((128, 64), np.float32)
+    want[:100] = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_array_equal(out, want)
+
+
+def test_an_mma_reading_a_stage_before_its_full_barrier_is_waited_on_is_a_data_race():
+    rng = np.random.default_rng(22)
+    a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    with pytest.raises(DataRace, match=r"A_s\[0\]: the tcgen05.mma.* before it has seen the TMA load into A_s"):
+        sim.run(parse(GEMM.replace("WAIT", "")), {"A": a, "B": b})

@@ -256,8 +256,8 @@ class Memory:
             if blind.any():
                 i = int(np.argmax(blind))
                 raise DataRace(
-                    f"data race on {self.scope} {self.name}[{int(addresses[hit][i])}]: {what} by thread "
-                    f"{int(threads[hit][i])} before it has seen the {write.what} complete; wait on {write.bar.name} "
+                    f"data race on {self.scope} {self.name}[{int(addresses[hit][i])}]: {what} (thread "
+                    f"{int(threads[hit][i])}) before it has seen the {write.what} complete; wait on {write.bar.name} "
                     f"for phase {write.phase} (T.mbarrier_wait(..., {write.phase % 2})) first"
                 )
 
