@@ -9,6 +9,7 @@ import pytest
 import tvm
 import tvm_ffi
 
+from tirx_layout import sim
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.tools.kernel_report import nvcc_assembles
 from tirx_layout.transform import build, lower_tma
@@ -60,15 +61,17 @@ def helper_names(func):
     "dtype, mode",
     [("bfloat16", "128B"), ("float16", "64B"), ("float32", "32B"), ("float8_e4m3fn", "128B"), ("float16", "none")],
 )
-def test_the_encoded_map_has_the_driver_fields_of_the_global_shape_box_and_shared_swizzle(dtype, mode):
-    func = lower_tma(parse(load_kernel(dtype, mode)))
-    (call,) = encode_call(func)
+def test_the_built_host_encodes_the_driver_fields_of_the_global_shape_box_and_shared_swizzle(dtype, mode):
+    host, (device,) = sim.lower(parse(load_kernel(dtype, mode)))  # what code generation receives
+    (call,) = [c for f in host.functions.values() for c in encode_call(f)]
     cols = SPAN.get(mode, 64) // SIZE[dtype] if mode != "none" else 32
     args = [int(a) for a in call.args[2:]]
     # global dims (cols, 256), byte stride of rows, box (cols, 128), element strides (1, 1)
     assert args == [cols, 256, cols * SIZE[dtype], cols, 128, 1, 1]
-    assert call.args[1].same_as(func.body.seq[1].value.args[1]) or "A" in str(call.args[1])
+    assert str(call.args[1]).startswith("A")  # the global tensor's data
+    assert [p.name for p in device.params if "tensormap" in p.name] == [str(call.args[0])]
     assert int(call.attrs.swizzle) == SWIZZLE_CODE[mode]
+    assert str(call.attrs.descriptor_dtype) == {"float8_e4m3fn": "uint8"}.get(dtype, dtype)
     assert int(call.attrs.rank) == 2 and int(call.attrs.interleave) == 0 and int(call.attrs.oob_fill) == 0
 
 
@@ -213,3 +216,19 @@ def test_a_store_with_a_barrier_is_refused():
         f"T.tile_copy_async(As, {REGION}, bars[0])", f"T.tile_copy_async({REGION}, As, bars[0])"
     )
     _refused(text, "store from As takes no barrier")
+
+
+def test_the_staged_load_and_a_store_build_and_assemble():
+    for text in (
+        STAGED,
+        load_kernel("bfloat16", "128B").replace(
+            "T.tile_copy(B, As)", f"T.tile_copy_async({REGION}, As)\n    T.tma_store_wait()"
+        ),
+    ):
+        cuda = build(parse(text)).imports[0].inspect_source()
+        assert "const __grid_constant__ CUtensorMap A_tensormap_0" in cuda
+        assembled = nvcc_assembles(cuda)
+        if assembled is not None:
+            assert assembled[0], assembled[1]
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group" in cuda
+    assert "cp.async.bulk.wait_group 0" in cuda
