@@ -9,6 +9,8 @@ import pytest
 
 from tirx_layout import sim
 from tirx_layout.sim import DataRace, SimulationError
+from tirx_layout.tools.kernel_report import nvcc_assembles
+from tirx_layout.transform import build
 
 from kernels import parse
 
@@ -139,3 +141,12 @@ def test_an_mma_reading_a_stage_before_its_full_barrier_is_waited_on_is_a_data_r
     b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
     with pytest.raises(DataRace, match=r"A_s\[0\]: the tcgen05.mma.* before it has seen the TMA load into A_s"):
         sim.run(parse(GEMM.replace("WAIT", "")), {"A": a, "B": b})
+
+
+def test_the_tma_gemm_builds_for_sm100a_and_assembles():
+    cuda = build(parse(GEMM.replace("WAIT", "T.mbarrier_wait(bars[0], kt % 2)"))).imports[0].inspect_source()
+    (signature,) = [line for line in cuda.splitlines() if line.startswith('extern "C" __global__') and "{" in line]
+    assert signature.count("const __grid_constant__ CUtensorMap") == 2  # one map for A, one for B
+    assembled = nvcc_assembles(cuda)
+    if assembled is not None:
+        assert assembled[0], assembled[1]
