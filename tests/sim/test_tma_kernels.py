@@ -150,3 +150,22 @@ def test_the_tma_gemm_builds_for_sm100a_and_assembles():
     assembled = nvcc_assembles(cuda)
     if assembled is not None:
         assert assembled[0], assembled[1]
+
+
+def test_a_k_tile_wider_than_the_swizzle_span_loads_as_one_box_per_64_column_block():
+    text = """
+@T.prim_func
+def k(A: T.Buffer((128, 128), "bfloat16"), B: T.Buffer((128, 128), "bfloat16")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared((128, 128), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (128, 128)), align=1024)
+    bars = T.alloc_shared((2,), "uint64")
+    T.mbarrier_init(bars[0], 2)
+    T.tile_copy_async(As[0:128, 0:64], A[0:128, 0:64], bars[0])
+    T.tile_copy_async(As[0:128, 64:128], A[0:128, 64:128], bars[0])
+    T.mbarrier_wait(bars[0], 0)
+    T.tile_copy(B, As)
+"""
+    a = inputs("bfloat16", 128, 128)
+    out = sim.run(parse(text), {"A": a}).outputs["B"]
+    np.testing.assert_array_equal(out.view(np.uint16), a.view(np.uint16))

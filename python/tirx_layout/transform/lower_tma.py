@@ -165,7 +165,7 @@ class _TmaLowering:
         if sliced is None:
             raise ValueError(f"{name}: the region {shared.region} is not an affine sub-box of its layout {layout}")
         try:
-            tmap = tensor_map_for(list(glob.buffer.shape), glob.dtype, box, sliced)
+            tmap = tensor_map_for(list(glob.buffer.shape), glob.dtype, box, _from_its_start(sliced))
         except ValueError as err:
             raise ValueError(f"{name} ({glob.buffer.name} <-> {shared.buffer.name}): {err}") from None
         key = (glob.buffer, str(tmap))
@@ -301,6 +301,18 @@ def _int32(value):
     if isinstance(value, int):
         return tirx.IntImm("int32", value)
     return value if str(value.ty) == "int32" else tirx.Cast("int32", value)
+
+
+def _from_its_start(sliced):
+    """A sliced region's layout without the constant memory offset of its first element: the copy addresses the
+    region from its start (checked to lie on the swizzle repeat, where the swizzle of ``start + x`` is ``start +
+    swizzle(x)``), so the map sees the region as a box of its own."""
+    tile = _tile(sliced)
+    offset = {str(getattr(axis, "name", axis)): value for axis, value in dict(tile.offset).items()}
+    if set(offset) - {"m"} or not isinstance(offset.get("m", 0), int):
+        return sliced  # tensor_map_for names what it cannot take
+    base = TileLayout.from_iters(list(tile.shard), list(tile.replica), None)
+    return ComposeLayout(sliced.swizzle, base) if isinstance(sliced, ComposeLayout) else base
 
 
 def _tile(layout):
