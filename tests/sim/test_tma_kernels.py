@@ -169,3 +169,15 @@ def k(A: T.Buffer((128, 128), "bfloat16"), B: T.Buffer((128, 128), "bfloat16")):
     a = inputs("bfloat16", 128, 128)
     out = sim.run(parse(text), {"A": a}).outputs["B"]
     np.testing.assert_array_equal(out.view(np.uint16), a.view(np.uint16))
+
+
+def test_overwriting_a_stored_tile_before_tma_store_wait_and_ending_without_it_are_refused():
+    text, cols = kernel("bfloat16", "128B", store=True)
+    a = inputs("bfloat16", 256, cols)
+    early = text.replace("T.tma_store_wait()", "As[tx, 0] = T.bfloat16(0)\n    T.tma_store_wait()")
+    with pytest.raises(DataRace, match=r"while the TMA store issued by thread 0 still reads it; T.tma_store_wait"):
+        sim.run(parse(early), {"A": a, "C": np.zeros_like(a)})
+    with pytest.raises(SimulationError, match="the kernel ends while the TMA store issued by thread 0"):
+        sim.run(parse(text.replace("T.tma_store_wait()", "")), {"A": a, "C": np.zeros_like(a)})
+    after = text.replace("T.tma_store_wait()", "T.tma_store_wait()\n    As[tx, 0] = T.bfloat16(0)")
+    sim.run(parse(after), {"A": a, "C": np.zeros_like(a)})  # waited, and a barrier after the wait: no race

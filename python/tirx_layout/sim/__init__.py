@@ -38,6 +38,7 @@ from ..ir.host import launch_argument_expressions, launch_arguments
 from ..ir.rewrite import walk
 from .interpreter import CtaInterpreter, Launch, numpy_dtype
 from .memory import DataRace, Memory, OutOfBounds, SimulationError
+from .tma_exec import finish as finish_tma
 from .tma_exec import host_tensor_map_fields, is_tensor_map_param
 from .tmem import finish as finish_tmem
 
@@ -131,6 +132,7 @@ def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
         interpreter = CtaInterpreter(launch)
         interpreter.env.update(scalars)
         interpreter.run(device.body)
+        finish_tma(interpreter)
         finish_tmem(interpreter)
         tmem.append(None if interpreter.tmem is None else interpreter.tmem.cells)
         interval = launch.interval + 1

@@ -89,9 +89,21 @@ class AsyncRead:
         False
     """
 
-    def __init__(self, elements: np.ndarray, what: str, warp: int, generation: int, threads: int):
+    def __init__(
+        self,
+        elements: np.ndarray,
+        what: str,
+        warp: int,
+        generation: int,
+        threads: int,
+        hint: str = "wait on the mbarrier its tcgen05.commit arrives at (mbarrier_wait) before overwriting an MMA "
+        "operand",
+        issuer: int | None = None,
+    ):
         self.elements = np.unique(np.asarray(elements, np.int64))
         self.what = what
+        self.hint = hint  # how a kernel orders an overwrite after the read
+        self.issuer = issuer  # the thread whose wait (not a commit) ends the read: a TMA store's wait_group
         self.warp = warp
         self.generation = generation
         self.observed = np.zeros(threads, bool)
@@ -239,8 +251,7 @@ class Memory:
                 i = int(np.argmax(blind))
                 raise DataRace(
                     f"data race on {self.scope} {self.name}[{int(addresses[hit][i])}]: a store by thread "
-                    f"{int(threads[hit][i])} while the {read.what} still reads it; wait on the mbarrier its "
-                    "tcgen05.commit arrives at (mbarrier_wait) before overwriting an MMA operand"
+                    f"{int(threads[hit][i])} while the {read.what} still reads it; {read.hint}"
                 )
 
     def check_async_writes(self, addresses, threads, block: int, what: str) -> None:

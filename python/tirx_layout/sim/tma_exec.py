@@ -11,7 +11,9 @@
   thread's) is a :class:`DataRace`.
 * ``tma_store_<r>d(&map, &src, c0.., global)``: an asynchronous-proxy read of the shared box by the issuing thread
   (its writers must have fenced the proxy and be ordered before it), then the clipped write of global memory.
-  ``tma_store_wait`` has nothing left to wait for: the model completes a store at its issue.
+  The global write happens at issue; the read of the tile stays in flight (an ``AsyncRead``) until the issuing
+  thread's ``tma_store_wait``: overwriting the tile before it (or before a barrier after it) is a DataRace, and so
+  is a kernel that ends with a store not waited for (:func:`finish`).
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from tvm.ir import Call
 from ..ir.rewrite import walk
 from . import mbarrier
 from .addresses import shared_address
-from .memory import AsyncWrite, SimulationError
+from .memory import AsyncRead, AsyncWrite, SimulationError
 from .tma import load_box, store_box
 
 _HELPER = re.compile(r"tma_(load|store)_([1-5])d")
 _ENCODE = "tirx.tensormap_encode_tiled"
+#: A TMA store's read of shared memory is ordered by the issuing thread's wait_group, never by a tcgen05.commit.
+_NEVER_COMMITTED = np.iinfo(np.int64).max
+_STORE_HINT = "T.tma_store_wait() (cp.async.bulk.wait_group) before overwriting the tile a TMA store reads"
 #: ``CUtensorMapDataType`` codes of the element types the encoder names (cuda.h; docs/notes/tma-facts.md §1).
 _DRIVER_DATA_TYPES = {
     "uint8": 0,
@@ -154,7 +159,11 @@ def execute(interp, what: str, args) -> None:
     Example: ``execute(interp, "tma_load_2d", [address_of(map), address_of(As[0]), address_of(bars[0]), 0, 128,
     A])`` copies the box at (0, 128) into ``As`` and performs complete-tx on ``bars[0]``.
     """
-    if what == "tma_store_wait":
+    if what == "tma_store_wait":  # cp.async.bulk.wait_group 0: the thread's stores have read their tiles
+        for read in interp.async_reads:
+            if read.issuer is not None and interp.mask[read.issuer]:
+                read.observed[read.issuer] = True
+        mbarrier.drop_async_reads(interp, lambda read: read.observed.all())
         return
     direction, rank = _HELPER.fullmatch(what).groups()
     rank = int(rank)
@@ -195,3 +204,18 @@ def execute(interp, what: str, args) -> None:
             store_box(fields, image, coords, _bytes(memory), place)
             values = image.view(glob.data.dtype)[elements]
             glob.store(elements, values, np.array([thread]), block, interval, interp.sync)
+            # the bulk async-group reads the tile until the issuing thread's wait_group; no commit ever covers it
+            pending = AsyncRead(box, issued, t // 32, _NEVER_COMMITTED, interp.count, _STORE_HINT, issuer=t)
+            memory.async_reads.append(pending)
+            interp.async_reads.append(pending)
+
+
+def finish(interp) -> None:
+    """At the end of a CTA: every TMA store must have been waited for (the CTA's shared memory is released when it
+    exits, while the bulk copy may still read it).
+
+    Example: ``finish(interp)`` after ``interp.run(device.body)`` raises ``SimulationError`` if a store is pending.
+    """
+    for read in interp.async_reads:
+        if read.issuer is not None and not read.observed[read.issuer]:
+            raise SimulationError(f"the kernel ends while the {read.what} still reads shared memory; {_STORE_HINT}")
