@@ -1,5 +1,6 @@
 """TMA kernels built by the pipeline and run in the simulator: a box loaded from global memory into a swizzled
 shared tile (through the host-encoded tensor map), read back by threads, equals numpy, a tail box filled with zeros;
+every element lands where the shared layout puts it (enumerated here); TMA-loaded stages feed tile_mma;
 a TMA store writes only the rows inside the tensor; reading the tile before its mbarrier phase is seen is a
 DataRace. Expected values are numpy slices of the inputs."""
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from tirx_layout import sim
+from tirx_layout.hw.constructors import mma_shared_layout
 from tirx_layout.sim import DataRace, SimulationError
 from tirx_layout.tools.kernel_report import nvcc_assembles
 from tirx_layout.transform import build
@@ -181,3 +183,49 @@ def test_overwriting_a_stored_tile_before_tma_store_wait_and_ending_without_it_a
         sim.run(parse(text.replace("T.tma_store_wait()", "")), {"A": a, "C": np.zeros_like(a)})
     after = text.replace("T.tma_store_wait()", "T.tma_store_wait()\n    As[tx, 0] = T.bfloat16(0)")
     sim.run(parse(after), {"A": a, "C": np.zeros_like(a)})  # waited, and a barrier after the wait: no race
+
+
+def test_reloading_a_stage_the_mma_still_reads_is_a_data_race():
+    # one stage reused by both K tiles, and the MMA's completion barrier never waited on
+    text = GEMM.replace("WAIT", "T.mbarrier_wait(bars[0], kt % 2)").replace("kt % 2, 0:", "0, 0:")
+    text = text.replace("T.mbarrier_wait(bars[1], kt % 2)", "")
+    rng = np.random.default_rng(23)
+    a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    with pytest.raises(DataRace, match=r"A_s\[\d+\]: a store by thread 0 while the tcgen05.mma"):
+        sim.run(parse(text), {"A": a, "B": b})
+
+
+def _shared_image_kernel(dtype, mode, cols, rows=128):
+    layout = f'mma_shared_layout("{dtype}", "{mode}", ({rows}, {cols}))' if mode != "none" else "None"
+    words = rows * cols
+    return f"""
+@T.prim_func
+def k(A: T.Buffer(({rows}, {cols}), "{dtype}"), R: T.Buffer(({words},), "{dtype}")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared(({rows}, {cols}), "{dtype}", layout={layout}, align=1024)
+    bars = T.alloc_shared((2,), "uint64")
+    T.mbarrier_init(bars[0], 1)
+    T.tile_copy_async(As, A[0:{rows}, 0:{cols}], bars[0])
+    T.mbarrier_wait(bars[0], 0)
+    raw = T.decl_buffer(({words},), "{dtype}", data=As.data, scope="shared", layout=None)
+    for i in range({words // 128}):
+        R[i * 128 + tx] = raw[i * 128 + tx]
+"""
+
+
+@pytest.mark.parametrize(
+    "dtype, mode",
+    [("bfloat16", "128B"), ("float16", "64B"), ("float32", "32B"), ("float8_e4m3fn", "128B"), ("float8_e4m3fn", "64B")],
+)
+def test_the_simulated_tma_puts_every_element_where_the_shared_layout_says(dtype, mode):
+    cols = SPAN[mode] // SIZE[dtype]
+    a = inputs(dtype, 128, cols)
+    raw = sim.run(parse(_shared_image_kernel(dtype, mode, cols)), {"A": a}).outputs["R"]
+    layout = mma_shared_layout(dtype, mode, (128, cols))
+    rows, columns = np.meshgrid(np.arange(128), np.arange(cols), indexing="ij")
+    where = np.asarray(layout.apply(rows, columns, shape=(128, cols))["m"])  # enumerate every element
+    want = np.zeros_like(raw)
+    want[where.ravel()] = a.ravel()
+    np.testing.assert_array_equal(raw.view(np.uint8), want.view(np.uint8))
