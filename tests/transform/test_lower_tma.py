@@ -12,7 +12,7 @@ import tvm_ffi
 from tirx_layout import sim
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.tools.kernel_report import nvcc_assembles
-from tirx_layout.transform import build, lower_tma
+from tirx_layout.transform import WrongPipelineError, build, lower_tma
 
 from kernels import parse
 
@@ -232,3 +232,10 @@ def test_the_staged_load_and_a_store_build_and_assemble():
             assert assembled[0], assembled[1]
     assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group" in cuda
     assert "cp.async.bulk.wait_group 0" in cuda
+
+
+def test_tvms_own_pipeline_refuses_a_kernel_with_a_tma_copy():
+    text = load_kernel("float16", "none").replace("T.tile_copy(B, As)", "")
+    func = parse(text.replace("T.mbarrier_init(bars[0], 1)", "").replace("T.mbarrier_wait(bars[0], 0)", ""))
+    with pytest.raises(WrongPipelineError, match="T.tile_copy_async"):
+        tvm.tirx.build(func, target=tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}), pipeline="tirx")
