@@ -237,5 +237,5 @@ def test_the_staged_load_and_a_store_build_and_assemble():
 def test_tvms_own_pipeline_refuses_a_kernel_with_a_tma_copy():
     text = load_kernel("float16", "none").replace("T.tile_copy(B, As)", "")
     func = parse(text.replace("T.mbarrier_init(bars[0], 1)", "").replace("T.mbarrier_wait(bars[0], 0)", ""))
-    with pytest.raises(WrongPipelineError, match="T.tile_copy_async"):
+    with pytest.raises(WrongPipelineError, match=r"T\.tile_copy_async"):
         tvm.tirx.build(func, target=tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}), pipeline="tirx")
