@@ -141,7 +141,7 @@ class _TmaLowering:
         self.layouts = buffer_layouts(func)
         self.func = func
         self._threads = None
-        self.maps: dict = {}  # key -> (map variable, TensorMap, global buffer)
+        self.maps: dict = {}  # (global buffer, map text) -> (map variable, TensorMap)
         self.host: list = []  # the host statements encoding the maps
 
     @property
