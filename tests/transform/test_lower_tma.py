@@ -75,11 +75,11 @@ def test_the_built_host_encodes_the_driver_fields_of_the_global_shape_box_and_sh
     assert int(call.attrs.rank) == 2 and int(call.attrs.interleave) == 0 and int(call.attrs.oob_fill) == 0
 
 
-def test_a_load_is_an_expect_tx_of_the_box_bytes_then_the_copy_at_the_reversed_region_start_by_thread_0():
+def test_a_load_is_an_expect_tx_of_the_box_bytes_then_the_copy_at_the_reversed_region_start_by_one_lane():
     func = lower_tma(parse(load_kernel("bfloat16", "128B")))
-    assert helper_names(func) == ["mbarrier_arrive_expect_tx", "tma_load_2d"]
+    assert helper_names(func) == ["elect_sync", "mbarrier_arrive_expect_tx", "tma_load_2d"]
     text = func.script()
-    assert "if tx == 0:" in text
+    assert "if tx < 32:" in text and "elect_sync" in text
     assert "T.uint32(16384)" in text  # 128 x 64 bf16
     # coordinates innermost first: column 0, row 128
     assert re.search(r"T.address_of\(bars(\[0\])?\), 0, 128, A.data", text)
@@ -87,7 +87,7 @@ def test_a_load_is_an_expect_tx_of_the_box_bytes_then_the_copy_at_the_reversed_r
 
 def test_expect_tx_false_leaves_the_bytes_to_the_user():
     func = lower_tma(parse(load_kernel("bfloat16", "128B", extra=", expect_tx=False")))
-    assert helper_names(func) == ["tma_load_2d"]
+    assert helper_names(func) == ["elect_sync", "tma_load_2d"]
 
 
 def test_a_symbolic_global_extent_stays_a_host_expression_and_the_start_a_device_one():
@@ -140,7 +140,7 @@ def k(a: T.handle):
 
 # By hand: the map of A (M x 64 bf16, row-major): dims (64, M), row stride 128 bytes, box (64, 128), unit element
 # strides, swizzle 128B (code 3); a stage is 128 x 64 elements = 8192 further on; 128 x 64 x 2 = 16384 bytes;
-# coordinates innermost first (0, k * 128); thread 0 of the CTA issues.
+# coordinates innermost first (0, k * 128); the lane elect.sync elects in warp 0 issues.
 STAGED_EXPECTED = """
 @T.prim_func
 def k(A: T.Buffer(("M", 64), "bfloat16")):
@@ -154,13 +154,14 @@ def k(A: T.Buffer(("M", 64), "bfloat16")):
         As = T.alloc_shared((2, 128, 64), "bfloat16", align=1024,
                             layout=T.layout("ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(2, 128, 64):(8192, 64, 1)]))"))
         for k in range(4):
-            if tx == 0:
-                As_flat = T.decl_buffer((16384,), "bfloat16", data=As.data, scope="shared", layout=None)
-                T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive_expect_tx", T.address_of(bars[k % 2]),
-                                 T.uint32(16384), source_code="")
-                T.cuda.func_call("tirx_layout_tcgen05_tma_load_2d", T.address_of(A_tensormap_0),
-                                 T.address_of(As_flat[k % 2 * 8192]), T.address_of(bars[k % 2]), 0, k * 128, A.data,
-                                 source_code="")
+            if tx < 32:
+                if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+                    As_flat = T.decl_buffer((16384,), "bfloat16", data=As.data, scope="shared", layout=None)
+                    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive_expect_tx", T.address_of(bars[k % 2]),
+                                     T.uint32(16384), source_code="")
+                    T.cuda.func_call("tirx_layout_tcgen05_tma_load_2d", T.address_of(A_tensormap_0),
+                                     T.address_of(As_flat[k % 2 * 8192]), T.address_of(bars[k % 2]), 0, k * 128,
+                                     A.data, source_code="")
 """
 
 

@@ -15,7 +15,8 @@ The host side: each distinct map gets a 128-byte slot on the host function's sta
 uses ``&map``, which TVM's host/device split turns into a ``const __grid_constant__ CUtensorMap`` kernel parameter.
 The user writes no descriptor.
 
-The device side, by ``scope`` (who reaches the op: ``"cta"`` -- thread 0 issues; ``"warp"`` -- lane 0; ``"thread"``):
+The device side, by ``scope`` (who reaches the op: ``"cta"`` -- the lane ``elect.sync`` elects in warp 0 issues;
+``"warp"`` -- the lane it elects in that warp; ``"thread"`` -- the thread, as for ``T.tile_mma``):
 
 * load: the issuing thread does ``mbarrier.arrive.expect_tx`` of the box's bytes (``expect_tx=True``), then the
   copy, which performs complete-tx on the mbarrier when the box has landed;
@@ -45,7 +46,7 @@ from ..ir.threads import cta_threads
 from ..ir.tma_ops import TmaCopy, as_tma_copy, as_tma_store_wait
 from ..layout import ComposeLayout, S, TileLayout
 from .copy_plan import MemoryOperand, operand
-from .tmem import calls
+from .tmem import calls, mma_calls
 
 DEVICE_ENTRY = "tirx.device_entry"
 #: After the PTX operands, every TMA helper takes the global tensor's address (for the simulator; see above).
@@ -150,12 +151,17 @@ class _TmaLowering:
             self._threads = cta_threads(self.func)
         return self._threads
 
-    def issuer(self, scope: str):
-        if scope == "cta":
-            return self.threads.index == 0
+    def guard_issue(self, scope: str, issue):
+        """``issue`` run by the one issuing thread, chosen as ``T.tile_mma`` chooses it: for "cta" the lane
+        ``elect.sync`` elects in warp 0, for "warp" the lane it elects in the warp reaching the op, for "thread" the
+        thread itself. (``elect.sync`` elects the lowest active lane, so a store and its wait are issued by the same
+        thread.)"""
+        if scope == "thread":
+            return issue
+        elected = tirx.IfThenElse(mma_calls.elect_sync() != tirx.const(0, "uint32"), issue, None)
         if scope == "warp":
-            return tirx.floormod(self.threads.index, WARP_THREADS) == 0
-        return None
+            return elected
+        return tirx.IfThenElse(self.threads.index < WARP_THREADS, elected, None)
 
     def tensor_map(self, glob: MemoryOperand, box: list[int], shared: MemoryOperand, name: str):
         """The map variable and :class:`TensorMap` of a copy between ``glob`` and ``shared`` with ``box``."""
@@ -258,7 +264,6 @@ class _TmaLowering:
         extra = [glob.buffer.data]
         map_address = tvm.tirx.address_of(var)
         rank = tmap.rank
-        guard = self.issuer(copy.scope)
         if load:
             issue = []
             if copy.expect_tx:
@@ -279,9 +284,7 @@ class _TmaLowering:
         else:
             issue = [helper_call(f"tma_store_{rank}d", store_source(rank), map_address, address, *coords, *extra)]
             before = [calls.simple("fence_proxy_async"), *self.scope_barrier(copy.scope)]
-        body = sequence([shared.declaration(), *issue])
-        guarded = body if guard is None else tirx.IfThenElse(guard, body, None)
-        return sequence([*before, guarded])
+        return sequence([*before, self.guard_issue(copy.scope, sequence([shared.declaration(), *issue]))])
 
     def scope_barrier(self, scope: str) -> list:
         if scope == "cta":
@@ -292,8 +295,7 @@ class _TmaLowering:
 
     def lower_store_wait(self, scope: str):
         wait = helper_call("tma_store_wait", _STORE_WAIT_SRC)
-        guard = self.issuer(scope)
-        return sequence([wait if guard is None else tirx.IfThenElse(guard, wait, None), *self.scope_barrier(scope)])
+        return sequence([self.guard_issue(scope, wait), *self.scope_barrier(scope)])
 
 
 def _int32(value):
@@ -328,7 +330,7 @@ def _tensormap_type():
 def lower_tma(func):
     """``func`` with every ``T.tile_copy_async`` and ``T.tma_store_wait`` lowered (see the module docstring).
 
-    Example (a 128x64 bf16 box into a 128B-swizzled tile: thread 0 expects 16384 bytes and issues the copy):
+    Example (a 128x64 bf16 box into a 128B-swizzled tile: an elected lane expects 16384 bytes, issues the copy):
         >>> import re, tvm, tirx_layout
         >>> func = tvm.script.from_source('''
         ... @T.prim_func
@@ -342,7 +344,7 @@ def lower_tma(func):
         ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": tirx_layout.mma_shared_layout})
         >>> text = lower_tma(func).script()
         >>> re.findall(r'func_call\\("tirx_layout_tcgen05_(\\w+)"', text)
-        ['mbarrier_arrive_expect_tx', 'tma_load_2d']
+        ['elect_sync', 'mbarrier_arrive_expect_tx', 'tma_load_2d']
         >>> "T.tensormap_encode_tiled" in text
         True
     """
