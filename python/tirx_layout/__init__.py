@@ -24,6 +24,8 @@ def _tvm_autoload() -> None:
 from . import analysis, cute, ir, script, sim, transform, viz
 from .hw import (
     mma_accumulator_layout,
+    mma_scale_factor_layout,
+    mma_scale_factor_shared_layout,
     mma_shared_layout,
     swizzle_mode,
     tcgen05_atom_layout,
@@ -105,6 +107,8 @@ __all__ = [
     "local_view",
     "m",
     "mma_accumulator_layout",
+    "mma_scale_factor_layout",
+    "mma_scale_factor_shared_layout",
     "mma_shared_layout",
     "parse_layout",
     "script",

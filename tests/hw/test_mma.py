@@ -43,13 +43,19 @@ DENSE_CASES = [
     ("f16", "float16", "float16", "float32"),
     ("f16", "bfloat16", "bfloat16", "float32"),
     ("f16", "float16", "float16", "float16"),
-    ("f16", "float16", "bfloat16", "float32"),
     ("tf32", "float32", "float32", "float32"),
     ("f8f6f4", "float8_e4m3fn", "float8_e5m2", "float32"),
     ("f8f6f4", "float8_e5m2", "float8_e4m3fn", "float16"),
     ("i8", "int8", "uint8", "int32"),
     ("i8", "uint8", "int8", "int32"),
 ]
+
+
+@pytest.mark.parametrize("a, b", [("float16", "bfloat16"), ("bfloat16", "float16")])
+def test_kind_f16_refuses_mixed_float16_and_bfloat16_operands(a, b):
+    # the ISA's kind::f16 rows list f16 and bf16 operands and no mixed pair (kind::f8f6f4 and i8 document theirs)
+    with pytest.raises(ValueError, match=f"the ISA lists no mixed pair, got A {a}, B {b}"):
+        MmaInstruction("f16", a, b, "float32", m=128, n=128)
 
 
 @pytest.mark.parametrize("kind, a, b, d", DENSE_CASES)
@@ -118,7 +124,10 @@ def test_block_scaled_descriptor_matches_isa_table_and_upstream(sfa, sfb, n):
         ({"kind": "f17"}, "unknown tcgen05.mma kind 'f17'"),
         ({"a_dtype": "float8_e4m3fn"}, "A must be one of"),
         ({"d_dtype": "int32"}, "accumulator must be one of"),
-        ({"b_dtype": "bfloat16", "d_dtype": "float16"}, "float16 accumulator needs float16 A and B"),
+        (
+            {"a_dtype": "bfloat16", "b_dtype": "bfloat16", "d_dtype": "float16"},
+            "float16 accumulator needs float16 A and B",
+        ),
         ({"m": 256}, "M in (64, 128), got M=256"),
         ({"n": 260}, "got N=260"),
         ({"n": 12}, "got N=12"),

@@ -66,3 +66,10 @@ def test_layout_of_answers_ours_and_none():
     func = parse(KERNEL)
     assert layout_of("Sm", func) == TileLayout(S[(8, 8) : (1, 8)])
     assert layout_of("Plain", func) is None and layout_of("A", func) is None
+
+
+def test_a_statement_a_macro_expanded_names_every_line_of_its_span():
+    # T.macro gives its statements a SequentialSpan (the macro's line, then the call's); the error text names both
+    where = tvm.ir.SourceName("k.py")
+    spans = tvm.ir.SequentialSpan([tvm.ir.Span(where, 7, 7, 1, 9), tvm.ir.Span(where, 12, 12, 1, 9)])
+    assert source_location(tvm.tirx.Evaluate(0, span=spans)) == " (line 7 of k.py) (line 12 of k.py)"

@@ -127,6 +127,13 @@ def u64(v):
     return f"(T.Cast('uint64', T.uint32({v >> 32})) << T.uint64(32) | T.Cast('uint64', T.uint32({v & 0xFFFFFFFF})))"
 
 
+def smem_desc(buffer, index, descriptor):
+    """The full descriptor of the operand at ``buffer[index]``: ``smem_descriptor`` ORs the element's shared address
+    >> 4 into ``descriptor`` (start field 0), MMA_DESIGN §3 as tuned."""
+    pointer = f"T.address_of({buffer}[{index}])"
+    return f'T.call_intrin("uint64", "tirx.cuda.func_call", "tirx_layout_tcgen05_smem_descriptor", {pointer}, {u64(descriptor)}, "")'
+
+
 def kernel_source(
     *,
     mmas,
@@ -202,8 +209,8 @@ def k(A: T.Buffer(({a_words},), "uint32"), B: T.Buffer(({b_words},), "uint32"),
     warp = tx // 32
     slot = T.alloc_shared((1,), "uint32")
     bars = T.alloc_shared((3,), "uint64")
-    sA = T.alloc_shared(({a_words},), "uint32")
-    sB = T.alloc_shared(({b_words},), "uint32")
+    sA = T.alloc_shared(({a_words},), "uint32", align=1024)
+    sB = T.alloc_shared(({b_words},), "uint32", align=1024)
     r = T.alloc_local(({regs},), "uint32")
     if warp == 0:
         {call("alloc", "T.address_of(slot[0])", u32(ncols))}
@@ -260,11 +267,11 @@ def dense_gemm(
     for s in range(steps):
         enable = u32(int(accumulate) if s == 0 else 1)
         d_addr = f"slot[0] + T.uint32({d_lane << 16})"
-        b_args = [f"T.address_of(sB[{b_op.starts[s] // 4}])", u64(b_op.descriptor)]
+        b_args = [smem_desc("sB", b_op.starts[s] // 4, b_op.descriptor)]
         if a_in_tmem:
             a_args = [f"slot[0] + T.uint32({d_lane << 16 | n + 8 * s})"]
         else:
-            a_args = [f"T.address_of(sA[{a_op.starts[s] // 4}])", u64(a_op.descriptor)]
+            a_args = [smem_desc("sA", a_op.starts[s] // 4, a_op.descriptor)]
         form = "ts" if a_in_tmem else "ss"
         mmas.append(call(f"mma_{kind}_{form}", d_addr, *a_args, *b_args, u32(idesc), enable))
     preload = image.shape[1] if (accumulate or a_in_tmem) else 0
@@ -391,14 +398,13 @@ def scaled_gemm(n=112, steps=2, seed=1, break_replica=None, a_in_tmem=False, sca
         if a_in_tmem:
             a_args = [f"slot[0] + T.uint32({n + 8 + 8 * s})"]
         else:
-            a_args = [f"T.address_of(sA[{a_op.starts[s] // 4}])", u64(a_op.descriptor)]
+            a_args = [smem_desc("sA", a_op.starts[s] // 4, a_op.descriptor)]
         issue.append(
             call(
                 f"mma_mxf8f6f4_{'ts' if a_in_tmem else 'ss'}",
                 "slot[0]",
                 *a_args,
-                f"T.address_of(sB[{b_op.starts[s] // 4}])",
-                u64(b_op.descriptor),
+                smem_desc("sB", b_op.starts[s] // 4, b_op.descriptor),
                 u32(idesc),
                 f"slot[0] + T.uint32({n})",
                 f"slot[0] + T.uint32({n + 4})",
@@ -544,10 +550,8 @@ def test_a_wait_on_a_phase_nothing_completes_never_returns():
 SECOND_MMA = call(
     "mma_f16_ss",
     "slot[0]",
-    "T.address_of(sA[0])",
-    u64(sdesc(16, 1024, "128B")),
-    "T.address_of(sB[0])",
-    u64(sdesc(16, 1024, "128B")),
+    smem_desc("sA", 0, sdesc(16, 1024, "128B")),
+    smem_desc("sB", 0, sdesc(16, 1024, "128B")),
     u32(idesc_dense(128, 32, "float16", "float16", "float32")),
     u32(0),
 )
@@ -596,15 +600,24 @@ def _f16_source(**kwargs):
     return source, inputs
 
 
-A_DESC = u64(sdesc(16, 1024, "128B"))
 F16_IDESC = u32(idesc_dense(128, 32, "float16", "float16", "float32"))
 
 
 @pytest.mark.parametrize(
     "kwargs, old, new, error",
     [
-        ({}, A_DESC, u64(sdesc(16, 1024, "128B") | 4), r"A's descriptor .* start-address field 4; the helper ORs"),
-        ({}, "T.address_of(sA[0])", "T.address_of(sA[1])", r"A starts at byte 4 of sA; .* 16-byte aligned"),
+        (  # a start address past every shared buffer: the last 16-byte unit of the 2^18-byte window
+            {},
+            smem_desc("sA", 0, sdesc(16, 1024, "128B")),
+            u64(sdesc(16, 1024, "128B") | 0x3FFF),
+            r"A \(descriptor 0x[0-9a-f]+\): shared address 262128 is in no shared buffer \(buffers: slot at 0\.\.3",
+        ),
+        (  # B starting at the last 16 bytes of A (128 rows of one 128-byte atom): its rows run out of sA
+            {},
+            smem_desc("sB", 0, sdesc(16, 1024, "128B")),
+            smem_desc("sA", 128 * 128 // 4 - 4, sdesc(16, 1024, "128B")),
+            r"B \(descriptor 0x[0-9a-f]+\) reads shared bytes \d+\.\.\d+, outside sA \(bytes 1024\.\.17407\)",
+        ),
         ({}, "slot[0] + T.uint32(0)", "slot[0] + T.uint32(1048576)", r"an M = 128 accumulator starts at lane 0"),
         (
             {},
@@ -614,7 +627,7 @@ F16_IDESC = u32(idesc_dense(128, 32, "float16", "float16", "float32"))
         ),
         ({}, F16_IDESC, u32(idesc_dense(256, 32, "float16", "float16", "float32")), r"M = 256 needs cta_group::2"),
         ({}, F16_IDESC, u32(idesc_dense(128, 32, "float16", "float16", "float32") | 4), r"sparse MMAs"),
-        ({}, ', T.uint32(0), "")', ', "")', r"tcgen05\.mma\.kind::f16 \(SS\) takes 7 arguments"),
+        ({}, ', T.uint32(0), "")', ', "")', r"tcgen05\.mma\.kind::f16 \(SS\) takes 5 arguments"),
         (
             {"m": 64, "d_lane": 16, "a_in_tmem": True},
             "slot[0] + T.uint32(1048608)",
@@ -682,8 +695,8 @@ def k(A: T.Buffer(({inputs["A"].size},), "uint32"), B: T.Buffer(({inputs["B"].si
     warp = tx // 32
     slot = T.alloc_shared((1,), "uint32")
     bars = T.alloc_shared((1,), "uint64")
-    sA = T.alloc_shared(({inputs["A"].size},), "uint32")
-    sB = T.alloc_shared(({inputs["B"].size},), "uint32")
+    sA = T.alloc_shared(({inputs["A"].size},), "uint32", align=1024)
+    sB = T.alloc_shared(({inputs["B"].size},), "uint32", align=1024)
     if warp == 0:
         {call("alloc", "T.address_of(slot[0])", u32(32))}
     if tx == 0:
@@ -753,10 +766,8 @@ def _ping_pong(consumer_fence=True, producer_waits=True, roles="if-else"):
     mma = call(
         "mma_f16_ss",
         "slot[0] + T.Cast('uint32', t % 2 * 32)",
-        f"T.address_of(sA[t % 2 * {a_op.starts[1] // 4}])",
-        u64(a_op.descriptor),
-        f"T.address_of(sB[t % 2 * {b_op.starts[1] // 4}])",
-        u64(b_op.descriptor),
+        smem_desc("sA", f"t % 2 * {a_op.starts[1] // 4}", a_op.descriptor),
+        smem_desc("sB", f"t % 2 * {b_op.starts[1] // 4}", b_op.descriptor),
         u32(idesc),
         u32(0),
     )
@@ -772,8 +783,8 @@ def k(A: T.Buffer(({a_op.words.size},), "uint32"), B: T.Buffer(({b_op.words.size
     slot = T.alloc_shared((1,), "uint32")
     full = T.alloc_shared((2,), "uint64")
     empty = T.alloc_shared((2,), "uint64")
-    sA = T.alloc_shared(({a_op.words.size},), "uint32")
-    sB = T.alloc_shared(({b_op.words.size},), "uint32")
+    sA = T.alloc_shared(({a_op.words.size},), "uint32", align=1024)
+    sB = T.alloc_shared(({b_op.words.size},), "uint32", align=1024)
     r = T.alloc_local((32,), "uint32")
     for i in range({a_op.words.size // 256}):
         sA[i * 256 + tx] = A[i * 256 + tx]
@@ -858,8 +869,8 @@ def k(A: T.Buffer(({words["A"]},), "uint32"), B: T.Buffer(({words["B"]},), "uint
     warp = tx // 32
     slot = T.alloc_shared((1,), "uint32")
     bars = T.alloc_shared((2,), "uint64")
-    sA = T.alloc_shared(({words["A"]},), "uint32")
-    sB = T.alloc_shared(({words["B"]},), "uint32")
+    sA = T.alloc_shared(({words["A"]},), "uint32", align=1024)
+    sB = T.alloc_shared(({words["B"]},), "uint32", align=1024)
     r = T.alloc_local((32,), "uint32")
     if warp == 0:
         {call("alloc", "T.address_of(slot[0])", u32(32))}
@@ -911,3 +922,51 @@ def test_the_issuing_warp_may_read_d_after_another_warp_waited_then_a_barrier_an
     order.barrier()
     order.fence_after(0)
     order.access(0, np.array([1]), write=False, kind="ld")  # ordered: the wait, the barrier, the fence
+
+
+# --- 16-bit data one element per 32-bit TMEM column: tcgen05.ld .pack::16b / tcgen05.st .unpack::16b ---
+
+
+def test_pack_16b_loads_the_low_halves_of_two_adjacent_columns_and_unpack_16b_stores_them_back():
+    # PTX ISA, tcgen05.ld: ".pack::16b ... two 16-bit elements from adjacent columns are packed into a single 32-bit
+    # element"; tcgen05.st .unpack::16b splits one back over two columns. Columns 0-1 hold 32-bit words whose high
+    # halves must be dropped; the packed register is stored back into columns 2-3.
+    rng = np.random.default_rng(7)
+    words = rng.integers(0, 2**32, (128, 2), dtype=np.uint64).astype(np.uint32)
+    lane_base = "slot[0] + T.Cast('uint32', warp * 32 * 65536)"
+    kernel = parse(f"""
+@T.prim_func
+def k(P: T.Buffer((256,), "uint32"), H: T.Buffer((256,), "float16"), E: T.Buffer((512,), "uint32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    warp = tx // 32
+    slot = T.alloc_shared((1,), "uint32")
+    r = T.alloc_local((4,), "uint32")
+    h = T.alloc_local((2,), "float16")
+    if warp == 0:
+        {call("alloc", "T.address_of(slot[0])", u32(32))}
+    T.cuda.cta_sync()
+    r[0] = P[tx * 2]
+    r[1] = P[tx * 2 + 1]
+    {call("st_32x32b_x2", lane_base, "T.address_of(r[0])")}
+    {call("wait_st")}
+    {call("ld_32x32b_x1_pack16b", lane_base, "T.address_of(h[0])")}
+    {call("wait_ld")}
+    H[tx * 2] = h[0]
+    H[tx * 2 + 1] = h[1]
+    {call("st_32x32b_x1_pack16b", lane_base + " + T.uint32(2)", "T.address_of(h[0])")}
+    {call("wait_st")}
+    {call("ld_32x32b_x4", lane_base, "T.address_of(r[0])")}
+    {call("wait_ld")}
+    for i in range(4):
+        E[tx * 4 + i] = r[i]
+    T.cuda.cta_sync()
+    if warp == 0:
+        {call("dealloc", "slot[0]", u32(32))}
+""")
+    out = sim.run(kernel, {"P": words.ravel()})
+    low = (words & 0xFFFF).astype(np.uint16)
+    np.testing.assert_array_equal(out["H"].reshape(128, 2).view(np.uint16), low)
+    cells = out["E"].reshape(128, 4)
+    np.testing.assert_array_equal(cells[:, :2], words)
+    np.testing.assert_array_equal((cells[:, 2:] & 0xFFFF).astype(np.uint16), low)

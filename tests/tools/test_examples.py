@@ -5,10 +5,18 @@ import re
 
 import pytest
 
-from tirx_layout.tools.kernel_report import KernelTable, kernel_source, report, sample_input
+from tirx_layout import sim
+from tirx_layout.tools.kernel_report import (
+    Expected,
+    KernelTable,
+    kernel_source,
+    load_example_module,
+    report,
+    sample_input,
+)
 from tirx_layout.transform import build
 
-from kernels import example_kernels
+from kernels import EXAMPLES, example_kernels
 
 KERNELS = example_kernels()
 
@@ -48,3 +56,42 @@ def test_a_symbolic_example_is_run_with_the_sizes_its_entry_gives():
     assert sample_input(kernel, sizes).shape == (100, 64)
     with pytest.raises(ValueError, match=r"A has the symbolic extent M; give its size: sizes=\{'M': ...\}"):
         sample_input(kernel)
+
+
+# ---- the GEMM examples (examples/tensor_cores.py) -------------------------------------------------------------
+
+
+def test_a_gemm_whose_result_is_transposed_is_reported_as_differing():
+    # The check is not vacuous: A and B get different inputs, so B @ A.T (= D transposed) is not A @ B.T.
+    kernel, expected = KERNELS["gemm_fp16_128x128x64"]
+    assert expected.inputs == 2 and expected.exact
+    assert not report("transposed", kernel, Expected(lambda a, b: b.astype(float) @ a.astype(float).T, 2)).matches
+    assert report("as listed", kernel, expected).matches
+
+
+@pytest.mark.parametrize(
+    ("wait", "race"),
+    [
+        ("T.mbarrier_wait(bars[kt % 2], (kt // 2 - 1) % 2)", r"store by thread 0 while the tcgen05\.mma.*still reads"),
+        ("T.mbarrier_wait(bars[last % 2], last // 2 % 2)", r"tcgen05\.ld by warp 0 .* its own tcgen05\.mma has not"),
+    ],
+)
+def test_each_wait_of_the_two_stage_k_loop_is_needed(tmp_path, wait, race):
+    source = (EXAMPLES / "tensor_cores.py").read_text()
+    assert source.count(wait) == 1
+    without = tmp_path / "tensor_cores.py"
+    without.write_text(source.replace(wait, "T.evaluate(0)"))
+    kernel, expected = load_example_module(without).KERNELS["gemm_k_loop_async"]
+    assert report("with its waits", *KERNELS["gemm_k_loop_async"]).matches
+    with pytest.raises(sim.DataRace, match=race):
+        report("without one", kernel, expected)
+
+
+def test_the_inferred_gemm_gets_128B_k_major_tiles_and_says_why():
+    from tirx_layout.transform import explain_layouts
+
+    text = explain_layouts(KERNELS["gemm_inferred"][0])
+    for name, role in (("a_tile", "A"), ("b_tile", "B")):
+        line = next(line for line in text.splitlines() if line.startswith(f"{name}:"))
+        assert line.startswith(f"{name}: ComposeLayout(SwizzleLayout(3, 3, 3)")
+        assert "[strict, io-aware" in line and f"128B: legal for {role} of T.tile_mma (line" in line

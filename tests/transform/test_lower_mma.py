@@ -12,7 +12,7 @@ import tvm_ffi
 
 import tirx_layout
 from tirx_layout import sim
-from tirx_layout.tools.kernel_report import nvcc_assembles
+from tirx_layout.tools.kernel_report import nvcc_assembles, report
 from tirx_layout.transform import (
     LayoutVerificationError,
     WrongPipelineError,
@@ -22,7 +22,7 @@ from tirx_layout.transform import (
 )
 from tirx_layout.transform.tmem import fence_barriers_between_accesses
 
-from kernels import parse
+from kernels import example_kernels, parse
 
 SM100A = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})
 
@@ -122,14 +122,24 @@ def gemm():
 
 def f16_sync_expected():
     # K-major 128B swizzle: SBO = 8 rows x 128 B between 8-row groups, LBO unused (the ISA: "assumed 1", 16 bytes);
-    # each K step of 16 fp16 moves 32 bytes (16 elements) along the 128-byte atom row.
+    # each K step of 16 fp16 moves 32 bytes (16 elements) along the 128-byte atom row: 2 in the descriptor's
+    # 16-byte start units, added to the descriptor the elected lane makes once per operand.
     desc = isa_sdesc(16, 1024, "128B")
     idesc = isa_idesc("float16", "float16", "float32", 128, 128)
-    mma = "\n".join(
-        f'        T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, T.address_of(As_flat[{16 * s}]), '
-        f"T.uint64({desc}), T.address_of(Bs_flat[{16 * s}]), T.uint64({desc}), T.uint32({idesc}), "
-        f'T.uint32({int(s > 0)}), source_code="")'
-        for s in range(4)
+    binds = "\n".join(
+        f'            {v}: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", '
+        f'T.address_of({b}[0]), T.uint64({desc}), source_code="", return_type="uint64")'
+        for v, b in (("a_desc", "As_flat"), ("b_desc", "Bs_flat"))
+    )
+    descs = ["a_desc, b_desc"] + [f"a_desc + T.uint64({2 * s}), b_desc + T.uint64({2 * s})" for s in (1, 2, 3)]
+    mma = (
+        binds
+        + "\n"
+        + "\n".join(
+            f'            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, {descs[s]}, T.uint32({idesc}), '
+            f'T.uint32({int(s > 0)}), source_code="")'
+            for s in range(4)
+        )
     )
     return parse(f"""
 @T.prim_func
@@ -139,9 +149,8 @@ def gemm():
     bar = T.alloc_shared((1,), "uint64")
     phase = T.alloc_local((1,), "uint32")
     phase[0] = T.uint32(0)
-    if tx == 0:
+    if tx == 0:  # no CTA barrier here: the one before the issue publishes the initialisation
         T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(bar[0]), T.uint32(1), source_code="")
-    T.cuda.cta_sync()
     As = T.alloc_shared((128, 64), "float16", align=1024, layout={SWIZZLED_128B})
     Bs = T.alloc_shared((128, 64), "float16", align=1024, layout={SWIZZLED_128B})
     slot = T.alloc_shared((1,), "uint32")
@@ -156,9 +165,10 @@ def gemm():
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
     T.cuda.cta_sync()
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
-    if tx == 0:
+    if tx < 32:
+        if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
 {mma}
-        T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
+            T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bar[0]), phase[0], source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     phase[0] = phase[0] ^ T.uint32(1)
@@ -196,8 +206,7 @@ def async_staged_expected():
     layout_a = 'T.layout("ComposeLayout(SwizzleLayout(3, 2, 3), TileLayout(S[(2, 128, 32):(4096, 32, 1)]))")'
     layout_b = 'T.layout("ComposeLayout(SwizzleLayout(3, 2, 3), TileLayout(S[(2, 64, 32):(2048, 32, 1)]))")'
     a0, b0 = "T.address_of(As_flat[k % 2 * 4096])", "T.address_of(Bs_flat[k % 2 * 2048])"
-    a1, b1 = "T.address_of(As_flat[16 + k % 2 * 4096])", "T.address_of(Bs_flat[16 + k % 2 * 2048])"
-    d, i = "DESC", f"T.uint32({idesc})"
+    d, i = "DESC", f"T.uint32({idesc})"  # K step 1 starts 32 bytes on: + 2 in 16-byte units
     return parse_with(
         f"""
 @T.prim_func
@@ -223,12 +232,17 @@ def gemm():
         T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
         T.cuda.cta_sync()
         T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
-        if tx == 0:
-            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, {a0}, {d}, {b0}, {d}, {i},
-                             T.Cast("uint32", k > 0), source_code="")
-            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, {a1}, {d}, {b1}, {d}, {i}, T.uint32(1),
-                             source_code="")
-            T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bars[1]), source_code="")
+        if tx < 32:
+            if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+                a_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", {a0}, {d},
+                                                           source_code="", return_type="uint64")
+                b_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", {b0}, {d},
+                                                           source_code="", return_type="uint64")
+                T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, a_desc, b_desc, {i},
+                                 T.Cast("uint32", k > 0), source_code="")
+                T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, a_desc + T.uint64(2),
+                                 b_desc + T.uint64(2), {i}, T.uint32(1), source_code="")
+                T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bars[1]), source_code="")
         T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bars[1]), T.Cast("uint32", k % 2),
                          source_code="")
         T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
@@ -271,9 +285,8 @@ def gemm():
     bar = T.alloc_shared((1,), "uint64")
     phase = T.alloc_local((1,), "uint32")
     phase[0] = T.uint32(0)
-    if tx == 0:
+    if tx == 0:  # no CTA barrier here: the one before the issue publishes the initialisation
         T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(bar[0]), T.uint32(1), source_code="")
-    T.cuda.cta_sync()
     a_slot = T.alloc_shared((1,), "uint32")
     if tx // 32 == 0:
         T.cuda.func_call("tirx_layout_tcgen05_alloc", T.address_of(a_slot[0]), T.uint32(32), source_code="")
@@ -291,12 +304,16 @@ def gemm():
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
     T.cuda.cta_sync()
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
-    if tx == 0:
-        T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr, T.address_of(Bs_flat[0]),
-                         DESC, T.uint32({idesc}), T.uint32(1), source_code="")
-        T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr + T.uint32(8), T.address_of(Bs_flat[16]),
-                         DESC, T.uint32({idesc}), T.uint32(1), source_code="")
-        T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
+    if tx < 32:
+        if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+            b_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor",
+                                                       T.address_of(Bs_flat[0]), DESC, source_code="",
+                                                       return_type="uint64")
+            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr, b_desc, T.uint32({idesc}),
+                             T.uint32(1), source_code="")
+            T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr + T.uint32(8), b_desc + T.uint64(2),
+                             T.uint32({idesc}), T.uint32(1), source_code="")
+            T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bar[0]), phase[0], source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     phase[0] = phase[0] ^ T.uint32(1)
@@ -398,8 +415,10 @@ def test_shapes_swizzles_scopes_and_forms_build_and_assemble(m, n, mode, scope, 
     cuda = cuda.imports[0].inspect_source()
     body = _body(cuda)
     assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4
-    guard = {"cta": "threadIdx.x) == 0)", "warp": "% 32) == 0)", "thread": "threadIdx.x) == 5)"}[scope]
-    assert guard in body
+    # "cta": an elect.sync lane of warp 0; "warp": an elect.sync lane of the warp reaching it; "thread": itself
+    guard = {"cta": "threadIdx.x) < 32)", "warp": "tirx_layout_tcgen05_elect_sync()", "thread": "threadIdx.x) == 5)"}
+    assert guard[scope] in body
+    assert ("tirx_layout_tcgen05_elect_sync()" in body) == (scope != "thread")
     assert ("__syncwarp()" in cuda) == (scope == "warp")
     assert ("tile_mma_bar_0" in body) == (form == "sync")
     assembles(cuda)
@@ -514,6 +533,50 @@ def test_lowered_gemm_simulates_to_a_times_b_transposed(m, n, k_tiles, staged, a
     b = rng.integers(-4, 5, (n, 64 * k_tiles)).astype(np.float16)
     result = sim.run(_gemm(m, n, k_tiles, staged=staged, a_in=a_in), {"A": a, "B": b})
     np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
+
+
+WARP_SCOPE_GEMM = """
+@T.prim_func
+def gemm(A: T.Buffer((128, 128), "float16"), B: T.Buffer((64, 128), "float16"), C: T.Buffer((128, 64), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    bars = T.alloc_shared((2,), "uint64")
+    A_s = T.alloc_shared((128, 64), "float16", layout=mma_shared_layout("float16", "128B", (128, 64)), align=1024)
+    B_s = T.alloc_shared((64, 64), "float16", layout=mma_shared_layout("float16", "128B", (64, 64)), align=1024)
+    acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))
+    frag = T.alloc_local((128, 64), "float32", layout=wg_local_layout(64))
+    T.mbarrier_init(bars[0], 1)
+    T.mbarrier_init(bars[1], 128)
+    for kt in range(2):
+        T.tile_copy(A_s, A[0:128, kt * 64 : kt * 64 + 64])
+        T.tile_copy(B_s, B[0:64, kt * 64 : kt * 64 + 64])
+        T.mbarrier_arrive(bars[1])
+        if tx // 32 == 1:
+            T.mbarrier_wait(bars[1], kt % 2)
+            T.tile_mma(acc, A_s, B_s, accumulate=kt > 0, barrier=bars[0], scope="warp")
+        T.mbarrier_wait(bars[0], kt % 2)
+    T.tile_copy(frag, acc, "warpgroup")
+    T.tile_copy(C, frag, "warpgroup")
+"""
+
+
+def test_a_warp_scope_mma_fed_through_an_mbarrier_simulates_to_a_times_b_transposed():
+    # Every thread fills the tiles and arrives (the lowering fences the proxy before the arrive); warp 1 waits,
+    # runs its __syncwarp() and elects the lane that issues; everyone waits on the commit's mbarrier.
+    rng = np.random.default_rng(21)
+    a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    kernel = parse(WARP_SCOPE_GEMM)
+    assert "T.cuda.warp_sync()" in lower_tile_mma(kernel).script()
+    result = sim.run(kernel, {"A": a, "B": b})
+    np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
+
+
+def test_a_warp_scope_mma_reached_by_part_of_a_warp_is_a_simulation_error():
+    # elect.sync and __syncwarp() take the full member mask: lanes 32-47 alone cannot run them
+    kernel = parse(WARP_SCOPE_GEMM.replace("if tx // 32 == 1:", "if tx // 16 == 2:"))
+    with pytest.raises(sim.SimulationError, match=r"executed by only some lanes of warp 1 \(lanes \[16, 17,"):
+        sim.run(kernel, {"A": np.zeros((128, 128), np.float16), "B": np.zeros((64, 128), np.float16)})
 
 
 # ---- refusals --------------------------------------------------------------------------------------------------
@@ -648,8 +711,8 @@ LOWERING_REFUSALS = {
         r"D's layout .* is not an MMA accumulator layout: element \(0, 1\) sits at lane 1 TCol 0, Layout D puts it "
         r"at lane 0 TCol 1",
     ),
-    "an operand layout the MMA cannot read": (
-        _decls('A = T.alloc_shared((128, 64), "float16")', SHARED_B, ACC),
+    "an operand layout the MMA cannot read": (  # (row-major given: left out, inference would choose a legal one)
+        _decls('A = T.alloc_shared((128, 64), "float16", layout=T.layout("S[(128, 64):(64, 1)]"))', SHARED_B, ACC),
         "T.tile_mma(acc, A, B)",
         r"A's layout",
     ),
@@ -825,3 +888,24 @@ def mma():
     # the MMA warp waits (then fence_after); the user's barrier gets fence_before / fence_after; then the load, and
     # the barrier before the deallocation
     assert after_mma == ["fence_after", "fence_before", "cta_sync", "fence_after", "ld_32x32b_x64", "cta_sync"]
+
+
+# ---- a float16 accumulator read back -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "loads"),
+    [
+        ("gemm_f16_accumulate", ["32x32b.x64.pack::16b"]),  # 128 columns, two float16 per register: 64 registers
+        ("gemm_f16_accumulate_m64_n112", ["16x64b.x16.pack::16b", "16x64b.x8.pack::16b", "16x64b.x4.pack::16b"]),
+    ],
+)
+def test_an_f16_accumulator_is_read_with_pack_16b_and_simulates_within_fp16_tolerance(name, loads):
+    kernel, expected = example_kernels()[name]
+    cuda = build(kernel).imports[0].inspect_source()
+    assert sorted(set(re.findall(r"tcgen05\.ld\.sync\.aligned\.([\w.:]+)\.b32", cuda))) == sorted(loads)
+    assert "tcgen05_mma_f16_ss" in _body(cuda)
+    result = report(name, kernel, expected)
+    assert result.matches
+    if result.assembled is not None:
+        assert result.assembled[0], result.assembled[1]

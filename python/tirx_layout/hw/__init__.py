@@ -4,6 +4,8 @@ them."""
 
 from .constructors import (
     mma_accumulator_layout,
+    mma_scale_factor_layout,
+    mma_scale_factor_shared_layout,
     mma_shared_layout,
     swizzle_mode,
     tcgen05_atom_layout,
@@ -17,6 +19,7 @@ from .mma import (
     accumulator_taddr_offset,
     advance_k,
     instruction_descriptor,
+    scale_factor_taddr,
     shared_matrix_descriptor,
     tmem_operand_offset,
 )
@@ -30,7 +33,10 @@ __all__ = [
     "dtype_bytes",
     "instruction_descriptor",
     "mma_accumulator_layout",
+    "mma_scale_factor_layout",
+    "mma_scale_factor_shared_layout",
     "mma_shared_layout",
+    "scale_factor_taddr",
     "shared_matrix_descriptor",
     "swizzle_mode",
     "tcgen05_atom_layout",

@@ -25,7 +25,7 @@ from .memory import (
     swizzle_for_mode,
 )
 from .mma import ACCUMULATOR_DTYPES
-from .tcgen05 import LD_ST_SHAPES, TMEM_COLUMNS, TMEM_LANES
+from .tcgen05 import LANES_PER_WARP, LD_ST_SHAPES, SCALE_FACTORS_PER_COLUMN, TMEM_COLUMNS, TMEM_LANES
 from .threads import WARPGROUP_THREADS
 
 
@@ -137,6 +137,90 @@ def tcgen05_atom_layout(instr_shape: str, tensor_shape, dtype) -> TileLayout:
     if per_register > 1:
         scaled.append((per_register, 1, "m"))
     return TileLayout.from_iters([Iter(e, s, a) for e, s, a in scaled])
+
+
+def mma_scale_factor_layout(rows: int, k_blocks: int, column: int = 0, stages: int = 1) -> TileLayout:
+    """Where a block-scaled ``tcgen05.mma`` (``kind::mxf8f6f4.block_scale.scale_vec::1X``) reads a ``(rows,
+    k_blocks)`` matrix of one-byte ``ue8m0`` scale factors in tensor memory: one scale per row of A (or column of
+    B) per block of 32 K elements. Row ``r`` sits on lane ``r % 32`` of each of the four 32-lane warp windows (the
+    ISA asks for the copy in all four), in the 32-bit column ``r // 32`` after ``column``, and K-block ``b`` in byte
+    ``b % 4`` of that cell (the SF id of the instruction descriptor); every further group of four K-blocks takes the
+    next ``rows / 32`` columns. TCol counts bytes, the unit of an 8-bit TMEM buffer. For 128 rows and four K-blocks
+    this is the guide's atom ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]`` read as ``(128, 4)``. With
+    ``stages > 1`` the buffer is ``(stages, rows, k_blocks)``, each stage in the columns after the previous one
+    (a pipelined kernel copies the next stage's scales while an MMA still reads the current ones).
+
+    Example:
+        >>> layout = mma_scale_factor_layout(128, 4)
+        >>> layout
+        TileLayout(S[(4, 32, 4):(4@TCol, 1@TLane, 1@TCol)] + R[4:32@TLane])
+        >>> layout.apply(33, 2, shape=[128, 4])
+        {'TCol': 6, 'TLane': 1}
+    """
+    rows, k_blocks, column = static_int(rows, "rows"), static_int(k_blocks, "k_blocks"), static_int(column, "column")
+    groups = _scale_factor_row_groups(rows, "mma_scale_factor_layout")
+    if k_blocks < 1 or (k_blocks > SCALE_FACTORS_PER_COLUMN and k_blocks % SCALE_FACTORS_PER_COLUMN):
+        raise ValueError(
+            f"mma_scale_factor_layout: k_blocks must be 1..{SCALE_FACTORS_PER_COLUMN} or a multiple of "
+            f"{SCALE_FACTORS_PER_COLUMN} (one byte per K-block in each 32-bit cell), got {k_blocks}"
+        )
+    if column < 0:
+        raise ValueError(f"mma_scale_factor_layout: column must be >= 0, got {column}")
+    stages = static_int(stages, "stages")
+    if stages < 1:
+        raise ValueError(f"mma_scale_factor_layout: stages must be >= 1, got {stages}")
+    per_cell = min(k_blocks, SCALE_FACTORS_PER_COLUMN)
+    cell = SCALE_FACTORS_PER_COLUMN  # bytes of one 32-bit column
+    row_iters = [Iter(groups, cell, TCol), Iter(LANES_PER_WARP, 1, TLane)]
+    k_iters = [Iter(per_cell, 1, TCol)]
+    if k_blocks > per_cell:
+        k_iters.insert(0, Iter(k_blocks // per_cell, groups * cell, TCol))
+    replicas = [Iter(TMEM_LANES // LANES_PER_WARP, LANES_PER_WARP, TLane)]
+    offset = {TCol: cell * column} if column else {}
+    stage_iters = [Iter(stages, groups * cell * -(-k_blocks // per_cell), TCol)] if stages > 1 else []
+    return TileLayout.from_iters([*stage_iters, *row_iters, *k_iters], replicas, offset)
+
+
+def mma_scale_factor_shared_layout(rows: int, k_blocks: int) -> TileLayout:
+    """The shared-memory image of a ``(rows, k_blocks)`` ``ue8m0`` scale-factor matrix that
+    ``tcgen05.cp.32x128b.warpx4`` copies into :func:`mma_scale_factor_layout`: for each group of four K-blocks,
+    lane ``l``'s bytes (row ``32c + l``, K-block ``b`` at byte ``4c + b``) are one 16-byte row of the descriptor's
+    canonical no-swizzle K-major image (rows 16 bytes apart), so 128 rows x 4 K-blocks are one 512-byte chunk;
+    a further 128 rows, or a further group of K-blocks, is the next chunk. ``rows`` is a multiple of 128.
+
+    Example:
+        >>> layout = mma_scale_factor_shared_layout(128, 4)
+        >>> layout
+        TileLayout(S[(4, 32, 4):(4, 16, 1)])
+        >>> layout.apply(32 * 2 + 5, 3, shape=[128, 4])  # row 32*2 + 5, K-block 3: byte 16*5 + 4*2 + 3
+        {'m': 91}
+    """
+    rows, k_blocks = static_int(rows, "rows"), static_int(k_blocks, "k_blocks")
+    groups = _scale_factor_row_groups(rows, "mma_scale_factor_shared_layout")
+    cell = SCALE_FACTORS_PER_COLUMN
+    if groups % cell or k_blocks < 1 or k_blocks % cell:
+        raise ValueError(
+            f"mma_scale_factor_shared_layout: tcgen05.cp moves 16 bytes per lane, so rows must be a multiple of "
+            f"{cell * LANES_PER_WARP} and k_blocks of {cell}; got ({rows}, {k_blocks})"
+        )
+    chunk = LANES_PER_WARP * 16  # bytes of one 32 x 128-bit copy
+    chunks_per_group = groups // cell
+    row_iters = [Iter(cell, cell), Iter(LANES_PER_WARP, 16)]
+    if chunks_per_group > 1:
+        row_iters.insert(0, Iter(chunks_per_group, chunk))
+    k_iters = [Iter(cell, 1)]
+    if k_blocks > cell:
+        k_iters.insert(0, Iter(k_blocks // cell, chunks_per_group * chunk))
+    return TileLayout.from_iters([*row_iters, *k_iters])
+
+
+def _scale_factor_row_groups(rows: int, who: str) -> int:
+    if rows < LANES_PER_WARP or rows % LANES_PER_WARP or rows > 2 * TMEM_LANES:
+        raise ValueError(
+            f"{who}: rows must be a multiple of {LANES_PER_WARP} up to {2 * TMEM_LANES} (M or N of the MMA, "
+            f"rounded up to whole 32-row groups), got {rows}"
+        )
+    return rows // LANES_PER_WARP
 
 
 def mma_shared_layout(dtype, mode: str, shape, major: str = "K") -> TileLayout | ComposeLayout:

@@ -29,7 +29,7 @@ from ..layout.axis import TCol, TLane
 from ..layout.swizzle import ComposeLayout
 from ..layout.tile import TileLayout
 from .memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES, dtype_bytes, mode_of_swizzle, swizzle_128b_base32b
-from .tcgen05 import DESCRIPTOR_SWIZZLE, TMEM_COLUMNS, TMEM_LANES
+from .tcgen05 import DESCRIPTOR_SWIZZLE, LANES_PER_WARP, SCALE_FACTORS_PER_COLUMN, TMEM_COLUMNS, TMEM_LANES
 
 #: Bytes of A and B one MMA reads per row along K, for every kind modelled here ("Matrix shape": K = 16 for
 #: f16, 8 for tf32, 32 for f8f6f4/i8/mxf8f6f4).
@@ -124,10 +124,10 @@ class MmaInstruction:
     Example:
         >>> MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128).k
         16
-        >>> MmaInstruction("f16", "float16", "bfloat16", "float16", m=128, n=128)
+        >>> MmaInstruction("f16", "bfloat16", "bfloat16", "float16", m=128, n=128)
         Traceback (most recent call last):
         ...
-        ValueError: kind f16: a float16 accumulator needs float16 A and B, got A float16, B bfloat16
+        ValueError: kind f16: a float16 accumulator needs float16 A and B, got A bfloat16, B bfloat16
     """
 
     kind: str
@@ -156,6 +156,13 @@ class MmaInstruction:
         if self.d_dtype not in ACCUMULATOR_CODES[kind]:
             raise ValueError(
                 f"kind {kind}: the accumulator must be one of {sorted(ACCUMULATOR_CODES[kind])}, got {self.d_dtype}"
+            )
+        if kind == "f16" and self.a_dtype != self.b_dtype:
+            # The ISA's kind::f16 rows (Matrix Shape table, instruction descriptor) name A/B as f16 or bf16 and list
+            # no mixed pair, unlike kind::f8f6f4 and kind::i8 whose mixed pairs are documented: refuse it.
+            raise ValueError(
+                f"kind f16 multiplies float16 x float16 or bfloat16 x bfloat16; the ISA lists no mixed pair, got A "
+                f"{self.a_dtype}, B {self.b_dtype}"
             )
         if kind == "f16" and self.d_dtype == "float16" and (self.a_dtype, self.b_dtype) != ("float16", "float16"):
             raise ValueError(
@@ -795,3 +802,66 @@ class _TmemRegion:
 
 def _show(start) -> str:
     return "(" + ", ".join(str(s) for s in start) + ")"
+
+
+# ---- block scaling: where the MMA reads its scale factors --------------------------------------------------------
+
+#: The four 32-lane warp windows a block-scaled MMA reads scale factors from ("Block scaling": the scale factors
+#: must be present in all four sub-partitions of tensor memory).
+_SCALE_WINDOWS = tuple(range(0, TMEM_LANES, LANES_PER_WARP))
+
+
+def scale_factor_taddr(
+    layout, buffer_shape, region_start, rows: int, k_block: int, operand: str = "scale_a"
+) -> tuple[int, int]:
+    """Where one block-scaled MMA K step (``kind::mxf8f6f4``, ``.scale_vec::1X``) reads the scale factors of K-block
+    ``k_block`` of a ``(rows, k_blocks)`` ``ue8m0`` matrix held in TMEM in ``layout`` (an 8-bit buffer: TCol counts
+    bytes), the region starting at index ``region_start`` of a buffer of shape ``buffer_shape`` (leading indices
+    pick a stage): ``(column, sf_id)``, the 32-bit column of
+    ``[scale-tmem]`` relative to the buffer's TMEM address and the byte (0..3) the instruction descriptor's SF id
+    selects. The ISA's placement (see :func:`~tirx_layout.hw.constructors.mma_scale_factor_layout`): row ``r`` on
+    lane ``r % 32`` of every one of the four warp windows, in byte ``sf_id`` of column ``column + r // 32``. Any
+    other placement is a ``ValueError`` naming ``operand`` and the first element out of place.
+
+    Example:
+        >>> from tirx_layout.hw.constructors import mma_scale_factor_layout
+        >>> layout = mma_scale_factor_layout(128, 8, column=224)
+        >>> scale_factor_taddr(layout, (128, 8), (0, 0), 128, 6)
+        (228, 2)
+    """
+    if not isinstance(layout, TileLayout):
+        raise ValueError(f"{operand}'s layout {layout!r} is not a TMEM TileLayout; scale factors live in tensor memory")
+    rows, k_block = static_int(rows, f"{operand}'s rows"), static_int(k_block, f"{operand}'s K-block")
+    if not isinstance(region_start, tuple | list) or len(region_start) < 2:
+        raise ValueError(f"{operand}'s region must start at an index of at least (row, K-block), got {region_start!r}")
+    *leading, row0, block0 = (static_int(i, f"{operand}'s region start") for i in region_start)
+    shape = [static_int(e, f"{operand}'s buffer extent") for e in buffer_shape]
+    if len(shape) != len(region_start):
+        raise ValueError(f"{operand}: region start {tuple(region_start)} does not index a buffer of shape {shape}")
+    if rows < 1 or rows > 2 * TMEM_LANES:
+        raise ValueError(f"{operand}: rows must be in 1..{2 * TMEM_LANES}, got {rows}")
+    what = f"{operand}'s layout {layout}"
+    r = np.arange(rows)
+    coords = [np.full(rows, i) for i in leading] + [row0 + r, np.full(rows, block0 + k_block)]
+    try:
+        places = layout.apply_all(*coords, shape=shape)
+    except ValueError as err:
+        raise ValueError(f"{what}: K-block {k_block} of {rows} rows is outside the layout ({err})") from None
+    if set(places) - {"TLane", "TCol"}:
+        raise ValueError(f"{what}: scale factors are placed on TLane/TCol only, got axes {sorted(places)}")
+    lanes = np.asarray(places.get("TLane", np.zeros((1, rows))), np.int64)
+    cols = np.asarray(places.get("TCol", np.zeros((1, rows))), np.int64)
+    first = int(cols[0, 0])
+    column, sf_id = first // SCALE_FACTORS_PER_COLUMN, first % SCALE_FACTORS_PER_COLUMN
+    want_col = first + SCALE_FACTORS_PER_COLUMN * (r // LANES_PER_WARP)
+    for i in range(rows):
+        got_lanes = sorted(int(x) for x in lanes[:, i])
+        want = sorted(w + i % LANES_PER_WARP for w in _SCALE_WINDOWS)
+        got_cols = {int(x) for x in cols[:, i]}
+        if got_lanes != want or got_cols != {int(want_col[i])}:
+            raise ValueError(
+                f"{what}: the scale factor of row {row0 + i}, K-block {block0 + k_block} sits on lanes {got_lanes}, "
+                f"byte column(s) {sorted(got_cols)}; a block-scaled MMA reads it on lanes {want} (lane r % 32 of "
+                f"every warp window), byte {int(want_col[i])} (byte {sf_id} of column {column} + r // 32)"
+            )
+    return column, sf_id

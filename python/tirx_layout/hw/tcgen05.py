@@ -17,6 +17,9 @@ TMEM_SCOPE = "tmem"
 TMEM_LANES, TMEM_COLUMNS = 128, 512
 #: Warp ``w`` of a warpgroup reaches lanes ``32*(w%4) .. 32*(w%4)+31`` only (9.7.16.8.1, access restrictions).
 LANES_PER_WARP = 32
+#: One-byte ``ue8m0`` scale factors per 32-bit TMEM cell: the SF id (0..3) of a block-scaled MMA picks the byte
+#: ("Block scaling", scale factor A/B ID).
+SCALE_FACTORS_PER_COLUMN = 4
 #: ``tcgen05.alloc`` takes a power of two of at least this many columns.
 MIN_ALLOC_COLUMNS = 32
 

@@ -20,6 +20,9 @@ from ..layout import LAYOUT_TYPES
 
 #: Annotation / attribute key under which a buffer's layout is stored.
 LAYOUT_KEY = "tirx_layout.layout"
+#: Annotation of a TMEM allocation placed inside another one's columns (``T.alloc_tmem(..., within=acc)``): the
+#: data variable of the buffer whose ``tcgen05.alloc`` it shares.
+TMEM_WITHIN_KEY = "tirx_layout.tmem_within"
 
 
 def is_layout(value) -> bool:

@@ -37,6 +37,16 @@ def helper_call(what: str, source: str, *args):
     return tirx.Evaluate(tvm.tirx.call_intrin("void", FUNC_CALL, helper_name(what), *args, source))
 
 
+def helper_value(what: str, source: str, dtype: str, *args):
+    """A call of helper ``what`` (CUDA ``source``) that returns a ``dtype`` value: an expression, not a statement.
+
+    Example:
+        >>> str(helper_value("elect_sync", "", "uint32").ty.dtype)
+        'uint32'
+    """
+    return tvm.tirx.call_intrin(dtype, FUNC_CALL, helper_name(what), *args, source)
+
+
 def called_helper(node) -> tuple[str, list] | None:
     """``(what, arguments)`` of a call of one of our helpers (an ``Evaluate`` or the call itself), else ``None``.
 

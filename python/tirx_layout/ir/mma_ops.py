@@ -180,7 +180,11 @@ def mbarrier_call(what: str, bar, value=None):
                 raise ValueError(f"T.mbarrier_{what}: {meaning} must be in {low}..{high} (PTX ISA), got {value}")
         if isinstance(value, tvm.ir.Expr) and "int" not in str(value.ty):
             raise TypeError(f"T.mbarrier_{what}: the value must be an integer, got {value} of type {value.ty}")
-        args.append(tirx.Cast("uint32", value) if isinstance(value, tvm.ir.Expr) else tirx.const(value, "uint32"))
+        if not isinstance(value, tvm.ir.Expr):
+            value = tirx.const(value, "uint32")
+        elif str(value.ty) != "uint32":  # (a uint32 value is kept as it is: a printed kernel parses back equal)
+            value = tirx.Cast("uint32", value)
+        args.append(value)
     elif value is not None:
         raise TypeError(f"T.mbarrier_{what} takes the mbarrier only, got also {value!r}")
     return tvm.ir.Call(MBARRIER_OP[what], args, ret_ty="void")

@@ -19,7 +19,17 @@ def source_location(node) -> str:
         (' (line 4 of <str>)', '')
     """
     span = getattr(node, "span", None)
+    spans = getattr(span, "spans", None)  # a statement a T.macro expanded: the macro's line, then the call's
+    if spans is not None:
+        return "".join(source_location(_Located(s)) for s in spans)
     if span is None or int(span.line) <= 0:
         return ""
     name = span.source_name.name if span.source_name is not None else ""
     return f" (line {int(span.line)} of {name})" if name else f" (line {int(span.line)})"
+
+
+class _Located:
+    """A stand-in node carrying one span (the parts of a ``SequentialSpan``)."""
+
+    def __init__(self, span):
+        self.span = span

@@ -13,8 +13,9 @@ from tvm import tirx
 from ..hw.threads import CTA_LEVELS
 
 COPY_OP_NAME = "tirx_layout.tile_copy"
-#: The scopes a tile copy may run at: the threads of the whole CTA, of each warpgroup, or of each warp.
-COPY_SCOPES = CTA_LEVELS[:-1]
+#: The scopes a tile copy may run at: the threads of the whole CTA, of each warpgroup, of each warp, or (only for
+#: a ``tcgen05.cp`` from shared memory into TMEM, which one thread issues) the one thread reaching it.
+COPY_SCOPES = CTA_LEVELS
 
 
 def _register_op() -> tvm.ir.Op:

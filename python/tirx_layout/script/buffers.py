@@ -18,7 +18,7 @@ from tvm.script.ir_builder import IRBuilder
 from tvm.tirx.script.builder import ir as _builder
 
 from ..hw.tcgen05 import TMEM_SCOPE
-from ..ir.annotations import LAYOUT_KEY, is_layout
+from ..ir.annotations import LAYOUT_KEY, TMEM_WITHIN_KEY, is_layout
 from ..layout.interop import from_upstream, is_upstream_layout
 from ..layout.placement import layout_threads, slot_count
 
@@ -100,18 +100,30 @@ def alloc_local(shape, dtype="float32", *args, **kwargs):
     return alloc_buffer(shape, dtype, *args, scope="local", **kwargs)
 
 
-def alloc_tmem(shape, dtype="float32", *args, layout=None, **kwargs):
+def alloc_tmem(shape, dtype="float32", *args, layout=None, within=None, **kwargs):
     """``T.alloc_tmem``: a tensor-memory buffer whose ``layout`` (a TileLayout on ``TLane``/``TCol``, replicas
     allowed) says where each element lives. LowerTileOps turns it into ``tcgen05.alloc`` ... ``tcgen05.dealloc``
     (``transform/tmem/``); it prints as ``T.alloc_buffer(..., scope=TMEM_SCOPE, layout=...)``, which parses back.
 
+    ``within=acc`` places the buffer inside the allocation of the TMEM buffer ``acc`` instead of a fresh one: its
+    layout's columns count from ``acc``'s first column (in its own dtype's units), they must not overlap ``acc``'s,
+    and the one ``tcgen05.alloc`` covers both. This is how buffers of different dtypes (an f32 accumulator and 8-bit
+    scale factors) share one allocation.
+
     Example:
         ``acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))``
+        ``sfa = T.alloc_tmem((128, 4), "float8_e8m0fnu", layout=mma_scale_factor_layout(128, 4, column=64),
+        within=acc)``
     """
     if is_upstream_layout(layout):
         layout = from_upstream(layout)
     if not is_layout(layout):
         raise ValueError(f"T.alloc_tmem needs a tirx_layout layout on TLane/TCol, got {layout!r}")
+    if within is not None:
+        if not isinstance(within, tvm.tirx.Buffer) or within.scope() != TMEM_SCOPE:
+            raise TypeError(f"T.alloc_tmem(within=...) takes a TMEM buffer (T.alloc_tmem), got {within!r}")
+        annotations = {**(kwargs.pop("annotations", None) or {}), TMEM_WITHIN_KEY: within.data}
+        kwargs["annotations"] = annotations
     return alloc_buffer(shape, dtype, *args, scope=TMEM_SCOPE, layout=layout, **kwargs)
 
 

@@ -1,7 +1,13 @@
-"""How the device helpers' pointer arguments reach simulated memory: ``address_of(buffer[i])`` of a shared buffer.
+"""How the device helpers' pointer arguments reach simulated memory.
 
-Shared buffers are buffer-relative in the simulator: a pointer is the buffer's :class:`~tirx_layout.sim.memory.Memory`
-and an element index per thread (its byte offset is the index times the element size).
+Two views of a shared buffer element, ``address_of(buffer[i])``:
+
+* buffer-relative (:func:`shared_address`): the buffer's :class:`~tirx_layout.sim.memory.Memory` and the element
+  index per thread -- what mbarriers and register pointers use;
+* the CTA's shared address space (:class:`SharedSpace`, :func:`shared_byte_address`): each shared buffer has a base
+  address, given when it is allocated, at its declared alignment, in allocation order. Matrix descriptors carry
+  such addresses (``smem_descriptor``), and a descriptor's start address maps back to (buffer, byte offset); the
+  swizzle modes act on these absolute addresses, as the hardware's do.
 """
 
 from __future__ import annotations
@@ -9,9 +15,69 @@ from __future__ import annotations
 import numpy as np
 from tvm.ir import Call
 
-from .memory import SimulationError
+from .memory import OutOfBounds, SimulationError
 
-__all__ = ["shared_address"]
+__all__ = ["SharedSpace", "shared_address", "shared_byte_address"]
+
+
+class SharedSpace:
+    """The shared address space of one CTA: buffers placed one after another, each at its alignment.
+
+    Example:
+        >>> import numpy as np
+        >>> from tirx_layout.sim.memory import Memory
+        >>> space = SharedSpace()
+        >>> bar, tile = Memory("bar", np.zeros(1, np.uint64), "shared"), Memory("A", np.zeros(256, np.uint32), "shared")
+        >>> space.place(bar, 8), space.place(tile, 1024)
+        (0, 1024)
+        >>> memory, offset = space.find(1024 + 40, 16, "A's descriptor")
+        >>> memory.name, offset
+        ('A', 40)
+    """
+
+    def __init__(self):
+        self.bases: dict = {}  # id(Memory) -> base byte address
+        self.memories: list = []  # (base, Memory) in allocation order
+        self.top = 0
+
+    def place(self, memory, alignment: int) -> int:
+        """Give ``memory`` its base address (the first ``alignment``-aligned byte after the buffers placed so far)."""
+        alignment = max(int(alignment), memory.data.dtype.itemsize, 1)
+        base = -(-self.top // alignment) * alignment
+        self.bases[id(memory)] = base
+        self.memories.append((base, memory))
+        self.top = base + memory.data.nbytes
+        return base
+
+    def base(self, memory) -> int:
+        """The base address of a placed shared ``memory``."""
+        if id(memory) not in self.bases:
+            raise SimulationError(f"shared buffer {memory.name} has no address (it was not allocated in this CTA)")
+        return self.bases[id(memory)]
+
+    def find(self, address: int, size: int, what: str):
+        """The buffer holding bytes ``address .. address + size - 1`` and the offset of ``address`` in it; bytes in
+        no buffer (or spilling out of the one ``address`` is in) raise, naming ``what``."""
+        for base, memory in self.memories:
+            if base <= address < base + memory.data.nbytes:
+                if address + size > base + memory.data.nbytes:
+                    raise OutOfBounds(
+                        f"{what}: bytes {address}..{address + size - 1} run past the end of {memory.name} "
+                        f"(shared bytes {base}..{base + memory.data.nbytes - 1})"
+                    )
+                return memory, address - base
+        placed = ", ".join(f"{m.name} at {b}..{b + m.data.nbytes - 1}" for b, m in self.memories) or "none"
+        raise SimulationError(f"{what}: shared address {address} is in no shared buffer (buffers: {placed})")
+
+
+def _element(interp, expr, what: str):
+    if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
+        raise SimulationError(f"{what} needs the address of a shared-memory element, got {expr}")
+    load = expr.args[0]
+    memory = interp._memory(load.source)
+    if memory.scope != "shared":
+        raise SimulationError(f"{what} takes a shared-memory address; {load.source.name} is {memory.scope}")
+    return memory, np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
 
 
 def shared_address(interp, expr, what: str) -> tuple[object, np.ndarray]:
@@ -21,10 +87,13 @@ def shared_address(interp, expr, what: str) -> tuple[object, np.ndarray]:
     Example: ``memory, index = shared_address(interp, args[0], "mbarrier_wait")``; anything but the address of a
     shared buffer element raises ``SimulationError`` naming ``what``.
     """
-    if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
-        raise SimulationError(f"{what} needs the address of a shared-memory element, got {expr}")
-    load = expr.args[0]
-    memory = interp._memory(load.source)
-    if memory.scope != "shared":
-        raise SimulationError(f"{what} takes a shared-memory address; {load.source.name} is {memory.scope}")
-    return memory, np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
+    return _element(interp, expr, what)
+
+
+def shared_byte_address(interp, expr, what: str) -> np.ndarray:
+    """The shared-space byte address (:class:`SharedSpace`) of an ``address_of(buffer[i])`` argument, per thread.
+
+    Example: ``shared_byte_address(interp, args[0], "smem_descriptor")`` is ``base(buffer) + i * element size``.
+    """
+    memory, index = _element(interp, expr, what)
+    return interp.launch.shared_space.base(memory) + index * memory.data.dtype.itemsize

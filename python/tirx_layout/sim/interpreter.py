@@ -26,7 +26,8 @@ from tvm.ir import Call, TensorLoad
 
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import mbarrier, tmem
+from . import mbarrier, tmem, warps
+from .addresses import SharedSpace
 from .memory import Memory, OutOfBounds, SimulationError
 
 # Sub-byte and 8-bit float types come from ml_dtypes (TVM's own dependency); the simulator keeps one element per
@@ -127,6 +128,8 @@ class Launch:
     globals: dict  # param var -> Memory
     interval: int = 0
     shared: dict = field(default_factory=dict)
+    #: the CTA's shared address space: each shared buffer's base address, given at its first allocation
+    shared_space: SharedSpace = field(default_factory=SharedSpace)
     #: called as ``observer(node, kind, memory, addresses, active)`` for every shared/global access instruction,
     #: with ``addresses`` of shape ``(threads,)`` or ``(threads, lanes)`` and ``active`` the running threads.
     observer: object = None
@@ -287,7 +290,9 @@ class CtaInterpreter:
         scope = buffer.scope()
         if scope == "shared" or scope.startswith("shared."):
             if buffer not in self.launch.shared:
-                self.launch.shared[buffer] = Memory(buffer.name, np.zeros(size, dtype), "shared")
+                memory = Memory(buffer.name, np.zeros(size, dtype), "shared")
+                self.launch.shared[buffer] = memory
+                self.launch.shared_space.place(memory, int(buffer.data_alignment))
             self.memories[buffer] = self.launch.shared[buffer]
         elif scope == "local":
             self.registers[buffer] = np.zeros((self.count, size), dtype)
@@ -478,6 +483,9 @@ class CtaInterpreter:
             return self._guarded_select(args)
         if name == "likely":
             return self.eval(args[0])
+        if name == "cuda.warp_sync":
+            warps.warp_sync(self)
+            return np.int32(0)
         if name == "tvm_warp_shuffle":
             return self._warp_shuffle(args)
         if name == "reinterpret":
@@ -489,8 +497,8 @@ class CtaInterpreter:
             return np.uint64(high << 32 | low)
         helper = called_helper(expr)
         if helper is not None:
-            tmem.execute(self, *helper)
-            return np.int32(0)
+            value = tmem.execute(self, *helper)
+            return np.int32(0) if value is None else value
         raise SimulationError(f"the simulator does not implement the intrinsic {name}")
 
     def _guarded_select(self, args):

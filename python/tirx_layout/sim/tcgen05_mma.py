@@ -30,7 +30,6 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from .addresses import shared_address
 from .memory import AsyncRead, OutOfBounds, SimulationError
 
 __all__ = [
@@ -497,7 +496,7 @@ class _Mma:
 
     def __init__(self, interp, kind: str, form: str, args, thread: int):
         scaled = kind == "mxf8f6f4"
-        expected = (7 if form == "ss" else 6) + (2 if scaled else 0)
+        expected = 5 + (2 if scaled else 0)
         self.name = f"tcgen05.mma.kind::{kind}" + (".block_scale" if scaled else "") + f" ({form.upper()})"
         if len(args) != expected:
             raise SimulationError(f"{self.name} takes {expected} arguments (MMA_DESIGN §3), got {len(args)}")
@@ -505,8 +504,8 @@ class _Mma:
         self.warp = thread // 32
         self.gid = int(interp.launch.block * interp.count + thread)
         self.what = f"{self.name} issued by thread {self.gid}"
-        rest = list(args[3:] if form == "ss" else args[2:])
-        self.idesc = decode_instruction_descriptor(_value(interp, rest[2], thread), kind)
+        rest = list(args[2:])  # b_desc, idesc, [sfa_taddr, sfb_taddr,] enable_input_d
+        self.idesc = decode_instruction_descriptor(_value(interp, rest[1], thread), kind)
         if self.idesc["sparse"]:
             raise DescriptorError(f"{self.what}: sparse MMAs (instruction descriptor bit 2) are not modelled")
         self.m, self.n = self.idesc["m"], self.idesc["n"]
@@ -526,43 +525,38 @@ class _Mma:
             raise DescriptorError(f"{self.what}: an MN-major 8-bit B needs N a multiple of 16, not {self.n}")
         self.d_taddr = _value(interp, args[0], thread)
         self.enable_input_d = _value(interp, rest[-1], thread) != 0
-        self.b_source = (rest[0], rest[1])
-        self.a_source = (args[1], args[2]) if form == "ss" else _value(interp, args[1], thread)
-        self.scale_sources = (_value(interp, rest[3], thread), _value(interp, rest[4], thread)) if scaled else None
+        self.b_source = rest[0]
+        self.a_source = args[1] if form == "ss" else _value(interp, args[1], thread)
+        self.a_in_tmem = form == "ts"
+        self.scale_sources = (_value(interp, rest[2], thread), _value(interp, rest[3], thread)) if scaled else None
 
     # ---- operands ----
 
     def shared_operand(self, operand: str, rows: int):
-        """``rows x K`` elements of A or B read from shared memory through the descriptor (MMA_DESIGN §3: the start
-        address is the pointer's byte offset in its buffer; the descriptor's start field must be 0)."""
-        pointer, descriptor_expr = self.a_source if operand == "a" else self.b_source
-        memory, index = shared_address(self.interp, pointer, f"{self.what}: {operand.upper()}")
-        descriptor = _value(self.interp, descriptor_expr, self.thread) & (1 << 64) - 1
-        fields = decode_shared_descriptor(descriptor)
-        if fields["start_address"]:
-            raise DescriptorError(
-                f"{self.what}: {operand.upper()}'s descriptor {descriptor:#018x} has start-address field "
-                f"{fields['start_address'] >> 4}; the helper ORs the pointer into it, so it must be 0"
-            )
-        offset = int(index[self.thread]) * memory.data.dtype.itemsize
-        if offset % 16 or not 0 <= offset < 1 << 18:
-            raise DescriptorError(
-                f"{self.what}: {operand.upper()} starts at byte {offset} of {memory.name}; a descriptor start address "
-                "is 16-byte aligned and below 2^18"
+        """``rows x K`` elements of A or B read from shared memory through the descriptor: its start address is an
+        address of the CTA's shared space (``addresses.SharedSpace``), every element address is decoded from it
+        (swizzles act on those absolute addresses), and all of them must lie in the buffer the start lies in."""
+        descriptor = _value(self.interp, self.a_source if operand == "a" else self.b_source, self.thread)
+        descriptor &= (1 << 64) - 1
+        start = decode_shared_descriptor(descriptor)["start_address"]
+        dtype = _ELEMENTS[self.idesc[f"{operand}_dtype"]]
+        addresses = _operand_addresses(descriptor, rows, dtype.itemsize, self.idesc[f"{operand}_major"])
+        where = f"{self.what}: {operand.upper()} (descriptor {descriptor:#018x})"
+        memory, offset = self.interp.launch.shared_space.find(start, 1, where)
+        base = start - offset
+        lowest, end = int(addresses.min()), int(addresses.max()) + dtype.itemsize
+        if lowest < base or end > base + memory.data.nbytes:
+            raise OutOfBounds(
+                f"{where} reads shared bytes {lowest}..{end - 1}, outside {memory.name} (bytes {base}.."
+                f"{base + memory.data.nbytes - 1}), the buffer its start address {start} lies in"
             )
         if memory.data.dtype.name in _SUB_BYTE:  # one numpy item per element: the bytes are not the hardware's
             raise SimulationError(
                 f"{self.what}: {operand.upper()} is in {memory.name}, a {memory.data.dtype.name} buffer; the simulator "
                 "reads MMA operands from the bytes of 8-bit or wider buffers only"
             )
-        dtype = _ELEMENTS[self.idesc[f"{operand}_dtype"]]
-        addresses = _operand_addresses(descriptor | offset >> 4, rows, dtype.itemsize, self.idesc[f"{operand}_major"])
         image = memory.data.view(np.uint8)
-        end = int(addresses.max()) + dtype.itemsize
-        if end > image.size:
-            raise OutOfBounds(
-                f"{self.what}: {operand.upper()} reaches byte {end - 1} of {memory.name}, a {image.size}-byte buffer"
-            )
+        addresses = addresses - base
         element_bytes = addresses[..., None] + np.arange(dtype.itemsize)
         elements = np.unique(element_bytes // memory.data.dtype.itemsize)
         launch = self.interp.launch
@@ -630,7 +624,7 @@ class _Mma:
             raise OutOfBounds(f"{self.what}: D reaches TMEM column {int(cols[-1])} of {_COLUMNS}")
         tm.check_columns(cols, f"{self.what}: D")
         reads = []
-        if isinstance(self.a_source, tuple):
+        if not self.a_in_tmem:
             a, memory, elements = self.shared_operand("a", self.m)
             reads.append((memory, elements))
         else:
@@ -673,7 +667,7 @@ def execute(interp, what: str, args) -> None:
     ``tcgen05.mma`` per active thread, each read and computed when it is issued and recorded as an asynchronous
     access of its warp (TMEM) and an in-flight read (shared memory) until a commit and a wait complete it.
 
-    Example: ``execute(interp, "mma_f16_ss", args)`` for ``args`` = (d_taddr, a_ptr, a_desc, b_ptr, b_desc, idesc,
+    Example: ``execute(interp, "mma_f16_ss", args)`` for ``args`` = (d_taddr, a_desc, b_desc, idesc,
     enable_input_d).
     """
     match = _HELPER.match(what)

@@ -13,7 +13,9 @@ only, not from ``tirx_layout.hw.tcgen05`` or the lowering, so that the two are i
   fragments"): 32x32b ``(l, r)``; 16x64b ``(l//4 + 8(l%2), (l//2)%2 + 2r)``; 16x128b ``(l//4 + 8(r%2),
   l%4 + 4(r//2))``; 16x256b ``(l//4 + 8((r//2)%2), r%2 + 2(l%4) + 8(r//4))``, as (lane, column) offsets from
   ``taddr``. Warp ``w`` may touch lanes ``32(w%4)..32(w%4)+31`` only (9.7.16.8.1, access restrictions), and
-  only allocated columns.
+  only allocated columns. ``..._pack16b`` is ``.pack::16b`` (ld: "two 16-bit elements from adjacent columns are
+  packed into a single 32-bit element") / ``.unpack::16b`` (st: the reverse): register ``r``'s column ``c`` above
+  stands for columns ``2c`` (low 16 bits) and ``2c + 1`` (high 16 bits), each column's low half.
 * ``wait_ld`` / ``wait_st`` / ``fence_before`` / ``fence_after`` / ``commit``: the simulator performs every access
   when it is issued, and checks that the kernel orders it as the ISA's tcgen05 memory model asks
   (``tmem_order.TmemOrder``): a TMEM access that nothing orders after a conflicting one is an error.
@@ -30,11 +32,15 @@ import numpy as np
 from tvm.ir import Call
 
 from . import mbarrier, tcgen05_mma
+from .addresses import shared_byte_address
 from .memory import OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
+from .warps import elect_sync
 
 LANES, COLUMNS = 128, 512
-_LD_ST = re.compile(r"(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)$")
+_LD_ST = re.compile(r"(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)(_pack16b)?$")
+#: The 16-bit qualifiers of ld/st helpers named ``..._pack16b`` (PTX ISA, tcgen05.ld/st).
+_PACK16 = {"ld": "pack::16b", "st": "unpack::16b"}
 _ORDERING = {
     "wait_ld": lambda tm, w: tm.wait_ld(w),
     "wait_st": lambda tm, w: tm.order.complete(w, "st"),
@@ -209,6 +215,12 @@ def execute(interp, what: str, args) -> None:
 
     Example: ``execute(interp, "wait_ld", [])`` does nothing; an unknown helper raises ``SimulationError``.
     """
+    if what == "elect_sync":
+        return elect_sync(interp)
+    if what == "smem_descriptor":  # the descriptor's fields ORed with (shared address & 0x3FFFF) >> 4
+        address = shared_byte_address(interp, args[0], "smem_descriptor")
+        bits = np.asarray(interp.eval(args[1])).astype(np.uint64)
+        return bits | ((address.astype(np.uint64) & np.uint64(0x3FFFF)) >> np.uint64(4))
     if interp.tmem is None:
         interp.tmem = TensorMemory(interp.count // 32)
     tm = interp.tmem
@@ -276,14 +288,18 @@ def execute(interp, what: str, args) -> None:
         raise SimulationError(f"the simulator does not implement the tcgen05 helper {what}")
     kind, shape, num = match.group(1), match.group(2), int(match.group(3))
     lane_off, col_off = fragment_offsets(shape, num)
+    pack16 = match.group(4) is not None
+    if pack16:  # each register holds the low halves of two adjacent columns: fragment column c is columns 2c, 2c+1
+        lane_off = np.repeat(lane_off, 2, axis=1)
+        col_off = (2 * col_off[:, :, None] + np.arange(2)[None, None, :]).reshape(32, -1)
     source, regs, index = _register_target(interp, args[1])
     pack = 4 // regs.dtype.itemsize
-    count = lane_off.shape[1]
+    count = lane_off.shape[1] // (2 if pack16 else 1)  # 32-bit registers per thread
     taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
     for w in _warps(interp):
         taddr = _warp_uniform(taddrs, w, f"the tcgen05.{kind} address")
         lanes, cols = (taddr >> 16) + lane_off, (taddr & 0xFFFF) + col_off
-        tm.check(w % 4, lanes, cols, f"tcgen05.{kind}.{shape}.x{num}")
+        tm.check(w % 4, lanes, cols, f"tcgen05.{kind}.{shape}.x{num}" + (f".{_PACK16[kind]}" if pack16 else ""))
         threads = np.arange(32 * w, 32 * w + 32)
         start = index[threads]
         if (start < 0).any() or (start + count * pack > regs.shape[1]).any():
@@ -295,11 +311,16 @@ def execute(interp, what: str, args) -> None:
         rows = threads[:, None]
         if kind == "ld":
             words = np.ascontiguousarray(tm.read(lanes, cols, w))
+            if pack16:  # low half of column 2c in bits 0-15, of column 2c+1 in bits 16-31
+                halves = (words & np.uint32(0xFFFF)).reshape(32, count, 2)
+                words = np.ascontiguousarray(halves[:, :, 0] | (halves[:, :, 1] << np.uint32(16)))
             regs[rows, window] = words.view(regs.dtype).reshape(32, count * pack)
             tm.loading.setdefault(source, np.zeros(regs.shape, bool))[rows, window] = True
         else:
-            values = np.ascontiguousarray(regs[rows, window])
-            tm.write(lanes, cols, w, values.view(np.uint32).reshape(32, count))
+            values = np.ascontiguousarray(regs[rows, window]).view(np.uint32).reshape(32, count)
+            if pack16:  # bits 0-15 to column 2c, bits 16-31 to column 2c+1, each in a cell's low half
+                values = np.stack([values & np.uint32(0xFFFF), values >> np.uint32(16)], axis=-1).reshape(32, -1)
+            tm.write(lanes, cols, w, values)
 
 
 def _shared_word(interp, expr, what: str):

@@ -160,24 +160,54 @@ def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
     return done.returncode == 0, done.stderr.strip()
 
 
-def sample_input(kernel, sizes: Mapping[str, int] | None = None) -> np.ndarray:
-    """A deterministic input for a kernel's first parameter, exactly representable in the 16- and 32-bit float
-    types (narrower ones round it, once, when it is made). ``sizes`` gives the symbolic extents of its shape
-    (``{"M": 100}`` for ``T.match_buffer(a, (M, 64))``).
+def sample_input(kernel, sizes: Mapping[str, int] | None = None, index: int = 0) -> np.ndarray:
+    """A deterministic input for a kernel's parameter number ``index`` (the first by default), exactly representable
+    in the 16- and 32-bit float types (narrower ones round it, once, when it is made): small integers in [-30, 30],
+    a different sequence for each parameter; for ``float8_e8m0fnu`` (block-scaling factors) powers of two 2^-3..2^3.
+    ``sizes`` gives the symbolic extents of its shape (``{"M": 100}`` for ``T.match_buffer(a, (M, 64))``).
 
     Example:
         ``sample_input(kernel)`` for a kernel whose first parameter is ``T.Buffer((2, 3), "float16")`` is
-        ``[[-30, -23, -16], [-9, -2, 5]]`` in float16.
+        ``[[-30, -23, -16], [-9, -2, 5]]`` in float16; ``sample_input(kernel, index=1)`` for a second parameter of
+        that shape is ``[[-17, -10, -3], [4, 11, 18]]``.
     """
-    param = kernel.params[0]
+    param = kernel.params[index]
     sizes = dict(sizes or {})
     shape = []
     for e in param.shape:
         if isinstance(e, tvm.tirx.Var) and e.name not in sizes:
             raise ValueError(f"{param.name} has the symbolic extent {e.name}; give its size: sizes={{'{e.name}': ...}}")
         shape.append(sizes[e.name] if isinstance(e, tvm.tirx.Var) else int(e))
-    values = (np.arange(int(np.prod(shape))) * 7 % 61 - 30).reshape(shape)
+    values = ((np.arange(int(np.prod(shape))) * 7 + 13 * index) % 61 - 30).reshape(shape)
+    if str(param.dtype) == "float8_e8m0fnu":  # a power-of-two scale (no sign, no zero): 2^-3 .. 2^3
+        return np.exp2(values % 7 - 3).astype(numpy_dtype(param.dtype))
     return values.astype(numpy_dtype(param.dtype))
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a kernel computes when one input and exact equality do not say it: ``compute(*inputs)`` from the
+    kernel's first ``inputs`` parameters (each a :func:`sample_input`), its result compared within ``rtol`` and
+    ``atol`` (``numpy.allclose``; both 0: exactly). A table entry may hold one in place of the plain function.
+
+    Example:
+        >>> gemm = Expected(lambda a, b: a @ b.T, inputs=2)
+        >>> gemm(np.eye(2), np.ones((3, 2))).shape, gemm.exact
+        ((2, 3), True)
+    """
+
+    compute: Callable
+    inputs: int = 1
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    def __call__(self, *inputs):
+        return self.compute(*inputs)
+
+    @property
+    def exact(self) -> bool:
+        """Whether the result must equal numpy's exactly."""
+        return self.rtol == 0 and self.atol == 0
 
 
 @dataclass
@@ -211,23 +241,29 @@ class KernelReport:
         return f"== {self.name} ==\n{lines}\n  {self.verdict()}"
 
 
+def _close(got: np.ndarray, wanted, check: Expected) -> bool:
+    got, wanted = got.astype(np.float64), np.asarray(wanted).astype(np.float64)
+    if check.exact:
+        return np.array_equal(got, wanted)
+    return got.shape == wanted.shape and bool(np.allclose(got, wanted, rtol=check.rtol, atol=check.atol))
+
+
 def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, arch: str = "sm_100a") -> KernelReport:
     """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` (``sizes``: its symbolic
     extents) and compare with ``expected`` (the second parameter's value, or ``{output name: value}`` for several
-    outputs). A table entry is ``(kernel, expected)`` or, for a kernel with symbolic extents,
-    ``(kernel, expected, sizes)``: ``report(name, *entry)``.
+    outputs; an :class:`Expected` for several inputs or a tolerance). A table entry is ``(kernel, expected)`` or,
+    for a kernel with symbolic extents, ``(kernel, expected, sizes)``: ``report(name, *entry)``.
 
     Example:
         ``print(report("staging", kernel, lambda a: a.T))`` prints the kernel's shared-memory lines and the verdicts.
     """
     cuda = build(kernel, arch).imports[0].inspect_source()
-    a = sample_input(kernel, sizes)
-    result = sim.run(kernel, [a], arch)
-    wanted = expected(a)
-    if not isinstance(wanted, dict):  # one output: the second parameter
-        wanted = {kernel.params[1].name: wanted}
-    matches = all(
-        np.array_equal(result[n].astype(np.float64), np.asarray(w).astype(np.float64)) for n, w in wanted.items()
-    )
+    check = expected if isinstance(expected, Expected) else Expected(expected)
+    inputs = [sample_input(kernel, sizes, i) for i in range(check.inputs)]
+    result = sim.run(kernel, inputs, arch)
+    wanted = check(*inputs)
+    if not isinstance(wanted, dict):  # one output: the parameter after the inputs
+        wanted = {kernel.params[check.inputs].name: wanted}
+    matches = all(_close(result[n], w, check) for n, w in wanted.items())
     written_once = all(bool((result.writes[n] == 1).all()) for n in wanted)
     return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once)

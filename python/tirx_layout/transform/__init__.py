@@ -21,9 +21,11 @@ from .infer_layouts import (
     copy_cost,
     explain_layouts,
     infer_layouts,
+    register_operand_rule,
     register_strict_rule,
     tcgen05_cp_operand_rule,
     tcgen05_fragment_rule,
+    tile_mma_operand_rule,
 )
 from .lower_layout_access import LowerLayoutAccess, lower_layout_access
 from .lower_mma import LowerTileMma, lower_tile_mma
@@ -51,10 +53,12 @@ __all__ = [
     "lower_tile_mma",
     "lower_tile_ops",
     "pipeline_name",
+    "register_operand_rule",
     "register_strict_rule",
     "storage_extent",
     "tcgen05_cp_operand_rule",
     "tcgen05_fragment_rule",
+    "tile_mma_operand_rule",
     "tirx_layout_pipeline",
     "verify_layouts",
 ]

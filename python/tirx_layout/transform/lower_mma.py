@@ -9,8 +9,9 @@ number the instructions need comes from the operands' layouts and dtypes:
   i8); the instruction descriptor from the kind, dtypes, M, N and each operand's majorness
   (``hw.mma.instruction_descriptor``);
 * each shared operand's matrix descriptor from its layout (``hw.mma.shared_matrix_descriptor``, which refuses a
-  layout the MMA cannot read) and the start of every K step (``k_offsets``): the helper receives the descriptor with
-  its start field zero and a pointer to the step's first element, and ORs the pointer's shared address in;
+  layout the MMA cannot read) and the start of every K step (``k_offsets``): the issuing thread makes the full
+  descriptor once (``smem_descriptor``: the fields ORed with the shared address of the first step's first
+  element), and K step ``s`` adds its offset ``>> 4`` to it;
 * the accumulator's TMEM address from D's layout: the lane of row 0 and the column of column 0 of the region, on top
   of the allocation's base address (filled in by LowerTileOps, which allocates TMEM).
 
@@ -18,13 +19,16 @@ What is emitted, by ``scope`` (PTX ISA, tcgen05 memory consistency: the MMA read
 proxy, and orders with other threads' tcgen05 accesses only through the thread-sync fences):
 
 * ``"cta"`` -- every thread: ``fence.proxy.async.shared::cta`` (its shared-memory writes become visible to the
-  MMA), ``tcgen05.fence::before_thread_sync``, a CTA barrier, ``tcgen05.fence::after_thread_sync``; thread 0
-  issues the K loop and the commit.
-* ``"warp"`` -- the warp's threads: the proxy fence; lane 0 issues. ``"thread"`` -- the thread issues.
+  MMA), ``tcgen05.fence::before_thread_sync``, a CTA barrier, ``tcgen05.fence::after_thread_sync``; the lane
+  ``elect.sync`` elects in warp 0 issues the K loop and the commit.
+* ``"warp"`` -- the warp's threads: the proxy fence and the fences around ``__syncwarp()``; the lane ``elect.sync``
+  elects issues. ``"thread"`` -- the thread issues.
 * The synchronous form (no ``barrier``) commits to an mbarrier of the call site's own, initialised once at the start
-  of the kernel; every thread of the scope waits for the phase its own counter tracks, then
-  ``tcgen05.fence::after_thread_sync``: D is readable after the op. With ``barrier=bars[i]`` the commit arrives on
-  ``bars[i]`` and the kernel waits with ``T.mbarrier_wait`` before reading D or overwriting A or B.
+  of the kernel (published by the site's own CTA barrier before the issue; a CTA barrier after the initialisation
+  only when a synchronous site is "warp" or "thread" scope); every thread of the scope waits for the phase its own
+  counter tracks, then ``tcgen05.fence::after_thread_sync``: D is readable after the op. With ``barrier=bars[i]``
+  the commit arrives on ``bars[i]`` and the kernel waits with ``T.mbarrier_wait`` before reading D or overwriting
+  A or B.
 
 The K loop is unrolled: step ``s`` reads K elements ``s*k .. (s+1)*k - 1``; its enable-input-d is ``accumulate`` for
 step 0 and 1 after (the pipelined MMA -> MMA pair needs no fence between steps).
@@ -42,10 +46,12 @@ from tvm import tirx
 from ..hw.memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES
 from ..hw.mma import (
     K_BYTES_PER_INSTRUCTION,
+    SCALE_DTYPE,
     MmaInstruction,
     accumulator_taddr_offset,
     instruction_descriptor,
     mma_kind,
+    scale_factor_taddr,
     shared_matrix_descriptor,
     tmem_operand_offset,
 )
@@ -70,8 +76,9 @@ _REPEAT_BYTES[SWIZZLE_128B_BASE32B] = 4 * 128
 
 
 def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
-    """The matrix descriptor of a shared operand region (start field zero) and the element offset, from the
-    buffer's start, of each K step's first element (an expression where the region starts at a symbolic stage).
+    """The matrix descriptor of a shared operand region (start field zero), the element offset from the buffer's
+    start of the first K step's first element (an expression where the region starts at a symbolic stage), and
+    each K step's start in 16-byte units past the first step's (what it adds to the descriptor's start field).
 
     The region is the buffer's layout sliced to it (leading dimensions taking one index, K sliced by whole
     instruction steps); a symbolic start must move the region by whole swizzle repeats, so that every stage is
@@ -107,8 +114,12 @@ def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
                     f"not whole {repeat}-byte {descriptor.swizzle} swizzle repeats; index it with a constant"
                 )
             shift = shift + begin * step
-    starts = [(descriptor.start + offset) // side.element_bytes + shift for offset in descriptor.k_offsets]
-    return dataclasses.replace(descriptor, start=0, k_offsets=(0,)), starts
+    first = descriptor.k_offsets[0]
+    if any((offset - first) % 16 for offset in descriptor.k_offsets):  # the start field counts 16-byte units
+        raise ValueError(f"{name}: K steps start at byte offsets {descriptor.k_offsets}, not 16-byte aligned")
+    start = (descriptor.start + first) // side.element_bytes + shift
+    step_units = [(offset - first) >> 4 for offset in descriptor.k_offsets]
+    return dataclasses.replace(descriptor, start=0, k_offsets=(0,)), start, step_units
 
 
 def _stage_step(layout, shape, begins, extents, dim: int, name: str) -> int:
@@ -141,7 +152,7 @@ def _trailing(side, name: str) -> None:
 
 
 def _pointer(view, start):
-    """``&view[start]``: the shared address of an operand's K step."""
+    """``&view[start]``: the shared address of an operand's first K step."""
     index = tirx.IntImm("int32", start) if isinstance(start, int) else start
     return tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [index]))
 
@@ -152,6 +163,80 @@ def _taddr(buffer, lane: int, column):
     return tmem_base_address(buffer) + (
         tirx.const(offset, "uint32") if isinstance(offset, int) else tirx.Cast("uint32", offset)
     )
+
+
+def _block_scaled(mma: TileMma) -> bool:
+    """Whether ``mma`` is block-scaled (``scale_a`` and ``scale_b`` given); one without the other is refused."""
+    if (mma.scale_a is None) != (mma.scale_b is None):
+        given, missing = ("scale_a", "scale_b") if mma.scale_a is not None else ("scale_b", "scale_a")
+        raise ValueError(
+            f"tile_mma with {given} but no {missing}: a block-scaled MMA (kind mxf8f6f4) reads scale factors for "
+            "both A and B"
+        )
+    return mma.scale_a is not None
+
+
+def _scale_factor_steps(mma: TileMma, layouts: dict, m: int, n: int, steps: int) -> list:
+    """Per K step of a block-scaled MMA: ``((scale_a TMEM address, SF id), (scale_b address, SF id))``. Each scale
+    operand is a ``(rows, K / 32)`` region (rows = M for ``scale_a``, N for ``scale_b``) of a ``float8_e8m0fnu``
+    TMEM buffer laid out as the MMA reads it (``hw.mma.scale_factor_taddr``; ``mma_scale_factor_layout`` makes
+    one); a leading (stage) index may be an expression when each stage moves the scales by whole columns."""
+    per_operand = []
+    for name, region, rows in (("scale_a", mma.scale_a, m), ("scale_b", mma.scale_b, n)):
+        side = operand(region, layouts, name)
+        if not isinstance(side, TmemOperand):
+            raise ValueError(
+                f"{name} of tile_mma must be in tensor memory (T.alloc_tmem, filled by tcgen05.cp), "
+                f"{side.buffer.name} is {side.buffer.scope()}"
+            )
+        if side.dtype != SCALE_DTYPE:
+            raise ValueError(
+                f"{name} of tile_mma holds {SCALE_DTYPE} (ue8m0) scale factors; {side.buffer.name} is {side.dtype}"
+            )
+        if side.layout is None:
+            raise ValueError(f"{name} of tile_mma ({side.buffer.name}) needs a TMEM layout (mma_scale_factor_layout)")
+        *leading, got_rows, got_blocks = side.extents
+        if any(e != 1 for e in leading) or (got_rows, got_blocks) != (rows, steps):
+            raise ValueError(
+                f"{name} of tile_mma is a ({rows}, K/32) = ({rows}, {steps}) region (one scale per "
+                f"{'row of A' if name == 'scale_a' else 'row of B'} per 32 K elements); {side.buffer.name}'s region "
+                f"has extents {tuple(side.extents)}"
+            )
+        per_operand.append([_scale_taddr(side, rows, s, name) for s in range(steps)])
+    return list(zip(*per_operand, strict=True))
+
+
+def _scale_taddr(side, rows: int, k_block: int, name: str):
+    """(TMEM address, SF id) of K-block ``k_block`` of a scale operand; a symbolic leading index ``i`` must move
+    the scales by a fixed number of whole columns per step (a stage), the SF id staying."""
+    symbolic = [d for d, b in enumerate(side.begins) if not isinstance(b, int)]
+    if any(d >= len(side.begins) - 2 for d in symbolic) or len(symbolic) > 1:
+        raise ValueError(
+            f"{name} of tile_mma: only one leading (stage) index may be an expression, got region start {side.begins}"
+        )
+    if not symbolic:
+        column, sf_id = scale_factor_taddr(side.layout, side.shape, side.begins, rows, k_block, name)
+        return tmem_base_address(side.buffer) + tirx.const(column, "uint32"), sf_id
+    (dim,) = symbolic
+    at = [
+        scale_factor_taddr(
+            side.layout, side.shape, [v if d == dim else b for d, b in enumerate(side.begins)], rows, k_block, name
+        )
+        for v in range(int(side.shape[dim]))
+    ]
+    step = at[1][0] - at[0][0] if len(at) > 1 else 0
+    if any(column != at[0][0] + v * step or sf_id != at[0][1] for v, (column, sf_id) in enumerate(at)):
+        raise ValueError(
+            f"{name} of tile_mma: stage {side.begins[dim]} of {side.buffer.name} does not move the scale factors "
+            f"by one fixed number of columns with the same SF id (per stage: {at}); index it with a constant"
+        )
+    column = tirx.const(at[0][0], "int32") + side.begins[dim] * step
+    return tmem_base_address(side.buffer) + tirx.Cast("uint32", column), at[0][1]
+
+
+def _advanced(descriptor, units: int):
+    """``descriptor`` (a ``uint64`` variable) with ``units`` added to its start field; step 0 is the variable."""
+    return descriptor if units == 0 else descriptor + tirx.const(units, "uint64")
 
 
 def _as_u32(flag):
@@ -167,6 +252,7 @@ class _MmaLowering:
         self.layouts = buffer_layouts(func)
         self._threads = None
         self.own_barriers = []  # (mbarrier buffer, phase buffer) of each synchronous call site
+        self.unbarriered_sites = False  # whether a synchronous site has no CTA barrier before its issue
 
     @property
     def threads(self):
@@ -174,17 +260,19 @@ class _MmaLowering:
             self._threads = cta_threads(self.func)
         return self._threads
 
-    def issuer(self, scope: str):
-        index = self.threads.index
-        if scope == "cta":
-            return index == 0
+    def guard_issue(self, scope: str, issue):
+        """``issue`` run by the one issuing thread: for "cta" the lane ``elect.sync`` elects in warp 0, for "warp"
+        the lane it elects in the warp reaching the op, for "thread" the thread itself. An elected lane is one
+        ptxas knows to be alone in a converged warp, so it issues tcgen05 without a per-instruction election loop
+        (which a ``threadIdx.x == 0`` guard costs, measured in bench_mma)."""
+        if scope == "thread":
+            return issue
+        elected = tirx.IfThenElse(mma_calls.elect_sync() != tirx.const(0, "uint32"), issue, None)
         if scope == "warp":
-            return tirx.floormod(index, WARP_THREADS) == 0
-        return None
+            return elected
+        return tirx.IfThenElse(self.threads.index < WARP_THREADS, elected, None)
 
     def lower(self, mma: TileMma):
-        if mma.scale_a is not None:
-            raise ValueError("tile_mma with scale factors (kind mxf8f6f4) is not lowered yet")
         d = operand(mma.d, self.layouts, "D")
         a = operand(mma.a, self.layouts, "A")
         b = operand(mma.b, self.layouts, "B")
@@ -202,17 +290,22 @@ class _MmaLowering:
         (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
         if m_a != m or n_b != n or k_b != k:
             raise ValueError(f"tile_mma: D is (M, N), A (M, K), B (N, K) (D = A @ B.T), got shapes {shapes}")
-        kind = mma_kind(a.dtype, b.dtype)
+        scaled = _block_scaled(mma)
+        kind = mma_kind(a.dtype, b.dtype, block_scaled=scaled)
         declarations = [b.declaration()]
-        b_desc, b_starts = _shared_operand(b, n, k, "B")
+        b_desc, b_start, b_steps = _shared_operand(b, n, k, "B")
         if isinstance(a, TmemOperand):
             a_major, a_desc = "K", None
         else:
-            a_desc, a_starts = _shared_operand(a, m, k, "A")
+            a_desc, a_start, a_steps = _shared_operand(a, m, k, "A")
             a_major = a_desc.major
             declarations.insert(0, a.declaration())
-        instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_major, b_desc.major)
+        try:
+            instruction = MmaInstruction(kind, a.dtype, b.dtype, d.dtype, m, n, a_major, b_desc.major)
+        except ValueError as err:
+            raise ValueError(f"tile_mma with scale factors (block-scaled): {err}" if scaled else str(err)) from None
         steps = k // instruction.k
+        scales = _scale_factor_steps(mma, self.layouts, m, n, steps) if scaled else None
         idesc = instruction_descriptor(instruction)
         _trailing(d, "D")
         if d.layout is None:
@@ -228,18 +321,31 @@ class _MmaLowering:
                 raise ValueError(
                     f"A in TMEM starts at lane offset {a_lane} and D at {lane}; the ISA reads A on D's lanes"
                 )
-        issue = []
+        # Each shared operand's descriptor is made once, in the issuing thread; K step s adds its start offset (in
+        # 16-byte units) with one 64-bit add. It cannot carry out of the 14-bit start field: the field holds the
+        # step's shared address >> 4, the address of an element of the operand inside the CTA's shared memory,
+        # which is below 2^18 bytes (228 KiB on sm_100), so the sum stays below 2^14.
+        b_base = tirx.Var("b_desc", "uint64")
+        issue = [tirx.Bind(b_base, mma_calls.smem_descriptor(_pointer(b.view, b_start), b_desc.encode()))]
+        if a_desc is not None:
+            a_base = tirx.Var("a_desc", "uint64")
+            issue.insert(0, tirx.Bind(a_base, mma_calls.smem_descriptor(_pointer(a.view, a_start), a_desc.encode())))
         for s in range(steps):
             enable = _as_u32(mma.accumulate) if s == 0 else tirx.const(1, "uint32")
-            b_ptr = _pointer(b.view, b_starts[s])
+            b_arg = _advanced(b_base, b_steps[s])
             if a_desc is None:  # one instruction step of K is 32 bytes: 8 32-bit columns
                 a_arg = _taddr(a.buffer, a_lane, a_column + s * K_BYTES_PER_INSTRUCTION // 4)
-                issue.append(mma_calls.mma(kind, d_taddr, a_arg, None, b_ptr, b_desc.encode(), idesc, enable))
             else:
-                a_ptr = _pointer(a.view, a_starts[s])
-                issue.append(
-                    mma_calls.mma(kind, d_taddr, a_ptr, a_desc.encode(), b_ptr, b_desc.encode(), idesc, enable)
-                )
+                a_arg = _advanced(a_base, a_steps[s])
+            in_tmem = a_desc is None
+            if scales is None:
+                issue.append(mma_calls.mma(kind, d_taddr, a_arg, b_arg, idesc, enable, a_in_tmem=in_tmem))
+                continue
+            (sfa, sfa_id), (sfb, sfb_id) = scales[s]  # K step s reads K-block s: the SF ids pick its byte
+            step_idesc = instruction_descriptor(dataclasses.replace(instruction, scale_a_id=sfa_id, scale_b_id=sfb_id))
+            issue.append(
+                mma_calls.block_scaled_mma(d_taddr, a_arg, b_arg, step_idesc, sfa, sfb, enable, a_in_tmem=in_tmem)
+            )
         return self.complete(mma, declarations, issue)
 
     def complete(self, mma: TileMma, declarations: list, issue: list):
@@ -254,11 +360,11 @@ class _MmaLowering:
             before += [calls.simple("fence_before"), warp_barrier(), calls.simple("fence_after")]
         if mma.barrier is None:
             bar, phase = self.own_barrier()
+            self.unbarriered_sites |= mma.scope != "cta"
             bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
         else:
             bar_address = tvm.tirx.address_of(mma.barrier)
-        issue = sequence([*issue, calls.commit(bar_address)])
-        guard = self.issuer(mma.scope)
+        guarded = self.guard_issue(mma.scope, sequence([*issue, calls.commit(bar_address)]))
         after = []
         if mma.barrier is None:
             parity = tvm.tirx.BufferLoad(phase, [tirx.IntImm("int32", 0)])
@@ -267,7 +373,6 @@ class _MmaLowering:
                 calls.simple("fence_after"),
                 store(phase, parity ^ tirx.const(1, "uint32"), tirx.IntImm("int32", 0)),
             ]
-        guarded = issue if guard is None else tirx.IfThenElse(guard, issue, None)
         return sequence([*declarations, *before, guarded, *after])
 
     def own_barrier(self):
@@ -296,7 +401,9 @@ class _MmaLowering:
 
     def prologue(self):
         """The call sites' own mbarriers: allocated, each thread's phase counter zeroed, initialised by thread 0
-        for one arrival (the commit), and a CTA barrier so that no thread waits on an uninitialised mbarrier."""
+        for one arrival (the commit). No thread may use an mbarrier before a barrier orders its initialisation: a
+        "cta"-scope site has one, the CTA barrier every thread passes before the issue (its commit and waits come
+        after it), so a CTA barrier here is needed only when some synchronous site is "warp" or "thread" scope."""
         stmts = []
         for bar, phase in self.own_barriers:
             stmts += [AllocBuffer(bar), AllocBuffer(phase), store(phase, tirx.const(0, "uint32"), 0)]
@@ -304,7 +411,8 @@ class _MmaLowering:
             calls.mbarrier_init(tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)])), 1)
             for bar, _ in self.own_barriers
         ]
-        return [*stmts, tirx.IfThenElse(self.threads.index == 0, sequence(inits), None), cta_barrier()]
+        init = tirx.IfThenElse(self.threads.index == 0, sequence(inits), None)
+        return [*stmts, init, cta_barrier()] if self.unbarriered_sites else [*stmts, init]
 
 
 def _after_thread_definitions(body, prologue: list):
@@ -333,7 +441,7 @@ def _after_thread_definitions(body, prologue: list):
 def lower_tile_mma(func):
     """``func`` with every ``T.tile_mma`` and ``T.mbarrier_*`` lowered (see the module docstring).
 
-    Example (f16, 128x64x32: two K steps, issued by thread 0, then every thread waits):
+    Example (f16, 128x64x32: two K steps, issued by an elected lane of warp 0, then every thread waits):
         >>> import re, tvm, tirx_layout
         >>> func = tvm.script.from_source('''
         ... @T.prim_func
@@ -350,8 +458,8 @@ def lower_tile_mma(func):
         ...                 "tmem_datapath_layout": tmem_datapath_layout})
         >>> re.findall(r'func_call\\("tirx_layout_tcgen05_(\\w+)"', lower_tile_mma(func).script())
         ... # doctest: +NORMALIZE_WHITESPACE
-        ['mbarrier_init', 'fence_proxy_async', 'fence_before', 'fence_after', 'mma_f16_ss', 'mma_f16_ss', 'commit',
-         'mbarrier_wait', 'fence_after']
+        ['mbarrier_init', 'fence_proxy_async', 'fence_before', 'fence_after', 'elect_sync', 'smem_descriptor',
+         'smem_descriptor', 'mma_f16_ss', 'mma_f16_ss', 'commit', 'mbarrier_wait', 'fence_after']
     """
     lowering = _MmaLowering(func)
 

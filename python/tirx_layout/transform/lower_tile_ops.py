@@ -74,6 +74,11 @@ class _CopyLowering:
         check_operands(dst, src)
         if isinstance(dst, TmemOperand) or isinstance(src, TmemOperand):
             return self.tmem.copy(dst, src, copy.scope)
+        if copy.scope == "thread":
+            raise ValueError(
+                f"tile_copy from {src} to {dst} at scope 'thread': that scope is for tcgen05.cp (shared memory -> "
+                "TMEM), which one thread issues; copy at scope 'cta', 'warpgroup' or 'warp'"
+            )
         plan = plan_copy(dst, src, copy.scope, self.threads.count)
         if isinstance(plan, MemoryCopy):
             steps, name, kind = plan.rounds, "copy_round", tirx.ForKind.SERIAL

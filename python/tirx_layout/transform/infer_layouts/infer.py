@@ -1,9 +1,11 @@
 """InferLayouts: every register fragment (scope ``local``) and shared buffer that a ``T.tile_copy`` uses and that
 was declared without a layout gets one, in three levels:
 
-* **strict** — layouts the hardware forces. Rules live in ``STRICT_RULES`` (:func:`register_strict_rule`); none is
-  built in yet: the TMEM / ``tcgen05`` rules (a fragment copied to or from tensor memory gets the matching
-  ``tcgen05_atom_layout``) belong with the tensor-memory copies, which register theirs here.
+* **strict** — layouts the hardware forces. Rules live in ``STRICT_RULES`` (:func:`register_strict_rule`); the
+  TMEM / ``tcgen05`` rules (``tmem_rules``: a fragment copied to or from tensor memory gets the matching
+  ``tcgen05_atom_layout``) register theirs here. An operation that is not a copy may restrict its operands to a
+  list of legal layouts (``OPERAND_RULES``, :func:`register_operand_rule`; ``mma_rules``: a shared operand of
+  ``T.tile_mma`` takes a canonical MMA layout); such a buffer takes the legal layout cheapest for its copies.
 * **common** — propagation through copies. Two fragments copied into each other must have the same layout (anything
   else moves data between threads), so an open fragment takes a known partner's layout. An open buffer whose every
   partner is known takes the candidate cheapest against those partners: a fragment copied from a shared tile
@@ -126,6 +128,58 @@ def register_strict_rule(rule: Callable) -> Callable:
     return rule
 
 
+#: ``rule(stmt) -> {buffer: OperandLayouts}``: the layouts a statement other than a tile copy (an MMA) can read its
+#: operand buffers in; inference gives an open operand the one of them cheapest for its copies.
+OPERAND_RULES: list[Callable] = []
+
+
+@dataclass(frozen=True)
+class OperandLayouts:
+    """The layouts a statement can read one operand buffer in, in preference order (ties go to the earlier), each
+    with a short label for explanations; ``why``: the statement and the operand, for the decision's reason;
+    ``requirement``: what a layout must satisfy, for the error when none fits an open buffer.
+
+    Example:
+        >>> from tirx_layout import S, TileLayout
+        >>> OperandLayouts("A of an MMA", (("row-major", TileLayout(S[(8, 8):(8, 1)])),)).labels
+        ('row-major',)
+    """
+
+    why: str
+    options: tuple  # ((label, layout), ...)
+    requirement: str = ""
+
+    @property
+    def labels(self) -> tuple:
+        return tuple(label for label, _ in self.options)
+
+
+def register_operand_rule(rule: Callable) -> Callable:
+    """Add an operand rule (usable as a decorator): ``rule(stmt)`` returns, for a statement it recognises, the
+    layouts each operand buffer may take (``{buffer: OperandLayouts}``, empty otherwise). ``mma_rules`` registers
+    the ``T.tile_mma`` rule here.
+
+    Example:
+        >>> rule = register_operand_rule(lambda stmt: {})
+        >>> OPERAND_RULES.remove(rule)
+    """
+    OPERAND_RULES.append(rule)
+    return rule
+
+
+def _merge_operand_layouts(buffer, first: OperandLayouts, second: OperandLayouts) -> OperandLayouts:
+    """The layouts both statements can read ``buffer`` in (by label); a :class:`LayoutConflict` if none."""
+    labels = set(second.labels)
+    kept = tuple((label, layout) for label, layout in first.options if label in labels)
+    if not kept and first.options and second.options:
+        raise LayoutConflict(
+            f"layout conflict on {buffer.name}: {first.why} reads it in one of {list(first.labels)}, "
+            f"{second.why} in one of {list(second.labels)}; no layout serves both"
+        )
+    requirement = "; ".join(r for r in (first.requirement, second.requirement) if r)
+    return OperandLayouts(f"{first.why} and {second.why}", kept, requirement)
+
+
 # ---- the analysis ---------------------------------------------------------------------------------------------
 
 
@@ -139,6 +193,7 @@ class KernelCopies:
     open: dict = field(default_factory=dict)  # buffer -> AllocBuffer statement
     known: dict = field(default_factory=dict)
     direct: dict = field(default_factory=dict)  # open buffer -> direct element accesses (charged worst case)
+    operands: dict = field(default_factory=dict)  # buffer -> OperandLayouts (the operand rules' legal layouts)
 
 
 def scan(func) -> KernelCopies:
@@ -158,6 +213,11 @@ def scan(func) -> KernelCopies:
         copy = as_copy(stmt)
         if copy is not None:
             kernel.copies.append(CopyOp(len(kernel.copies), copy.dst, copy.src, copy.scope, source_location(stmt)))
+            return
+        for rule in OPERAND_RULES:
+            for buffer, legal in (rule(stmt) or {}).items():
+                seen = kernel.operands.get(buffer)
+                kernel.operands[buffer] = legal if seen is None else _merge_operand_layouts(buffer, seen, legal)
 
     def on_load(node):
         if node.source in allocs:
@@ -177,7 +237,7 @@ def scan(func) -> KernelCopies:
     allocs = {b: s for b, s in allocs.items() if b.data not in viewed}
     walk(func.body, [(tirx.Evaluate, on_evaluate), (tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
     # The copy regions' own loads are not direct accesses; only copies count.
-    used = {b for c in kernel.copies for b in c.buffers}
+    used = {b for c in kernel.copies for b in c.buffers} | set(kernel.operands)
     kernel.open = {b: s for b, s in allocs.items() if b in used}
     return kernel
 
@@ -279,6 +339,45 @@ class _Inference:
                             )
                         continue
                     self.assign(buffer, layout, "strict", buffer, copy, reason=f"forced by {copy}")
+
+    def partner_cost(self, copy: CopyOp, buffer, layout) -> Cost:
+        """The cost of ``copy`` with ``buffer`` in ``layout``; an open partner takes its cheapest candidate."""
+        other = copy.buffers[1] if copy.buffers[0].same_as(buffer) else copy.buffers[0]
+        if other in self.fixed or other not in self.kernel.open:
+            return self.copy_cost(copy, {**self.fixed, buffer: layout})
+        costs = [self.copy_cost(copy, {**self.fixed, buffer: layout, other: c}) for c in self.candidates(other)]
+        return min(costs, key=self.score)
+
+    def operand_layouts(self):
+        """Open operand buffers of non-copy statements (``OPERAND_RULES``) take the legal layout cheapest for their
+        copies (ties to the earlier); the decision lists every legal layout's score."""
+        for buffer, legal in self.kernel.operands.items():
+            if buffer not in self.kernel.open or buffer in self.fixed:
+                continue
+            if not legal.options:
+                shape = tuple(int(e) for e in buffer.shape)
+                raise ValueError(
+                    f"{legal.why}: {buffer.name} {shape} {buffer.dtype} has no layout, and none of the layouts it "
+                    f"can take fits it: {legal.requirement}"
+                )
+            scored = []
+            for i, (label, layout) in enumerate(legal.options):
+                cost = self.own_cost(buffer, layout)
+                for copy in self.kernel.copies:
+                    if buffer in copy.buffers:
+                        cost = cost + self.partner_cost(copy, buffer, layout)
+                scored.append((self.score(cost), i, label, layout))
+            _, _, label, layout = min(scored, key=lambda t: (t[0], t[1]))
+            table = ", ".join(f"{lab} {sc}" for sc, _, lab, _ in scored)
+            self.assign(
+                buffer,
+                layout,
+                "strict",
+                buffer,
+                legal.why,
+                candidates=len(scored),
+                reason=f"{label}: legal for {legal.why}, cheapest for its copies ({self.model} scores: {table})",
+            )
 
     def fragment_pairs(self):
         """Fragment-to-fragment copies: equal layouts, propagated until nothing changes; fixed pairs checked."""
@@ -404,6 +503,7 @@ class _Inference:
         if not self.kernel.open:
             return self
         self.strict()
+        self.operand_layouts()
         self.fragment_pairs()
         for members in self.groups():
             self.solve(members)
@@ -504,13 +604,16 @@ class InferLayouts:
 
 
 __all__ = [
+    "OPERAND_RULES",
     "STRICT_RULES",
     "CopyOp",
     "Decision",
     "InferLayouts",
     "LayoutConflict",
+    "OperandLayouts",
     "explain_layouts",
     "infer",
     "infer_layouts",
+    "register_operand_rule",
     "register_strict_rule",
 ]

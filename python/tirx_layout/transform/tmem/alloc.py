@@ -22,7 +22,7 @@ from tvm import tirx
 from ...hw.memory import dtype_bytes
 from ...hw.tcgen05 import MIN_ALLOC_COLUMNS, TMEM_COLUMNS, TMEM_LANES, TMEM_SCOPE
 from ...hw.threads import WARP_THREADS
-from ...ir.annotations import LAYOUT_KEY
+from ...ir.annotations import LAYOUT_KEY, TMEM_WITHIN_KEY
 from ...ir.device_calls import cta_barrier
 from ...ir.mma_ops import tmem_base_buffer
 from ...ir.rewrite import AllocBuffer, sequence, walk
@@ -105,21 +105,78 @@ def tmem_allocations(func) -> list:
     return found
 
 
+def within_allocations(allocations: list) -> list:
+    """``(AllocBuffer, owner buffer)`` of every TMEM buffer placed ``within`` another's allocation, checked: the owner
+    is an allocated TMEM buffer of the kernel, not itself within another, declared before it, and the two layouts'
+    32-bit columns do not overlap (the shared allocation then covers both; see :func:`allocation_columns`).
+
+    Example: for ``acc = T.alloc_tmem(...)`` then ``sfa = T.alloc_tmem(..., within=acc)``, ``[(AllocBuffer(sfa),
+    acc)]``.
+    """
+    owners = {}
+    found = []
+    for stmt in allocations:
+        within = stmt.annotations.get(TMEM_WITHIN_KEY)
+        if within is None:
+            owners[stmt.buffer] = stmt
+            continue
+        named = _buffer_of(within)
+        owner = next((o for b, o in owners.items() if named is not None and b.same_as(named)), None)
+        if owner is None:
+            raise ValueError(
+                f"TMEM buffer {stmt.buffer.name} is placed within {named.name if named is not None else within}, "
+                "which is no TMEM allocation of its own declared before it (T.alloc_tmem(..., within=acc) with "
+                "acc = T.alloc_tmem(...) earlier, not itself within another)"
+            )
+        mine = _columns_used(stmt)
+        for other in [owner, *(w for w, o in found if o.same_as(owner.buffer))]:
+            common = sorted(mine & _columns_used(other))
+            if common:
+                raise ValueError(
+                    f"TMEM buffer {stmt.buffer.name} within {owner.buffer.name}'s allocation uses 32-bit columns "
+                    f"{common[0]}..{common[-1]}, which {other.buffer.name} uses too"
+                )
+        found.append((stmt, owner.buffer))
+    return found
+
+
+def _buffer_of(data):
+    """The buffer of ``buffer_data(B)`` (how TVMScript spells ``B.data``), else ``None``."""
+    if isinstance(data, tvm.ir.Call) and getattr(data.op, "name", "") == "tirx.buffer_data":
+        return data.args[0]
+    return None
+
+
+def _columns_used(stmt) -> set:
+    layout, buffer = stmt.annotations[LAYOUT_KEY], stmt.buffer
+    shape = [int(e) for e in buffer.shape]
+    grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
+    columns = layout_places(layout, grids, shape, every_replica=True).get("TCol", np.zeros(1, np.int64))
+    return set((np.unique(columns) // (4 // dtype_bytes(str(buffer.dtype)))).tolist())
+
+
 class TmemLowering:
     """Rewrites TMEM allocations and the tile copies that touch TMEM (see the module docstring)."""
 
     def __init__(self, func, threads_of):
-        self.allocs = tmem_allocations(func)
+        every = tmem_allocations(func)
+        for stmt in every:
+            if LAYOUT_KEY not in stmt.annotations:
+                raise ValueError(
+                    f"TMEM buffer {stmt.buffer.name} needs a tirx_layout layout on TLane/TCol "
+                    "(T.alloc_tmem(shape, dtype, layout=...))"
+                )
+        # A buffer placed ``within`` another shares its tcgen05.alloc: no slot, no alloc, the owner's address.
+        self.allocs = [stmt for stmt in every if TMEM_WITHIN_KEY not in stmt.annotations]
+        self.windows = within_allocations(every)
         self.slots, self.columns, self.addresses = {}, {}, {}
         for stmt in self.allocs:
             buffer = stmt.buffer
-            if LAYOUT_KEY not in stmt.annotations:
-                raise ValueError(
-                    f"TMEM buffer {buffer.name} needs a tirx_layout layout on TLane/TCol "
-                    "(T.alloc_tmem(shape, dtype, layout=...))"
-                )
-            layout = stmt.annotations[LAYOUT_KEY]
-            self.columns[buffer] = allocation_columns(layout, buffer.shape, str(buffer.dtype))
+            inside = [w for w, owner in self.windows if owner.same_as(buffer)]
+            self.columns[buffer] = max(
+                allocation_columns(s.annotations[LAYOUT_KEY], s.buffer.shape, str(s.buffer.dtype))
+                for s in [stmt, *inside]
+            )
             self.slots[buffer] = tvm.tirx.decl_buffer((1,), "uint32", f"{buffer.name}_taddr", scope="shared")
             # Read once after the allocation barrier: each tcgen05 helper is an asm volatile with a memory clobber,
             # after which nvcc would load the slot again.
@@ -128,12 +185,22 @@ class TmemLowering:
         self.last = self.allocs[-1].buffer if self.allocs else None
         self._threads_of = threads_of
 
+    def _owner(self, buffer):
+        """The allocated TMEM buffer whose ``tcgen05.alloc`` holds ``buffer`` (itself, or the one it is within)."""
+        for window, owner in self.windows:
+            if window.buffer.same_as(buffer):
+                return owner
+        return buffer
+
     def is_tmem(self, buffer) -> bool:
-        return any(buffer.same_as(b) for b in self.slots)
+        owner = self._owner(buffer)
+        return any(owner.same_as(b) for b in self.slots)
 
     def taddr(self, buffer):
-        """The TMEM address of ``buffer``: a variable bound from its shared slot after the allocation barrier."""
-        return next(a for b, a in self.addresses.items() if b.same_as(buffer))
+        """The TMEM address of ``buffer``: a variable bound from its shared slot after the allocation barrier (the
+        slot of the allocation it is placed within, if any)."""
+        owner = self._owner(buffer)
+        return next(a for b, a in self.addresses.items() if b.same_as(owner))
 
     def base_address(self, expr):
         """``expr`` with the base address of a TMEM buffer (``tmem_base_address(buffer)``, which the MMA lowering
@@ -159,7 +226,12 @@ class TmemLowering:
                 "layout=...) in this kernel"
             )
         if tmem is dst and isinstance(other, MemoryOperand) and other.buffer.scope() == "shared":
-            return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer))
+            return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer), scope)
+        if scope == "thread":
+            raise ValueError(
+                f"tile_copy between {tmem} and {other} at scope 'thread': only a tcgen05.cp (shared memory -> TMEM) "
+                "is issued by one thread; tcgen05.ld/st move a warp's or warpgroup's fragment"
+            )
         if not isinstance(other, FragmentOperand):
             raise ValueError(
                 f"tile_copy between {tmem} and {other}: TMEM is reached from register fragments "
@@ -175,6 +247,9 @@ class TmemLowering:
         return seq if expanded is stmts else sequence(expanded)
 
     def _expand(self, stmts: list) -> list:
+        kept = [s for s in stmts if not (isinstance(s, AllocBuffer) and TMEM_WITHIN_KEY in s.annotations)]
+        if len(kept) != len(stmts):  # a buffer within another allocation takes no tcgen05.alloc of its own
+            return self._expand(kept)
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, AllocBuffer) and self.is_tmem(stmt.buffer):
                 return [*stmts[:i], *self._around(stmt.buffer, self._expand(stmts[i + 1 :]))]

@@ -112,30 +112,41 @@ def simple(what: str):
     return helper_call(*_SIMPLE[what])
 
 
-def ld_st_name(kind: str, shape: str, num: int) -> str:
-    """The helper (its ``what``) for ``tcgen05.<kind>.sync.aligned.<shape>.x<num>.b32``.
+#: The qualifier that moves 16-bit data kept one element per 32-bit TMEM column (the low half, as an MMA writes an
+#: f16 accumulator): ``tcgen05.ld ... .pack::16b`` packs the low halves of two adjacent columns into one 32-bit
+#: register, ``tcgen05.st ... .unpack::16b`` splits a register over two adjacent columns (PTX ISA, tcgen05.ld/st).
+PACK_16B = {"ld": "pack::16b", "st": "unpack::16b"}
+
+
+def ld_st_name(kind: str, shape: str, num: int, unpacked16: bool = False) -> str:
+    """The helper (its ``what``) for ``tcgen05.<kind>.sync.aligned.<shape>.x<num>.b32``; ``unpacked16`` adds the
+    ``.pack::16b`` (ld) / ``.unpack::16b`` (st) qualifier.
 
     Example:
-        >>> ld_st_name("ld", "16x256b", 4)
-        'ld_16x256b_x4'
+        >>> ld_st_name("ld", "16x256b", 4), ld_st_name("ld", "32x32b", 8, unpacked16=True)
+        ('ld_16x256b_x4', 'ld_32x32b_x8_pack16b')
     """
-    return f"{kind}_{shape}_x{num}"
+    return f"{kind}_{shape}_x{num}" + ("_pack16b" if unpacked16 else "")
 
 
-def ld_st_source(kind: str, shape: str, num: int) -> str:
+def ld_st_source(kind: str, shape: str, num: int, unpacked16: bool = False) -> str:
     """CUDA source of the helper: ``ld(taddr, registers)`` loads into, ``st(taddr, registers)`` stores from the
-    ``registers_per_num * num`` 32-bit registers of the shape at ``registers``.
+    ``registers_per_num * num`` 32-bit registers of the shape at ``registers`` (with ``unpacked16`` each register
+    holds the 16-bit low halves of two adjacent TMEM columns).
 
     Example:
         >>> "tcgen05.st.sync.aligned.32x32b.x2.b32 [%0], {%1, %2};" in ld_st_source("st", "32x32b", 2)
         True
+        >>> "tcgen05.ld.sync.aligned.32x32b.x1.pack::16b.b32 {%0}, [%1];" in ld_st_source("ld", "32x32b", 1, True)
+        True
     """
     count = LD_ST_SHAPES[shape].registers_per_num * num
-    name = helper_name(ld_st_name(kind, shape, num))
+    name = helper_name(ld_st_name(kind, shape, num, unpacked16))
+    qualifier = f".{PACK_16B[kind]}" if unpacked16 and kind in PACK_16B else ""
     if kind == "ld":
         regs = ", ".join(f"%{i}" for i in range(count))
         outs = ", ".join(f'"=r"(r[{i}])' for i in range(count))
-        asm = f'"tcgen05.ld.sync.aligned.{shape}.x{num}.b32 {{{regs}}}, [%{count}];" : {outs} : "r"(taddr)'
+        asm = f'"tcgen05.ld.sync.aligned.{shape}.x{num}{qualifier}.b32 {{{regs}}}, [%{count}];" : {outs} : "r"(taddr)'
         return (
             f"\n__device__ __forceinline__ void {name}(unsigned int taddr, void* dst) {{\n"
             f'  unsigned int r[{count}];\n  asm volatile({asm} : "memory");\n'
@@ -145,7 +156,7 @@ def ld_st_source(kind: str, shape: str, num: int) -> str:
         raise ValueError(f"ld_st_source: kind must be 'ld' or 'st', got {kind!r}")
     regs = ", ".join(f"%{i + 1}" for i in range(count))
     ins = ", ".join(f'"r"(r[{i}])' for i in range(count))
-    asm = f'"tcgen05.st.sync.aligned.{shape}.x{num}.b32 [%0], {{{regs}}};" :: "r"(taddr), {ins}'
+    asm = f'"tcgen05.st.sync.aligned.{shape}.x{num}{qualifier}.b32 [%0], {{{regs}}};" :: "r"(taddr), {ins}'
     return (
         f"\n__device__ __forceinline__ void {name}(unsigned int taddr, const void* src) {{\n"
         f"  unsigned int r[{count}];\n  __builtin_memcpy(r, src, {4 * count});\n"
@@ -153,15 +164,16 @@ def ld_st_source(kind: str, shape: str, num: int) -> str:
     )
 
 
-def ld_st(kind: str, shape: str, num: int, taddr, registers):
+def ld_st(kind: str, shape: str, num: int, taddr, registers, unpacked16: bool = False):
     """A ``tcgen05.ld`` (``kind="ld"``) or ``tcgen05.st`` of ``shape``/``.x<num>`` at ``taddr`` with the registers
-    starting at ``registers`` (an ``address_of`` expression).
+    starting at ``registers`` (an ``address_of`` expression); ``unpacked16``: 16-bit data one per 32-bit column.
 
     Example:
         >>> "tcgen05_ld_32x32b_x1" in str(ld_st("ld", "32x32b", 1, tvm.tirx.const(0, "uint32"), tvm.tirx.const(0)))
         True
     """
-    return helper_call(ld_st_name(kind, shape, num), ld_st_source(kind, shape, num), taddr, registers)
+    name, source = ld_st_name(kind, shape, num, unpacked16), ld_st_source(kind, shape, num, unpacked16)
+    return helper_call(name, source, taddr, registers)
 
 
 # ---- tcgen05.cp and its completion (PTX ISA: tcgen05.cp, tcgen05.commit, mbarrier) ---

@@ -18,14 +18,18 @@ One thread issues the copies and commits them to an mbarrier every thread then w
 
 from __future__ import annotations
 
+import contextlib
+import copy
+
 import numpy as np
 import tvm
 from tvm import tirx
 
-from ...hw.constructors import mma_shared_layout, swizzle_mode
+from ...hw.constructors import mma_scale_factor_shared_layout, mma_shared_layout, swizzle_mode
 from ...hw.memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes
 from ...hw.tcgen05 import CP_SHAPES
-from ...ir.device_calls import cta_barrier
+from ...hw.threads import WARP_THREADS
+from ...ir.device_calls import cta_barrier, warp_barrier
 from ...ir.rewrite import AllocBuffer, sequence
 from ...layout import ComposeLayout, S, TileLayout
 from ...layout.indexing import flatten
@@ -34,26 +38,60 @@ from . import calls
 from .ld_st import layout_places
 
 
-def _grid(side, rows: int, cols: int) -> list:
+def _grid(side, rows: int, cols: int, order=None) -> list:
+    """Coordinate grids of the region's elements; ``order`` (see :func:`storage_order`) lists the tile's elements
+    in TMEM storage order instead of the tile's own."""
     begins = []
     for b in side.begins:
         if not isinstance(b, tirx.IntImm | int):
             raise ValueError(f"the region of {side.buffer.name} starts at {b}; tcgen05.cp needs constant offsets")
         begins.append(int(b))
-    tile = iter(np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
+    tile = iter(order if order is not None else np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij"))
     return [
         np.full((rows, cols), b, np.int64) if e == 1 else next(tile) + b
         for b, e in zip(begins, side.extents, strict=True)
     ]
 
 
-def cp_shapes(tmem, rows: int, cols: int, pack: int) -> tuple[list[str], int]:
+def storage_order(tmem, rows: int, cols: int):
+    """The tile's elements rearranged as the TMEM rows and columns they fill, when the tile's own rows are not TMEM
+    rows: ``(tile rows, tile columns)`` index grids of shape ``(lanes, columns)``, element ``[i, j]`` of them being
+    the one on the ``i``-th lane and ``j``-th column the region covers (base replica). ``None`` when every tile row
+    already fills consecutive columns of a lane of its own. A scale-factor matrix ``(128, 4)`` in
+    ``mma_scale_factor_layout`` is stored as 32 lanes x 16 bytes: its copy is the guide atom's. ``ValueError`` if
+    the region does not fill a whole rectangle of lanes x columns exactly once.
+
+    Example: for a ``(128, 4)`` region in ``mma_scale_factor_layout(128, 4)`` the grids are ``(32, 16)``, and
+    element ``[5, 6]`` is tile element ``(32 * 1 + 5, 2)``.
+    """
+    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    places = layout_places(tmem.layout, _grid(tmem, rows, cols), tmem.shape)
+    lanes = places.get("TLane", np.zeros((rows, cols), np.int64))
+    columns = places.get("TCol", np.zeros((rows, cols), np.int64))
+    one_lane_each = (lanes == lanes[:, :1]).all() and np.unique(lanes[:, 0]).size == rows
+    if one_lane_each and (columns - columns[:, :1] == np.arange(cols)[None, :]).all():
+        return None
+    lane_set, column_set = np.unique(lanes), np.unique(columns)
+    position = lanes * (int(column_set.max()) + 1) + columns
+    if lane_set.size * column_set.size != rows * cols or np.unique(position).size != rows * cols:
+        raise ValueError(
+            f"tcgen05.cp into TMEM {tmem.layout}: the region's {rows * cols} elements do not fill lanes "
+            f"{lane_set.tolist()[:4]}... x columns {int(column_set.min())}..{int(column_set.max())} exactly once"
+        )
+    i, j = np.searchsorted(lane_set, lanes), np.searchsorted(column_set, columns)
+    order_r = np.empty((lane_set.size, column_set.size), np.int64)
+    order_c = np.empty_like(order_r)
+    order_r[i, j], order_c[i, j] = r, c
+    return order_r, order_c
+
+
+def cp_shapes(tmem, rows: int, cols: int, pack: int, order=None) -> tuple[list[str], int]:
     """The tcgen05.cp shapes (best first) whose lane pattern is the TMEM region's, and its first 32-bit column.
 
     Example: a ``(32, 16)`` uint8 region in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]`` gives
     ``(["32x128b.warpx4"], 0)``.
     """
-    places = layout_places(tmem.layout, _grid(tmem, rows, cols), tmem.shape, every_replica=True)
+    places = layout_places(tmem.layout, _grid(tmem, rows, cols, order), tmem.shape, every_replica=True)
     lanes = places.get("TLane", np.zeros((1, rows, cols), np.int64))
     columns = places.get("TCol", np.zeros((1, rows, cols), np.int64))
     what = f"tcgen05.cp into TMEM {tmem.layout}"
@@ -105,7 +143,7 @@ def _swizzle(shared, what: str) -> tuple[str, object]:
     return mode, layout.tile_layout
 
 
-def _descriptors(shared, rows: int, cols: int, bits: int, what: str):
+def _descriptors(shared, rows: int, cols: int, bits: int, what: str, order=None):
     """``(swizzle mode, [(start element, LBO bytes, SBO bytes)] per instruction)``, or ``None`` if the shared tile
     is not the descriptor's canonical K-major image: before the swizzle, row ``r`` of an instruction at
     ``start + (r//8)*SBO + (r%8)*W`` bytes with ``W`` the swizzle width (16 bytes without one), its second 128-bit
@@ -115,7 +153,7 @@ def _descriptors(shared, rows: int, cols: int, bits: int, what: str):
     row_bytes = SWIZZLE_BYTES[mode]
     if mode != "none" and bits != 128:
         return None
-    grids = _grid(shared, rows, cols)
+    grids = _grid(shared, rows, cols, order)
     flat = flatten(grids, shared.shape) if tile is None else layout_places(tile, grids, shared.shape)["m"]
     address = flat * size
     width = bits // 8 // size  # elements per instruction row
@@ -147,8 +185,15 @@ def shared_operand_for(tmem, shared_region, known: dict):
     buffer = shared_region.source
     shape = tuple(int(e) for e in buffer.shape)
     rows, cols = shape
-    shapes, _ = cp_shapes(tmem, rows, cols, 4 // dtype_bytes(buffer.dtype))
+    order = storage_order(tmem, rows, cols)
+    if order is not None:
+        rows, cols = order[0].shape
+    shapes, _ = cp_shapes(tmem, rows, cols, 4 // dtype_bytes(buffer.dtype), order)
     candidates = [TileLayout(S[shape])]
+    if dtype_bytes(buffer.dtype) == 1:
+        # A block-scaled MMA's scale factors: the image tcgen05.cp.32x128b.warpx4 copies from, where the shape has one.
+        with contextlib.suppress(ValueError):
+            candidates.append(mma_scale_factor_shared_layout(*shape))
     for mode in reversed(SWIZZLE_MODES):  # widest swizzle first
         if mode != "none" and int(buffer.data_alignment) < 8 * SWIZZLE_BYTES[mode]:
             continue
@@ -160,7 +205,7 @@ def shared_operand_for(tmem, shared_region, known: dict):
     for layout in candidates:
         side = operand(shared_region, {**known, buffer: layout}, "source")
         for shape_name in shapes:
-            if _descriptors(side, rows, cols, CP_SHAPES[shape_name].bits, what) is not None:
+            if _descriptors(side, rows, cols, CP_SHAPES[shape_name].bits, what, order) is not None:
                 return layout
     raise ValueError(
         f"{what}: no row-major or MMA operand layout of a {shape} {buffer.dtype} tile is the "
@@ -168,41 +213,132 @@ def shared_operand_for(tmem, shared_region, known: dict):
     )
 
 
-def lower_shared_to_tmem(tmem, shared, threads, taddr):
-    """``tcgen05.cp`` copies of a shared tile into a TMEM region (see the module docstring), issued by thread 0.
+def _symbolic_stage(side, what: str):
+    """``(dimension, index expression)`` of the one region start of ``side`` that is an expression (a stage picked
+    at run time, on a dimension the region takes one index of), or ``None`` when every start is a constant."""
+    dims = [d for d, b in enumerate(side.begins) if not isinstance(b, int)]
+    if not dims:
+        return None
+    if len(dims) > 1 or side.extents[dims[0]] != 1:
+        raise ValueError(
+            f"{what}: the region of {side.buffer.name} starts at {side.begins}; tcgen05.cp takes constant offsets "
+            "but for one leading (stage) index"
+        )
+    return dims[0], side.begins[dims[0]]
 
-    Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]``
-    (uint8) and ``sf_shared`` row-major ``(32, 16)`` becomes one ``tcgen05.cp.cta_group::1.32x128b.warpx4``.
-    """
+
+def _at(side, stage, value: int):
+    """``side`` with its stage index (``_symbolic_stage``) set to ``value``; ``side`` itself when it has none."""
+    if stage is None:
+        return side
+    moved = copy.copy(side)
+    moved.begins = [value if d == stage[0] else b for d, b in enumerate(side.begins)]
+    return moved
+
+
+def _linear_step(values: list, what: str) -> int:
+    step = values[1] - values[0] if len(values) > 1 else 0
+    if any(v != values[0] + i * step for i, v in enumerate(values)):
+        raise ValueError(f"{what}are {values}, not one fixed step apart; index that dimension with a constant")
+    return step
+
+
+def _cp_plan(tmem, shared, what: str):
+    """``(shape, bits, first 32-bit column, swizzle mode, [(start element, LBO, SBO)] per instruction)`` of the copy
+    of constant regions (see :func:`lower_shared_to_tmem`)."""
     tile = shared.tile_shape
     if len(tile) != 2:
         raise ValueError(f"tcgen05.cp copies a 2-D (rows, cols) tile; the region of {shared.buffer.name} is {tile}")
     rows, cols = tile
-    if shared.buffer.scope() != "shared":
-        raise ValueError(f"tcgen05.cp copies from shared memory; {shared.buffer.name} is in {shared.buffer.scope()}")
     pack = 4 // shared.element_bytes
-    what = f"tcgen05.cp from {shared} into {tmem}"
-    shapes, column = cp_shapes(tmem, rows, cols, pack)
+    order = storage_order(tmem, rows, cols)
+    if order is not None:
+        rows, cols = order[0].shape
+    shapes, column = cp_shapes(tmem, rows, cols, pack, order)
     for shape in shapes:
         bits = CP_SHAPES[shape].bits
-        found = _descriptors(shared, rows, cols, bits, what)
+        found = _descriptors(shared, rows, cols, bits, what, order)
         if found is not None:
-            mode, plan = found
-            break
-    else:
+            return (shape, bits, column, *found)
+    raise ValueError(
+        f"{what}: the shared tile is not the descriptor's canonical K-major image (before the "
+        "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
+        "16-byte aligned)"
+    )
+
+
+def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
+    """``tcgen05.cp`` copies of a shared tile into a TMEM region (see the module docstring). ``scope="cta"``
+    (every thread reaches the copy): thread 0 issues, commits to an mbarrier of its own, and every thread waits, so
+    the copy is complete after it. ``scope="warp"`` (the warp reaching it; a warp-specialised kernel): the warp's
+    shared writes are made visible to the async proxy, a warp barrier, then lane 0 issues and nothing waits -- the
+    copy is asynchronous: an MMA lane 0 issues next reads what it copied (``tcgen05.cp`` -> ``tcgen05.mma`` is a
+    pipelined pair, PTX ISA tcgen05 memory consistency), and that MMA's ``tcgen05.commit`` tracks the copy too.
+    ``scope="thread"``: the one thread reaching it issues, asynchronously, after its own ``fence.proxy.async``;
+    other threads' writes of the shared tile must reach it through an mbarrier arrive or a barrier. An
+    asynchronous copy is complete only once a later ``tcgen05.commit`` of its thread (a ``T.tile_mma``'s) has
+    arrived and been waited for: before the TMEM is read by others, freed, or the shared tile overwritten.
+
+    Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]``
+    (uint8) and ``sf_shared`` row-major ``(32, 16)`` becomes one ``tcgen05.cp.cta_group::1.32x128b.warpx4``.
+    A leading (stage) index of either region may be an expression (``sfa[t % 2, ...]``) when every stage moves
+    the copy by whole columns (TMEM) or by the same canonical image a fixed number of elements on (shared).
+    """
+    if shared.buffer.scope() != "shared":
+        raise ValueError(f"tcgen05.cp copies from shared memory; {shared.buffer.name} is in {shared.buffer.scope()}")
+    what = f"tcgen05.cp from {shared} into {tmem}"
+    tmem_stage, shared_stage = _symbolic_stage(tmem, what), _symbolic_stage(shared, what)
+    base_tmem = _at(tmem, tmem_stage, 0)
+    base_shared = _at(shared, shared_stage, 0)
+    shape, bits, column, mode, plan = _cp_plan(base_tmem, base_shared, what)
+    column_shift = element_shift = 0
+    if tmem_stage is not None:  # each stage moves the copy by whole 32-bit columns
+        dim, expr = tmem_stage
+        columns = [_cp_plan(_at(tmem, tmem_stage, v), base_shared, what)[2] for v in range(tmem.shape[dim])]
+        column_shift = expr * _linear_step(columns, f"{what}: the TMEM columns of stages 0, 1, ... ")
+    if shared_stage is not None:  # each stage moves the source by whole elements, with the same descriptors
+        dim, expr = shared_stage
+        stages = [_cp_plan(base_tmem, _at(shared, shared_stage, v), what) for v in range(shared.shape[dim])]
+        step = _linear_step([p[4][0][0] for p in stages], f"{what}: the shared start of stages 0, 1, ... ")
+        same = all(
+            p[3] == mode and [(a - v * step, lbo, sbo) for a, lbo, sbo in p[4]] == plan for v, p in enumerate(stages)
+        )
+        repeat = 8 * SWIZZLE_BYTES[mode] if mode != "none" else 16
+        if not same or (step * shared.element_bytes) % repeat:
+            raise ValueError(
+                f"{what}: the stages of {shared.buffer.name} are not the same canonical image {step} elements apart "
+                f"(a whole number of {repeat}-byte {mode} repeats); index that dimension with a constant"
+            )
+        element_shift = expr * step
+    if scope not in ("cta", "warp", "thread"):
         raise ValueError(
-            f"{what}: the shared tile is not the descriptor's canonical K-major image (before the "
-            "swizzle, row r at start + (r//8)*SBO + (r%8)*W bytes, W the swizzle width or 16, "
-            "16-byte aligned)"
+            f"{what}: tcgen05.cp is issued by one thread; copy at scope 'cta' (complete after the copy), 'warp' "
+            f"(lane 0 issues, asynchronous) or 'thread' (the thread reaching it issues, asynchronous), not {scope!r}"
+        )
+    copies = []
+    for i, (start, lbo, sbo) in enumerate(plan):
+        source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start) + element_shift]))
+        address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
+        if not isinstance(column_shift, int):
+            address = address + tirx.Cast("uint32", column_shift)
+        copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
+    if scope == "thread":  # what it reads was published to the async proxy by its writers (mbarrier, barrier)
+        return sequence([shared.declaration(), calls.simple("fence_proxy_async"), *copies])
+    if scope == "warp":
+        lane0 = tvm.tirx.floormod(threads.index, WARP_THREADS) == 0
+        return sequence(
+            [
+                shared.declaration(),
+                calls.simple("fence_proxy_async"),
+                calls.simple("fence_before"),
+                warp_barrier(),
+                calls.simple("fence_after"),
+                tirx.IfThenElse(lane0, sequence(copies), None),
+            ]
         )
     bar = tvm.tirx.decl_buffer((1,), "uint64", f"{tmem.buffer.name}_cp_bar", scope="shared")
     bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
     first = threads.index == 0
-    copies = []
-    for i, (start, lbo, sbo) in enumerate(plan):
-        source = tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [tirx.IntImm("int32", start)]))
-        address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
-        copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
     return sequence(
         [
             shared.declaration(),

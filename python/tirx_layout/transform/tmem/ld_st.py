@@ -101,8 +101,21 @@ def _lane_space(thread, slot, places: dict, describe: str):
     return out_thread, out_slot, {"TLane": grid_lanes, "TCol": grid_cols}
 
 
+def _unpacked16(places: dict) -> bool:
+    """Whether 16-bit data sits one element per 32-bit TMEM column, in its low half (TCol, counted in 16-bit
+    halves, steps by 2 between a row's elements), as an MMA writes an f16 accumulator."""
+    cols = np.unique(places["TCol"])
+    return cols.size > 1 and not (cols % 2).any()
+
+
 class TmemCopy:
-    """How one TMEM <-> fragment copy is issued: the shape, the column chunks and the lane bases."""
+    """How one TMEM <-> fragment copy is issued: the shape, the column chunks and the lane bases.
+
+    16-bit data kept one element per 32-bit column (an f16 accumulator) moves with ``.pack::16b`` (ld) /
+    ``.unpack::16b`` (st): the registers hold two elements each as for packed 16-bit data, and each register covers
+    two adjacent 32-bit columns, so the copy is planned as a packed one whose element ``j`` sits at 32-bit column
+    ``col0 + j`` (``unpacked16``).
+    """
 
     def __init__(self, tmem, fragment, dtype: str, rows: int, cols: int, tmem_places: dict, tmem_replicas=None):
         """``tmem_places``: the tile's TMEM lanes and columns; ``tmem_replicas``: the same for every replica (a
@@ -113,6 +126,13 @@ class TmemCopy:
         self.describe = f"TMEM {tmem} and fragment {fragment}"
         if self.pack not in (1, 2):
             raise ValueError(f"{self.describe}: tcgen05.ld/st move 32- or 16-bit data, not {dtype}")
+        # one 16-bit element per 32-bit column: plan it as packed data with the element's 32-bit column as its
+        # position, which .pack::16b / .unpack::16b move as two elements per register
+        self.unpacked16 = self.pack == 2 and _unpacked16(tmem_places)
+        if self.unpacked16:
+            tmem_places = {**tmem_places, "TCol": tmem_places["TCol"] // 2}
+            if tmem_replicas is not None:
+                tmem_replicas = {**tmem_replicas, "TCol": tmem_replicas["TCol"] // 2}
         if fragment.replica:
             if tmem_replicas is None or not tmem.replica:
                 raise ValueError(
@@ -170,9 +190,12 @@ class TmemCopy:
         col0 = int(cols[0, 0])
         if (cols - np.arange(self.cols)[None, :] != col0).any():
             raise ValueError(f"{self.describe}: tcgen05.ld/st need tile column c at TMEM column col0 + c")
-        if col0 % self.pack:
+        if self.unpacked16:  # the places already count 32-bit columns
+            self.column = col0
+        elif col0 % self.pack:
             raise ValueError(f"{self.describe}: 16-bit data starts on a whole 32-bit column, not at element {col0}")
-        self.column = col0 // self.pack
+        else:
+            self.column = col0 // self.pack
         group = LD_ST_SHAPES[self.shape].lanes
         halves = 2 if group == 16 and self.rows == 128 else 1
         # bases[h][w]: first lane of the rows warp w moves in its half h (rows 32w+16h.. or 16w..).
@@ -214,7 +237,8 @@ class TmemCopy:
         for start, width, offset in self.chunks:
             num = width // unit
             for half in range(len(self.bases)):
-                out.append((num, half, offset + half * per_half * num, self.column + start // self.pack))
+                column = self.column + (start if self.unpacked16 else start // self.pack)
+                out.append((num, half, offset + half * per_half * num, column))
         return out
 
 
@@ -378,6 +402,7 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scop
         offset = analyzer.simplify(plan.lane_base(half, warp) * 65536 + column + column_shift)
         address = taddr + tirx.Cast("uint32", offset)
         registers = tvm.tirx.address_of(tvm.tirx.BufferLoad(fragment.view, [tirx.IntImm("int32", slot)]))
-        stmts.append(calls.ld_st("ld" if loading else "st", plan.shape, num, address, registers))
+        kind = "ld" if loading else "st"
+        stmts.append(calls.ld_st(kind, plan.shape, num, address, registers, unpacked16=plan.unpacked16))
     stmts.append(calls.simple("wait_ld" if loading else "wait_st"))
     return sequence([fragment.declaration(), *stmts])

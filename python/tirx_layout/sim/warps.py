@@ -1,0 +1,62 @@
+"""Warp-wide instructions: ``elect.sync`` and ``__syncwarp()`` (``bar.warp.sync``), from the PTX ISA.
+
+Both are ``.sync.aligned`` with the full member mask ``0xffffffff``: every lane of the warp executes them together.
+A warp some of whose lanes reach one without the others is an error here (on hardware it is undefined behaviour,
+or a hang). ``elect.sync`` gives true to one lane, the lowest active one; ``bar.warp.sync`` also orders memory among
+the warp's lanes ("bar.warp.sync ... guarantees memory ordering among threads participating in barrier"), modelled
+with the CTA's :class:`~tirx_layout.sim.memory.SyncClocks`: every lane acquires what every lane has done so far.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .memory import SimulationError, SyncClocks
+
+__all__ = ["elect_sync", "warp_sync"]
+
+_WARP = 32
+
+
+def _whole_warps(interp, what: str) -> list[int]:
+    """The warps with an active lane, each checked to have all its lanes active."""
+    warps = np.unique(np.nonzero(interp.mask)[0] // _WARP).tolist()
+    for w in warps:
+        lanes = interp.mask[_WARP * w : _WARP * (w + 1)]
+        if not lanes.all():
+            missing = (np.nonzero(~lanes)[0]).tolist()
+            raise SimulationError(
+                f"{what} with member mask 0xffffffff is executed by only some lanes of warp {w} (lanes {missing} "
+                "do not reach it); every lane of the warp must execute it together"
+            )
+    return warps
+
+
+def elect_sync(interp) -> np.ndarray:
+    """``elect.sync _|p, 0xffffffff``: per thread, ``uint32`` 1 on the lowest lane of each executing warp, else 0.
+
+    Example: inside ``if tx < 32:``, ``elect_sync(interp)`` is 1 for thread 0 and 0 for threads 1-31 (and for
+    threads that do not execute it).
+    """
+    elected = np.zeros(interp.count, np.uint32)
+    for w in _whole_warps(interp, "elect.sync"):
+        elected[_WARP * w] = 1  # every lane is active, so the lowest active lane is lane 0
+    return elected
+
+
+def warp_sync(interp) -> None:
+    """``__syncwarp()``: each executing warp's lanes wait for each other; each lane's later accesses are ordered
+    after every lane's earlier ones.
+
+    Example: ``warp_sync(interp)`` with the mask of warp 1's 32 lanes joins their clocks; a mask with lane 33
+    missing raises ``SimulationError``.
+    """
+    warps = _whole_warps(interp, "__syncwarp()")
+    if interp.sync is None:
+        interp.sync = SyncClocks(interp.count, interp.launch.block * interp.count)
+    clocks = interp.sync
+    for w in warps:
+        lanes = range(_WARP * w, min(_WARP * (w + 1), interp.count))
+        published = np.max([clocks.release(lane) for lane in lanes], axis=0)
+        for lane in lanes:
+            clocks.acquire(lane, published)
