@@ -43,6 +43,8 @@ TMEM_COLUMNS = 512
 #: Bytes of one operand element per supported dtype.
 OPERAND_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers per thread)
+#: The waits ``pipelined_gemm(leave_out=...)`` can drop.
+SYNCHRONISATION_STEPS = ("empty_wait", "full_wait", "acc_empty_wait", "acc_full_wait")
 THREADS = 384  # warpgroup 0: epilogue, warpgroup 1: producer, warp 8 of warpgroup 2: MMA issue (TMEM copies want whole warpgroups)
 
 
@@ -87,12 +89,15 @@ def pipelined_gemm(
     tile: tuple[int, int, int] = (128, 256, 64),
     stages: int = 4,
     ctas: int | None = None,
+    leave_out: str | None = None,
 ):
     """The kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or fp8)
     with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages, and ``ctas``
     persistent CTAs (default: one per output tile). M and N need not be multiples of the tile (the tails are
     guarded); K must be a multiple of tile_k, tile_m is 128 (the epilogue warpgroup's 128 TMEM lanes) and tile_k
-    spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements).
+    spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements). ``leave_out`` (for tests: the simulator must
+    catch it) drops one synchronisation step: ``"empty_wait"``, ``"full_wait"``, ``"acc_empty_wait"`` or
+    ``"acc_full_wait"``.
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
@@ -104,6 +109,8 @@ def pipelined_gemm(
         ValueError: pipelined_gemm: K = 200 is not a multiple of tile_k = 64
     """
     tile_m, tile_n, tile_k = tile
+    if leave_out not in (None, *SYNCHRONISATION_STEPS):
+        raise ValueError(f"pipelined_gemm: leave_out = {leave_out!r} is not one of {SYNCHRONISATION_STEPS}")
     check_budget(tile, stages, dtype)
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
@@ -154,7 +161,7 @@ def pipelined_gemm(
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     for kt in T.serial(KT):
-                        if i * KT + kt >= S:  # stage it % S was read by the MMA of K step it - S
+                        if leave_out != "empty_wait" and i * KT + kt >= S:  # stage it % S was read by the MMA of K step it - S
                             T.mbarrier_wait(empty[(i * KT + kt) % S], ((i * KT + kt) // S - 1) % 2)
                         T.tile_copy(
                             a_tile[(i * KT + kt) % S],
@@ -170,10 +177,11 @@ def pipelined_gemm(
         elif tx // 32 == 8:  # MMA issue
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
-                    if i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
+                    if leave_out != "acc_empty_wait" and i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
                         T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
                     for kt in T.serial(KT):
-                        T.mbarrier_wait(full[(i * KT + kt) % S], (i * KT + kt) // S % 2)
+                        if leave_out != "full_wait":
+                            T.mbarrier_wait(full[(i * KT + kt) % S], (i * KT + kt) // S % 2)
                         T.tile_mma(
                             acc[i % 2],
                             a_tile[(i * KT + kt) % S],
@@ -187,7 +195,8 @@ def pipelined_gemm(
         elif tx // 128 == 0:  # epilogue
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
-                    T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
+                    if leave_out != "acc_full_wait":
+                        T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                     for c in T.unroll(chunks):  # a TMEM region starts at a constant column
                         T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
                         T.tile_copy(
@@ -219,5 +228,5 @@ def gemm_reference():
 
 KERNELS = KernelTable()  # each kernel built when first looked up
 KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256)
-KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=2)
+KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1)
 KERNELS.add("pipelined_gemm_fp8", gemm_reference(), pipelined_gemm, 128, 256, 256, "float8_e4m3fn", (128, 256, 128))

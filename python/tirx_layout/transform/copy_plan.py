@@ -168,8 +168,10 @@ class MemoryOperand(_Viewed):
         return storage_addresses(self.layout, self.shape, coords, every_replica)
 
     def bounds_guards(self, local_coords) -> list:
-        """``begin + c < extent`` on each dimension of symbolic extent (a global buffer's ``M``) where the region
-        may reach past it: the tail guard of the element at ``local_coords``. With ``v``-element vectors the
+        """``begin + c < extent`` on each dimension where the region may reach past the buffer: one of symbolic
+        extent (a global buffer's ``M``), or of static extent where the begin is symbolic and the region's end is
+        not provably inside (a persistent kernel's tile ``(cta + i * ctas) // tiles_n * 128`` over an M that is
+        not a multiple of the tile): the tail guard of the element at ``local_coords``. With ``v``-element vectors the
         guard on a vector's first element holds for all of it (the row length is then a multiple of ``v``). On
         numpy coordinates (the cost model) none: a copy is counted as if its whole tile were in bounds.
 
@@ -180,7 +182,7 @@ class MemoryOperand(_Viewed):
         analyzer = tvm.sym.Analyzer()
         guards = []
         for b, c, e, extent in zip(self.begins, local_coords, self.extents, self.shape, strict=True):
-            if isinstance(extent, int) or analyzer.can_prove(b + e <= extent):
+            if (isinstance(extent, int) and isinstance(b, int)) or analyzer.can_prove(b + e <= extent):
                 continue
             guards.append(b + c < extent)
         return guards
