@@ -43,9 +43,9 @@ TMEM_COLUMNS = 512
 #: Bytes of one operand element per supported dtype.
 OPERAND_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers per thread)
-#: The waits ``pipelined_gemm(leave_out=...)`` can drop.
-SYNCHRONISATION_STEPS = ("empty_wait", "full_wait", "acc_empty_wait", "acc_full_wait")
-THREADS = 384  # warpgroup 0: epilogue, warpgroup 1: producer, warp 8 of warpgroup 2: MMA issue (TMEM copies want whole warpgroups)
+#: Warpgroup 0: epilogue, warpgroup 1: producer, warp 8 (in warpgroup 2): MMA issue. Whole warpgroups, as the
+#: epilogue's TMEM copies require; warps 9-11 idle.
+THREADS = 384
 
 
 def check_budget(tile: tuple[int, int, int], stages: int, dtype: str) -> int:
@@ -55,11 +55,12 @@ def check_budget(tile: tuple[int, int, int], stages: int, dtype: str) -> int:
 
     Example:
         >>> check_budget((128, 256, 64), 4, "bfloat16")
-        196640
+        196704
         >>> check_budget((128, 256, 64), 5, "bfloat16")
         Traceback (most recent call last):
         ...
-        ValueError: 5 stages of 128x64 + 256x64 bfloat16 tiles need 245800 bytes of shared memory; a CTA has 232448 (at most 4 stages fit)
+        ValueError: 5 stages of 128x64 + 256x64 bfloat16 tiles need at least 245872 bytes of shared memory; a CTA
+        has 232448 (at most 4 stages fit)
     """
     tile_m, tile_n, tile_k = tile
     if dtype not in OPERAND_BYTES:
@@ -70,8 +71,8 @@ def check_budget(tile: tuple[int, int, int], stages: int, dtype: str) -> int:
     if need > SHARED_MEMORY_BYTES:
         fit = (SHARED_MEMORY_BYTES - 8 * 4) // (stage_bytes + 16)
         raise ValueError(
-            f"{stages} stages of {tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles need {need} bytes of shared "
-            f"memory; a CTA has {SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
+            f"{stages} stages of {tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles need at least {need} bytes "
+            f"of shared memory; a CTA has {SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
         )
     if 2 * tile_n > TMEM_COLUMNS:
         raise ValueError(
@@ -89,19 +90,16 @@ def pipelined_gemm(
     tile: tuple[int, int, int] = (128, 256, 64),
     stages: int = 4,
     ctas: int | None = None,
-    leave_out: str | None = None,
 ):
     """The kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or fp8)
     with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages, and ``ctas``
     persistent CTAs (default: one per output tile). M and N need not be multiples of the tile (the tails are
     guarded); K must be a multiple of tile_k, tile_m is 128 (the epilogue warpgroup's 128 TMEM lanes) and tile_k
-    spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements). ``leave_out`` (for tests: the simulator must
-    catch it) drops one synchronisation step: ``"empty_wait"``, ``"full_wait"``, ``"acc_empty_wait"`` or
-    ``"acc_full_wait"``.
+    spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements).
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
-        >>> sorted(kernel.buffer_map[p].name for p in kernel.params)
+        >>> [p.name for p in kernel.params]
         ['A', 'B', 'D']
         >>> pipelined_gemm(256, 256, 200)
         Traceback (most recent call last):
@@ -109,8 +107,6 @@ def pipelined_gemm(
         ValueError: pipelined_gemm: K = 200 is not a multiple of tile_k = 64
     """
     tile_m, tile_n, tile_k = tile
-    if leave_out not in (None, *SYNCHRONISATION_STEPS):
-        raise ValueError(f"pipelined_gemm: leave_out = {leave_out!r} is not one of {SYNCHRONISATION_STEPS}")
     check_budget(tile, stages, dtype)
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
@@ -159,54 +155,41 @@ def pipelined_gemm(
             T.mbarrier_init(acc_empty[a], 128)  # the epilogue warpgroup's threads
         if tx // 128 == 1:  # producer
             for i in T.serial(per_cta):
-                if cta + i * C < tiles:
+                tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
+                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
+                col0 = T.meta_var(tile_id % tiles_n * tn)
+                if tile_id < tiles:
                     for kt in T.serial(KT):
-                        if leave_out != "empty_wait" and i * KT + kt >= S:  # stage it % S was read by the MMA of K step it - S
-                            T.mbarrier_wait(empty[(i * KT + kt) % S], ((i * KT + kt) // S - 1) % 2)
-                        T.tile_copy(
-                            a_tile[(i * KT + kt) % S],
-                            A[(cta + i * C) // tiles_n * tm : (cta + i * C) // tiles_n * tm + tm, kt * tk : kt * tk + tk],
-                            "warpgroup",
-                        )
-                        T.tile_copy(
-                            b_tile[(i * KT + kt) % S],
-                            B[(cta + i * C) % tiles_n * tn : (cta + i * C) % tiles_n * tn + tn, kt * tk : kt * tk + tk],
-                            "warpgroup",
-                        )
-                        T.mbarrier_arrive(full[(i * KT + kt) % S])
+                        it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
+                        if it >= S:  # stage it % S was read by the MMA of K step it - S
+                            T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                        T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
+                        T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
+                        T.mbarrier_arrive(full[it % S])
         elif tx // 32 == 8:  # MMA issue
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
-                    if leave_out != "acc_empty_wait" and i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
+                    if i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
                         T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
                     for kt in T.serial(KT):
-                        if leave_out != "full_wait":
-                            T.mbarrier_wait(full[(i * KT + kt) % S], (i * KT + kt) // S % 2)
+                        it = T.meta_var(i * KT + kt)
+                        T.mbarrier_wait(full[it % S], it // S % 2)
                         T.tile_mma(
-                            acc[i % 2],
-                            a_tile[(i * KT + kt) % S],
-                            b_tile[(i * KT + kt) % S],
-                            accumulate=kt > 0,
-                            barrier=empty[(i * KT + kt) % S],
-                            scope="warp",
+                            acc[i % 2], a_tile[it % S], b_tile[it % S], kt > 0, barrier=empty[it % S], scope="warp"
                         )
-                    T.mbarrier_wait(empty[(i * KT + KT - 1) % S], (i * KT + KT - 1) // S % 2)
+                    last = T.meta_var(i * KT + KT - 1)  # MMAs into one accumulator complete in order
+                    T.mbarrier_wait(empty[last % S], last // S % 2)
                     T.mbarrier_arrive(acc_full[i % 2])
         elif tx // 128 == 0:  # epilogue
             for i in T.serial(per_cta):
-                if cta + i * C < tiles:
-                    if leave_out != "acc_full_wait":
-                        T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
+                tile_id = T.meta_var(cta + i * C)
+                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
+                col0 = T.meta_var(tile_id % tiles_n * tn)
+                if tile_id < tiles:
+                    T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                     for c in T.unroll(chunks):  # a TMEM region starts at a constant column
                         T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
-                        T.tile_copy(
-                            D[
-                                (cta + i * C) // tiles_n * tm : (cta + i * C) // tiles_n * tm + tm,
-                                (cta + i * C) % tiles_n * tn + c * E : (cta + i * C) % tiles_n * tn + c * E + E,
-                            ],
-                            out,
-                            "warpgroup",
-                        )
+                        T.tile_copy(D[row0 : row0 + tm, col0 + c * E : col0 + c * E + E], out, "warpgroup")
                     T.mbarrier_arrive(acc_empty[i % 2])
 
     return unrolled(gemm)
