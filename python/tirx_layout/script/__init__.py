@@ -1,6 +1,6 @@
 """The TVMScript surface: ``T.alloc_shared(..., layout=L)`` and friends, ``T.decl_buffer(..., layout=L)``,
-``T.local_view(fragment)``, ``T.layout("...")``, ``T.tile_copy(dst, src)``, ``T.tile_mma(D, A, B)`` and the
-``T.mbarrier_*`` operations, registered on
+``T.local_view(fragment)``, ``T.layout("...")``, ``T.tile_copy(dst, src)``, ``T.tile_mma(D, A, B)``, the
+``T.mbarrier_*`` operations, ``T.tile_copy_async`` and ``T.tma_store_wait``, registered on
 ``from tvm.script import tirx as T`` when ``tirx_layout`` is imported; and printing that shows layouts as
 ``T.layout("...")``.
 
@@ -17,7 +17,7 @@ from tvm.tirx.script.builder.ir import register_script_namespace
 
 from ..ir.annotations import LAYOUT_KEY, buffer_layouts, layout_of
 from ..layout.text import parse_layout
-from . import buffers, mma, tile
+from . import buffers, mma, tile, tma
 from .buffers import local_view
 from .printing import layout_source, print_layouts_lazily
 
@@ -49,6 +49,8 @@ _SCRIPT_NAMES = {
     "mbarrier_expect_tx": mma.mbarrier_expect_tx,
     "mbarrier_arrive_expect_tx": mma.mbarrier_arrive_expect_tx,
     "mbarrier_wait": mma.mbarrier_wait,
+    "tile_copy_async": tma.tile_copy_async,
+    "tma_store_wait": tma.tma_store_wait,
 }
 
 

@@ -1,8 +1,8 @@
 """The tirx_layout passes and the ``"tirx_layout"`` compilation pipeline.
 
 Passes (one module or package each; no pass imports another): ``verify_layouts`` (VerifyLayouts, first),
-``infer_layouts`` (InferLayouts), ``lower_mma`` (LowerTileMma), ``lower_tile_ops`` (LowerTileOps),
-``lower_layout_access`` (LowerLayoutAccess);
+``infer_layouts`` (InferLayouts), ``lower_mma`` (LowerTileMma), ``lower_tma`` (LowerTma), ``lower_tile_ops``
+(LowerTileOps), ``lower_layout_access`` (LowerLayoutAccess);
 ``pipeline`` chains them. What passes share lives in
 modules they both import: ``copy_plan`` (the plan of a tile copy) and ``tmem`` (the tensor-memory instructions).
 
@@ -30,6 +30,7 @@ from .infer_layouts import (
 from .lower_layout_access import LowerLayoutAccess, lower_layout_access
 from .lower_mma import LowerTileMma, lower_tile_mma
 from .lower_tile_ops import LowerTileOps, lower_tile_ops
+from .lower_tma import LowerTma, lower_tma
 from .pipeline import PIPELINE_NAME, WrongPipelineError, build, pipeline_name, tirx_layout_pipeline
 from .verify_layouts import LayoutVerificationError, VerifyLayouts, verify_layouts
 
@@ -43,6 +44,7 @@ __all__ = [
     "LowerLayoutAccess",
     "LowerTileMma",
     "LowerTileOps",
+    "LowerTma",
     "VerifyLayouts",
     "WrongPipelineError",
     "build",
@@ -52,6 +54,7 @@ __all__ = [
     "lower_layout_access",
     "lower_tile_mma",
     "lower_tile_ops",
+    "lower_tma",
     "pipeline_name",
     "register_operand_rule",
     "register_strict_rule",

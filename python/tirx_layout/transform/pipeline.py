@@ -1,6 +1,7 @@
-"""The ``"tirx_layout"`` pipeline: VerifyLayouts, InferLayouts, LowerTileMma, LowerTileOps, LowerLayoutAccess, then
-TVM's standard TIRx lowering. (LowerTileMma comes before LowerTileOps, which allocates TMEM and fills in the TMEM
-addresses the MMA lowering asks for.)
+"""The ``"tirx_layout"`` pipeline: VerifyLayouts, InferLayouts, LowerTileMma, LowerTma, LowerTileOps,
+LowerLayoutAccess, then TVM's standard TIRx lowering. (LowerTileMma comes before LowerTileOps, which allocates TMEM
+and fills in the TMEM addresses the MMA lowering asks for; LowerTma needs the shared layouts LowerLayoutAccess
+removes, and puts its tensor maps' host encoding before the kernel region, which TVM's lowering then splits off.)
 
 Layout inference scores candidates with the ``"io-aware"`` cost model; the pipeline ``"tirx_layout.register-count"``
 (or ``build(kernel, cost_model="register-count")``) uses the register-count model instead. (TVM's PassContext accepts
@@ -28,10 +29,12 @@ from ..ir.annotations import LAYOUT_KEY
 from ..ir.mma_ops import as_mbarrier, as_mma
 from ..ir.rewrite import walk
 from ..ir.tile_ops import as_copy
+from ..ir.tma_ops import as_tma_copy, as_tma_store_wait
 from .infer_layouts import COST_MODELS, DEFAULT_COST_MODEL, InferLayouts
 from .lower_layout_access import LowerLayoutAccess
 from .lower_mma import LowerTileMma
 from .lower_tile_ops import LowerTileOps
+from .lower_tma import LowerTma
 from .verify_layouts import VerifyLayouts
 
 PIPELINE_NAME = "tirx_layout"
@@ -71,6 +74,10 @@ def carries_tirx_layout(func) -> str | None:
             found.append("T.tile_copy")
         elif as_mma(stmt) is not None:
             found.append("T.tile_mma")
+        elif as_tma_copy(stmt) is not None:
+            found.append("T.tile_copy_async")
+        elif as_tma_store_wait(stmt) is not None:
+            found.append("T.tma_store_wait")
         elif (op := as_mbarrier(stmt)) is not None:
             found.append(f"T.mbarrier_{op.what}")
 
@@ -136,7 +143,15 @@ def tirx_layout_pipeline(cost_model: str = DEFAULT_COST_MODEL):
     """
     base, finalize_host, finalize_device = tvm.tirx.compilation_pipeline.tirx_pipeline()
     passes = tvm.transform.Sequential(
-        [VerifyLayouts(), InferLayouts(cost_model), LowerTileMma(), LowerTileOps(), LowerLayoutAccess(), base],
+        [
+            VerifyLayouts(),
+            InferLayouts(cost_model),
+            LowerTileMma(),
+            LowerTma(),
+            LowerTileOps(),
+            LowerLayoutAccess(),
+            base,
+        ],
         name=PIPELINE_NAME,
     )
     return passes, finalize_host, finalize_device

@@ -1,0 +1,399 @@
+"""LowerTma: ``T.tile_copy_async`` becomes one ``cp.async.bulk.tensor`` issued by one thread, with its tensor map
+encoded on the host; ``T.tma_store_wait`` becomes ``cp.async.bulk.wait_group``.
+
+Every number comes from the operands (facts: ``docs/notes/tma-facts.md``):
+
+* the tensor map from ``hw.tma.tensor_map_for(global shape, dtype, box, shared layout)``: the box is the global
+  region's shape, the swizzle the shared buffer's layout (sliced to the region), the global extents the buffer's
+  shape (symbolic ones stay host expressions);
+* the coordinates from the global region's start, innermost first (``int32``); the shared address from the shared
+  region's first element (a symbolic stage index must move the region by whole swizzle repeats);
+* the mbarrier's transaction bytes from the box (``TensorMap.transaction_bytes``).
+
+The host side: each distinct map gets a 128-byte slot on the host function's stack (``tvm_stack_alloca
+("tensormap", 1)``) filled by ``tensormap_encode_tiled`` before the kernel's ``T.device_entry`` region; the kernel
+uses ``&map``, which TVM's host/device split turns into a ``const __grid_constant__ CUtensorMap`` kernel parameter.
+The user writes no descriptor.
+
+The device side, by ``scope`` (who reaches the op: ``"cta"`` -- thread 0 issues; ``"warp"`` -- lane 0; ``"thread"``):
+
+* load: the issuing thread does ``mbarrier.arrive.expect_tx`` of the box's bytes (``expect_tx=True``), then the
+  copy, which performs complete-tx on the mbarrier when the box has landed;
+* store: every thread of the scope ``fence.proxy.async.shared::cta`` (its generic shared writes become visible to
+  the TMA), a barrier of the scope, then the issuing thread issues the store and ``cp.async.bulk.commit_group``;
+  ``T.tma_store_wait`` makes the issuing thread ``cp.async.bulk.wait_group 0``, then the scope synchronises.
+
+The helpers carry, after the PTX operands, the global tensor's address and the map's driver fields
+(``TensorMap.driver_fields()``) as plain arguments: the compiled helper ignores them (the hardware reads the map);
+the simulator executes the copy from them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+from tvm import tirx
+
+from ..hw.memory import dtype_bytes
+from ..hw.threads import WARP_THREADS
+from ..hw.tma import TensorMap, driver_data_type, tensor_map_for
+from ..ir.annotations import buffer_layouts
+from ..ir.device_calls import cta_barrier, helper_call, warp_barrier
+from ..ir.rewrite import map_function, sequence
+from ..ir.spans import source_location
+from ..ir.threads import cta_threads
+from ..ir.tma_ops import TmaCopy, as_tma_copy, as_tma_store_wait
+from ..layout import ComposeLayout, S, TileLayout
+from .copy_plan import MemoryOperand, operand
+from .tmem import calls
+
+DEVICE_ENTRY = "tirx.device_entry"
+#: The map's fields the helpers carry for the simulator, in this order after the global address (rank entries for
+#: the arrays but ``global_strides``, which has rank - 1).
+FIELD_ORDER = (
+    "global_dim",
+    "global_strides",
+    "box_dim",
+    "element_strides",
+    "data_type",
+    "interleave",
+    "swizzle",
+    "l2_promotion",
+    "oob_fill",
+)
+
+
+def _extra_params(rank: int) -> str:
+    counts = {"global_dim": rank, "global_strides": rank - 1, "box_dim": rank, "element_strides": rank}
+    params = []
+    for name in FIELD_ORDER:
+        params += [f"long long {name}{i}" for i in range(counts.get(name, 1))]
+    return ", ".join(["const void* global_address", *params])
+
+
+def _coords(rank: int) -> tuple[str, str]:
+    return ", ".join(f"int c{i}" for i in range(rank)), ", ".join(f"%{i + 3}" for i in range(rank))
+
+
+def load_source(rank: int) -> str:
+    """The CUDA helper of a rank-``rank`` tiled TMA load.
+
+    Example:
+        >>> "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in load_source(2)
+        True
+    """
+    params, operands = _coords(rank)
+    coords = ", ".join(f'"r"(c{i})' for i in range(rank))
+    return f"""
+__device__ __forceinline__ void tirx_layout_tcgen05_tma_load_{rank}d(unsigned long long map, void* dst, void* bar,
+    {params}, {_extra_params(rank)}) {{
+  unsigned int dst_addr = (unsigned int)__cvta_generic_to_shared(dst);
+  unsigned int bar_addr = (unsigned int)__cvta_generic_to_shared(bar);
+  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {{{operands}}}], [%2];"
+               :: "r"(dst_addr), "l"(map), "r"(bar_addr), {coords} : "memory");
+}}
+"""
+
+
+def store_source(rank: int) -> str:
+    """The CUDA helper of a rank-``rank`` tiled TMA store, committed to the thread's bulk async-group.
+
+    Example:
+        >>> "cp.async.bulk.commit_group" in store_source(2)
+        True
+    """
+    params, _ = _coords(rank)
+    operands = ", ".join(f"%{i + 2}" for i in range(rank))
+    coords = ", ".join(f'"r"(c{i})' for i in range(rank))
+    return f"""
+__device__ __forceinline__ void tirx_layout_tcgen05_tma_store_{rank}d(unsigned long long map, void* src,
+    {params}, {_extra_params(rank)}) {{
+  unsigned int src_addr = (unsigned int)__cvta_generic_to_shared(src);
+  asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group [%1, {{{operands}}}], [%0];"
+               :: "r"(src_addr), "l"(map), {coords} : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}}
+"""
+
+
+_STORE_WAIT_SRC = """
+__device__ __forceinline__ void tirx_layout_tcgen05_tma_store_wait() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+"""
+
+
+def _stage_offset(tile: TileLayout, shape: list[int], begins: list, extents: list[int], name: str):
+    """The element offset (before the swizzle) of the region's first element: static begins through the layout,
+    each symbolic begin (a dimension the region takes one index of) times that dimension's fixed step."""
+    static = [b if isinstance(b, int) else 0 for b in begins]
+
+    def at(coords):
+        return int(np.asarray(tile.apply(*coords, shape=shape)["m"]))
+
+    offset, terms = at(static), []
+    for d, begin in enumerate(begins):
+        if isinstance(begin, int):
+            continue
+        if extents[d] != 1:
+            raise ValueError(
+                f"{name}: the region starts at {begin} on dimension {d}, which it takes {extents[d]} indices of; "
+                "only a dimension the region takes one index of (a stage) may start at a symbolic index"
+            )
+        base = [0] * len(shape)
+        steps = []
+        for v in range(shape[d]):
+            base[d] = v
+            steps.append(at(base) - at([0] * len(shape)))
+        step = steps[1] if len(steps) > 1 else 0
+        if any(s != v * step for v, s in enumerate(steps)):
+            raise ValueError(
+                f"{name}: dimension {d} does not move the region by one fixed step; index it with a constant"
+            )
+        terms.append((begin, step))
+    return offset, terms, static
+
+
+class _TmaLowering:
+    def __init__(self, func):
+        self.layouts = buffer_layouts(func)
+        self.func = func
+        self._threads = None
+        self.maps: dict = {}  # key -> (map variable, TensorMap, global buffer)
+        self.host: list = []  # the host statements encoding the maps
+
+    @property
+    def threads(self):
+        if self._threads is None:
+            self._threads = cta_threads(self.func)
+        return self._threads
+
+    def issuer(self, scope: str):
+        if scope == "cta":
+            return self.threads.index == 0
+        if scope == "warp":
+            return tirx.floormod(self.threads.index, WARP_THREADS) == 0
+        return None
+
+    def tensor_map(self, glob: MemoryOperand, box: list[int], shared: MemoryOperand, name: str):
+        """The map variable and :class:`TensorMap` of a copy between ``glob`` and ``shared`` with ``box``."""
+        layout = shared.layout if shared.layout is not None else TileLayout(S[tuple(shared.shape)])
+        _, _, static = _stage_offset(_tile(layout), list(shared.shape), shared.begins, shared.extents, name)
+        sliced = layout.slice(list(shared.shape), [(b, b + e) for b, e in zip(static, shared.extents, strict=True)])
+        if sliced is None:
+            raise ValueError(f"{name}: the region {shared.region} is not an affine sub-box of its layout {layout}")
+        try:
+            tmap = tensor_map_for(list(glob.buffer.shape), glob.dtype, box, sliced)
+        except ValueError as err:
+            raise ValueError(f"{name} ({glob.buffer.name} <-> {shared.buffer.name}): {err}") from None
+        key = (glob.buffer, str(tmap))
+        if key not in self.maps:
+            var = tirx.Var(f"{glob.buffer.name}_tensormap_{len(self.maps)}", ty=_tensormap_type())
+            fields = tmap.driver_fields()
+            encode = tvm.tirx.tensormap_encode_tiled(
+                var,
+                glob.buffer.data,
+                *fields["global_dim"],
+                *fields["global_strides"],
+                *fields["box_dim"],
+                *fields["element_strides"],
+                descriptor_dtype=driver_data_type(glob.dtype),
+                rank=fields["rank"],
+                interleave=fields["interleave"],
+                swizzle=fields["swizzle"],
+                l2_promotion=fields["l2_promotion"],
+                oob_fill=fields["oob_fill"],
+            )
+            self.host += [tirx.Bind(var, tvm.tirx.tvm_stack_alloca("tensormap", 1)), tirx.Evaluate(encode)]
+            self.maps[key] = (var, tmap)
+        return self.maps[key]
+
+    def shared_address(self, shared: MemoryOperand, tmap: TensorMap, name: str):
+        layout = shared.layout if shared.layout is not None else TileLayout(S[tuple(shared.shape)])
+        offset, terms, _ = _stage_offset(_tile(layout), list(shared.shape), shared.begins, shared.extents, name)
+        size = dtype_bytes(shared.dtype)
+        alignment = tmap.shared_alignment
+        if int(shared.buffer.data_alignment) < alignment:
+            raise ValueError(
+                f"{name}: {shared.buffer.name} must start at a multiple of {alignment} bytes for a {tmap.swizzle} "
+                f"TMA box (the hardware swizzles absolute shared addresses); declare it with align={alignment} "
+                f"(it has {int(shared.buffer.data_alignment)})"
+            )
+        # the first stage's start and every stage step keep the box on the swizzle repeat
+        for what, elements in (("starts at", offset), *((f"moves by ({begin})", step) for begin, step in terms)):
+            try:
+                tmap.check_shared_address(elements * size)
+            except ValueError as err:
+                raise ValueError(f"{name}: the region {shared.region} {what} {elements * size} bytes: {err}") from None
+        for begin, step in terms:
+            offset = offset + begin * step
+        index = tirx.IntImm("int32", offset) if isinstance(offset, int) else offset
+        return tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [index]))
+
+    def lower(self, copy: TmaCopy):
+        dst = operand(copy.dst, self.layouts, "destination")
+        src = operand(copy.src, self.layouts, "source")
+        for side in (dst, src):
+            if not isinstance(side, MemoryOperand) or side.buffer.scope() not in ("global", "shared", "shared.dyn"):
+                raise ValueError(
+                    f"tile_copy_async copies between global and shared memory; {side.buffer.name} is "
+                    f"{side.buffer.scope()}"
+                )
+        load = dst.buffer.scope() != "global"
+        glob, shared = (src, dst) if load else (dst, src)
+        what = "tile_copy_async load" if load else "tile_copy_async store"
+        if glob.buffer.scope() != "global" or shared.buffer.scope() == "global":
+            raise ValueError(
+                f"tile_copy_async copies global -> shared (a load) or shared -> global (a store), not "
+                f"{src.buffer.name} ({src.buffer.scope()}) -> {dst.buffer.name} ({dst.buffer.scope()})"
+            )
+        if glob.layout is not None:
+            raise ValueError(f"{what}: the global buffer {glob.buffer.name} must be row-major (it has {glob.layout})")
+        if glob.dtype != shared.dtype:
+            raise ValueError(
+                f"{what}: {glob.buffer.name} is {glob.dtype} but {shared.buffer.name} is {shared.dtype}; TMA "
+                "copies bytes without converting"
+            )
+        if load and copy.barrier is None:
+            raise ValueError(f"{what} into {shared.buffer.name} needs barrier=bars[i], the mbarrier it completes on")
+        if not load and copy.barrier is not None:
+            raise ValueError(
+                f"{what} from {shared.buffer.name} takes no barrier: it completes through the bulk async-group "
+                "(T.tma_store_wait())"
+            )
+        box = list(glob.extents)
+        if tuple(e for e in box if e != 1) != shared.tile_shape:
+            raise ValueError(
+                f"{what}: the global region {glob.region} ({tuple(box)}) and the shared region {shared.region} "
+                f"({tuple(shared.extents)}) differ in shape"
+            )
+        var, tmap = self.tensor_map(glob, box, shared, what)
+        address = self.shared_address(shared, tmap, what)
+        coords = [tirx.Cast("int32", b) if not isinstance(b, int) else tirx.IntImm("int32", b) for b in glob.begins]
+        coords = coords[::-1]
+        if not load and any(isinstance(b, int) and b < 0 for b in glob.begins):
+            raise ValueError(f"{what}: a store's coordinates must be non-negative, {glob.region} starts below 0")
+        fields = tmap.driver_fields()
+        extra = [glob.buffer.data]
+        for name in FIELD_ORDER:
+            values = fields[name] if isinstance(fields[name], tuple) else (fields[name],)
+            extra += [
+                tirx.Cast("int64", v) if not isinstance(v, int | tirx.IntImm) else tirx.IntImm("int64", int(v))
+                for v in values
+            ]
+        map_address = tvm.tirx.address_of(var)
+        rank = tmap.rank
+        guard = self.issuer(copy.scope)
+        if load:
+            issue = []
+            if copy.expect_tx:
+                bar = tvm.tirx.address_of(copy.barrier)
+                issue.append(calls.mbarrier_arrive_expect_tx(bar, tmap.transaction_bytes))
+            issue.append(
+                helper_call(
+                    f"tma_load_{rank}d",
+                    load_source(rank),
+                    map_address,
+                    address,
+                    tvm.tirx.address_of(copy.barrier),
+                    *coords,
+                    *extra,
+                )
+            )
+            before = []
+        else:
+            issue = [helper_call(f"tma_store_{rank}d", store_source(rank), map_address, address, *coords, *extra)]
+            before = [calls.simple("fence_proxy_async"), *self.scope_barrier(copy.scope)]
+        body = sequence([shared.declaration(), *issue])
+        guarded = body if guard is None else tirx.IfThenElse(guard, body, None)
+        return sequence([*before, guarded])
+
+    def scope_barrier(self, scope: str) -> list:
+        if scope == "cta":
+            return [cta_barrier()]
+        if scope == "warp":
+            return [warp_barrier()]
+        return []
+
+    def lower_store_wait(self, scope: str):
+        wait = helper_call("tma_store_wait", _STORE_WAIT_SRC)
+        guard = self.issuer(scope)
+        return sequence([wait if guard is None else tirx.IfThenElse(guard, wait, None), *self.scope_barrier(scope)])
+
+
+def _tile(layout):
+    return layout.tile_layout if isinstance(layout, ComposeLayout) else layout
+
+
+def _tensormap_type():
+    from tvm.script import tirx as T
+
+    return T.handle("tensormap").ty
+
+
+def lower_tma(func):
+    """``func`` with every ``T.tile_copy_async`` and ``T.tma_store_wait`` lowered (see the module docstring).
+
+    Example (a 128x64 bf16 box into a 128B-swizzled tile: thread 0 expects 16384 bytes and issues the copy):
+        >>> import re, tvm, tirx_layout
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((256, 64), "bfloat16")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([128])
+        ...     As = T.alloc_shared((128, 64), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (128, 64)),
+        ...                         align=1024)
+        ...     bars = T.alloc_shared((1,), "uint64")
+        ...     T.tile_copy_async(As, A[128:256, 0:64], bars[0])
+        ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": tirx_layout.mma_shared_layout})
+        >>> text = lower_tma(func).script()
+        >>> re.findall(r'func_call\\("tirx_layout_tcgen05_(\\w+)"', text)
+        ['mbarrier_arrive_expect_tx', 'tma_load_2d']
+        >>> "T.tensormap_encode_tiled" in text
+        True
+    """
+    lowering = _TmaLowering(func)
+
+    def on_evaluate(stmt):
+        try:
+            copy = as_tma_copy(stmt)
+            if copy is not None:
+                return lowering.lower(copy)
+            scope = as_tma_store_wait(stmt)
+            return stmt if scope is None else lowering.lower_store_wait(scope)
+        except ValueError as err:  # same type, with the op's TVMScript line when it has one
+            where = source_location(stmt)
+            if not where or where in str(err):
+                raise
+            raise type(err)(f"{err}{where}") from err
+
+    lowered = map_function(func, [(tirx.Evaluate, on_evaluate)])
+    if not lowering.host:
+        return lowered
+    placed = []
+
+    def before_device_entry(stmt):
+        if stmt.attr_key != DEVICE_ENTRY or placed:
+            return stmt
+        placed.append(True)
+        return tirx.SeqStmt([*lowering.host, stmt])
+
+    result = map_function(lowered, [(tirx.AttrStmt, before_device_entry)])
+    if not placed:
+        raise ValueError("tile_copy_async: the kernel has no T.device_entry() region to encode its tensor maps before")
+    return result
+
+
+@tvm.tirx.transform.prim_func_pass(opt_level=0, name="tirx_layout.LowerTma")
+class LowerTma:
+    """The registered pass: :func:`lower_tma` on every PrimFunc of a module.
+
+    Example: ``LowerTma()(mod)`` is ``mod`` with :func:`lower_tma` applied to each of its functions.
+    """
+
+    def transform_function(self, func, mod, ctx):
+        return lower_tma(func)
+
+
+__all__ = ["LowerTma", "load_source", "lower_tma", "store_source"]
