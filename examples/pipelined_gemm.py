@@ -4,8 +4,11 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
 * A ring of ``stages`` shared stages, each one A tile (tile_m, tile_k) and one B tile (tile_n, tile_k) in the
   128B-swizzled K-major MMA layout. ``full[s]`` completes when stage ``s`` is filled, ``empty[s]`` when the MMA
   that read it is done.
-* The producer (warpgroup 1) walks the K tiles of every output tile the CTA owns: it waits for ``empty[s]``
-  (the MMA of ``stages`` K tiles ago), fills stage ``s`` from global memory and arrives on ``full[s]``.
+* The producer walks the K tiles of every output tile the CTA owns: it waits for ``empty[s]`` (the MMA of
+  ``stages`` K tiles ago) and fills stage ``s``. With ``loads="tma"`` it is one warp (warp 4) whose elected lane
+  issues two ``T.tile_copy_async`` (the tensor-memory accelerator; each arrives on ``full[s]`` expecting its box's
+  bytes, the copy completes them, rows past M or N are filled with zeros); with ``loads="threads"`` it is warpgroup 1
+  copying with ``T.tile_copy`` and arriving on ``full[s]`` (128 arrivals).
 * The MMA warp (warp 8) waits for ``full[s]`` and issues ``T.tile_mma(..., barrier=empty[s], scope="warp")`` into
   one of two TMEM accumulator stages, so the epilogue of one output tile overlaps the MMAs of the next. After a
   tile's last K tile it waits for that MMA (MMAs into one accumulator complete in order) and arrives on
@@ -19,8 +22,8 @@ grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`
 ``it % stages`` at phase ``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase
 ``i // 2 % 2``.
 
-Loads are thread copies (``T.tile_copy`` by the producer warpgroup, whose arrival fences its stores into the async
-proxy the MMA reads through); the tensor-memory-accelerator copy replaces them when ``T.tile_copy_async`` lands.
+The simulator does not interpret the TMA yet, so the kernels of ``KERNELS`` (simulated by the example tests) load
+with thread copies; the TMA kernel is built and assembled (``tests/tools/test_pipelined_gemm_example.py``).
 
 Build-time budget checks (``check_budget``): the ring must fit the CTA's shared memory and the two accumulator
 stages the 512 TMEM columns; each is a ``ValueError`` naming the numbers.
@@ -90,12 +93,15 @@ def pipelined_gemm(
     tile: tuple[int, int, int] = (128, 256, 64),
     stages: int = 4,
     ctas: int | None = None,
+    loads: str = "tma",
 ):
     """The kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or fp8)
     with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages, and ``ctas``
     persistent CTAs (default: one per output tile). M and N need not be multiples of the tile (the tails are
     guarded); K must be a multiple of tile_k, tile_m is 128 (the epilogue warpgroup's 128 TMEM lanes) and tile_k
-    spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements).
+    spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements). ``loads``: ``"tma"`` (one producer warp
+    issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``, what the simulator runs
+    until it interprets the TMA).
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
@@ -107,6 +113,9 @@ def pipelined_gemm(
         ValueError: pipelined_gemm: K = 200 is not a multiple of tile_k = 64
     """
     tile_m, tile_n, tile_k = tile
+    if loads not in ("tma", "threads"):
+        raise ValueError(f"pipelined_gemm: loads = {loads!r}; expected 'tma' or 'threads'")
+    tma = loads == "tma"
     check_budget(tile, stages, dtype)
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
@@ -148,12 +157,30 @@ def pipelined_gemm(
         acc = T.alloc_tmem((2, tm, tn), "float32", layout=acc_layout)
         out = T.alloc_local((tm, E), "float32")
         for s in T.unroll(S):
-            T.mbarrier_init(full[s], 128)  # the producer warpgroup's threads
+            T.mbarrier_init(full[s], 2 if tma else 128)  # the two TMA copies, or the producer warpgroup's threads
             T.mbarrier_init(empty[s], 1)  # the MMA's commit
         for a in T.unroll(2):
             T.mbarrier_init(acc_full[a], 32)  # the MMA warp's threads
             T.mbarrier_init(acc_empty[a], 128)  # the epilogue warpgroup's threads
-        if tx // 128 == 1:  # producer
+        if tma and tx // 32 == 4:  # producer: one warp, its elected lane issues the TMA copies
+            for i in T.serial(per_cta):
+                tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
+                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
+                col0 = T.meta_var(tile_id % tiles_n * tn)
+                if tile_id < tiles:
+                    for kt in T.serial(KT):
+                        it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
+                        if it >= S:  # stage it % S was read by the MMA of K step it - S
+                            T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                        # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
+                        # (rows and columns past M, N or K are filled with zeros)
+                        T.tile_copy_async(
+                            a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
+                        )
+                        T.tile_copy_async(
+                            b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
+                        )
+        elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
                 row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
@@ -209,7 +236,18 @@ def gemm_reference():
     return Expected(lambda a, b: a.astype(np.float64) @ b.astype(np.float64).T, inputs=2, rtol=0.0, atol=0.0)
 
 
+#: Simulated (``tests/tools/test_examples.py``) with thread-copy loads: the simulator does not interpret the TMA yet.
 KERNELS = KernelTable()  # each kernel built when first looked up
-KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256)
-KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1)
-KERNELS.add("pipelined_gemm_fp8", gemm_reference(), pipelined_gemm, 128, 256, 256, "float8_e4m3fn", (128, 256, 128))
+KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256, loads="threads")
+KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1, loads="threads")
+KERNELS.add(
+    "pipelined_gemm_fp8",
+    gemm_reference(),
+    pipelined_gemm,
+    128,
+    256,
+    256,
+    "float8_e4m3fn",
+    (128, 256, 128),
+    loads="threads",
+)

@@ -1,5 +1,5 @@
 """The pipelined, warp-specialised GEMM (``examples/pipelined_gemm.py``): the issue's 4096 x 4096 x 4096 bfloat16
-kernel builds and assembles; small grids simulate equal to numpy on random inputs (a tail grid, several tiles per
+kernel (TMA loads) builds and assembles; small grids (thread-copy loads: the simulator does not run the TMA yet) simulate equal to numpy on random inputs (a tail grid, several tiles per
 persistent CTA so both accumulator stages and every ring phase turn over); dropping any wait between the roles is
 caught by the simulator; budgets that do not fit are refused at build time naming the numbers. (The example table's
 entries are also simulated on the sample inputs by ``test_examples.py``.)"""
@@ -32,8 +32,12 @@ def big_source():
     )
 
 
-def test_the_4096_cube_bf16_kernel_builds_and_assembles(big_source):
+def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_source):
     body = kernel_source(big_source)
+    # two tensor maps (A, B) passed as kernel parameters; two TMA loads in the producer's loop body
+    (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384\) gemm_kernel\(([^)]*)\)", big_source))
+    assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", signature) == ["A", "B"]
+    assert len(re.findall(r"tirx_layout_tcgen05_tma_load_2d\(", body)) == 2
     # 4 stages of 128 x 64 and 256 x 64 bf16 tiles, two 256-column fp32 accumulator stages = all 512 columns
     assert "nv_bfloat16 a_tile_ptr[32768]" in body and "nv_bfloat16 b_tile_ptr[65536]" in body
     assert re.findall(r"tcgen05_alloc\(\(&\(acc_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["512"]
@@ -63,7 +67,7 @@ def _inputs(m, n, k, dtype, seed):
     ],
 )
 def test_simulates_equal_to_numpy_on_random_inputs(m, n, k, dtype, tile, stages, ctas):
-    kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas)
+    kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas, loads="threads")
     a, b = _inputs(m, n, k, dtype, seed=m + n + k)
     result = sim.run(kernel, {"A": a, "B": b})
     # written here: integers below 9 in magnitude, K <= 256, so every float32 partial sum is exact
@@ -91,7 +95,7 @@ def _without_wait(kernel, name: str, occurrence: int = 0):
 @pytest.fixture(scope="module")
 def small():
     """Two stages, four K tiles per output tile and four output tiles on one CTA: every barrier turns over."""
-    return EXAMPLE.pipelined_gemm(256, 128, 256, "bfloat16", (128, 64, 64), 2, ctas=1)
+    return EXAMPLE.pipelined_gemm(256, 128, 256, "bfloat16", (128, 64, 64), 2, ctas=1, loads="threads")
 
 
 def test_the_small_kernel_runs_with_every_wait(small):
@@ -143,6 +147,7 @@ def test_accumulators_over_512_tmem_columns_are_refused_naming_the_columns():
         ({"stages": 1}, r"stages = 1"),
         ({"ctas": 3}, r"ctas = 3 must be in 1..2"),
         ({"dtype": "float32"}, r"operand dtype 'float32'"),
+        ({"loads": "cp.async"}, r"loads = 'cp.async'; expected 'tma' or 'threads'"),
     ],
 )
 def test_shapes_the_kernel_cannot_run_are_refused(kwargs, message):

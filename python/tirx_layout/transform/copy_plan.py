@@ -100,6 +100,12 @@ class LayoutTables:
 # ---- operands ---------------------------------------------------------------------------------------------------
 
 
+def _whole_tiles(analyzer, begin, extent: int, buffer_extent: int) -> bool:
+    """Whether a region of ``extent`` starting at symbolic ``begin`` is one of the whole tiles of a dimension of
+    ``buffer_extent``: it ends inside the buffer whenever it starts inside."""
+    return buffer_extent % extent == 0 and analyzer.can_prove(tvm.tirx.floormod(begin, extent) == 0)
+
+
 class Operand:
     """One side of a copy: a region of a buffer and the buffer's layout (``None``: row-major)."""
 
@@ -169,9 +175,9 @@ class MemoryOperand(_Viewed):
 
     def bounds_guards(self, local_coords) -> list:
         """``begin + c < extent`` on each dimension where the region may reach past the buffer: one of symbolic
-        extent (a global buffer's ``M``), or of static extent where the begin is symbolic and the region's end is
-        not provably inside (a persistent kernel's tile ``(cta + i * ctas) // tiles_n * 128`` over an M that is
-        not a multiple of the tile): the tail guard of the element at ``local_coords``. With ``v``-element vectors the
+        extent (a global buffer's ``M``), or of static extent where the begin is symbolic and the region is not
+        one of whole tiles (its extent dividing the buffer's, its begin a multiple of it) nor provably inside: a
+        tile ``(cta + i * ctas) // tiles_n * 128`` of an M = 200. The tail guard of the element at ``local_coords``. With ``v``-element vectors the
         guard on a vector's first element holds for all of it (the row length is then a multiple of ``v``). On
         numpy coordinates (the cost model) none: a copy is counted as if its whole tile were in bounds.
 
@@ -182,7 +188,9 @@ class MemoryOperand(_Viewed):
         analyzer = tvm.sym.Analyzer()
         guards = []
         for b, c, e, extent in zip(self.begins, local_coords, self.extents, self.shape, strict=True):
-            if (isinstance(extent, int) and isinstance(b, int)) or analyzer.can_prove(b + e <= extent):
+            if isinstance(extent, int) and (isinstance(b, int) or _whole_tiles(analyzer, b, e, extent)):
+                continue
+            if analyzer.can_prove(b + e <= extent):
                 continue
             guards.append(b + c < extent)
         return guards
