@@ -213,8 +213,8 @@ def ptx_loop_around(ptx: str, mnemonic: str) -> list[str]:
     :func:`ptx_instructions` lists them (the backward branch included). ``[]`` when no loop holds one.
 
     Example:
-        >>> ptx = ".entry k()\n{\n$L1:\nadd.s32 %r1, %r1, 1;\n$L2:\nmul.lo.s32 %r2, %r2, 3;\n"
-        >>> ptx += "@%p1 bra $L2;\n@%p2 bra $L1;\nret;\n}"
+        >>> ptx = ".entry k()\\n{\\n$L1:\\nadd.s32 %r1, %r1, 1;\\n$L2:\\nmul.lo.s32 %r2, %r2, 3;\\n"
+        >>> ptx += "@%p1 bra $L2;\\n@%p2 bra $L1;\\nret;\\n}"
         >>> ptx_loop_around(ptx, "mul"), len(ptx_loop_around(ptx, "add"))
         (['mul.lo.s32 %r2, %r2, 3', '@%p1 bra $L2'], 4)
     """

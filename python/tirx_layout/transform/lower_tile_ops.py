@@ -58,7 +58,13 @@ class _CopyLowering:
         def bind(loop):
             self.analyzer.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
 
-        walk(self.func.body, [(tirx.For, bind)])
+        def bind_scope(stmt):  # CTA indices in the grid, and thread indices bind_threads did not bind
+            definition = getattr(stmt, "def")
+            for var, extent in zip(definition.def_ids, definition.extents, strict=True):
+                if var not in self.threads.bounds:
+                    self.analyzer.bind(var, tvm.ir.Range(0, extent))
+
+        walk(self.func.body, [(tirx.For, bind), (tirx.ScopeIdDefStmt, bind_scope)])
 
     def loop_var(self, name: str, extent: int):
         """A loop variable over ``range(extent)``, known to the simplifier; the constant 0 for a one-trip loop."""
