@@ -2,15 +2,16 @@
 code the assembler makes, and a roofline estimate of whether its pipeline is compute-bound.
 
 For each case: registers per thread and shared bytes per CTA (``ptxas -v``), instructions of the kernel, and the
-instructions of one iteration of the MMA warp's K loop and of the producer's K loop (PTX; the loop around the first
-``tcgen05.mma`` / ``cp.async.bulk.tensor`` or shared store, ``tools.measurement.ptx_loop_around``), tcgen05
-instructions by kind.
+PTX instructions of the MMA issuer's K loop and of the producer's per K tile (``tools.measurement.ptx_loop_around``:
+the smallest loop around a ``tcgen05.mma`` / ``cp.async.bulk.tensor`` or shared store, divided by the K tiles the
+assembler unrolled into it), tcgen05 instructions by kind. No nvdisasm here, so PTX, not SASS.
 
 Upstream: TVM 0.27's own pipelined tcgen05 GEMM is a benchmark script of its source tree
 (``tests/python/tirx/benchmarks/bench_cuda_tcgen05_bf16_gemm.py``: a TMA warp, an MMA warp, an S-stage ring, one
-accumulator, not persistent). The installed wheel does not ship it, and its kernel is not ours to copy; writing an
-upstream-API twin of it (as ``_upstream_gemm.py`` is for the one-CTA GEMM) is left (decisions, "Issue 21: the
-pipelined GEMM"). So this script measures ours and prints the roofline; it compares with nothing upstream.
+accumulator, one CTA per tile, M and N multiples of the tile); the wheel does not ship it, so
+``_upstream_pipelined_gemm.py`` writes that structure with upstream's API alone and is built in a child process
+(without tirx_layout, as ``bench_mma.py`` does). Its 4096^3 bf16 kernel (128 x 256 x 64 tiles, 4 stages) is compared
+with ours at the same tile and stages: each cell ``ours/upstream (ratio)``.
 
 Roofline (per output tile, per ring stage; the device numbers are NVIDIA's published B200 figures, named below): the
 tensor cores take ``2 * tile_m * tile_n * tile_k / (peak / SMs)`` seconds per stage; the TMA must bring the stage's
@@ -24,6 +25,8 @@ Usage: python benchmarks/bench_gemm.py        (needs nvcc)
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -31,14 +34,16 @@ from pathlib import Path
 
 from tirx_layout.tools.kernel_report import find_nvcc, load_example_module
 from tirx_layout.tools.measurement import (
+    KernelCode,
     device_source,
     lower,
     measure_cuda,
-    opcode_counts,
+    opcode,
     ptx_instructions,
     ptx_loop_around,
 )
 
+UPSTREAM = Path(__file__).resolve().parent / "_upstream_pipelined_gemm.py"
 EXAMPLE = load_example_module(Path(__file__).resolve().parents[1] / "examples" / "pipelined_gemm.py")
 
 #: NVIDIA B200 (HGX B200 datasheet): dense tensor throughput per GPU in FLOP/s, streaming multiprocessors, HBM3e
@@ -87,6 +92,41 @@ def roofline(m: int, n: int, k: int, dtype: str, tile: tuple[int, int, int]) -> 
     }
 
 
+def upstream_measurement(m: int, n: int, k: int, stages: int, block_n: int) -> tuple[KernelCode, str]:
+    """Upstream's kernel (``_upstream_pipelined_gemm.py``) measured in a child process, and its CUDA source;
+    ``RuntimeError`` with the child's last error line when it fails."""
+    env = {**os.environ, "TVM_DEVICE_BACKEND_AUTOLOAD": "0"}
+    args = [sys.executable, str(UPSTREAM), str(m), str(n), str(k), str(stages), str(block_n)]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=900)
+    if done.returncode:
+        last = [line for line in done.stderr.splitlines() if "Error" in line] or done.stderr.splitlines()[-1:]
+        raise RuntimeError(f"upstream build failed: {last[-1] if last else '?'}")
+    fields = json.loads(done.stdout)
+    cuda = fields.pop("cuda")
+    return KernelCode(**fields), cuda
+
+
+def numbers(code: KernelCode, cuda: str, fill: str) -> dict[str, int]:
+    """Registers, shared bytes, PTX instructions, and PTX instructions of one iteration of the MMA issuer's and of
+    the producer's K loop (the loop around the first ``fill`` instruction)."""
+    ptx = ptx_of(cuda)
+    mma_loop, fill_loop = ptx_loop_around(ptx, "tcgen05.mma"), ptx_loop_around(ptx, fill)
+    # the assembler may unroll a K loop: count per K tile (4 MMAs of K = 16 per 64-wide bf16 tile; 2 TMA copies)
+    mma_tiles = max(1, sum(opcode(i).startswith("tcgen05.mma") for i in mma_loop) // 4)
+    fill_tiles = max(1, sum(opcode(i).startswith("cp.async.bulk.tensor") for i in fill_loop) // 2)
+    return {
+        "registers": code.registers,
+        "shared bytes": code.shared_bytes,
+        "PTX instructions": len(ptx_instructions(ptx)),
+        "MMA loop per K tile": len(mma_loop) // mma_tiles,
+        "producer loop per K tile": len(fill_loop) // (fill_tiles if fill.startswith("cp.async") else 1),
+    }
+
+
+def ratio(a: int, b: int) -> str:
+    return f"{a / b:.2f}" if b else ("1.00" if a == 0 else "inf")
+
+
 def main() -> None:
     if find_nvcc() is None:
         print("bench_gemm: nvcc not found; nothing to measure")
@@ -96,21 +136,23 @@ def main() -> None:
         kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=SMS, loads=loads)
         cuda = device_source(lower(kernel, "tirx_layout"), "tirx_layout")
         code = measure_cuda(cuda)
-        ptx = ptx_of(cuda)
-        mma_loop = ptx_loop_around(ptx, "tcgen05.mma")
         fill = "cp.async.bulk.tensor" if loads == "tma" else "st.shared"
-        producer_loop = ptx_loop_around(ptx, fill)
+        ours = numbers(code, cuda, fill)
         tc = code.tcgen05
         print(name)
-        print(
-            f"  registers {code.registers}, shared bytes {code.shared_bytes}, PTX instructions "
-            f"{len(ptx_instructions(ptx))}; tcgen05: mma {tc['mma']}, commit {tc['commit']}, ld {tc['ld']}"
-        )
-        print(
-            f"  per K-loop iteration (PTX): MMA warp {len(mma_loop)} "
-            f"({', '.join(f'{op} {c}' for op, c in opcode_counts(mma_loop).most_common(4))}), "
-            f"producer {len(producer_loop)}"
-        )
+        print("  " + ", ".join(f"{key} {value}" for key, value in ours.items()))
+        print(f"  tcgen05 in the code: mma {tc['mma']}, commit {tc['commit']}, ld {tc['ld']}")
+        if (dtype, tile, loads) == ("bfloat16", (128, 256, 64), "tma"):
+            try:
+                theirs_code, theirs_cuda = upstream_measurement(m, n, k, stages, tile[1])
+            except RuntimeError as err:
+                print(f"  upstream: {err}")
+            else:
+                theirs = numbers(theirs_code, theirs_cuda, "cp.async.bulk.tensor")
+                print(
+                    "  vs upstream (ours/upstream): "
+                    + ", ".join(f"{key} {ours[key]}/{theirs[key]} ({ratio(ours[key], theirs[key])})" for key in ours)
+                )
         est = roofline(m, n, k, dtype, tile)
         print(
             f"  roofline: a stage is {est['stage bytes']} bytes for {est['stage MMA ns']:.0f} ns of MMA per SM "

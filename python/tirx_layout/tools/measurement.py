@@ -208,9 +208,10 @@ def ptx_instructions(ptx: str) -> list[str]:
 
 
 def ptx_loop_around(ptx: str, mnemonic: str) -> list[str]:
-    """The instructions of the innermost PTX loop (a label and a later branch back to it) that holds the first
-    instruction whose mnemonic starts with ``mnemonic``: one iteration of a kernel's main loop, as
-    :func:`ptx_instructions` lists them (the backward branch included). ``[]`` when no loop holds one.
+    """The instructions of the smallest PTX loop (a label and a later branch back to it) that holds an instruction
+    whose mnemonic starts with ``mnemonic``: a kernel's main loop (one iteration, or as many as the assembler
+    unrolled into it), as :func:`ptx_instructions` lists them, the backward branch included. ``[]`` when no loop
+    holds one.
 
     Example:
         >>> ptx = ".entry k()\\n{\\n$L1:\\nadd.s32 %r1, %r1, 1;\\n$L2:\\nmul.lo.s32 %r2, %r2, 3;\\n"
@@ -236,8 +237,8 @@ def ptx_loop_around(ptx: str, mnemonic: str) -> list[str]:
         target = instruction and opcode(instruction).startswith("bra") and instruction.split()[-1]
         if target in labels and labels[target] < i:
             loops.append((labels[target], i))
-    marked = next((i for i, (_, ins) in enumerate(items) if ins and opcode(ins).startswith(mnemonic)), None)
-    holding = [(end - start, start, end) for start, end in loops if marked is not None and start < marked < end]
+    marked = [i for i, (_, ins) in enumerate(items) if ins and opcode(ins).startswith(mnemonic)]
+    holding = [(end - start, start, end) for start, end in loops if any(start < i < end for i in marked)]
     if not holding:
         return []
     _, start, end = min(holding)
