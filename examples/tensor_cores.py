@@ -17,8 +17,8 @@
   stage; ``T.mbarrier_wait(bars[s], phase)`` before a stage is refilled and before the accumulator is read.
 * ``gemm_grid_512``: a 4 x 4 grid of CTAs over 512 x 512 x 256; ``blockIdx`` picks the 128 x 128 tile, the K loop
   runs over four global K tiles of 64 (the same two-stage asynchronous loop).
-* ``gemm_inferred``: the shared tiles have no layout; InferLayouts gives each the MMA layout whose fill copy is
-  conflict-free (``explain_layouts`` says which and why).
+* ``gemm_inferred``: the shared tiles have no layout (and no ``align=``); InferLayouts gives each the MMA layout
+  whose fill copy is conflict-free, aligned to its swizzle repeat (``explain_layouts`` says which and why).
 * ``gemm_f16_accumulate``, ``gemm_f16_accumulate_m64_n112``: a float16 accumulator (one element per 32-bit TMEM
   column), read back with ``tcgen05.ld ... .pack::16b``.
 * Block-scaled ``mxf8f6f4`` (example (f) of issue 20) has its own module, ``block_scaled_gemm.py``.
@@ -79,8 +79,9 @@ def single_cta_gemm(
     (``None``: inferred), one ``T.tile_mma`` into a TMEM accumulator (datapath D for m = 128, F for m = 64), the
     epilogue through registers. TMEM columns: ``n`` for a 32-bit accumulator."""
     datapath = "D" if m == 128 else "F"
-    shared_a = {"align": 1024} if a_layout is None else {"layout": a_layout, "align": 1024}
-    shared_b = {"align": 1024} if b_layout is None else {"layout": b_layout, "align": 1024}
+    # A given swizzled layout needs align=1024 (the MMA swizzles absolute addresses); an inferred one gets it.
+    shared_a = {} if a_layout is None else {"layout": a_layout, "align": 1024}
+    shared_b = {} if b_layout is None else {"layout": b_layout, "align": 1024}
     accumulator = tmem_datapath_layout(datapath, m, n)
 
     @T.prim_func

@@ -970,3 +970,17 @@ def k(P: T.Buffer((256,), "uint32"), H: T.Buffer((256,), "float16"), E: T.Buffer
     cells = out["E"].reshape(128, 4)
     np.testing.assert_array_equal(cells[:, :2], words)
     np.testing.assert_array_equal((cells[:, 2:] & 0xFFFF).astype(np.uint16), low)
+
+
+def test_the_swizzle_acts_on_shared_addresses_so_an_unaligned_swizzled_operand_reads_other_bytes():
+    # The descriptor carries sA's shared address; the 128B swizzle XORs address bits 4-6 with bits 7-9. Declared
+    # with align=16, sA lands at byte 32 (after slot and bars), where the XOR no longer undoes the image the test
+    # laid out for an aligned buffer: the simulated D is not A @ B.T (with align=1024 it is, in every test above).
+    source, inputs, expected, lanes = dense_gemm(m=128, n=64, steps=2)
+    aligned = f'sA = T.alloc_shared(({inputs["A"].size},), "uint32", align=1024)'
+    assert aligned in source
+    out = sim.run(parse(source.replace(aligned, aligned.replace("1024", "16"))), inputs)["D"].reshape(128, -1)
+    assert not np.array_equal(as_d(out[lanes], np.float32), expected)
+    np.testing.assert_array_equal(
+        as_d(sim.run(parse(source), inputs)["D"].reshape(128, -1)[lanes], np.float32), expected
+    )

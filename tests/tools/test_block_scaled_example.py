@@ -40,14 +40,16 @@ def test_one_tmem_allocation_holds_both_stages_and_the_scale_factors(body):
 def test_every_mma_reads_its_stage_and_its_scale_factors(body):
     # One loop body, stage s = t % 2 chosen at run time: four K steps with SF ids 0..3 in the idesc, D at column
     # 112 s, A's stage 16384 bytes on, scale_a at column 224 + 4 s, scale_b at 232.
+    # A's descriptor is made once, from the stage's first element; K step s adds its 32 s bytes >> 4 to it.
+    assert "a_desc = tirx_layout_tcgen05_smem_descriptor((&(As_ptr[((t & 1) * 16384)])), " in body
     calls = re.findall(r"mma_mxf8f6f4_ss\(([^;]*)\);", body)
     assert len(calls) == 4
     for step, call in enumerate(calls):
         # ISA block-scaled descriptor: SF B id 4-5, E4M3 A/B = 0, N >> 3 = 14 at 17-22, UE8M0 at 23, M >> 7 = 1 at
         # 27-28, SF A id 29-30
         idesc = step << 4 | 14 << 17 | 1 << 23 | 1 << 27 | step << 29
-        a_start = "((t & 1) * 16384)" if step == 0 else f"(((t & 1) * 16384) + {32 * step})"
-        assert call.startswith(f"(acc_taddr + ((uint)((t & 1) * 112))), (&(As_ptr[{a_start}])), "), call
+        a_desc = "a_desc" if step == 0 else f"(a_desc + (uint64_t){2 * step}ULL)"
+        assert call.startswith(f"(acc_taddr + ((uint)((t & 1) * 112))), {a_desc}, "), call
         assert call.endswith(
             f"(uint){idesc}, (acc_taddr + ((uint)(((t & 1) * 4) + 224))), (acc_taddr + (uint)232), (uint){min(step, 1)}"
         ), call

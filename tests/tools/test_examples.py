@@ -69,6 +69,17 @@ def test_a_gemm_whose_result_is_transposed_is_reported_as_differing():
     assert report("as listed", kernel, expected).matches
 
 
+def test_a_tolerance_admits_what_is_within_it_and_no_more():
+    kernel, _ = KERNELS["gemm_fp16_128x128x64"]
+
+    def off_by_half(a, b):
+        return a.astype(float) @ b.astype(float).T + 0.5
+
+    assert report("within", kernel, Expected(off_by_half, 2, atol=0.5)).matches
+    assert not report("beyond", kernel, Expected(off_by_half, 2, atol=0.25)).matches
+    assert not report("exact", kernel, Expected(off_by_half, 2)).matches
+
+
 @pytest.mark.parametrize(
     ("wait", "race"),
     [

@@ -911,3 +911,23 @@ def test_an_f16_accumulator_is_read_with_pack_16b_and_simulates_within_fp16_tole
     assert result.matches
     if result.assembled is not None:
         assert result.assembled[0], result.assembled[1]
+
+
+@pytest.mark.parametrize(("scope", "barrier_after_init"), [("cta", False), ("warp", True), ("thread", True)])
+def test_the_own_mbarrier_is_published_by_a_cta_barrier_only_where_the_site_has_none(scope, barrier_after_init):
+    # A "cta" site's CTA barrier before its issue orders the initialisation before its commit and its waits; a
+    # "warp" or "thread" site has no CTA barrier, so the prologue keeps one.
+    guard = {"cta": "", "warp": "if tx // 32 == 1:\n        ", "thread": "if tx == 40:\n        "}[scope]
+    kernel = parse(f"""
+@T.prim_func
+def mma():
+    T.device_entry()
+    tx = T.thread_id([128])
+    A = T.alloc_shared((128, 64), "float16", layout=mma_shared_layout("float16", "128B", (128, 64)), align=1024)
+    B = T.alloc_shared((64, 64), "float16", layout=mma_shared_layout("float16", "128B", (64, 64)), align=1024)
+    acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))
+    {guard}T.tile_mma(acc, A, B, scope="{scope}")
+""")
+    lines = [line.strip() for line in lower_tile_mma(kernel).script().splitlines()]
+    init = next(i for i, line in enumerate(lines) if "tcgen05_mbarrier_init" in line)
+    assert (lines[init + 1] == "T.cuda.cta_sync()") == barrier_after_init

@@ -86,8 +86,9 @@ def test_legal_layouts_are_the_canonical_ones_whose_descriptor_derives(shape, dt
 
     buffer = tvm.tirx.decl_buffer(shape, dtype, "tile", scope="shared")
     found = mma_operand_layouts(buffer)
-    assert [mode for mode, _ in found] == modes
-    for mode, layout in found:
+    assert [mode for mode, _, _ in found] == modes
+    for mode, layout, alignment in found:
+        assert alignment == {"128B": 1024, "64B": 512, "32B": 256, "none": 0}[mode]
         assert str(layout) == str(mma_shared_layout(dtype, mode, shape))
         per_stage = mma_shared_layout(dtype, mode, shape[-2:])
         assert shared_matrix_descriptor(per_stage, shape[-2:], dtype).swizzle == mode
@@ -102,7 +103,7 @@ def test_open_operands_filled_from_global_get_the_128B_swizzle():
     # Every legal layout fills conflict-free from global memory (the copy deals vectors in the tile's own order),
     # so the tie goes to the widest swizzle; the oracle agrees that nothing is cheaper.
     legal = mma_operand_layouts(_shared(kernel, "a_tile"))
-    measured = {mode: fill_wavefronts((128, 64), "float16", layout) for mode, layout in legal}
+    measured = {mode: fill_wavefronts((128, 64), "float16", layout) for mode, layout, _ in legal}
     assert measured["128B"] == min(measured.values())
 
 
@@ -118,7 +119,7 @@ def test_the_fill_copy_decides_and_explain_lists_every_legal_layout_with_its_sco
     kernel = mma_kernel(fragment=VECTORS_OF_4)
     measured = {
         mode: fill_wavefronts((128, 64), "float16", layout, VECTORS_OF_4)
-        for mode, layout in mma_operand_layouts(_shared(kernel, "a_tile"))
+        for mode, layout, _ in mma_operand_layouts(_shared(kernel, "a_tile"))
     }
     best = min(measured, key=measured.get)
     assert best == "128B" and sorted(measured.values()) == list(measured.values())  # 128B < 64B < 32B < none
@@ -143,7 +144,7 @@ def test_a_narrower_swizzle_wins_when_the_simulator_measures_its_fill_cheaper(fr
     kernel = mma_kernel(fragment=fragment)
     measured = {
         mode: fill_wavefronts((128, 64), "float16", layout, fragment)
-        for mode, layout in mma_operand_layouts(_shared(kernel, "a_tile"))
+        for mode, layout, _ in mma_operand_layouts(_shared(kernel, "a_tile"))
     }
     assert min(measured, key=measured.get) == best
     assert sorted(measured.values())[0] < sorted(measured.values())[1]  # strictly: not a tie-break
@@ -188,3 +189,27 @@ def test_given_layouts_are_left_to_the_lowering_to_judge():
     row_major = TileLayout(S[(128, 8) : (8, 1)])
     kernel = mma_kernel(k=8, a_layout=row_major, b_layout=row_major)
     assert explain_layouts(kernel) == "(no buffer to infer)"  # no error here: the lowering names what is wrong
+
+
+def test_an_inferred_swizzled_operand_is_aligned_to_its_swizzle_repeat():
+    # The MMA swizzles absolute shared addresses: the inferred 128B operand must start on a 1024-byte repeat. The
+    # kernel with its tiles declared align=1024 is what inference makes of the one without.
+    def kernel(align: str):
+        return parse(f"""
+@T.prim_func
+def k(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    a_tile = T.alloc_shared((128, 64), "float16"{align})
+    b_tile = T.alloc_shared((128, 64), "float16", layout=mma_shared_layout("float16", "128B", (128, 64)), align=1024)
+    acc = T.alloc_tmem((128, 128), "float32", layout=tmem_datapath_layout("D", 128, 128))
+    T.tile_copy(a_tile, A)
+    T.tile_copy(b_tile, B)
+    T.tile_mma(acc, a_tile, b_tile)
+""")
+
+    import tvm
+
+    tvm.ir.assert_structural_equal(infer_layouts(kernel("")), infer_layouts(kernel(", align=1024")))
+    assert "storage aligned to 1024 bytes (declared 64)" in explain_layouts(kernel(""))
+    assert "storage aligned" not in explain_layouts(kernel(", align=1024"))

@@ -185,3 +185,13 @@ def test_a_copy_into_a_stage_chosen_at_run_time():
     (tmem,) = sim.run(func, [tiles]).tmem
     for stage, tile in ((0, 2), (1, 3)):
         np.testing.assert_array_equal(expected_bytes(tmem, 32 + 4 * stage, 128, 4)[0], tiles[tile])
+
+
+def test_a_cta_copy_in_a_loop_initialises_its_mbarrier_once_and_tracks_the_phase():
+    # Re-initialising the mbarrier in every iteration could reset a phase another thread is still waiting on.
+    body = kernel_source(build(parse(STAGED)).imports[0].inspect_source())
+    loop = body.index("for (int t = 0; t < 4; ++t)")
+    assert body.count("mbarrier_init((&(sfa_cp_bar_0_ptr[0])), (uint)1)") == 1
+    assert body.index("mbarrier_init((&(sfa_cp_bar_0_ptr[0]))") < loop
+    assert "mbarrier_wait((&(sfa_cp_bar_0_ptr[0])), sfa_cp_bar_0_phase_ptr[0])" in body[loop:]
+    assert "sfa_cp_bar_0_phase_ptr[0] = (sfa_cp_bar_0_phase_ptr[0] ^ (uint)1)" in body[loop:]

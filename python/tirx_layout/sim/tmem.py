@@ -335,8 +335,8 @@ def _shared_word(interp, expr, what: str):
 
 def _cp(interp, tm, shape: str, args) -> None:
     """tcgen05.cp, per issuing thread: the descriptor's canonical address walk, then its swizzle (PTX ISA
-    "Shared Memory Descriptor"). Shared addresses are buffer-relative: the lowering makes a swizzled buffer aligned
-    to the repeat."""
+    "Shared Memory Descriptor"), on the CTA's shared addresses (``addresses.SharedSpace``: the buffer's base at its
+    declared alignment), as the hardware swizzles them; the bytes read must stay in the pointed-to buffer."""
     if shape not in _CP:
         raise SimulationError(f"the simulator does not implement tcgen05.cp.{shape}")
     rows, pieces, lanes_of = _CP[shape]
@@ -350,14 +350,16 @@ def _cp(interp, tm, shape: str, args) -> None:
     if bits and pieces != 1:
         raise SimulationError(f"the simulator models swizzled tcgen05.cp for 128-bit rows only, not {shape}")
     size = memory.data.dtype.itemsize
+    origin = interp.launch.shared_space.base(memory)
     for t in np.nonzero(interp.mask)[0]:
-        base = int(start[t]) * size
+        base = origin + int(start[t]) * size
         lane0, col0 = int(taddrs[t]) >> 16, int(taddrs[t]) & 0xFFFF
         for r in range(rows):
             for p in range(pieces):
                 byte = base + (r // 8) * sbo + (r % 8) * (16 << bits) + p * lbo
                 # the swizzle: 16-byte chunk bits [4, 4+s) XOR row bits [7, 7+s) of the (aligned) shared address
                 byte ^= ((byte >> 7) & ((1 << bits) - 1)) << 4
+                byte -= origin
                 if byte % 16:
                     raise SimulationError(f"tcgen05.cp reads shared memory at byte {byte}, not 16-byte aligned")
                 index = byte // size + np.arange(16 // size)

@@ -136,22 +136,24 @@ OPERAND_RULES: list[Callable] = []
 @dataclass(frozen=True)
 class OperandLayouts:
     """The layouts a statement can read one operand buffer in, in preference order (ties go to the earlier), each
-    with a short label for explanations; ``why``: the statement and the operand, for the decision's reason;
-    ``requirement``: what a layout must satisfy, for the error when none fits an open buffer.
+    with a short label for explanations and the byte alignment its storage then needs (hardware that swizzles
+    absolute addresses needs the buffer aligned to the swizzle's repeat; 0: none); ``why``: the statement and the
+    operand, for the decision's reason; ``requirement``: what a layout must satisfy, for the error when none fits
+    an open buffer.
 
     Example:
         >>> from tirx_layout import S, TileLayout
-        >>> OperandLayouts("A of an MMA", (("row-major", TileLayout(S[(8, 8):(8, 1)])),)).labels
+        >>> OperandLayouts("A of an MMA", (("row-major", TileLayout(S[(8, 8):(8, 1)]), 0),)).labels
         ('row-major',)
     """
 
     why: str
-    options: tuple  # ((label, layout), ...)
+    options: tuple  # ((label, layout, alignment bytes), ...)
     requirement: str = ""
 
     @property
     def labels(self) -> tuple:
-        return tuple(label for label, _ in self.options)
+        return tuple(option[0] for option in self.options)
 
 
 def register_operand_rule(rule: Callable) -> Callable:
@@ -170,7 +172,7 @@ def register_operand_rule(rule: Callable) -> Callable:
 def _merge_operand_layouts(buffer, first: OperandLayouts, second: OperandLayouts) -> OperandLayouts:
     """The layouts both statements can read ``buffer`` in (by label); a :class:`LayoutConflict` if none."""
     labels = set(second.labels)
-    kept = tuple((label, layout) for label, layout in first.options if label in labels)
+    kept = tuple(option for option in first.options if option[0] in labels)
     if not kept and first.options and second.options:
         raise LayoutConflict(
             f"layout conflict on {buffer.name}: {first.why} reads it in one of {list(first.labels)}, "
@@ -261,6 +263,7 @@ class _Inference:
         self.fixed = dict(self.kernel.known)  # buffer -> layout, grows as levels decide
         self.origin = {}  # buffer -> (layout, source buffer, copy) for conflict messages
         self.decisions: list[Decision] = []
+        self.alignments = {}  # buffer -> the byte alignment its chosen layout needs, above the declared one
         self._costs = {}  # (copy, layouts of its buffers) -> Cost
         self._candidates = {}  # buffer -> its candidate layouts
         self._tables = LayoutTables()
@@ -361,14 +364,18 @@ class _Inference:
                     f"can take fits it: {legal.requirement}"
                 )
             scored = []
-            for i, (label, layout) in enumerate(legal.options):
+            for i, (label, layout, alignment) in enumerate(legal.options):
                 cost = self.own_cost(buffer, layout)
                 for copy in self.kernel.copies:
                     if buffer in copy.buffers:
                         cost = cost + self.partner_cost(copy, buffer, layout)
-                scored.append((self.score(cost), i, label, layout))
-            _, _, label, layout = min(scored, key=lambda t: (t[0], t[1]))
-            table = ", ".join(f"{lab} {sc}" for sc, _, lab, _ in scored)
+                scored.append((self.score(cost), i, label, layout, alignment))
+            _, _, label, layout, alignment = min(scored, key=lambda t: (t[0], t[1]))
+            table = ", ".join(f"{lab} {sc}" for sc, _, lab, _, _ in scored)
+            aligned = ""
+            if alignment > int(buffer.data_alignment):
+                self.alignments[buffer] = alignment
+                aligned = f"; storage aligned to {alignment} bytes (declared {int(buffer.data_alignment)})"
             self.assign(
                 buffer,
                 layout,
@@ -376,7 +383,8 @@ class _Inference:
                 buffer,
                 legal.why,
                 candidates=len(scored),
-                reason=f"{label}: legal for {legal.why}, cheapest for its copies ({self.model} scores: {table})",
+                reason=f"{label}: legal for {legal.why}, cheapest for its copies ({self.model} scores: {table})"
+                + aligned,
             )
 
     def fragment_pairs(self):
@@ -540,7 +548,8 @@ def infer_layouts(func, cost_model: str = DEFAULT_COST_MODEL):
         >>> layout_of("frag", infer_layouts(func))
         TileLayout(S[(32, 4):(1@tid_in_wg, 1)])
     """
-    chosen, _ = infer(func, cost_model)
+    inference = _Inference(func, cost_model).run()
+    chosen = {b: l for b, l in inference.fixed.items() if b in inference.kernel.open}
     if not chosen:
         return func
 
@@ -550,7 +559,21 @@ def infer_layouts(func, cost_model: str = DEFAULT_COST_MODEL):
             return stmt
         return AllocBuffer(stmt.buffer, {**stmt.annotations, LAYOUT_KEY: layout})
 
-    return map_function(func, [(AllocBuffer, on_alloc)])
+    func = map_function(func, [(AllocBuffer, on_alloc)])
+    if not inference.alignments:
+        return func
+    # A buffer's alignment is part of the buffer: an aligned copy replaces it everywhere it is used.
+    aligned = {
+        buffer: tvm.tirx.decl_buffer(
+            buffer.shape, buffer.dtype, buffer.name, scope=buffer.scope(), data_alignment=alignment
+        )
+        for buffer, alignment in inference.alignments.items()
+    }
+
+    def replace(var):
+        return next((new for old, new in aligned.items() if old.same_as(var)), var)
+
+    return map_function(func, [(type(next(iter(aligned))), replace)])
 
 
 def explain_layouts(func, cost_model: str = DEFAULT_COST_MODEL) -> str:

@@ -11,6 +11,7 @@ row-major global tile fills with whole 16-byte vectors along its contiguous K.
 from __future__ import annotations
 
 from ...hw.constructors import mma_shared_layout
+from ...hw.memory import SWIZZLE_BYTES
 from ...hw.mma import shared_matrix_descriptor
 from ...ir.mma_ops import as_mma
 from ...ir.spans import source_location
@@ -28,13 +29,14 @@ _REQUIREMENT = (
 
 
 def mma_operand_layouts(buffer, dtype: str | None = None) -> tuple:
-    """``((mode, layout), ...)``: the canonical K-major layouts of ``MMA_OPERAND_MODES`` that fit ``buffer``'s
-    shape (``(..., rows, K)``: leading stage dimensions stack whole operands) and whose descriptor derives.
+    """``((mode, layout, alignment), ...)``: the canonical K-major layouts of ``MMA_OPERAND_MODES`` that fit
+    ``buffer``'s shape (``(..., rows, K)``: leading stage dimensions stack whole operands) and whose descriptor
+    derives, each with the byte alignment its storage needs (:func:`swizzle_repeat_bytes`).
 
     Example:
         >>> import tvm
         >>> tile = tvm.tirx.decl_buffer((128, 32), "float16", "tile", scope="shared")
-        >>> [mode for mode, _ in mma_operand_layouts(tile)]  # K = 64 bytes: no whole 128-byte swizzle row
+        >>> [mode for mode, _, _ in mma_operand_layouts(tile)]  # K = 64 bytes: no whole 128-byte swizzle row
         ['64B', '32B', 'none']
     """
     dtype = str(dtype or buffer.dtype)
@@ -46,8 +48,19 @@ def mma_operand_layouts(buffer, dtype: str | None = None) -> tuple:
             shared_matrix_descriptor(mma_shared_layout(dtype, mode, shape[-2:]), shape[-2:], dtype)
         except ValueError:
             continue  # this mode cannot hold the shape (or the descriptor cannot read it): not a candidate
-        found.append((mode, layout))
+        found.append((mode, layout, swizzle_repeat_bytes(mode)))
     return tuple(found)
+
+
+def swizzle_repeat_bytes(mode: str) -> int:
+    """The alignment an operand in swizzle ``mode`` needs: the MMA applies the swizzle to absolute shared addresses,
+    so the buffer starts on a repeat of its pattern (8 rows of the swizzle width); none for no swizzle.
+
+    Example:
+        >>> swizzle_repeat_bytes("128B"), swizzle_repeat_bytes("32B"), swizzle_repeat_bytes("none")
+        (1024, 256, 0)
+    """
+    return 0 if mode == "none" else 8 * SWIZZLE_BYTES[mode]
 
 
 def tile_mma_operand_rule(stmt) -> dict:
@@ -71,4 +84,4 @@ def tile_mma_operand_rule(stmt) -> dict:
 
 register_operand_rule(tile_mma_operand_rule)
 
-__all__ = ["MMA_OPERAND_MODES", "mma_operand_layouts", "tile_mma_operand_rule"]
+__all__ = ["MMA_OPERAND_MODES", "mma_operand_layouts", "swizzle_repeat_bytes", "tile_mma_operand_rule"]

@@ -25,7 +25,7 @@ from ...hw.threads import WARP_THREADS
 from ...ir.annotations import LAYOUT_KEY, TMEM_WITHIN_KEY
 from ...ir.device_calls import cta_barrier
 from ...ir.mma_ops import tmem_base_buffer
-from ...ir.rewrite import AllocBuffer, sequence, walk
+from ...ir.rewrite import AllocBuffer, sequence, store, walk
 from ...layout import TileLayout
 from ..copy_plan import FragmentOperand, MemoryOperand, TmemOperand
 from . import calls
@@ -183,7 +183,19 @@ class TmemLowering:
             self.addresses[buffer] = tirx.Var(f"{buffer.name}_taddr", "uint32")
         check_total_columns({b.name: n for b, n in self.columns.items()})
         self.last = self.allocs[-1].buffer if self.allocs else None
+        self.cp_barriers = {}  # allocated buffer -> [(mbarrier, phase)] of the CTA-wide tcgen05.cp sites into it
         self._threads_of = threads_of
+
+    def _cp_barrier(self, tmem):
+        """A new ``(mbarrier, phase)`` pair for a CTA-wide tcgen05.cp into ``tmem``: both allocated, the phase
+        zeroed and the mbarrier initialised once, where the allocation holding ``tmem`` is made (see ``_around``)."""
+        owner = next(b for b in self.slots if b.same_as(self._owner(tmem.buffer)))
+        sites = self.cp_barriers.setdefault(owner, [])
+        name = f"{tmem.buffer.name}_cp_bar_{len(sites)}"
+        bar = tvm.tirx.decl_buffer((1,), "uint64", name, scope="shared")
+        phase = tvm.tirx.decl_buffer((1,), "uint32", f"{name}_phase", scope="local")
+        sites.append((bar, phase))
+        return bar, phase
 
     def _owner(self, buffer):
         """The allocated TMEM buffer whose ``tcgen05.alloc`` holds ``buffer`` (itself, or the one it is within)."""
@@ -226,7 +238,9 @@ class TmemLowering:
                 "layout=...) in this kernel"
             )
         if tmem is dst and isinstance(other, MemoryOperand) and other.buffer.scope() == "shared":
-            return lower_shared_to_tmem(tmem, other, self._threads_of(), self.taddr(tmem.buffer), scope)
+            return lower_shared_to_tmem(
+                tmem, other, self._threads_of(), self.taddr(tmem.buffer), scope, lambda: self._cp_barrier(tmem)
+            )
         if scope == "thread":
             raise ValueError(
                 f"tile_copy between {tmem} and {other} at scope 'thread': only a tcgen05.cp (shared memory -> TMEM) "
@@ -267,9 +281,20 @@ class TmemLowering:
         # warps through shared memory, which the barrier orders (alloc's shared-memory write keeps same-address
         # order with ordinary instructions, 9.7.16.6.1). Before dealloc, every ld/st this lowering emits has been
         # completed by its tcgen05.wait and every cp by its mbarrier wait, ahead of the barrier.
+        # The CTA-wide tcgen05.cp sites into this allocation (lowered already: children first) get their mbarriers
+        # initialised here, once, before the barrier that publishes the TMEM address.
+        sites = self.cp_barriers.get(buffer, [])
+        inits = []
+        for bar, phase in sites:
+            inits += [AllocBuffer(bar), AllocBuffer(phase), store(phase, tirx.const(0, "uint32"), 0)]
+        if sites:
+            first = self._threads_of().index == 0
+            addresses = [tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)])) for bar, _ in sites]
+            inits.append(tirx.IfThenElse(first, sequence([calls.mbarrier_init(a) for a in addresses]), None))
         head = [
             AllocBuffer(slot),
             tirx.IfThenElse(first_warp, sequence(issue), None),
+            *inits,
             cta_barrier(),
             tirx.Bind(self.taddr(buffer), tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])),
         ]

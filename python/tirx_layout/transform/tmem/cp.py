@@ -30,7 +30,7 @@ from ...hw.memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes
 from ...hw.tcgen05 import CP_SHAPES
 from ...hw.threads import WARP_THREADS
 from ...ir.device_calls import cta_barrier, warp_barrier
-from ...ir.rewrite import AllocBuffer, sequence
+from ...ir.rewrite import sequence, store
 from ...layout import ComposeLayout, S, TileLayout
 from ...layout.indexing import flatten
 from ..copy_plan import operand
@@ -267,22 +267,26 @@ def _cp_plan(tmem, shared, what: str):
     )
 
 
-def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
-    """``tcgen05.cp`` copies of a shared tile into a TMEM region (see the module docstring). ``scope="cta"``
-    (every thread reaches the copy): thread 0 issues, commits to an mbarrier of its own, and every thread waits, so
-    the copy is complete after it. ``scope="warp"`` (the warp reaching it; a warp-specialised kernel): the warp's
-    shared writes are made visible to the async proxy, a warp barrier, then lane 0 issues and nothing waits -- the
-    copy is asynchronous: an MMA lane 0 issues next reads what it copied (``tcgen05.cp`` -> ``tcgen05.mma`` is a
-    pipelined pair, PTX ISA tcgen05 memory consistency), and that MMA's ``tcgen05.commit`` tracks the copy too.
-    ``scope="thread"``: the one thread reaching it issues, asynchronously, after its own ``fence.proxy.async``;
-    other threads' writes of the shared tile must reach it through an mbarrier arrive or a barrier. An
-    asynchronous copy is complete only once a later ``tcgen05.commit`` of its thread (a ``T.tile_mma``'s) has
-    arrived and been waited for: before the TMEM is read by others, freed, or the shared tile overwritten.
+def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta", own_barrier=None):
+    """``tcgen05.cp`` copies of a shared tile into a TMEM region (see the module docstring).
+
+    ``scope="cta"`` (every thread reaches the copy): thread 0 issues, commits to an mbarrier of the call site's
+    own, and every thread waits for the phase its own counter tracks, so the copy is complete after it
+    (``own_barrier()`` gives the site's ``(mbarrier, phase)`` buffers, initialised once where the TMEM is allocated:
+    a copy in a loop must not initialise an mbarrier other threads may still be waiting on).
+    ``scope="warp"`` (the warp reaching it; a warp-specialised kernel): the warp's shared writes are made visible to
+    the async proxy, a warp barrier, then lane 0 issues and nothing waits. ``scope="thread"``: the one thread
+    reaching it issues after its own ``fence.proxy.async``; other threads' writes of the shared tile must reach it
+    through an mbarrier arrive or a barrier. Both are asynchronous: an MMA the same thread issues next reads what
+    was copied (``tcgen05.cp`` -> ``tcgen05.mma`` is a pipelined pair, PTX ISA tcgen05 memory consistency), and the
+    copy is complete only once a later ``tcgen05.commit`` of that thread (a ``T.tile_mma``'s) has arrived and been
+    waited for: before the TMEM is read by others, freed, or the shared tile overwritten.
+
+    A leading (stage) index of either region may be an expression (``sfa[t % 2, ...]``) when every stage moves
+    the copy by whole columns (TMEM) or by the same canonical image a fixed number of elements on (shared).
 
     Example: ``T.tile_copy(sf, sf_shared)`` with ``sf`` in ``S[(32, 16):(1@TLane, 1@TCol)] + R[4:32@TLane]``
     (uint8) and ``sf_shared`` row-major ``(32, 16)`` becomes one ``tcgen05.cp.cta_group::1.32x128b.warpx4``.
-    A leading (stage) index of either region may be an expression (``sfa[t % 2, ...]``) when every stage moves
-    the copy by whole columns (TMEM) or by the same canonical image a fixed number of elements on (shared).
     """
     if shared.buffer.scope() != "shared":
         raise ValueError(f"tcgen05.cp copies from shared memory; {shared.buffer.name} is in {shared.buffer.scope()}")
@@ -336,18 +340,20 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta"):
                 tirx.IfThenElse(lane0, sequence(copies), None),
             ]
         )
-    bar = tvm.tirx.decl_buffer((1,), "uint64", f"{tmem.buffer.name}_cp_bar", scope="shared")
+    if own_barrier is None:
+        raise ValueError(f"{what}: a CTA-wide tcgen05.cp needs an mbarrier of its own (the TMEM lowering gives it)")
+    bar, phase = own_barrier()
     bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
+    parity = tvm.tirx.BufferLoad(phase, [tirx.IntImm("int32", 0)])
     first = threads.index == 0
     return sequence(
         [
             shared.declaration(),
-            AllocBuffer(bar),
-            tirx.IfThenElse(first, calls.mbarrier_init(bar_address), None),
             calls.simple("fence_proxy_async"),
             cta_barrier(),
             tirx.IfThenElse(first, sequence([*copies, calls.commit(bar_address)]), None),
-            calls.mbarrier_wait(bar_address, 0),
+            calls.mbarrier_wait(bar_address, parity),
             calls.simple("fence_after"),
+            store(phase, parity ^ tirx.const(1, "uint32"), tirx.IntImm("int32", 0)),
         ]
     )
