@@ -7,10 +7,12 @@ import re
 
 import pytest
 import tvm
+import tvm_ffi
 
+from tirx_layout import sim
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.tools.kernel_report import nvcc_assembles
-from tirx_layout.transform import build, lower_tma
+from tirx_layout.transform import WrongPipelineError, build, lower_tma
 
 from kernels import parse
 
@@ -59,23 +61,25 @@ def helper_names(func):
     "dtype, mode",
     [("bfloat16", "128B"), ("float16", "64B"), ("float32", "32B"), ("float8_e4m3fn", "128B"), ("float16", "none")],
 )
-def test_the_encoded_map_has_the_driver_fields_of_the_global_shape_box_and_shared_swizzle(dtype, mode):
-    func = lower_tma(parse(load_kernel(dtype, mode)))
-    (call,) = encode_call(func)
+def test_the_built_host_encodes_the_driver_fields_of_the_global_shape_box_and_shared_swizzle(dtype, mode):
+    host, (device,) = sim.lower(parse(load_kernel(dtype, mode)))  # what code generation receives
+    (call,) = [c for f in host.functions.values() for c in encode_call(f)]
     cols = SPAN.get(mode, 64) // SIZE[dtype] if mode != "none" else 32
     args = [int(a) for a in call.args[2:]]
     # global dims (cols, 256), byte stride of rows, box (cols, 128), element strides (1, 1)
     assert args == [cols, 256, cols * SIZE[dtype], cols, 128, 1, 1]
-    assert call.args[1].same_as(func.body.seq[1].value.args[1]) or "A" in str(call.args[1])
+    assert str(call.args[1]).startswith("A")  # the global tensor's data
+    assert [p.name for p in device.params if "tensormap" in p.name] == [str(call.args[0])]
     assert int(call.attrs.swizzle) == SWIZZLE_CODE[mode]
+    assert str(call.attrs.descriptor_dtype) == {"float8_e4m3fn": "uint8"}.get(dtype, dtype)
     assert int(call.attrs.rank) == 2 and int(call.attrs.interleave) == 0 and int(call.attrs.oob_fill) == 0
 
 
-def test_a_load_is_an_expect_tx_of_the_box_bytes_then_the_copy_at_the_reversed_region_start_by_thread_0():
+def test_a_load_is_an_expect_tx_of_the_box_bytes_then_the_copy_at_the_reversed_region_start_by_one_lane():
     func = lower_tma(parse(load_kernel("bfloat16", "128B")))
-    assert helper_names(func) == ["mbarrier_arrive_expect_tx", "tma_load_2d"]
+    assert helper_names(func) == ["elect_sync", "mbarrier_arrive_expect_tx", "tma_load_2d"]
     text = func.script()
-    assert "if tx == 0:" in text
+    assert "if tx < 32:" in text and "elect_sync" in text
     assert "T.uint32(16384)" in text  # 128 x 64 bf16
     # coordinates innermost first: column 0, row 128
     assert re.search(r"T.address_of\(bars(\[0\])?\), 0, 128, A.data", text)
@@ -83,7 +87,7 @@ def test_a_load_is_an_expect_tx_of_the_box_bytes_then_the_copy_at_the_reversed_r
 
 def test_expect_tx_false_leaves_the_bytes_to_the_user():
     func = lower_tma(parse(load_kernel("bfloat16", "128B", extra=", expect_tx=False")))
-    assert helper_names(func) == ["tma_load_2d"]
+    assert helper_names(func) == ["elect_sync", "tma_load_2d"]
 
 
 def test_a_symbolic_global_extent_stays_a_host_expression_and_the_start_a_device_one():
@@ -118,3 +122,121 @@ def test_a_load_without_a_barrier_and_a_swizzled_tile_without_alignment_are_refu
         lower_tma(parse(load_kernel("bfloat16", "128B").replace(", bars[0])", ")", 1)))
     with pytest.raises(ValueError, match="align=1024"):
         lower_tma(parse(load_kernel("bfloat16", "128B").replace("align=1024", "align=128")))
+
+
+STAGED = """
+@T.prim_func
+def k(a: T.handle):
+    M = T.int32()
+    A = T.match_buffer(a, (M, 64), "bfloat16")
+    T.device_entry()
+    tx = T.thread_id([128])
+    bars = T.alloc_shared((2,), "uint64")
+    As = T.alloc_shared((2, 128, 64), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (2, 128, 64)),
+                        align=1024)
+    for k in range(4):
+        T.tile_copy_async(As[k % 2, 0:128, 0:64], A[k * 128:k * 128 + 128, 0:64], bars[k % 2])
+"""
+
+# By hand: the map of A (M x 64 bf16, row-major): dims (64, M), row stride 128 bytes, box (64, 128), unit element
+# strides, swizzle 128B (code 3); a stage is 128 x 64 elements = 8192 further on; 128 x 64 x 2 = 16384 bytes;
+# coordinates innermost first (0, k * 128); the lane elect.sync elects in warp 0 issues.
+STAGED_EXPECTED = """
+@T.prim_func
+def k(A: T.Buffer(("M", 64), "bfloat16")):
+    M = T.int32()
+    A_tensormap_0: T.let[T.TensorMap()] = T.tvm_stack_alloca("tensormap", 1)
+    T.tensormap_encode_tiled(A_tensormap_0, A.data, 64, M, 128, 64, 128, 1, 1, descriptor_dtype="bfloat16", rank=2,
+                             interleave=0, swizzle=3, l2_promotion=0, oob_fill=0, force_cu_dtype=-1)
+    with T.attr({"tirx.device_entry": T.bool(True)}):
+        tx = T.thread_id([128])
+        bars = T.alloc_shared((2,), "uint64")
+        As = T.alloc_shared((2, 128, 64), "bfloat16", align=1024,
+                            layout=T.layout("ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(2, 128, 64):(8192, 64, 1)]))"))
+        for k in range(4):
+            if tx < 32:
+                if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+                    As_flat = T.decl_buffer((16384,), "bfloat16", data=As.data, scope="shared", layout=None)
+                    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive_expect_tx", T.address_of(bars[k % 2]),
+                                     T.uint32(16384), source_code="")
+                    T.cuda.func_call("tirx_layout_tcgen05_tma_load_2d", T.address_of(A_tensormap_0),
+                                     T.address_of(As_flat[k % 2 * 8192]), T.address_of(bars[k % 2]), 0, k * 128,
+                                     A.data, source_code="")
+"""
+
+
+def _without_sources(func):
+    def blank(call):
+        if getattr(call.op, "name", "") != "tirx.cuda.func_call":
+            return call
+        return tvm.ir.Call(call.op, [*call.args[:-1], tvm.ir.StringImm("")], ret_ty=call.ty)
+
+    return func.with_body(tvm_ffi.structural_map(func.body, [(tvm.ir.Call, blank)]))
+
+
+def test_a_staged_load_lowers_to_the_hand_written_tir():
+    tvm.ir.assert_structural_equal(
+        _without_sources(lower_tma(parse(STAGED))), parse(STAGED_EXPECTED), map_free_vars=True
+    )
+
+
+def _refused(text, match):
+    with pytest.raises(ValueError, match=match):
+        lower_tma(parse(text))
+
+
+def test_a_stage_step_off_the_swizzle_repeat_is_refused():
+    # stages 8192 + 64 elements apart: 16512 bytes, not whole 1024-byte 128B repeats
+    layout = 'T.layout("ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(2, 128, 64):(8256, 64, 1)]))")'
+    text = STAGED.replace('mma_shared_layout("bfloat16", "128B", (2, 128, 64))', layout)
+    _refused(text, r"As\[k % 2, 0:128, 0:64\] moves by \(k % 2\) 16512 bytes")
+
+
+REGION = "A[128:128 + 128, 0:64]"
+
+
+def test_a_copy_between_two_shared_buffers_is_refused_naming_both():
+    text = load_kernel("bfloat16", "128B").replace(
+        'bars = T.alloc_shared((1,), "uint64")',
+        'bars = T.alloc_shared((1,), "uint64")\n    G = T.alloc_shared((128, 64), "bfloat16")',
+    )
+    _refused(text.replace(REGION, "G[0:128, 0:64]"), r"not G \(shared\) -> As \(shared\)")
+
+
+def test_a_dtype_mismatch_is_refused_naming_both_types():
+    text = load_kernel("bfloat16", "128B").replace(
+        'T.alloc_shared((128, 64), "bfloat16"', 'T.alloc_shared((128, 64), "float16"'
+    )
+    _refused(
+        text.replace('mma_shared_layout("bfloat16"', 'mma_shared_layout("float16"'), "A is bfloat16 but As is float16"
+    )
+
+
+def test_a_store_with_a_barrier_is_refused():
+    text = load_kernel("bfloat16", "128B").replace(
+        f"T.tile_copy_async(As, {REGION}, bars[0])", f"T.tile_copy_async({REGION}, As, bars[0])"
+    )
+    _refused(text, "store from As takes no barrier")
+
+
+def test_the_staged_load_and_a_store_build_and_assemble():
+    for text in (
+        STAGED,
+        load_kernel("bfloat16", "128B").replace(
+            "T.tile_copy(B, As)", f"T.tile_copy_async({REGION}, As)\n    T.tma_store_wait()"
+        ),
+    ):
+        cuda = build(parse(text)).imports[0].inspect_source()
+        assert "const __grid_constant__ CUtensorMap A_tensormap_0" in cuda
+        assembled = nvcc_assembles(cuda)
+        if assembled is not None:
+            assert assembled[0], assembled[1]
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group" in cuda
+    assert "cp.async.bulk.wait_group 0" in cuda
+
+
+def test_tvms_own_pipeline_refuses_a_kernel_with_a_tma_copy():
+    text = load_kernel("float16", "none").replace("T.tile_copy(B, As)", "")
+    func = parse(text.replace("T.mbarrier_init(bars[0], 1)", "").replace("T.mbarrier_wait(bars[0], 0)", ""))
+    with pytest.raises(WrongPipelineError, match=r"T\.tile_copy_async"):
+        tvm.tirx.build(func, target=tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}), pipeline="tirx")

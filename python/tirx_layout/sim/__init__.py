@@ -38,6 +38,8 @@ from ..ir.host import launch_argument_expressions, launch_arguments
 from ..ir.rewrite import walk
 from .interpreter import CtaInterpreter, Launch, numpy_dtype
 from .memory import DataRace, Memory, OutOfBounds, SimulationError
+from .tma_exec import finish as finish_tma
+from .tma_exec import host_tensor_map_fields, is_tensor_map_param
 from .tmem import finish as finish_tmem
 
 __all__ = [
@@ -130,6 +132,7 @@ def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
         interpreter = CtaInterpreter(launch)
         interpreter.env.update(scalars)
         interpreter.run(device.body)
+        finish_tma(interpreter)
         finish_tmem(interpreter)
         tmem.append(None if interpreter.tmem is None else interpreter.tmem.cells)
         interval = launch.interval + 1
@@ -257,7 +260,9 @@ def run(
     arguments = []
     for param, index, expr in zip(device.params, carried, expressions, strict=False):
         number_type = getattr(param.ty, "dtype", None)  # a pointer parameter's type has none
-        if number_type is not None:  # a number: a scalar parameter, a symbolic extent, or arithmetic on them
+        if is_tensor_map_param(param):  # the fields the host encodes into it (its global address: see tma_exec)
+            arguments.append(host_tensor_map_fields(host, expr, lambda e, p=param: _host_number(e, scalars, p)))
+        elif number_type is not None:  # a number: a scalar parameter, a symbolic extent, or arithmetic on them
             arguments.append(np.asarray(_host_number(expr, scalars, param), numpy_dtype(number_type))[()])
         elif index is None or memories[index] is None:
             raise SimulationError(f"device parameter {param.name} carries no buffer parameter of the kernel")

@@ -328,6 +328,7 @@ class CtaInterpreter:
                 self.tmem.order.barrier()
             # a thread that saw an MMA complete, then this barrier: everyone after it is ordered after the MMA
             mbarrier.drop_async_reads(self, lambda read: read.observed.any())
+            mbarrier.drop_async_writes(self, lambda write: write.observed.any())
             return
         if isinstance(value, Call | TensorLoad):
             self.eval(value)

@@ -43,7 +43,16 @@ from .memory import DataRace, SimulationError, SyncClocks
 #: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
 TX_LIMIT = (1 << 20) - 1
 
-__all__ = ["HELPERS", "TX_LIMIT", "Mbarrier", "WaitBlocked", "drop_async_reads", "execute", "find"]
+__all__ = [
+    "HELPERS",
+    "TX_LIMIT",
+    "Mbarrier",
+    "WaitBlocked",
+    "drop_async_reads",
+    "drop_async_writes",
+    "execute",
+    "find",
+]
 
 
 class WaitBlocked(SimulationError):
@@ -231,6 +240,7 @@ def execute(interp, what: str, args) -> None:
                 waited.add((warp, i))
                 order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
             _observe_async_reads(interp, t, bar)
+            _observe_async_writes(interp, t, bar)
         else:
             raise SimulationError(f"the simulator does not implement the mbarrier helper {what}")
     if what == "mbarrier_wait" and interp.mask.all():
@@ -252,6 +262,25 @@ def _observe_async_reads(interp, thread: int, bar: Mbarrier) -> None:
         if read.generation <= bar.done_generations[read.warp] or read in bar.done_reads:
             read.observed[thread] = True
     drop_async_reads(interp, lambda read: read.observed.all())
+
+
+def _observe_async_writes(interp, thread: int, bar: Mbarrier) -> None:
+    """``thread`` saw ``bar``'s phases up to the last completed one: the asynchronous writes (TMA loads) those
+    phases' complete-tx covered are visible to it."""
+    for memory in {id(m): m for m in interp.memories.values()}.values():
+        for write in memory.async_writes:
+            if write.bar is bar and bar.completed > write.phase:
+                write.observed[thread] = True
+    drop_async_writes(interp, lambda write: write.observed.all())
+
+
+def drop_async_writes(interp, finished) -> None:
+    """Forget the asynchronous writes for which ``finished(write)`` holds (seen complete by every thread).
+
+    Example: after a CTA barrier, ``drop_async_writes(interp, lambda write: write.observed.any())``.
+    """
+    for memory in {id(m): m for m in interp.memories.values()}.values():
+        memory.async_writes = [write for write in memory.async_writes if not finished(write)]
 
 
 def drop_async_reads(interp, finished) -> None:

@@ -89,11 +89,43 @@ class AsyncRead:
         False
     """
 
-    def __init__(self, elements: np.ndarray, what: str, warp: int, generation: int, threads: int):
+    def __init__(
+        self,
+        elements: np.ndarray,
+        what: str,
+        warp: int,
+        generation: int,
+        threads: int,
+        hint: str = "wait on the mbarrier its tcgen05.commit arrives at (mbarrier_wait) before overwriting an MMA "
+        "operand",
+        issuer: int | None = None,
+    ):
         self.elements = np.unique(np.asarray(elements, np.int64))
         self.what = what
+        self.hint = hint  # how a kernel orders an overwrite after the read
+        self.issuer = issuer  # the thread whose wait (not a commit) ends the read: a TMA store's wait_group
         self.warp = warp
         self.generation = generation
+        self.observed = np.zeros(threads, bool)
+
+
+class AsyncWrite:
+    """Shared-memory elements an asynchronous-proxy copy (a TMA load) writes, signalled through complete-tx on an
+    mbarrier: a thread may read them (or an MMA it issues may) only once it has seen the phase holding that
+    complete-tx complete (``observed``, one flag per thread of the CTA), or after a CTA barrier that follows such an
+    observation by any thread.
+
+    Example:
+        >>> write = AsyncWrite(np.array([0, 1]), "TMA load issued by thread 0", bar=None, phase=0, threads=64)
+        >>> bool(write.observed.any())
+        False
+    """
+
+    def __init__(self, elements: np.ndarray, what: str, bar, phase: int, threads: int):
+        self.elements = np.unique(np.asarray(elements, np.int64))
+        self.what = what
+        self.bar = bar
+        self.phase = phase
         self.observed = np.zeros(threads, bool)
 
 
@@ -127,6 +159,7 @@ class Memory:
         # whether the last generic-proxy write of each element has since been fenced (fence.proxy.async) by its writer
         self.proxy_fenced = np.ones(size, bool)
         self.async_reads: list[AsyncRead] = []  # in-flight asynchronous reads of this (shared) memory
+        self.async_writes: list[AsyncWrite] = []  # asynchronous writes (TMA loads) not yet seen complete by all
 
     def _check_bounds(self, addresses: np.ndarray, threads: np.ndarray, what: str) -> None:
         bad = (addresses < 0) | (addresses >= self.data.shape[0])
@@ -197,6 +230,7 @@ class Memory:
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
         self._check_async_reads(addresses, threads, block)
+        self.check_async_writes(addresses, threads, block, "a store")
         self.data[addresses] = np.broadcast_to(np.asarray(values), addresses.shape).astype(self.data.dtype)
         np.add.at(self.writes, addresses, 1)
         self._writer[addresses] = threads
@@ -217,9 +251,33 @@ class Memory:
                 i = int(np.argmax(blind))
                 raise DataRace(
                     f"data race on {self.scope} {self.name}[{int(addresses[hit][i])}]: a store by thread "
-                    f"{int(threads[hit][i])} while the {read.what} still reads it; wait on the mbarrier its "
-                    "tcgen05.commit arrives at (mbarrier_wait) before overwriting an MMA operand"
+                    f"{int(threads[hit][i])} while the {read.what} still reads it; {read.hint}"
                 )
+
+    def check_async_writes(self, addresses, threads, block: int, what: str) -> None:
+        """A ``what`` (a load, a store, an MMA's read) of ``addresses`` by CTA-wide ``threads``: each thread must
+        have seen the mbarrier phase of every asynchronous write to them complete."""
+        addresses = np.asarray(addresses, np.int64).ravel()
+        threads = np.broadcast_to(np.asarray(threads, np.int64), addresses.shape)
+        for write in self.async_writes:
+            hit = np.isin(addresses, write.elements)
+            if not hit.any():
+                continue
+            blind = ~write.observed[threads[hit] - block * write.observed.size]
+            if blind.any():
+                i = int(np.argmax(blind))
+                raise DataRace(
+                    f"data race on {self.scope} {self.name}[{int(addresses[hit][i])}]: {what} (thread "
+                    f"{int(threads[hit][i])}) before it has seen the {write.what} complete; wait on {write.bar.name} "
+                    f"for phase {write.phase} (T.mbarrier_wait(..., {write.phase % 2})) first"
+                )
+
+    def mark_async_proxy_write(self, addresses) -> None:
+        """The last write of ``addresses`` came through the async proxy (a TMA load): visible to the async proxy
+        without a fence, and ordered for readers by its mbarrier phase (an :class:`AsyncWrite`), not by a thread."""
+        addresses = np.asarray(addresses, np.int64)
+        self.proxy_fenced[addresses] = True
+        self._writer[addresses] = NO_THREAD
 
     def fence_proxy(self, threads) -> None:
         """``fence.proxy.async`` by CTA-wide ``threads``: their earlier generic writes become visible to the async
@@ -234,6 +292,7 @@ class Memory:
         barrier (or an mbarrier phase ``sync`` knows of)."""
         addresses = np.asarray(addresses, np.int64).ravel()
         self._check_bounds(addresses, np.full(addresses.shape, thread), "async read of")
+        self.check_async_writes(addresses, np.full(addresses.shape, thread), block, f"the {what}")
         writer = self._writer[addresses]
         written = writer != NO_THREAD
         unfenced = written & ~self.proxy_fenced[addresses]
@@ -277,6 +336,7 @@ class Memory:
         )
         if clash.any():
             self._race("a load after a store", clash, addresses, threads, self._writer)
+        self.check_async_writes(addresses, threads, block, "a load")
         previous = self._reader[addresses]
         fresh = (previous == NO_THREAD) | (self._reader_interval[addresses] != interval)
         self._reader[addresses] = np.where(fresh | (previous == threads), threads, MANY_THREADS)

@@ -31,7 +31,7 @@ import re
 import numpy as np
 from tvm.ir import Call
 
-from . import mbarrier, tcgen05_mma
+from . import mbarrier, tcgen05_mma, tma_exec
 from .addresses import shared_byte_address
 from .memory import OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
@@ -234,6 +234,9 @@ def execute(interp, what: str, args) -> None:
         return
     if what in mbarrier.HELPERS or what == "commit":
         mbarrier.execute(interp, what, args)
+        return
+    if tma_exec.is_tma_helper(what):
+        tma_exec.execute(interp, what, args)
         return
     if tcgen05_mma.is_mma_helper(what):
         tcgen05_mma.execute(interp, what, args)

@@ -15,7 +15,8 @@ The host side: each distinct map gets a 128-byte slot on the host function's sta
 uses ``&map``, which TVM's host/device split turns into a ``const __grid_constant__ CUtensorMap`` kernel parameter.
 The user writes no descriptor.
 
-The device side, by ``scope`` (who reaches the op: ``"cta"`` -- thread 0 issues; ``"warp"`` -- lane 0; ``"thread"``):
+The device side, by ``scope`` (who reaches the op: ``"cta"`` -- the lane ``elect.sync`` elects in warp 0 issues;
+``"warp"`` -- the lane it elects in that warp; ``"thread"`` -- the thread, as for ``T.tile_mma``):
 
 * load: the issuing thread does ``mbarrier.arrive.expect_tx`` of the box's bytes (``expect_tx=True``), then the
   copy, which performs complete-tx on the mbarrier when the box has landed;
@@ -23,9 +24,9 @@ The device side, by ``scope`` (who reaches the op: ``"cta"`` -- thread 0 issues;
   the TMA), a barrier of the scope, then the issuing thread issues the store and ``cp.async.bulk.commit_group``;
   ``T.tma_store_wait`` makes the issuing thread ``cp.async.bulk.wait_group 0``, then the scope synchronises.
 
-The helpers carry, after the PTX operands, the global tensor's address and the map's driver fields
-(``TensorMap.driver_fields()``) as plain arguments: the compiled helper ignores them (the hardware reads the map);
-the simulator executes the copy from them.
+The helpers carry, after the PTX operands, the global tensor's address: the compiled helper ignores it (the
+hardware reads it from the map); the simulator copies from that buffer, with the map's fields as the host encodes
+them (``sim.run`` reads the ``tensormap_encode_tiled`` call the host passes the kernel).
 """
 
 from __future__ import annotations
@@ -45,30 +46,11 @@ from ..ir.threads import cta_threads
 from ..ir.tma_ops import TmaCopy, as_tma_copy, as_tma_store_wait
 from ..layout import ComposeLayout, S, TileLayout
 from .copy_plan import MemoryOperand, operand
-from .tmem import calls
+from .tmem import calls, mma_calls
 
 DEVICE_ENTRY = "tirx.device_entry"
-#: The map's fields the helpers carry for the simulator, in this order after the global address (rank entries for
-#: the arrays but ``global_strides``, which has rank - 1).
-FIELD_ORDER = (
-    "global_dim",
-    "global_strides",
-    "box_dim",
-    "element_strides",
-    "data_type",
-    "interleave",
-    "swizzle",
-    "l2_promotion",
-    "oob_fill",
-)
-
-
-def _extra_params(rank: int) -> str:
-    counts = {"global_dim": rank, "global_strides": rank - 1, "box_dim": rank, "element_strides": rank}
-    params = []
-    for name in FIELD_ORDER:
-        params += [f"long long {name}{i}" for i in range(counts.get(name, 1))]
-    return ", ".join(["const void* global_address", *params])
+#: After the PTX operands, every TMA helper takes the global tensor's address (for the simulator; see above).
+_GLOBAL_PARAM = "const void* global_address"
 
 
 def _coords(rank: int) -> tuple[str, str]:
@@ -86,7 +68,7 @@ def load_source(rank: int) -> str:
     coords = ", ".join(f'"r"(c{i})' for i in range(rank))
     return f"""
 __device__ __forceinline__ void tirx_layout_tcgen05_tma_load_{rank}d(unsigned long long map, void* dst, void* bar,
-    {params}, {_extra_params(rank)}) {{
+    {params}, {_GLOBAL_PARAM}) {{
   unsigned int dst_addr = (unsigned int)__cvta_generic_to_shared(dst);
   unsigned int bar_addr = (unsigned int)__cvta_generic_to_shared(bar);
   asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -108,7 +90,7 @@ def store_source(rank: int) -> str:
     coords = ", ".join(f'"r"(c{i})' for i in range(rank))
     return f"""
 __device__ __forceinline__ void tirx_layout_tcgen05_tma_store_{rank}d(unsigned long long map, void* src,
-    {params}, {_extra_params(rank)}) {{
+    {params}, {_GLOBAL_PARAM}) {{
   unsigned int src_addr = (unsigned int)__cvta_generic_to_shared(src);
   asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group [%1, {{{operands}}}], [%0];"
                :: "r"(src_addr), "l"(map), {coords} : "memory");
@@ -160,7 +142,7 @@ class _TmaLowering:
         self.layouts = buffer_layouts(func)
         self.func = func
         self._threads = None
-        self.maps: dict = {}  # key -> (map variable, TensorMap, global buffer)
+        self.maps: dict = {}  # (global buffer, map text) -> (map variable, TensorMap)
         self.host: list = []  # the host statements encoding the maps
 
     @property
@@ -169,12 +151,17 @@ class _TmaLowering:
             self._threads = cta_threads(self.func)
         return self._threads
 
-    def issuer(self, scope: str):
-        if scope == "cta":
-            return self.threads.index == 0
+    def guard_issue(self, scope: str, issue):
+        """``issue`` run by the one issuing thread, chosen as ``T.tile_mma`` chooses it: for "cta" the lane
+        ``elect.sync`` elects in warp 0, for "warp" the lane it elects in the warp reaching the op, for "thread" the
+        thread itself. (``elect.sync`` elects the lowest active lane, so a store and its wait are issued by the same
+        thread.)"""
+        if scope == "thread":
+            return issue
+        elected = tirx.IfThenElse(mma_calls.elect_sync() != tirx.const(0, "uint32"), issue, None)
         if scope == "warp":
-            return tirx.floormod(self.threads.index, WARP_THREADS) == 0
-        return None
+            return elected
+        return tirx.IfThenElse(self.threads.index < WARP_THREADS, elected, None)
 
     def tensor_map(self, glob: MemoryOperand, box: list[int], shared: MemoryOperand, name: str):
         """The map variable and :class:`TensorMap` of a copy between ``glob`` and ``shared`` with ``box``."""
@@ -184,7 +171,7 @@ class _TmaLowering:
         if sliced is None:
             raise ValueError(f"{name}: the region {shared.region} is not an affine sub-box of its layout {layout}")
         try:
-            tmap = tensor_map_for(list(glob.buffer.shape), glob.dtype, box, sliced)
+            tmap = tensor_map_for(list(glob.buffer.shape), glob.dtype, box, _from_its_start(sliced))
         except ValueError as err:
             raise ValueError(f"{name} ({glob.buffer.name} <-> {shared.buffer.name}): {err}") from None
         key = (glob.buffer, str(tmap))
@@ -270,21 +257,13 @@ class _TmaLowering:
             )
         var, tmap = self.tensor_map(glob, box, shared, what)
         address = self.shared_address(shared, tmap, what)
-        coords = [tirx.Cast("int32", b) if not isinstance(b, int) else tirx.IntImm("int32", b) for b in glob.begins]
+        coords = [_int32(b) for b in glob.begins]
         coords = coords[::-1]
         if not load and any(isinstance(b, int) and b < 0 for b in glob.begins):
             raise ValueError(f"{what}: a store's coordinates must be non-negative, {glob.region} starts below 0")
-        fields = tmap.driver_fields()
         extra = [glob.buffer.data]
-        for name in FIELD_ORDER:
-            values = fields[name] if isinstance(fields[name], tuple) else (fields[name],)
-            extra += [
-                tirx.Cast("int64", v) if not isinstance(v, int | tirx.IntImm) else tirx.IntImm("int64", int(v))
-                for v in values
-            ]
         map_address = tvm.tirx.address_of(var)
         rank = tmap.rank
-        guard = self.issuer(copy.scope)
         if load:
             issue = []
             if copy.expect_tx:
@@ -305,9 +284,7 @@ class _TmaLowering:
         else:
             issue = [helper_call(f"tma_store_{rank}d", store_source(rank), map_address, address, *coords, *extra)]
             before = [calls.simple("fence_proxy_async"), *self.scope_barrier(copy.scope)]
-        body = sequence([shared.declaration(), *issue])
-        guarded = body if guard is None else tirx.IfThenElse(guard, body, None)
-        return sequence([*before, guarded])
+        return sequence([*before, self.guard_issue(copy.scope, sequence([shared.declaration(), *issue]))])
 
     def scope_barrier(self, scope: str) -> list:
         if scope == "cta":
@@ -318,8 +295,26 @@ class _TmaLowering:
 
     def lower_store_wait(self, scope: str):
         wait = helper_call("tma_store_wait", _STORE_WAIT_SRC)
-        guard = self.issuer(scope)
-        return sequence([wait if guard is None else tirx.IfThenElse(guard, wait, None), *self.scope_barrier(scope)])
+        return sequence([self.guard_issue(scope, wait), *self.scope_barrier(scope)])
+
+
+def _int32(value):
+    """A coordinate as the ``.s32`` operand: an int as a constant, an expression cast unless it is ``int32``."""
+    if isinstance(value, int):
+        return tirx.IntImm("int32", value)
+    return value if str(value.ty) == "int32" else tirx.Cast("int32", value)
+
+
+def _from_its_start(sliced):
+    """A sliced region's layout without the constant memory offset of its first element: the copy addresses the
+    region from its start (checked to lie on the swizzle repeat, where the swizzle of ``start + x`` is ``start +
+    swizzle(x)``), so the map sees the region as a box of its own."""
+    tile = _tile(sliced)
+    offset = {str(getattr(axis, "name", axis)): value for axis, value in dict(tile.offset).items()}
+    if set(offset) - {"m"} or not isinstance(offset.get("m", 0), int):
+        return sliced  # tensor_map_for names what it cannot take
+    base = TileLayout.from_iters(list(tile.shard), list(tile.replica), None)
+    return ComposeLayout(sliced.swizzle, base) if isinstance(sliced, ComposeLayout) else base
 
 
 def _tile(layout):
@@ -335,7 +330,7 @@ def _tensormap_type():
 def lower_tma(func):
     """``func`` with every ``T.tile_copy_async`` and ``T.tma_store_wait`` lowered (see the module docstring).
 
-    Example (a 128x64 bf16 box into a 128B-swizzled tile: thread 0 expects 16384 bytes and issues the copy):
+    Example (a 128x64 bf16 box into a 128B-swizzled tile: an elected lane expects 16384 bytes, issues the copy):
         >>> import re, tvm, tirx_layout
         >>> func = tvm.script.from_source('''
         ... @T.prim_func
@@ -349,7 +344,7 @@ def lower_tma(func):
         ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": tirx_layout.mma_shared_layout})
         >>> text = lower_tma(func).script()
         >>> re.findall(r'func_call\\("tirx_layout_tcgen05_(\\w+)"', text)
-        ['mbarrier_arrive_expect_tx', 'tma_load_2d']
+        ['elect_sync', 'mbarrier_arrive_expect_tx', 'tma_load_2d']
         >>> "T.tensormap_encode_tiled" in text
         True
     """

@@ -1,0 +1,47 @@
+"""``T.tile_copy_async`` / ``T.tma_store_wait`` in TVMScript: the ops they build, their printed form read back, and
+bad arguments refused."""
+
+import pytest
+import tvm
+
+from tirx_layout.ir.tma_ops import as_tma_copy, as_tma_store_wait
+
+from kernels import parse
+
+KERNEL = """
+@T.prim_func
+def k(A: T.Buffer((256, 64), "bfloat16")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared((128, 64), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (128, 64)), align=1024)
+    bars = T.alloc_shared((2,), "uint64")
+    T.tile_copy_async(As, A[128:256, 0:64], bars[1], expect_tx=False, scope="warp")
+    T.tile_copy_async(A[0:128, 0:64], As)
+    T.tma_store_wait("thread")
+"""
+
+
+def test_the_ops_carry_their_operands_and_the_printed_kernel_reads_back_equal():
+    func = parse(KERNEL)
+    stmts = list(func.body.body.seq)
+    load, store, wait = (s for s in stmts if as_tma_copy(s) or as_tma_store_wait(s))
+    load, store = as_tma_copy(load), as_tma_copy(store)
+    assert (load.expect_tx, load.scope, str(load.barrier)) == (False, "warp", "bars[1]")
+    assert (store.barrier, store.expect_tx, store.scope) == (None, True, "cta")
+    assert as_tma_store_wait(wait) == "thread"
+    tvm.ir.assert_structural_equal(parse(func.script()), func, map_free_vars=True)
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        ('T.tile_copy_async(As, A[0:128, 0:64], bars[0], scope="grid")', ValueError, "scope must be one of"),
+        ("T.tile_copy_async(As, A[0:128, 0:64], bars[0], expect_tx=1)", TypeError, "expect_tx must be True or False"),
+        ("T.tile_copy_async(As, A[0:128, 0:64], A[0, 0])", TypeError, "shared uint64 buffer"),
+        ("T.tile_copy_async(As, 3, bars[0])", TypeError, "src must be a buffer or a region"),
+    ],
+)
+def test_bad_arguments_are_refused_when_the_kernel_is_parsed(call, error, match):
+    text = KERNEL.replace('T.tile_copy_async(As, A[128:256, 0:64], bars[1], expect_tx=False, scope="warp")', call)
+    with pytest.raises((error, tvm.error.DiagnosticError), match=match):
+        parse(text)

@@ -1,0 +1,231 @@
+"""TMA kernels built by the pipeline and run in the simulator: a box loaded from global memory into a swizzled
+shared tile (through the host-encoded tensor map), read back by threads, equals numpy, a tail box filled with zeros;
+every element lands where the shared layout puts it (enumerated here); TMA-loaded stages feed tile_mma;
+a TMA store writes only the rows inside the tensor; reading the tile before its mbarrier phase is seen is a
+DataRace. Expected values are numpy slices of the inputs."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tirx_layout import sim
+from tirx_layout.hw.constructors import mma_shared_layout
+from tirx_layout.sim import DataRace, SimulationError
+from tirx_layout.tools.kernel_report import nvcc_assembles
+from tirx_layout.transform import build
+
+from kernels import parse
+
+SIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1}
+SPAN = {"32B": 32, "64B": 64, "128B": 128}
+NUMPY = {
+    "float16": np.float16,
+    "bfloat16": ml_dtypes.bfloat16,
+    "float32": np.float32,
+    "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+}
+
+
+def kernel(dtype, mode, *, wait="T.mbarrier_wait(bars[0], 0)", before_copy="", store=False):
+    cols = SPAN[mode] // SIZE[dtype] if mode != "none" else 32
+    layout = f'mma_shared_layout("{dtype}", "{mode}", (128, {cols}))' if mode != "none" else "None"
+    out = f"T.tile_copy_async(C[128:256, 0:{cols}], As)\n    T.tma_store_wait()" if store else "T.tile_copy(B, As)"
+    return (
+        f"""
+@T.prim_func
+def k(a: T.handle, c: T.handle, B: T.Buffer((128, {cols}), "{dtype}")):
+    M = T.int32()
+    A = T.match_buffer(a, (M, {cols}), "{dtype}")
+    C = T.match_buffer(c, (M, {cols}), "{dtype}")
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared((128, {cols}), "{dtype}", layout={layout}, align=1024)
+    bars = T.alloc_shared((1,), "uint64")
+    T.mbarrier_init(bars[0], 1)
+    {before_copy}
+    T.tile_copy_async(As, A[128:256, 0:{cols}], bars[0])
+    {wait}
+    {out}
+""",
+        cols,
+    )
+
+
+def inputs(dtype, rows, cols):
+    values = (np.arange(rows * cols) % 97 - 48).astype(np.float32).reshape(rows, cols) / 4
+    return values.astype(NUMPY[dtype])
+
+
+@pytest.mark.parametrize(
+    "dtype, mode",
+    [("bfloat16", "128B"), ("float16", "64B"), ("float32", "32B"), ("float8_e4m3fn", "128B"), ("float16", "none")],
+)
+def test_a_tail_box_loads_the_rows_inside_the_tensor_and_zeros_below(dtype, mode):
+    text, cols = kernel(dtype, mode)
+    a = inputs(dtype, 200, cols)  # rows 128..199 inside, 200..255 past the end
+    out = sim.run(parse(text), {"A": a, "C": np.zeros_like(a)}).outputs["B"]
+    want = np.zeros((128, cols), a.dtype)
+    want[:72] = a[128:]
+    np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
+
+
+def test_a_store_writes_the_box_back_clipped_to_the_tensor():
+    text, cols = kernel("bfloat16", "128B", store=True)
+    a = inputs("bfloat16", 200, cols)
+    out = sim.run(parse(text), {"A": a, "C": np.zeros_like(a)}).outputs["C"]
+    want = np.zeros_like(a)
+    want[128:] = a[128:]
+    np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
+
+
+def test_reading_the_tile_without_waiting_on_its_barrier_is_a_data_race():
+    text, cols = kernel("bfloat16", "128B", wait="")
+    a = inputs("bfloat16", 256, cols)
+    with pytest.raises(DataRace, match=r"As\[\d+\]: a load \(thread \d+\) before it has seen the TMA load"):
+        sim.run(parse(text), {"A": a, "C": np.zeros_like(a)})
+
+
+def test_a_wait_on_the_wrong_parity_before_the_copy_returns_at_once_and_the_read_is_a_data_race():
+    # parity 1 on a fresh mbarrier is "the phase before", complete: the wait returns before the copy is issued
+    text, cols = kernel("bfloat16", "128B", wait="", before_copy="T.mbarrier_wait(bars[0], 1)")
+    a = inputs("bfloat16", 256, cols)
+    with pytest.raises(DataRace, match=r"wait on bars\[0\] for phase 0"):
+        sim.run(parse(text), {"A": a, "C": np.zeros_like(a)})
+
+
+def test_a_wait_on_the_wrong_parity_after_the_copy_never_returns():
+    text, cols = kernel("bfloat16", "128B", wait="T.mbarrier_wait(bars[0], 1)")
+    a = inputs("bfloat16", 256, cols)
+    with pytest.raises(SimulationError, match="never returns"):
+        sim.run(parse(text), {"A": a, "C": np.zeros_like(a)})
+
+
+GEMM = """
+@T.prim_func
+def gemm(a: T.handle, B: T.Buffer((64, 128), "float16"), C: T.Buffer((128, 64), "float32")):
+    M = T.int32()
+    A = T.match_buffer(a, (M, 128), "float16")
+    T.device_entry()
+    tx = T.thread_id([128])
+    bars = T.alloc_shared((2,), "uint64")
+    A_s = T.alloc_shared((2, 128, 64), "float16", layout=mma_shared_layout("float16", "128B", (2, 128, 64)),
+                         align=1024)
+    B_s = T.alloc_shared((2, 64, 64), "float16", layout=mma_shared_layout("float16", "128B", (2, 64, 64)),
+                         align=1024)
+    acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))
+    frag = T.alloc_local((128, 64), "float32", layout=wg_local_layout(64))
+    T.mbarrier_init(bars[0], 2)
+    T.mbarrier_init(bars[1], 1)
+    for kt in range(2):
+        T.tile_copy_async(A_s[kt % 2, 0:128, 0:64], A[0:128, kt * 64 : kt * 64 + 64], bars[0])
+        T.tile_copy_async(B_s[kt % 2, 0:64, 0:64], B[0:64, kt * 64 : kt * 64 + 64], bars[0])
+        WAIT
+        T.tile_mma(acc, A_s[kt % 2, 0:128, 0:64], B_s[kt % 2, 0:64, 0:64], accumulate=kt > 0, barrier=bars[1])
+        T.mbarrier_wait(bars[1], kt % 2)
+    T.tile_copy(frag, acc, "warpgroup")
+    T.tile_copy(C, frag, "warpgroup")
+"""
+
+
+def test_tma_loaded_128b_stages_feed_tile_mma_and_a_tail_of_a_reads_as_zero_rows():
+    rng = np.random.default_rng(21)
+    a = rng.integers(-4, 5, (100, 128)).astype(np.float16)  # M = 100: rows 100..127 of the box are fill
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    out = sim.run(parse(GEMM.replace("WAIT", "T.mbarrier_wait(bars[0], kt % 2)")), {"A": a, "B": b}).outputs["C"]
+    want = np.zeros((128, 64), np.float32)
+    want[:100] = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_array_equal(out, want)
+
+
+def test_an_mma_reading_a_stage_before_its_full_barrier_is_waited_on_is_a_data_race():
+    rng = np.random.default_rng(22)
+    a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    with pytest.raises(DataRace, match=r"A_s\[0\]: the tcgen05.mma.* before it has seen the TMA load into A_s"):
+        sim.run(parse(GEMM.replace("WAIT", "")), {"A": a, "B": b})
+
+
+def test_the_tma_gemm_builds_for_sm100a_and_assembles():
+    cuda = build(parse(GEMM.replace("WAIT", "T.mbarrier_wait(bars[0], kt % 2)"))).imports[0].inspect_source()
+    (signature,) = [line for line in cuda.splitlines() if line.startswith('extern "C" __global__') and "{" in line]
+    assert signature.count("const __grid_constant__ CUtensorMap") == 2  # one map for A, one for B
+    assembled = nvcc_assembles(cuda)
+    if assembled is not None:
+        assert assembled[0], assembled[1]
+
+
+def test_a_k_tile_wider_than_the_swizzle_span_loads_as_one_box_per_64_column_block():
+    text = """
+@T.prim_func
+def k(A: T.Buffer((128, 128), "bfloat16"), B: T.Buffer((128, 128), "bfloat16")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared((128, 128), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (128, 128)), align=1024)
+    bars = T.alloc_shared((2,), "uint64")
+    T.mbarrier_init(bars[0], 2)
+    T.tile_copy_async(As[0:128, 0:64], A[0:128, 0:64], bars[0])
+    T.tile_copy_async(As[0:128, 64:128], A[0:128, 64:128], bars[0])
+    T.mbarrier_wait(bars[0], 0)
+    T.tile_copy(B, As)
+"""
+    a = inputs("bfloat16", 128, 128)
+    out = sim.run(parse(text), {"A": a}).outputs["B"]
+    np.testing.assert_array_equal(out.view(np.uint16), a.view(np.uint16))
+
+
+def test_overwriting_a_stored_tile_before_tma_store_wait_and_ending_without_it_are_refused():
+    text, cols = kernel("bfloat16", "128B", store=True)
+    a = inputs("bfloat16", 256, cols)
+    early = text.replace("T.tma_store_wait()", "As[tx, 0] = T.bfloat16(0)\n    T.tma_store_wait()")
+    with pytest.raises(DataRace, match=r"while the TMA store issued by thread 0 still reads it; T.tma_store_wait"):
+        sim.run(parse(early), {"A": a, "C": np.zeros_like(a)})
+    with pytest.raises(SimulationError, match="the kernel ends while the TMA store issued by thread 0"):
+        sim.run(parse(text.replace("T.tma_store_wait()", "")), {"A": a, "C": np.zeros_like(a)})
+    after = text.replace("T.tma_store_wait()", "T.tma_store_wait()\n    As[tx, 0] = T.bfloat16(0)")
+    sim.run(parse(after), {"A": a, "C": np.zeros_like(a)})  # waited, and a barrier after the wait: no race
+
+
+def test_reloading_a_stage_the_mma_still_reads_is_a_data_race():
+    # one stage reused by both K tiles, and the MMA's completion barrier never waited on
+    text = GEMM.replace("WAIT", "T.mbarrier_wait(bars[0], kt % 2)").replace("kt % 2, 0:", "0, 0:")
+    text = text.replace("T.mbarrier_wait(bars[1], kt % 2)", "")
+    rng = np.random.default_rng(23)
+    a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    with pytest.raises(DataRace, match=r"A_s\[\d+\]: a store by thread 0 while the tcgen05.mma"):
+        sim.run(parse(text), {"A": a, "B": b})
+
+
+def _shared_image_kernel(dtype, mode, cols, rows=128):
+    layout = f'mma_shared_layout("{dtype}", "{mode}", ({rows}, {cols}))' if mode != "none" else "None"
+    words = rows * cols
+    return f"""
+@T.prim_func
+def k(A: T.Buffer(({rows}, {cols}), "{dtype}"), R: T.Buffer(({words},), "{dtype}")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared(({rows}, {cols}), "{dtype}", layout={layout}, align=1024)
+    bars = T.alloc_shared((2,), "uint64")
+    T.mbarrier_init(bars[0], 1)
+    T.tile_copy_async(As, A[0:{rows}, 0:{cols}], bars[0])
+    T.mbarrier_wait(bars[0], 0)
+    raw = T.decl_buffer(({words},), "{dtype}", data=As.data, scope="shared", layout=None)
+    for i in range({words // 128}):
+        R[i * 128 + tx] = raw[i * 128 + tx]
+"""
+
+
+@pytest.mark.parametrize(
+    "dtype, mode",
+    [("bfloat16", "128B"), ("float16", "64B"), ("float32", "32B"), ("float8_e4m3fn", "128B"), ("float8_e4m3fn", "64B")],
+)
+def test_the_simulated_tma_puts_every_element_where_the_shared_layout_says(dtype, mode):
+    cols = SPAN[mode] // SIZE[dtype]
+    a = inputs(dtype, 128, cols)
+    raw = sim.run(parse(_shared_image_kernel(dtype, mode, cols)), {"A": a}).outputs["R"]
+    layout = mma_shared_layout(dtype, mode, (128, cols))
+    rows, columns = np.meshgrid(np.arange(128), np.arange(cols), indexing="ij")
+    where = np.asarray(layout.apply(rows, columns, shape=(128, cols))["m"])  # enumerate every element
+    want = np.zeros_like(raw)
+    want[where.ravel()] = a.ravel()
+    np.testing.assert_array_equal(raw.view(np.uint8), want.view(np.uint8))
