@@ -22,8 +22,11 @@ grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`
 ``it % stages`` at phase ``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase
 ``i // 2 % 2``.
 
-The simulator does not interpret the TMA yet, so the kernels of ``KERNELS`` (simulated by the example tests) load
-with thread copies; the TMA kernel is built and assembled (``tests/tools/test_pipelined_gemm_example.py``).
+The simulator runs the TMA kernels as long as no ring stage is refilled (``pipelined_gemm_256_tma``: two CTAs, four
+K tiles over four stages; ``pipelined_gemm_tail_tma``): a TMA load into a stage whose previous TMA load the producer
+never waited for itself is reported as a race, although the producer waited for the MMA that read it (decisions,
+"Issue 21: the pipelined GEMM"). The kernels that refill stages and turn both accumulator stages over (persistent,
+``ctas=1``) load with thread copies.
 
 Build-time budget checks (``check_budget``): the ring must fit the CTA's shared memory and the two accumulator
 stages the 512 TMEM columns; each is a ``ValueError`` naming the numbers.
@@ -236,9 +239,12 @@ def gemm_reference():
     return Expected(lambda a, b: a.astype(np.float64) @ b.astype(np.float64).T, inputs=2, rtol=0.0, atol=0.0)
 
 
-#: Simulated (``tests/tools/test_examples.py``) with thread-copy loads: the simulator does not interpret the TMA yet.
+#: Simulated by ``tests/tools/test_examples.py``: the TMA kernels without stage refills, and with thread-copy loads
+#: the persistent ones that refill every stage.
 KERNELS = KernelTable()  # each kernel built when first looked up
-KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256, loads="threads")
+KERNELS.add("pipelined_gemm_256_tma", gemm_reference(), pipelined_gemm, 256, 256, 256)
+KERNELS.add("pipelined_gemm_tail_tma", gemm_reference(), pipelined_gemm, 200, 300, 128)
+KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256, ctas=1, loads="threads")
 KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1, loads="threads")
 KERNELS.add(
     "pipelined_gemm_fp8",

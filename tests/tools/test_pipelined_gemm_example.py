@@ -1,8 +1,9 @@
 """The pipelined, warp-specialised GEMM (``examples/pipelined_gemm.py``): the issue's 4096 x 4096 x 4096 bfloat16
-kernel (TMA loads) builds and assembles; small grids (thread-copy loads: the simulator does not run the TMA yet) simulate equal to numpy on random inputs (a tail grid, several tiles per
-persistent CTA so both accumulator stages and every ring phase turn over); dropping any wait between the roles is
-caught by the simulator; budgets that do not fit are refused at build time naming the numbers. (The example table's
-entries are also simulated on the sample inputs by ``test_examples.py``.)"""
+kernel (TMA loads) builds and assembles; small grids simulate equal to numpy on random inputs (with TMA loads where
+no stage is refilled; with thread-copy loads a tail grid and several tiles per persistent CTA, so both accumulator
+stages and every ring phase turn over); dropping any wait between the roles is caught by the simulator; budgets that
+do not fit are refused at build time naming the numbers. (The example table's entries are also simulated on the
+sample inputs by ``test_examples.py``.)"""
 
 import re
 
@@ -67,10 +68,27 @@ def _inputs(m, n, k, dtype, seed):
     ],
 )
 def test_simulates_equal_to_numpy_on_random_inputs(m, n, k, dtype, tile, stages, ctas):
+    """Thread-copy loads: persistent CTAs refilling every stage."""
     kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas, loads="threads")
     a, b = _inputs(m, n, k, dtype, seed=m + n + k)
     result = sim.run(kernel, {"A": a, "B": b})
     # written here: integers below 9 in magnitude, K <= 256, so every float32 partial sum is exact
+    np.testing.assert_array_equal(result["D"], a.astype(np.float64) @ b.astype(np.float64).T)
+    assert (result.writes["D"] == 1).all()
+
+
+@pytest.mark.parametrize(
+    "m, n, k, dtype, tile",
+    [
+        (256, 256, 256, "bfloat16", (128, 256, 64)),  # the issue's CI grid: two CTAs, four K tiles in four stages
+        (200, 300, 128, "bfloat16", (128, 256, 64)),  # tails: the TMA fills rows past M and N with zeros
+        (130, 96, 256, "float8_e4m3fn", (128, 64, 128)),
+    ],
+)
+def test_the_tma_kernel_simulates_equal_to_numpy_without_stage_refills(m, n, k, dtype, tile):
+    kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages=4)
+    a, b = _inputs(m, n, k, dtype, seed=m + n + k)
+    result = sim.run(kernel, {"A": a, "B": b})
     np.testing.assert_array_equal(result["D"], a.astype(np.float64) @ b.astype(np.float64).T)
     assert (result.writes["D"] == 1).all()
 
