@@ -9,7 +9,8 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
   issues two ``T.tile_copy_async`` (the tensor-memory accelerator; each arrives on ``full[s]`` expecting its box's
   bytes, the copy completes them, rows past M or N are filled with zeros); with ``loads="threads"`` it is warpgroup 1
   copying with ``T.tile_copy`` and arriving on ``full[s]`` (128 arrivals).
-* The MMA warp (warp 8) waits for ``full[s]`` and issues ``T.tile_mma(..., barrier=empty[s], scope="warp")`` into
+* The MMA thread (lane 0 of warp 8) waits for ``full[s]`` and issues ``T.tile_mma(..., barrier=empty[s],
+  scope="thread")`` into
   one of two TMEM accumulator stages, so the epilogue of one output tile overlaps the MMAs of the next. After a
   tile's last K tile it waits for that MMA (MMAs into one accumulator complete in order) and arrives on
   ``acc_full[a]``; before reusing accumulator stage ``a`` it waits for ``acc_empty[a]``.
@@ -49,7 +50,7 @@ TMEM_COLUMNS = 512
 #: Bytes of one operand element per supported dtype.
 OPERAND_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers per thread)
-#: Warpgroup 0: epilogue, warpgroup 1: producer, warp 8 (in warpgroup 2): MMA issue. Whole warpgroups, as the
+#: Warpgroup 0: epilogue, warp 4 (TMA) or warpgroup 1 (thread copies): producer, thread 256: MMA issue. Whole warpgroups, as the
 #: epilogue's TMEM copies require; warps 9-11 idle.
 THREADS = 384
 
@@ -163,7 +164,7 @@ def pipelined_gemm(
             T.mbarrier_init(full[s], 2 if tma else 128)  # the two TMA copies, or the producer warpgroup's threads
             T.mbarrier_init(empty[s], 1)  # the MMA's commit
         for a in T.unroll(2):
-            T.mbarrier_init(acc_full[a], 32)  # the MMA warp's threads
+            T.mbarrier_init(acc_full[a], 1)  # the MMA-issuing thread
             T.mbarrier_init(acc_empty[a], 128)  # the epilogue warpgroup's threads
         if tma and tx // 32 == 4:  # producer: one warp, its elected lane issues the TMA copies
             for i in T.serial(per_cta):
@@ -196,7 +197,7 @@ def pipelined_gemm(
                         T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
                         T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
                         T.mbarrier_arrive(full[it % S])
-        elif tx // 32 == 8:  # MMA issue
+        elif tx == 256:  # MMA issue: one thread (lane 0 of warp 8)
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     if i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
@@ -205,7 +206,7 @@ def pipelined_gemm(
                         it = T.meta_var(i * KT + kt)
                         T.mbarrier_wait(full[it % S], it // S % 2)
                         T.tile_mma(
-                            acc[i % 2], a_tile[it % S], b_tile[it % S], kt > 0, barrier=empty[it % S], scope="warp"
+                            acc[i % 2], a_tile[it % S], b_tile[it % S], kt > 0, barrier=empty[it % S], scope="thread"
                         )
                     last = T.meta_var(i * KT + KT - 1)  # MMAs into one accumulator complete in order
                     T.mbarrier_wait(empty[last % S], last // S % 2)

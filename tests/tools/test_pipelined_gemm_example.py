@@ -42,7 +42,7 @@ def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_sourc
     # 4 stages of 128 x 64 and 256 x 64 bf16 tiles, two 256-column fp32 accumulator stages = all 512 columns
     assert "nv_bfloat16 a_tile_ptr[32768]" in body and "nv_bfloat16 b_tile_ptr[65536]" in body
     assert re.findall(r"tcgen05_alloc\(\(&\(acc_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["512"]
-    # one tcgen05.mma per K step of 16 in the MMA warp's loop body: 64 / 16 = 4
+    # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4
     assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4
     # the epilogue drains 256 columns as 8 tcgen05.ld of 32 columns
     assert len(re.findall(r"tirx_layout_tcgen05_ld_32x32b_x32\(", body)) == 8
@@ -128,7 +128,7 @@ def test_the_small_kernel_runs_with_every_wait(small):
         # the producer runs ahead, arriving on full[0] for later fills: the MMA's wait for phase parity 0 of full[0]
         # sees the phases go by and never returns (the simulator runs the producer first, until it blocks)
         ("empty", 0, SimulationError, r"mbarrier wait by thread 256 on full\[0\] .* never returns"),
-        # the MMA warp announces the accumulator before its last MMA completes: the epilogue's tcgen05.ld races it
+        # the MMA thread announces the accumulator before its last MMA completes: the epilogue's tcgen05.ld races it
         ("empty", 1, DataRace, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
         # the MMA reads a stage the producer is filling
         ("full", 0, DataRace, r"tcgen05.mma.kind::f16 \(SS\) issued by thread 256 \(A\) reads what thread 128 wrote"),
