@@ -10,8 +10,7 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
   bytes, the copy completes them, rows past M or N are filled with zeros); with ``loads="threads"`` it is warpgroup 1
   copying with ``T.tile_copy`` and arriving on ``full[s]`` (128 arrivals).
 * The MMA thread (lane 0 of warp 8) waits for ``full[s]`` and issues ``T.tile_mma(..., barrier=empty[s],
-  scope="thread")`` into
-  one of two TMEM accumulator stages, so the epilogue of one output tile overlaps the MMAs of the next. After a
+  scope="thread")`` into one of two TMEM accumulator stages, so the epilogue of one output tile overlaps the MMAs of the next. After a
   tile's last K tile it waits for that MMA (MMAs into one accumulator complete in order) and arrives on
   ``acc_full[a]``; before reusing accumulator stage ``a`` it waits for ``acc_empty[a]``.
 * The epilogue (warpgroup 0, whose warps own TMEM lanes 0-127) waits for ``acc_full[a]``, drains the accumulator
@@ -50,8 +49,8 @@ TMEM_COLUMNS = 512
 #: Bytes of one operand element per supported dtype.
 OPERAND_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers per thread)
-#: Warpgroup 0: epilogue, warp 4 (TMA) or warpgroup 1 (thread copies): producer, thread 256: MMA issue. Whole warpgroups, as the
-#: epilogue's TMEM copies require; warps 9-11 idle.
+#: Warpgroup 0: epilogue, warp 4 (TMA) or warpgroup 1 (thread copies): producer, thread 256: MMA issue. Whole
+#: warpgroups, as the epilogue's TMEM copies require; the other threads idle.
 THREADS = 384
 
 
