@@ -10,9 +10,9 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
   bytes, the copy completes them, rows past M or N are filled with zeros); with ``loads="threads"`` it is warpgroup 1
   copying with ``T.tile_copy`` and arriving on ``full[s]`` (128 arrivals).
 * The MMA thread (lane 0 of warp 8) waits for ``full[s]`` and issues ``T.tile_mma(..., barrier=empty[s],
-  scope="thread")`` into one of two TMEM accumulator stages, so the epilogue of one output tile overlaps the MMAs of the next. After a
-  tile's last K tile it waits for that MMA (MMAs into one accumulator complete in order) and arrives on
-  ``acc_full[a]``; before reusing accumulator stage ``a`` it waits for ``acc_empty[a]``.
+  scope="thread")`` into one of two TMEM accumulator stages, so the epilogue of one output tile overlaps the MMAs
+  of the next. After a tile's last K tile it waits for that MMA (MMAs into one accumulator complete in order) and
+  arrives on ``acc_full[a]``; before reusing accumulator stage ``a`` it waits for ``acc_empty[a]``.
 * The epilogue (warpgroup 0, whose warps own TMEM lanes 0-127) waits for ``acc_full[a]``, drains the accumulator
   32 columns at a time with ``tcgen05.ld`` into registers, stores them to ``D`` (rows and columns past M, N are
   guarded off) and arrives on ``acc_empty[a]``.
