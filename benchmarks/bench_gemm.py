@@ -123,8 +123,11 @@ def numbers(code: KernelCode, cuda: str, fill: str) -> dict[str, int]:
     }
 
 
-def ratio(a: int, b: int) -> str:
-    return f"{a / b:.2f}" if b else ("1.00" if a == 0 else "inf")
+def cell(a: int, b: int) -> str:
+    """``a/b (a / b)``; a loop count of 0 means no PTX loop holds the instruction (unrolled or peeled): ``n/a``."""
+    if not a or not b:
+        return f"{a or 'n/a'}/{b or 'n/a'}"
+    return f"{a}/{b} ({a / b:.2f})"
 
 
 def main() -> None:
@@ -151,7 +154,7 @@ def main() -> None:
                 theirs = numbers(theirs_code, theirs_cuda, "cp.async.bulk.tensor")
                 print(
                     "  vs upstream (ours/upstream): "
-                    + ", ".join(f"{key} {ours[key]}/{theirs[key]} ({ratio(ours[key], theirs[key])})" for key in ours)
+                    + ", ".join(f"{key} {cell(ours[key], theirs[key])}" for key in ours)
                 )
         est = roofline(m, n, k, dtype, tile)
         print(
