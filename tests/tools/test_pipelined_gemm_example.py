@@ -14,7 +14,7 @@ import tvm
 import tvm_ffi
 
 from tirx_layout import sim
-from tirx_layout.ir.mma_ops import as_mbarrier
+from tirx_layout.ir.mma_ops import as_mbarrier, mbarrier_call
 from tirx_layout.sim import DataRace, SimulationError
 from tirx_layout.tools.kernel_report import kernel_source, nvcc_assembles
 from tirx_layout.transform import build
@@ -142,6 +142,21 @@ def test_dropping_a_wait_is_caught_by_the_simulator(small, name, occurrence, err
     a, b = _inputs(256, 128, 256, "bfloat16", seed=3)
     with pytest.raises(error, match=message):
         sim.run(_without_wait(small, name, occurrence), {"A": a, "B": b})
+
+
+def test_waiting_for_the_wrong_phase_is_caught_by_the_simulator(small):
+    # the MMA thread waits on full[s] for the other parity: once the producer has filled a stage its phase is done,
+    # so a wait for the next parity blocks while the producer blocks on empty[s]: the run cannot finish
+    def flip(stmt):
+        op = as_mbarrier(stmt)
+        if op is not None and op.what == "wait" and op.bar.source.name == "full":
+            return tvm.tirx.Evaluate(mbarrier_call("wait", op.bar, 1 - op.value))
+        return stmt
+
+    wrong = small.with_body(tvm_ffi.structural_map(small.body, [(tvm.tirx.Evaluate, flip)], order="pre"))
+    a, b = _inputs(256, 128, 256, "bfloat16", seed=3)
+    with pytest.raises(SimulationError, match=r"mbarrier wait by thread \d+ on \w+\[0\] .* never returns"):
+        sim.run(wrong, {"A": a, "B": b})
 
 
 def test_a_ring_that_does_not_fit_shared_memory_is_refused_naming_the_bytes():
