@@ -229,3 +229,19 @@ def test_the_simulated_tma_puts_every_element_where_the_shared_layout_says(dtype
     want = np.zeros_like(raw)
     want[where.ravel()] = a.ravel()
     np.testing.assert_array_equal(raw.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("nbytes", [16384, 8192])
+def test_with_expect_tx_false_the_users_byte_count_completes_the_phase_only_if_it_is_the_boxs(nbytes):
+    text, cols = kernel("bfloat16", "128B")
+    copy = "T.tile_copy_async(As, A[128:256, 0:64], bars[0])"
+    assert copy in text
+    user = f"if tx == 0:\n        T.mbarrier_arrive_expect_tx(bars[0], {nbytes})\n    {copy[:-1]}, expect_tx=False)"
+    text = text.replace(copy, user)
+    a = inputs("bfloat16", 256, cols)
+    if nbytes == 16384:  # 128 x 64 bf16
+        out = sim.run(parse(text), {"A": a, "C": np.zeros_like(a)}).outputs["B"]
+        np.testing.assert_array_equal(out.view(np.uint16), a[128:].view(np.uint16))
+    else:
+        with pytest.raises(SimulationError, match=r"never returns.*tx-count of -8192"):
+            sim.run(parse(text), {"A": a, "C": np.zeros_like(a)})

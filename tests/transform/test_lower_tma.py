@@ -240,3 +240,11 @@ def test_tvms_own_pipeline_refuses_a_kernel_with_a_tma_copy():
     func = parse(text.replace("T.mbarrier_init(bars[0], 1)", "").replace("T.mbarrier_wait(bars[0], 0)", ""))
     with pytest.raises(WrongPipelineError, match=r"T\.tile_copy_async"):
         tvm.tirx.build(func, target=tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}), pipeline="tirx")
+
+
+def test_a_global_buffer_allocated_inside_the_kernel_is_refused_naming_it():
+    text = load_kernel("bfloat16", "128B").replace(
+        'bars = T.alloc_shared((1,), "uint64")',
+        'bars = T.alloc_shared((1,), "uint64")\n    G = T.alloc_buffer((256, 64), "bfloat16", scope="global")',
+    )
+    _refused(text.replace(REGION, "G[128:256, 0:64]"), "global buffer G is allocated inside the kernel")

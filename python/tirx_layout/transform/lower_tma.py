@@ -40,7 +40,7 @@ from ..hw.threads import WARP_THREADS
 from ..hw.tma import TensorMap, driver_data_type, tensor_map_for
 from ..ir.annotations import buffer_layouts
 from ..ir.device_calls import cta_barrier, helper_call, warp_barrier
-from ..ir.rewrite import map_function, sequence
+from ..ir.rewrite import map_function, sequence, walk
 from ..ir.spans import source_location
 from ..ir.threads import cta_threads
 from ..ir.tma_ops import TmaCopy, as_tma_copy, as_tma_store_wait
@@ -298,6 +298,19 @@ class _TmaLowering:
         return sequence([self.guard_issue(scope, wait), *self.scope_barrier(scope)])
 
 
+def _check_visible_to_host(body, maps: dict) -> None:
+    """Refuse a map of a global buffer allocated in the function (inside the kernel): the host, which encodes the
+    map before the launch, has no address for it."""
+    inside = []  # (the region's buffer object differs from the allocation's: compare as the printer names them)
+    walk(body, [(tirx.AllocBuffer, lambda stmt: inside.append((stmt.buffer.name, stmt.buffer.scope())))])
+    for glob, _ in maps:
+        if (glob.name, glob.scope()) in inside:
+            raise ValueError(
+                f"tile_copy_async: the global buffer {glob.name} is allocated inside the kernel, but its tensor map "
+                "is encoded by the host before the launch; copy from a buffer the kernel receives as a parameter"
+            )
+
+
 def _int32(value):
     """A coordinate as the ``.s32`` operand: an int as a constant, an expression cast unless it is ``int32``."""
     if isinstance(value, int):
@@ -366,6 +379,7 @@ def lower_tma(func):
     lowered = map_function(func, [(tirx.Evaluate, on_evaluate)])
     if not lowering.host:
         return lowered
+    _check_visible_to_host(func.body, lowering.maps)
     placed = []
 
     def before_device_entry(stmt):
