@@ -16,6 +16,7 @@ from tirx_layout.tools.measurement import (
     mma_issue_sequence,
     opcode,
     ptx_instructions,
+    ptx_loop_around,
     summarize,
     tcgen05_counts,
 )
@@ -213,3 +214,27 @@ def k(A: T.Buffer((128,), "float32")):
 """
     )
     assert launch_values(lower(kernel, "tirx_layout")) == {"threadIdx.x": 128}
+
+
+def test_the_loop_around_an_instruction_is_the_innermost_one_holding_it():
+    ptx = """.visible .entry k()
+{
+	mov.u32 %r1, 0;
+$L__BB0_1:
+	add.s32 %r1, %r1, 1;
+$L__BB0_2:
+	ld.shared.u32 %r3, [%r4];
+	setp.eq.s32 %p1, %r3, 0;
+	@%p1 bra $L__BB0_2;
+	{ tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r5, p; }
+	@%p2 bra $L__BB0_1;
+	ret;
+}"""
+    # the spin loop holds the load, the outer loop the MMA (and the spin loop inside it): 7 instructions
+    assert ptx_loop_around(ptx, "ld.shared") == [
+        "ld.shared.u32 %r3, [%r4]",
+        "setp.eq.s32 %p1, %r3, 0",
+        "@%p1 bra $L__BB0_2",
+    ]
+    assert len(ptx_loop_around(ptx, "tcgen05.mma")) == 6
+    assert ptx_loop_around(ptx, "mov") == [] and ptx_loop_around(ptx, "cp.async") == []

@@ -451,8 +451,10 @@ def bars_kernel():
     T.cuda.cta_sync()
     T.cuda.func_call("tirx_layout_tcgen05_mbarrier_expect_tx", T.address_of(bars[1]), T.uint32(4096), source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+    T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive", T.address_of(bars[1]), source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+    T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive_expect_tx", T.address_of(bars[0]), T.uint32(64),
                      source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bars[1]), T.Cast("uint32", tx % 2),

@@ -166,3 +166,29 @@ def test_a_shared_region_at_a_symbolic_start_is_still_charged_the_worst_case():
     A = tvm.tirx.decl_buffer((128, 64), "float16", "A")
     tiles = tvm.tirx.decl_buffer((4, 128, 64), "float16", "tiles", scope="shared")
     assert copy_cost(tiles[kt, 0:128, 0:64], A[0:128, 0:64], "cta", {}, 128).unknown == 1
+
+
+# A static shape (200 rows) and a start that moves with the CTA and a loop: tile t of 128 rows, t = bx + 2 i, the
+# last one (rows 128..255) half past the end. Found by the pipelined GEMM (issue 21): such a copy had no guard.
+STATIC_TAIL = """
+@T.prim_func
+def k(A: T.Buffer((200, 64), "float32"), B: T.Buffer((200, 64), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([128])
+    for i in T.serial(2):
+        T.tile_copy(B[(bx + i) * 128 : (bx + i) * 128 + 128, 0:64], A[(bx + i) * 128 : (bx + i) * 128 + 128, 0:64])
+"""
+
+
+def test_a_moving_region_over_a_static_shape_is_guarded_where_it_may_pass_the_end():
+    a = (np.arange(200 * 64) % 251).reshape(200, 64).astype(np.float32)
+    result = sim.run(parse(STATIC_TAIL), {"A": a})
+    np.testing.assert_array_equal(result["B"], a)
+    assert (result.writes["B"] == 1).all()  # OutOfBounds on any access past row 199
+
+
+def test_a_moving_region_provably_inside_a_static_shape_gets_no_guard():
+    # 256 rows: tiles 0 and 1 of 128 are inside for every value of bx < 1 and i < 2 (thread and loop ranges)
+    inside = STATIC_TAIL.replace("(200, 64)", "(256, 64)")
+    assert "if " not in lower_tile_ops(parse(inside)).script().split("for i in range(2):", 1)[1]

@@ -207,6 +207,44 @@ def ptx_instructions(ptx: str) -> list[str]:
     return found
 
 
+def ptx_loop_around(ptx: str, mnemonic: str) -> list[str]:
+    """The instructions of the smallest PTX loop (a label and a later branch back to it) that holds an instruction
+    whose mnemonic starts with ``mnemonic``: a kernel's main loop (one iteration, or as many as the assembler
+    unrolled into it), as :func:`ptx_instructions` lists them, the backward branch included. ``[]`` when no loop
+    holds one.
+
+    Example:
+        >>> ptx = ".entry k()\\n{\\n$L1:\\nadd.s32 %r1, %r1, 1;\\n$L2:\\nmul.lo.s32 %r2, %r2, 3;\\n"
+        >>> ptx += "@%p1 bra $L2;\\n@%p2 bra $L1;\\nret;\\n}"
+        >>> ptx_loop_around(ptx, "mul"), len(ptx_loop_around(ptx, "add"))
+        (['mul.lo.s32 %r2, %r2, 3', '@%p1 bra $L2'], 4)
+    """
+    if ".entry" not in ptx:
+        return []
+    items = []  # (label or None, instruction or None) in order
+    for line in ptx[ptx.index(".entry") :].splitlines():
+        for statement in line.split("//", 1)[0].split(";"):
+            statement = statement.strip().strip("{}").strip()
+            label = _PTX_LABEL.match(statement)
+            if label:
+                items.append((label.group(0)[:-1], None))
+                statement = statement[label.end() :].strip()
+            if statement and not statement.startswith((".", "(", ")")):
+                items.append((None, statement))
+    labels = {name: i for i, (name, _) in enumerate(items) if name}
+    loops = []
+    for i, (_, instruction) in enumerate(items):
+        target = instruction and opcode(instruction).startswith("bra") and instruction.split()[-1]
+        if target in labels and labels[target] < i:
+            loops.append((labels[target], i))
+    marked = [i for i, (_, ins) in enumerate(items) if ins and opcode(ins).startswith(mnemonic)]
+    holding = [(end - start, start, end) for start, end in loops if any(start < i < end for i in marked)]
+    if not holding:
+        return []
+    _, start, end = min(holding)
+    return [ins for _, ins in items[start : end + 1] if ins]
+
+
 def sass_instructions(listing: str) -> list[str]:
     """The instructions of an ``nvdisasm`` listing, one string each (predicate guard kept), in address order.
 
@@ -506,6 +544,7 @@ __all__ = [
     "opcode_counts",
     "opcode_difference",
     "ptx_instructions",
+    "ptx_loop_around",
     "sass_instructions",
     "summarize",
     "tcgen05_counts",

@@ -103,6 +103,10 @@ class LayoutTables:
 class Operand:
     """One side of a copy: a region of a buffer and the buffer's layout (``None``: row-major)."""
 
+    #: What is known of the kernel's variables (thread indices, loop ranges) when deciding tail guards; set by the
+    #: lowering (``operand(..., analyzer=)``), else nothing is known.
+    analyzer = None
+
     def __init__(self, region, layout, role: str):
         self.region = region
         self.buffer = region.source
@@ -168,8 +172,11 @@ class MemoryOperand(_Viewed):
         return storage_addresses(self.layout, self.shape, coords, every_replica)
 
     def bounds_guards(self, local_coords) -> list:
-        """``begin + c < extent`` on each dimension of symbolic extent (a global buffer's ``M``) where the region
-        may reach past it: the tail guard of the element at ``local_coords``. With ``v``-element vectors the
+        """``begin + c < extent`` on each dimension where the region may reach past the buffer: one of symbolic
+        extent (a global buffer's ``M``), or of static extent where the begin is symbolic and ``begin + extent``
+        is not provably inside (``analyzer``: what the kernel's thread indices and loops bound), as a persistent
+        kernel's tile ``(cta + i * ctas) // tiles_n * 128`` of an M = 200. The tail guard of the element at
+        ``local_coords``. With ``v``-element vectors the
         guard on a vector's first element holds for all of it (the row length is then a multiple of ``v``). On
         numpy coordinates (the cost model) none: a copy is counted as if its whole tile were in bounds.
 
@@ -177,10 +184,12 @@ class MemoryOperand(_Viewed):
         """
         if any(isinstance(c, np.ndarray) for c in local_coords):
             return []
-        analyzer = tvm.sym.Analyzer()
+        analyzer = self.analyzer or tvm.sym.Analyzer()
         guards = []
         for b, c, e, extent in zip(self.begins, local_coords, self.extents, self.shape, strict=True):
-            if isinstance(extent, int) or analyzer.can_prove(b + e <= extent):
+            if isinstance(extent, int) and isinstance(b, int):
+                continue
+            if analyzer.can_prove(b + e <= extent):
                 continue
             guards.append(b + c < extent)
         return guards
@@ -263,8 +272,9 @@ class TmemOperand(Operand):
     """A region of a tensor-memory buffer: reached by ``tcgen05`` instructions, never through a view."""
 
 
-def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None) -> Operand:
-    """The operand a copy region is, given every buffer's layout (``layouts``: buffer -> layout).
+def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None, analyzer=None) -> Operand:
+    """The operand a copy region is, given every buffer's layout (``layouts``: buffer -> layout); ``analyzer``
+    knows the ranges of the kernel's variables, for the tail guards.
 
     Example:
         >>> import tvm
@@ -278,7 +288,9 @@ def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None
         return TmemOperand(region, layout, role)
     if layout is not None and layout_threads(layout):
         return FragmentOperand(region, layout, role)
-    return MemoryOperand(region, layout, role, tables)
+    found = MemoryOperand(region, layout, role, tables)
+    found.analyzer = analyzer
+    return found
 
 
 def vector_width(dst: Operand, src: Operand) -> int:

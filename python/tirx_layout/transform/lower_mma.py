@@ -30,6 +30,11 @@ proxy, and orders with other threads' tcgen05 accesses only through the thread-s
   the commit arrives on ``bars[i]`` and the kernel waits with ``T.mbarrier_wait`` before reading D or overwriting
   A or B.
 
+``T.mbarrier_arrive`` and ``T.mbarrier_arrive_expect_tx`` release what the thread did before them:
+``fence.proxy.async.shared::cta`` (its shared stores, for an MMA the waiter issues) and
+``tcgen05.fence::before_thread_sync`` (its tcgen05 accesses, for the waiter's next MMA into the same cells);
+``T.mbarrier_wait`` acquires with ``tcgen05.fence::after_thread_sync``.
+
 The K loop is unrolled: step ``s`` reads K elements ``s*k .. (s+1)*k - 1``; its enable-input-d is ``accumulate`` for
 step 0 and 1 after (the pipelined MMA -> MMA pair needs no fence between steps).
 """
@@ -394,10 +399,12 @@ class _MmaLowering:
             return calls.mbarrier_expect_tx(address, op.value)
         # An arrival publishes this thread's shared-memory writes to whoever waits on the mbarrier; an MMA (or
         # tcgen05.cp) the waiter issues reads them through the async proxy, so they are made visible to it first.
-        fence = calls.simple("fence_proxy_async")
+        # It also hands over the thread's completed tcgen05 accesses (an epilogue's tcgen05.ld of an accumulator the
+        # waiter's next MMA overwrites): tcgen05.fence::before_thread_sync, paired with the wait's fence after.
+        fences = [calls.simple("fence_proxy_async"), calls.simple("fence_before")]
         if op.what == "arrive":
-            return sequence([fence, calls.mbarrier_arrive(address)])
-        return sequence([fence, calls.mbarrier_arrive_expect_tx(address, op.value)])
+            return sequence([*fences, calls.mbarrier_arrive(address)])
+        return sequence([*fences, calls.mbarrier_arrive_expect_tx(address, op.value)])
 
     def prologue(self):
         """The call sites' own mbarriers: allocated, each thread's phase counter zeroed, initialised by thread 0

@@ -18,7 +18,7 @@ import tvm
 from tvm import tirx
 
 from ..ir.annotations import buffer_layouts
-from ..ir.rewrite import load, map_function, sequence, store
+from ..ir.rewrite import load, map_function, sequence, store, walk
 from ..ir.spans import source_location
 from ..ir.threads import Threads, bind_threads, cta_threads
 from ..ir.tile_ops import as_copy
@@ -38,6 +38,7 @@ class _CopyLowering:
         self.analyzer = tvm.sym.Analyzer()
         self.tables = LayoutTables()
         self.tmem = TmemLowering(func, lambda: self.threads)
+        self._loops_bound = False
 
     @property
     def threads(self) -> Threads:
@@ -45,6 +46,25 @@ class _CopyLowering:
             self._threads = cta_threads(self.func)
             bind_threads(self.analyzer, self._threads)
         return self._threads
+
+    def bind_loops(self):
+        """Tell the analyzer the range of every thread index and loop variable (once), so that a copy region
+        inside its buffer for every value they take gets no tail guard."""
+        if self._loops_bound:
+            return
+        self._loops_bound = True
+        _ = self.threads
+
+        def bind(loop):
+            self.analyzer.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+
+        def bind_scope(stmt):  # CTA indices in the grid, and thread indices bind_threads did not bind
+            definition = getattr(stmt, "def")
+            for var, extent in zip(definition.def_ids, definition.extents, strict=True):
+                if var not in self.threads.bounds:
+                    self.analyzer.bind(var, tvm.ir.Range(0, extent))
+
+        walk(self.func.body, [(tirx.For, bind), (tirx.ScopeIdDefStmt, bind_scope)])
 
     def loop_var(self, name: str, extent: int):
         """A loop variable over ``range(extent)``, known to the simplifier; the constant 0 for a one-trip loop."""
@@ -69,8 +89,9 @@ class _CopyLowering:
         return index if known.coeff % v == 0 and known.base % v == 0 else tirx.floordiv(index, v) * v
 
     def lower(self, copy):
-        dst = operand(copy.dst, self.layouts, "destination", self.tables)
-        src = operand(copy.src, self.layouts, "source", self.tables)
+        self.bind_loops()
+        dst = operand(copy.dst, self.layouts, "destination", self.tables, self.analyzer)
+        src = operand(copy.src, self.layouts, "source", self.tables, self.analyzer)
         check_operands(dst, src)
         if isinstance(dst, TmemOperand) or isinstance(src, TmemOperand):
             return self.tmem.copy(dst, src, copy.scope)

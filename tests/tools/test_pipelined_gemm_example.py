@@ -1,0 +1,189 @@
+"""The pipelined, warp-specialised GEMM (``examples/pipelined_gemm.py``): the issue's 4096 x 4096 x 4096 bfloat16
+kernel (TMA loads) builds and assembles; small grids simulate equal to numpy on random inputs (with TMA loads where
+no stage is refilled; with thread-copy loads a tail grid and several tiles per persistent CTA, so both accumulator
+stages and every ring phase turn over); dropping any wait between the roles is caught by the simulator; budgets that
+do not fit are refused at build time naming the numbers. (The example table's entries are also simulated on the
+sample inputs by ``test_examples.py``.)"""
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+
+from tirx_layout import sim
+from tirx_layout.ir.mma_ops import as_mbarrier, mbarrier_call
+from tirx_layout.sim import DataRace, SimulationError
+from tirx_layout.tools.kernel_report import kernel_source, nvcc_assembles
+from tirx_layout.transform import build
+
+from kernels import example_module
+
+EXAMPLE = example_module("pipelined_gemm")
+
+
+@pytest.fixture(scope="module")
+def big_source():
+    return (
+        build(EXAMPLE.pipelined_gemm(4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148))
+        .imports[0]
+        .inspect_source()
+    )
+
+
+def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_source):
+    body = kernel_source(big_source)
+    # two tensor maps (A, B) passed as kernel parameters; two TMA loads in the producer's loop body
+    (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384\) gemm_kernel\(([^)]*)\)", big_source))
+    assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", signature) == ["A", "B"]
+    assert len(re.findall(r"tirx_layout_tcgen05_tma_load_2d\(", body)) == 2
+    # 4 stages of 128 x 64 and 256 x 64 bf16 tiles, two 256-column fp32 accumulator stages = all 512 columns
+    assert "nv_bfloat16 a_tile_ptr[32768]" in body and "nv_bfloat16 b_tile_ptr[65536]" in body
+    assert re.findall(r"tcgen05_alloc\(\(&\(acc_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["512"]
+    # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4
+    assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4
+    # the epilogue drains 256 columns as 8 tcgen05.ld of 32 columns
+    assert len(re.findall(r"tirx_layout_tcgen05_ld_32x32b_x32\(", body)) == 8
+    assembled = nvcc_assembles(big_source)
+    if assembled is not None:
+        assert assembled[0], assembled[1]
+
+
+def _inputs(m, n, k, dtype, seed):
+    rng = np.random.default_rng(seed)
+    cast = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn}[dtype]
+    a = rng.integers(-8, 9, (m, k)).astype(cast)
+    b = rng.integers(-8, 9, (n, k)).astype(cast)
+    return a, b
+
+
+@pytest.mark.parametrize(
+    "m, n, k, dtype, tile, stages, ctas",
+    [
+        (256, 256, 256, "bfloat16", (128, 256, 64), 4, None),  # the issue's CI grid: two CTAs, four K tiles each
+        (200, 300, 192, "bfloat16", (128, 256, 64), 2, 1),  # tails in M and N; one CTA takes all four tiles
+        (130, 96, 256, "float8_e4m3fn", (128, 64, 128), 3, 1),  # fp8, a 2-row M tail, three stages
+    ],
+)
+def test_simulates_equal_to_numpy_on_random_inputs(m, n, k, dtype, tile, stages, ctas):
+    """Thread-copy loads: persistent CTAs refilling every stage."""
+    kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas, loads="threads")
+    a, b = _inputs(m, n, k, dtype, seed=m + n + k)
+    result = sim.run(kernel, {"A": a, "B": b})
+    # written here: integers below 9 in magnitude, K <= 256, so every float32 partial sum is exact
+    np.testing.assert_array_equal(result["D"], a.astype(np.float64) @ b.astype(np.float64).T)
+    assert (result.writes["D"] == 1).all()
+
+
+@pytest.mark.parametrize(
+    "m, n, k, dtype, tile",
+    [
+        (256, 256, 256, "bfloat16", (128, 256, 64)),  # the issue's CI grid: two CTAs, four K tiles in four stages
+        (200, 300, 128, "bfloat16", (128, 256, 64)),  # tails: the TMA fills rows past M and N with zeros
+        (130, 96, 256, "float8_e4m3fn", (128, 64, 128)),
+    ],
+)
+def test_the_tma_kernel_simulates_equal_to_numpy_without_stage_refills(m, n, k, dtype, tile):
+    kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages=4)
+    a, b = _inputs(m, n, k, dtype, seed=m + n + k)
+    result = sim.run(kernel, {"A": a, "B": b})
+    np.testing.assert_array_equal(result["D"], a.astype(np.float64) @ b.astype(np.float64).T)
+    assert (result.writes["D"] == 1).all()
+
+
+def _without_wait(kernel, name: str, occurrence: int = 0):
+    """``kernel`` with its ``occurrence``-th (in program order) ``T.mbarrier_wait`` on buffer ``name`` dropped."""
+    seen = []
+
+    def drop(stmt):
+        op = as_mbarrier(stmt)
+        if op is not None and op.what == "wait" and op.bar.source.name == name:
+            seen.append(stmt)
+            if len(seen) - 1 == occurrence:
+                return tvm.tirx.Evaluate(0)
+        return stmt
+
+    body = tvm_ffi.structural_map(kernel.body, [(tvm.tirx.Evaluate, drop)], order="pre")
+    assert len(seen) > occurrence, f"no wait {occurrence} on {name}"
+    return kernel.with_body(body)
+
+
+@pytest.fixture(scope="module")
+def small():
+    """Two stages, four K tiles per output tile and four output tiles on one CTA: every barrier turns over."""
+    return EXAMPLE.pipelined_gemm(256, 128, 256, "bfloat16", (128, 64, 64), 2, ctas=1, loads="threads")
+
+
+def test_the_small_kernel_runs_with_every_wait(small):
+    a, b = _inputs(256, 128, 256, "bfloat16", seed=3)
+    result = sim.run(small, {"A": a, "B": b})
+    np.testing.assert_array_equal(result["D"], a.astype(np.float64) @ b.astype(np.float64).T)
+
+
+@pytest.mark.parametrize(
+    "name, occurrence, error, message",
+    [
+        # the producer runs ahead, arriving on full[0] for later fills: the MMA's wait for phase parity 0 of full[0]
+        # sees the phases go by and never returns (the simulator runs the producer first, until it blocks)
+        ("empty", 0, SimulationError, r"mbarrier wait by thread 256 on full\[0\] .* never returns"),
+        # the MMA thread announces the accumulator before its last MMA completes: the epilogue's tcgen05.ld races it
+        ("empty", 1, DataRace, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
+        # the MMA reads a stage the producer is filling
+        ("full", 0, DataRace, r"tcgen05.mma.kind::f16 \(SS\) issued by thread 256 \(A\) reads what thread 128 wrote"),
+        # the epilogue reads an accumulator still being written
+        ("acc_full", 0, DataRace, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
+        # the MMA overwrites an accumulator the epilogue is still reading
+        ("acc_empty", 0, DataRace, r"access by warp 8 an MMA's write after a load by warp 0, not ordered"),
+    ],
+)
+def test_dropping_a_wait_is_caught_by_the_simulator(small, name, occurrence, error, message):
+    a, b = _inputs(256, 128, 256, "bfloat16", seed=3)
+    with pytest.raises(error, match=message):
+        sim.run(_without_wait(small, name, occurrence), {"A": a, "B": b})
+
+
+def test_waiting_for_the_wrong_phase_is_caught_by_the_simulator(small):
+    # the MMA thread waits on full[s] for the other parity: once the producer has filled a stage its phase is done,
+    # so a wait for the next parity blocks while the producer blocks on empty[s]: the run cannot finish
+    def flip(stmt):
+        op = as_mbarrier(stmt)
+        if op is not None and op.what == "wait" and op.bar.source.name == "full":
+            return tvm.tirx.Evaluate(mbarrier_call("wait", op.bar, 1 - op.value))
+        return stmt
+
+    wrong = small.with_body(tvm_ffi.structural_map(small.body, [(tvm.tirx.Evaluate, flip)], order="pre"))
+    a, b = _inputs(256, 128, 256, "bfloat16", seed=3)
+    with pytest.raises(SimulationError, match=r"mbarrier wait by thread \d+ on \w+\[0\] .* never returns"):
+        sim.run(wrong, {"A": a, "B": b})
+
+
+def test_a_ring_that_does_not_fit_shared_memory_is_refused_naming_the_bytes():
+    # 5 x (128 + 256) x 64 x 2 bytes of tiles + 8 bytes for each of the 2 x 5 + 4 mbarriers; 227 KB per CTA
+    need = 5 * (128 + 256) * 64 * 2 + 8 * (2 * 5 + 4)
+    with pytest.raises(ValueError, match=rf"5 stages .* need at least {need} bytes of shared memory; a CTA has 232448"):
+        EXAMPLE.pipelined_gemm(4096, 4096, 4096, stages=5)
+
+
+def test_accumulators_over_512_tmem_columns_are_refused_naming_the_columns():
+    with pytest.raises(ValueError, match=r"need 640 TMEM columns; an SM has 512"):
+        EXAMPLE.pipelined_gemm(256, 640, 128, tile=(128, 320, 64), stages=2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"K": 200}, r"K = 200 is not a multiple of tile_k = 64"),
+        ({"tile": (64, 256, 64)}, r"tile_m = 64"),
+        ({"tile": (128, 256, 32)}, r"tile_k = 32 bfloat16 elements is 64 bytes"),
+        ({"stages": 1}, r"stages = 1"),
+        ({"ctas": 3}, r"ctas = 3 must be in 1..2"),
+        ({"dtype": "float32"}, r"operand dtype 'float32'"),
+        ({"loads": "cp.async"}, r"loads = 'cp.async'; expected 'tma' or 'threads'"),
+    ],
+)
+def test_shapes_the_kernel_cannot_run_are_refused(kwargs, message):
+    args = {"M": 256, "N": 256, "K": 256} | kwargs
+    with pytest.raises(ValueError, match=message):
+        EXAMPLE.pipelined_gemm(**args)
