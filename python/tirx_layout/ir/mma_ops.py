@@ -17,11 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import tvm
-import tvm_ffi
 from tvm import tirx
 
 from ..hw.mbarrier import MAX_ARRIVAL_COUNT, MAX_TX_COUNT, PARITIES
-from .tile_ops import full_region
+from .tile_ops import full_region, register_op
 
 MMA_OP_NAME = "tirx_layout.tile_mma"
 #: Who issues a tile MMA: every thread of the CTA reaches it (thread 0 issues), one warp (its lane 0 issues) or one
@@ -35,19 +34,11 @@ TMEM_BASE_OP_NAME = "tirx_layout.tmem_base_address"
 _ABSENT = ""
 
 
-def _register(name: str, description: str, printed: str) -> tvm.ir.Op:
-    if name not in tvm_ffi.get_global_func("ir.ListOpNames")():
-        tvm_ffi.get_global_func("ir.RegisterOp")(name, description)
-        tvm.ir.register_op_attr(name, "TCallEffectKind", int(tvm.tirx.CallEffectKind.Opaque.value))
-        tvm.ir.register_op_attr(name, "TScriptPrinterName", printed)
-    return tvm.ir.Op.get(name)
-
-
-MMA_OP = _register(MMA_OP_NAME, "a tensor-core MMA over buffer regions", "tile_mma")
+MMA_OP = register_op(MMA_OP_NAME, "a tensor-core MMA over buffer regions", "tile_mma")
 MBARRIER_OP = {
-    what: _register(MBARRIER_OP_PREFIX + what, f"mbarrier {what}", f"mbarrier_{what}") for what in MBARRIER_OPS
+    what: register_op(MBARRIER_OP_PREFIX + what, f"mbarrier {what}", f"mbarrier_{what}") for what in MBARRIER_OPS
 }
-TMEM_BASE_OP = _register(TMEM_BASE_OP_NAME, "the TMEM address of a TMEM buffer", "tmem_base_address")
+TMEM_BASE_OP = register_op(TMEM_BASE_OP_NAME, "the TMEM address of a TMEM buffer", "tmem_base_address")
 
 
 def _region(operand, name: str):

@@ -18,15 +18,22 @@ COPY_OP_NAME = "tirx_layout.tile_copy"
 COPY_SCOPES = CTA_LEVELS
 
 
-def _register_op() -> tvm.ir.Op:
-    if COPY_OP_NAME not in tvm_ffi.get_global_func("ir.ListOpNames")():
-        tvm_ffi.get_global_func("ir.RegisterOp")(COPY_OP_NAME, "copy a tile between two buffer regions")
-        tvm.ir.register_op_attr(COPY_OP_NAME, "TCallEffectKind", int(tvm.tirx.CallEffectKind.Opaque.value))
-        tvm.ir.register_op_attr(COPY_OP_NAME, "TScriptPrinterName", "tile_copy")
-    return tvm.ir.Op.get(COPY_OP_NAME)
+def register_op(name: str, description: str, printed: str) -> tvm.ir.Op:
+    """Register our TIR op ``name`` once (opaque to TVM's passes, printed as ``T.<printed>``) and return it; every
+    op of this layer is registered here.
+
+    Example:
+        >>> register_op(COPY_OP_NAME, "copy a tile between two buffer regions", "tile_copy").name
+        'tirx_layout.tile_copy'
+    """
+    if name not in tvm_ffi.get_global_func("ir.ListOpNames")():
+        tvm_ffi.get_global_func("ir.RegisterOp")(name, description)
+        tvm.ir.register_op_attr(name, "TCallEffectKind", int(tvm.tirx.CallEffectKind.Opaque.value))
+        tvm.ir.register_op_attr(name, "TScriptPrinterName", printed)
+    return tvm.ir.Op.get(name)
 
 
-COPY_OP = _register_op()
+COPY_OP = register_op(COPY_OP_NAME, "copy a tile between two buffer regions", "tile_copy")
 
 
 def full_region(buffer):

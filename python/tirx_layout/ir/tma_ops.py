@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import tvm
-import tvm_ffi
 from tvm import tirx
 
 from .mma_ops import MMA_SCOPES
-from .tile_ops import full_region
+from .tile_ops import full_region, register_op
 
 TMA_COPY_OP_NAME = "tirx_layout.tile_copy_async"
 TMA_STORE_WAIT_OP_NAME = "tirx_layout.tma_store_wait"
@@ -29,16 +28,8 @@ TMA_SCOPES = MMA_SCOPES
 _ABSENT = ""
 
 
-def _register(name: str, description: str, printed: str) -> tvm.ir.Op:
-    if name not in tvm_ffi.get_global_func("ir.ListOpNames")():
-        tvm_ffi.get_global_func("ir.RegisterOp")(name, description)
-        tvm.ir.register_op_attr(name, "TCallEffectKind", int(tvm.tirx.CallEffectKind.Opaque.value))
-        tvm.ir.register_op_attr(name, "TScriptPrinterName", printed)
-    return tvm.ir.Op.get(name)
-
-
-TMA_COPY_OP = _register(TMA_COPY_OP_NAME, "a TMA tiled copy between a global and a shared region", "tile_copy_async")
-TMA_STORE_WAIT_OP = _register(TMA_STORE_WAIT_OP_NAME, "wait for this thread's TMA stores", "tma_store_wait")
+TMA_COPY_OP = register_op(TMA_COPY_OP_NAME, "a TMA tiled copy between a global and a shared region", "tile_copy_async")
+TMA_STORE_WAIT_OP = register_op(TMA_STORE_WAIT_OP_NAME, "wait for this thread's TMA stores", "tma_store_wait")
 
 
 def _region(operand, name: str):
