@@ -26,11 +26,12 @@ Usage: python benchmarks/bench_gemm.py        (needs nvcc)
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _upstream_child import run_upstream_script
 
 from tirx_layout.tools.kernel_report import find_nvcc, load_example_module
 from tirx_layout.tools.measurement import (
@@ -95,13 +96,7 @@ def roofline(m: int, n: int, k: int, dtype: str, tile: tuple[int, int, int]) -> 
 def upstream_measurement(m: int, n: int, k: int, stages: int, block_n: int) -> tuple[KernelCode, str]:
     """Upstream's kernel (``_upstream_pipelined_gemm.py``) measured in a child process, and its CUDA source;
     ``RuntimeError`` with the child's last error line when it fails."""
-    env = {**os.environ, "TVM_DEVICE_BACKEND_AUTOLOAD": "0"}
-    args = [sys.executable, str(UPSTREAM), str(m), str(n), str(k), str(stages), str(block_n)]
-    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=900)
-    if done.returncode:
-        last = [line for line in done.stderr.splitlines() if "Error" in line] or done.stderr.splitlines()[-1:]
-        raise RuntimeError(f"upstream build failed: {last[-1] if last else '?'}")
-    fields = json.loads(done.stdout)
+    fields = json.loads(run_upstream_script(UPSTREAM, m, n, k, stages, block_n))
     cuda = fields.pop("cuda")
     return KernelCode(**fields), cuda
 

@@ -18,11 +18,9 @@ Usage: python benchmarks/bench_mma.py        (needs nvcc; nvdisasm for SASS: pip
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from _upstream_child import run_upstream_script
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (T.tile_mma, T.alloc_tmem, layout=..., the pipeline)
@@ -93,13 +91,8 @@ def measure_ours(m: int, n: int, k: int, dtype: str) -> KernelCode:
 def measure_upstream(m: int, n: int, k: int, dtype: str) -> KernelCode:
     """Upstream's kernel (``_upstream_gemm.py``), built and measured in a child process without tirx_layout's
     TVMScript names; ``RuntimeError`` with the child's last error line when it fails."""
-    env = {**os.environ, "TVM_DEVICE_BACKEND_AUTOLOAD": "0"}
-    args = [sys.executable, str(UPSTREAM), str(m), str(n), str(k), dtype]
-    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=900)
-    if done.returncode:
-        last = [line for line in done.stderr.splitlines() if "Error" in line] or done.stderr.splitlines()[-1:]
-        raise RuntimeError(f"upstream build of {m}x{n}x{k} {dtype} failed: {last[-1] if last else '?'}")
-    return KernelCode(**json.loads(done.stdout))
+    stdout = run_upstream_script(UPSTREAM, m, n, k, dtype, what=f"upstream build of {m}x{n}x{k} {dtype}")
+    return KernelCode(**json.loads(stdout))
 
 
 def compare(ours: KernelCode, theirs: KernelCode) -> tuple[dict[str, tuple[int, int]], list[str]]:
