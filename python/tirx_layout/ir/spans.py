@@ -28,6 +28,28 @@ def source_location(node) -> str:
     return f" (line {int(span.line)} of {name})" if name else f" (line {int(span.line)})"
 
 
+def located_errors(lower, stmt):
+    """``lower(stmt)``, a ``ValueError`` it raises re-raised with the same type and ``stmt``'s TVMScript line
+    appended (when it has one and the message does not already carry it): how every lowering names the user's line.
+
+    Example:
+        >>> import tvm
+        >>> def refuse(stmt):
+        ...     raise ValueError("bad copy")
+        >>> located_errors(refuse, tvm.tirx.Evaluate(0))
+        Traceback (most recent call last):
+        ...
+        ValueError: bad copy
+    """
+    try:
+        return lower(stmt)
+    except ValueError as err:
+        where = source_location(stmt)
+        if not where or where in str(err):
+            raise
+        raise type(err)(f"{err}{where}") from err
+
+
 class _Located:
     """A stand-in node carrying one span (the parts of a ``SequentialSpan``)."""
 

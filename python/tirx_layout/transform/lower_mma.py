@@ -65,7 +65,7 @@ from ..ir.annotations import buffer_layouts
 from ..ir.device_calls import cta_barrier, warp_barrier
 from ..ir.mma_ops import TileMma, as_mbarrier, as_mma, tmem_base_address
 from ..ir.rewrite import AllocBuffer, map_function, sequence, store
-from ..ir.spans import source_location
+from ..ir.spans import located_errors
 from ..ir.threads import cta_threads
 from ..layout import ComposeLayout, S, TileLayout
 from .copy_plan import MemoryOperand, TmemOperand, operand
@@ -470,18 +470,15 @@ def lower_tile_mma(func):
     """
     lowering = _MmaLowering(func)
 
+    def lower_one(stmt):
+        mma = as_mma(stmt)
+        if mma is not None:
+            return lowering.lower(mma)
+        op = as_mbarrier(stmt)
+        return stmt if op is None else lowering.lower_mbarrier(op)
+
     def on_evaluate(stmt):
-        try:
-            mma = as_mma(stmt)
-            if mma is not None:
-                return lowering.lower(mma)
-            op = as_mbarrier(stmt)
-            return stmt if op is None else lowering.lower_mbarrier(op)
-        except ValueError as err:  # same type, with the op's TVMScript line when it has one
-            where = source_location(stmt)
-            if not where or where in str(err):
-                raise
-            raise type(err)(f"{err}{where}") from err
+        return located_errors(lower_one, stmt)
 
     lowered = map_function(func, [(tirx.Evaluate, on_evaluate)])
     if not lowering.own_barriers:

@@ -19,7 +19,7 @@ from tvm import tirx
 
 from ..ir.annotations import buffer_layouts
 from ..ir.rewrite import load, map_function, sequence, store, walk
-from ..ir.spans import source_location
+from ..ir.spans import located_errors
 from ..ir.threads import Threads, bind_threads, cta_threads
 from ..ir.tile_ops import as_copy
 from .copy_plan import LayoutTables, MemoryCopy, TmemOperand, check_operands, operand, plan_copy
@@ -142,17 +142,12 @@ def lower_tile_ops(func):
     """
     lowering = _CopyLowering(func)
 
-    def on_evaluate(stmt):
+    def lower_one(stmt):
         copy = as_copy(stmt)
-        if copy is None:
-            return stmt
-        try:
-            return lowering.lower(copy)
-        except ValueError as err:  # same type, with the copy's TVMScript line when it has one
-            where = source_location(stmt)
-            if not where or where in str(err):
-                raise
-            raise type(err)(f"{err}{where}") from err
+        return stmt if copy is None else lowering.lower(copy)
+
+    def on_evaluate(stmt):
+        return located_errors(lower_one, stmt)
 
     # The TMEM address of a buffer, as the MMA lowering wrote it, is the address its allocation returns.
     rules = [(tvm.ir.Call, lowering.tmem.base_address), (tirx.Evaluate, on_evaluate)]

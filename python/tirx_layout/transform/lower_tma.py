@@ -41,7 +41,7 @@ from ..hw.tma import TensorMap, driver_data_type, tensor_map_for
 from ..ir.annotations import buffer_layouts
 from ..ir.device_calls import cta_barrier, helper_call, warp_barrier
 from ..ir.rewrite import map_function, sequence, walk
-from ..ir.spans import source_location
+from ..ir.spans import located_errors
 from ..ir.threads import cta_threads
 from ..ir.tma_ops import TmaCopy, as_tma_copy, as_tma_store_wait
 from ..layout import ComposeLayout, S, TileLayout
@@ -363,18 +363,15 @@ def lower_tma(func):
     """
     lowering = _TmaLowering(func)
 
+    def lower_one(stmt):
+        copy = as_tma_copy(stmt)
+        if copy is not None:
+            return lowering.lower(copy)
+        scope = as_tma_store_wait(stmt)
+        return stmt if scope is None else lowering.lower_store_wait(scope)
+
     def on_evaluate(stmt):
-        try:
-            copy = as_tma_copy(stmt)
-            if copy is not None:
-                return lowering.lower(copy)
-            scope = as_tma_store_wait(stmt)
-            return stmt if scope is None else lowering.lower_store_wait(scope)
-        except ValueError as err:  # same type, with the op's TVMScript line when it has one
-            where = source_location(stmt)
-            if not where or where in str(err):
-                raise
-            raise type(err)(f"{err}{where}") from err
+        return located_errors(lower_one, stmt)
 
     lowered = map_function(func, [(tirx.Evaluate, on_evaluate)])
     if not lowering.host:
