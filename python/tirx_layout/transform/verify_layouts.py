@@ -198,18 +198,9 @@ class _Verifier:
                 f"a {copy.scope}-scope tile_copy of {copy.dst.source.name} needs {LEVEL_THREADS[copy.scope]} "
                 f"threads; the kernel has {self.threads}",
             )
-        analyzer = tvm.sym.Analyzer()
         for role, region in (("destination", copy.dst), ("source", copy.src)):
             buffer = region.source
-            for dim, (r, extent) in enumerate(zip(region.region, buffer.shape, strict=True)):
-                begin, end = r.min, r.min + r.extent
-                if analyzer.can_prove(begin < 0) or analyzer.can_prove(end > extent):
-                    self.fail(
-                        stmt,
-                        f"the {role} region {region} of tile_copy is outside buffer {buffer.name} (shape "
-                        f"{tuple(buffer.shape)}): dimension {dim} runs over [{analyzer.simplify(begin)}, "
-                        f"{analyzer.simplify(end)}), the buffer has [0, {extent})",
-                    )
+            self.check_region_bounds(region, f"the {role}", stmt, op=" of tile_copy")
             layout = self.sites.get(buffer, (None, None))[0]
             if buffer.scope() == FRAGMENT_SCOPE and layout is not None and layout_threads(layout):
                 self.check_threads(buffer, layout, stmt)
@@ -225,7 +216,9 @@ class _Verifier:
                         f"{tuple(int(e) for e in buffer.shape)}; give {buffer.name} a layout of its own shape",
                     )
 
-    def check_region_bounds(self, region, what: str, stmt) -> None:
+    def check_region_bounds(self, region, what: str, stmt, op: str = "") -> None:
+        """Refuse ``region`` (``what`` names it: "the source", "tile_mma's A"; ``op`` follows the region in the
+        message) when it provably leaves its buffer."""
         analyzer = tvm.sym.Analyzer()
         buffer = region.source
         for dim, (r, extent) in enumerate(zip(region.region, buffer.shape, strict=True)):
@@ -233,7 +226,7 @@ class _Verifier:
             if analyzer.can_prove(begin < 0) or analyzer.can_prove(end > extent):
                 self.fail(
                     stmt,
-                    f"{what} region {region} is outside buffer {buffer.name} (shape {tuple(buffer.shape)}): "
+                    f"{what} region {region}{op} is outside buffer {buffer.name} (shape {tuple(buffer.shape)}): "
                     f"dimension {dim} runs over [{analyzer.simplify(begin)}, {analyzer.simplify(end)}), the buffer "
                     f"has [0, {extent})",
                 )
