@@ -32,7 +32,7 @@ import numpy as np
 from tvm.ir import Call
 
 from . import mbarrier, tcgen05_mma, tma_exec
-from .addresses import shared_byte_address
+from .addresses import shared_address, shared_byte_address
 from .memory import OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
 from .warps import elect_sync
@@ -326,16 +326,6 @@ def execute(interp, what: str, args) -> None:
             tm.write(lanes, cols, w, values)
 
 
-def _shared_word(interp, expr, what: str):
-    if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
-        raise SimulationError(f"{what} needs a shared-memory address, got {expr}")
-    load = expr.args[0]
-    memory = interp._memory(load.source)
-    if memory.scope != "shared":
-        raise SimulationError(f"{what} takes a shared-memory address; {load.source.name} is {memory.scope}")
-    return memory, np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
-
-
 def _cp(interp, tm, shape: str, args) -> None:
     """tcgen05.cp, per issuing thread: the descriptor's canonical address walk, then its swizzle (PTX ISA
     "Shared Memory Descriptor"), on the CTA's shared addresses (``addresses.SharedSpace``: the buffer's base at its
@@ -343,7 +333,7 @@ def _cp(interp, tm, shape: str, args) -> None:
     if shape not in _CP:
         raise SimulationError(f"the simulator does not implement tcgen05.cp.{shape}")
     rows, pieces, lanes_of = _CP[shape]
-    memory, start = _shared_word(interp, args[1], "tcgen05.cp")
+    memory, start = shared_address(interp, args[1], "tcgen05.cp")
     taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
     lbo, sbo, swizzle = (int(np.asarray(interp.eval(a)).flat[0]) for a in args[2:5])
     # descriptor swizzle field -> log2(swizzle width / 16 bytes): none, 128B, 64B, 32B ("Shared Memory Descriptor")
