@@ -262,6 +262,19 @@ def test_operand_a_fragment_equals_the_isa_enumeration(dtype, steps, warpgroups)
     assert wgmma_operand_a_check(layout, (64 * warpgroups, k_step * steps), dtype) == warpgroups
 
 
+def test_first_warpgroup_moves_the_fragment_to_later_warpgroups():
+    """A producer/consumer kernel: warpgroup 0 loads, warpgroups 1 and 2 hold D's rows 0-63 and 64-127."""
+    layout = wgmma_accumulator_layout(16, warpgroups=2, first_warpgroup=1)
+    thread, slot = _thread_slot(layout, 128, 16)
+    for t, i in itertools.product(range(256), range(8)):
+        row, col = wgmma_isa.accumulator_element(t % 128, i)
+        assert (thread[row + 64 * (t // 128), col], slot[row + 64 * (t // 128), col]) == (128 + t, i)
+    assert wgmma_accumulator_check(layout, (128, 16)) == 2
+    a = wgmma_operand_a_layout(32, "bfloat16", first_warpgroup=2)
+    assert a.apply(0, 0, shape=[64, 32])["wgid"] == 2
+    assert wgmma_operand_a_check(a, (64, 32), "bfloat16") == 1
+
+
 def test_the_recogniser_accepts_the_fragment_written_on_other_thread_axes():
     """The same placement written with ``tid_in_wg`` (thread = 32 warp + lane) is the same fragment."""
     same = TileLayout(S[(4, 2, 8, 4, 4, 2) : (32 @ tid_in_wg, 2, 4 @ tid_in_wg, 4, 1 @ tid_in_wg, 1)])
@@ -292,7 +305,9 @@ def test_the_recogniser_names_the_first_misplaced_element():
         (lambda: wgmma_accumulator_layout(12), "N is 8..256 in steps of 8, got 12"),
         (lambda: wgmma_accumulator_layout(264), "got 264"),
         (lambda: wgmma_accumulator_layout(64, "bfloat16"), "got bfloat16"),
-        (lambda: wgmma_accumulator_layout(64, warpgroups=9), "warpgroups must be in 1..8"),
+        (lambda: wgmma_accumulator_layout(64, warpgroups=9), "must fit the 8 warpgroups .*got warpgroups=9"),
+        (lambda: wgmma_operand_a_layout(16, "float16", 2, first_warpgroup=7), "first_warpgroup=7"),
+        (lambda: wgmma_accumulator_layout(64, first_warpgroup=-1), "first_warpgroup=-1"),
         (lambda: wgmma_operand_a_layout(24, "float16"), "k must be a positive multiple of 16 .*got 24"),
         (lambda: wgmma_operand_a_layout(32, "int32"), "A in registers is one of .*got int32"),
         (lambda: wgmma_accumulator_check(wgmma_accumulator_layout(8), (32, 8)), "D has 32 rows"),
