@@ -12,7 +12,18 @@ import itertools
 import numpy as np
 import pytest
 
-from tirx_layout import S, TCol, TileLayout, TLane, laneid, mma_shared_layout, tid_in_wg, wid_in_wg
+from tirx_layout import (
+    ComposeLayout,
+    S,
+    SwizzleLayout,
+    TCol,
+    TileLayout,
+    TLane,
+    laneid,
+    mma_shared_layout,
+    tid_in_wg,
+    wid_in_wg,
+)
 from tirx_layout.hw.constructors import (
     wg_local_layout,
     wgmma_accumulator_check,
@@ -71,6 +82,56 @@ def test_wgmma_descriptor_bits_equal_the_isa_encoder_and_read_the_layout(dtype, 
             offsets = mma_isa.canonical_byte(major, mode, element, fields["lbo"], fields["sbo"], rr, kk)
             read = mma_isa.swizzled(fields["start"] + offsets, mode)
             np.testing.assert_array_equal(read, placed[:, step * k_step : (step + 1) * k_step], err_msg=str(step))
+
+
+def canonical_with_gaps(dtype: str, major: str, mode: str):
+    """An operand in the ISA's canonical layout (the CuTe forms of the facts note §4.2) whose LBO and SBO are twice
+    the packed distances, two core matrices / atoms in every direction the offsets step: (layout, shape, LBO, SBO).
+    The offsets can then only come from reading the layout, and the canonical reading of the bits must find it."""
+    element = wgmma_isa.ELEMENT_BYTES[dtype]
+    t = 16 // element
+    width, k_step = mma_isa.ROW_BYTES[mode], wgmma_isa.K_OF[dtype]
+    line = width // element
+    if major == "K":
+        rows = 16
+        if mode == "none":  # ((8,m),(T,2k)):((1T,SBO),(1,LBO)); K covers 2 steps
+            cols = 2 * k_step
+            lbo, sbo = 2 * (rows // 8) * 128, 2 * 128
+            tile = S[(rows // 8, 8, cols // t, t) : (sbo // element, t, lbo // element, 1)]
+        else:  # ((8,m),(T,2k)):((W·T,SBO),(1,T)); K is one atom row, LBO unused
+            cols = max(line, k_step)
+            lbo, sbo = 16, 2 * 8 * width
+            tile = S[(rows // 8, 8, cols) : (sbo // element, line, 1)]
+    else:
+        cols = 2 * k_step
+        if mode == "none":  # ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
+            rows = 2 * t
+            lbo, sbo = 2 * 2 * 128, 2 * (cols // 8) * 128
+            tile = S[(rows // t, t, cols // 8, 8) : (sbo // element, 1, lbo // element, t)]
+        else:  # ((T,W,m),(8,k)):((1,T,LBO),(W·T,SBO))
+            rows = 2 * line
+            lbo, sbo = 2 * (cols // 8) * 8 * width, 2 * 8 * width
+            tile = S[(rows // line, line, cols // 8, 8) : (lbo // element, 1, sbo // element, line)]
+    layout = TileLayout(tile)
+    if mode != "none":
+        layout = ComposeLayout(SwizzleLayout(t.bit_length() - 1, {"32B": 1, "64B": 2, "128B": 3}[mode], 3), layout)
+    return layout, (rows, cols), lbo, sbo
+
+
+@pytest.mark.parametrize(("dtype", "major", "mode"), ALLOWED)
+def test_lbo_and_sbo_mean_what_the_wgmma_strides_text_says(dtype, major, mode):
+    layout, (rows, cols), lbo, sbo = canonical_with_gaps(dtype, major, mode)
+    element, k_step = wgmma_isa.ELEMENT_BYTES[dtype], wgmma_isa.K_OF[dtype]
+    derived = shared_matrix_descriptor(layout, (rows, cols), dtype, START, operand="A", family="wgmma")
+    assert (derived.lbo, derived.sbo, derived.major, derived.swizzle) == (lbo, sbo, major, mode)
+    r, k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    placed = np.asarray(layout.apply(r, k, shape=[rows, cols])["m"]) * element + START
+    for step in range(cols // k_step):
+        fields = wgmma_isa.decode(advance_k(derived, step).encode(family="wgmma"))
+        rr, kk = np.meshgrid(np.arange(rows), np.arange(k_step), indexing="ij")
+        offsets = mma_isa.canonical_byte(major, mode, element, fields["lbo"], fields["sbo"], rr, kk)
+        read = mma_isa.swizzled(fields["start"] + offsets, mode)
+        np.testing.assert_array_equal(read, placed[:, step * k_step : (step + 1) * k_step], err_msg=str(step))
 
 
 # Hand-computed from the "Matrix Descriptor Format" table (docs/notes/wgmma-facts.md §4 worked values).
