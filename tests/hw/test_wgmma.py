@@ -35,6 +35,7 @@ from tirx_layout.hw.mma import SharedDescriptor, advance_k, shared_matrix_descri
 from tirx_layout.hw.wgmma import WgmmaInstruction, valid_n, wgmma_kind
 
 from oracles import mma_isa, wgmma_isa
+from oracles.optional import pycute
 
 DTYPES = tuple(wgmma_isa.ELEMENT_BYTES)
 MODES = ("none", "32B", "64B", "128B")
@@ -276,6 +277,11 @@ def test_register_counts_and_ptx_spelling():
     assert s32.operation == "wgmma.mma_async.sync.aligned.m64n24k32.s32.u8.s8"
     assert fp8.operation == "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e5m2"
     assert tf32.operation == "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32"
+    assert (f32.has_imm_trans, f32.has_imm_scale) == (True, True)
+    assert (fp8.has_imm_trans, fp8.has_imm_scale, tf32.has_imm_trans) == (False, True, False)
+    assert (s32.has_imm_trans, s32.has_imm_scale) == (False, False)
+    with pytest.raises(ValueError, match="a wgmma computes M = 64 rows per warpgroup, got M=128; a 128-row D takes 2"):
+        WgmmaInstruction("float16", "float16", "float32", n=8, m=128)
     with pytest.raises(TypeError, match="a_in_registers must be a bool"):
         WgmmaInstruction("float16", "float16", "float32", n=8, a_in_registers=1)
     with pytest.raises(ValueError, match="majorness must be 'K' or 'MN', got 'M'"):
@@ -321,6 +327,43 @@ def test_operand_a_fragment_equals_the_isa_enumeration(dtype, steps, warpgroups)
         row, col = row + 64 * (t // 128), col + s * k_step
         assert (thread[row, col], slot[row, col]) == (t, s * per_thread + i), (t, s, i)
     assert wgmma_operand_a_check(layout, (64 * warpgroups, k_step * steps), dtype) == warpgroups
+
+
+# CuTe's thread-value layouts of the same fragments (mma_traits_sm90_gmma.hpp: CLayout_64xN, ALayout_64x8/16/32),
+# written out here as (shape, stride) trees over (thread, value) -> m + 64 * column: a second, upstream oracle.
+CUTE_A = {
+    4: (((4, 8, 4), (2, 2)), ((64, 1, 16), (8, 256))),
+    2: (((4, 8, 4), (2, 2, 2)), ((128, 1, 16), (64, 8, 512))),
+    1: (((4, 8, 4), (4, 2, 2)), ((256, 1, 16), (64, 8, 1024))),
+}
+
+
+@pytest.mark.parametrize("n", [8, 64, 256])
+def test_accumulator_fragment_equals_cutes_clayout(n):
+    tv = pycute.Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
+    thread, slot = _thread_slot(wgmma_accumulator_layout(n), 64, n)
+    for t, v in itertools.product(range(128), range(n // 2)):
+        row, col = tv(t, v) % 64, tv(t, v) // 64
+        assert (thread[row, col], slot[row, col]) == (t, v)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int8"])
+def test_operand_a_fragment_equals_cutes_alayout(dtype):
+    shape, stride = CUTE_A[wgmma_isa.ELEMENT_BYTES[dtype]]
+    tv = pycute.Layout(shape, stride)
+    k = wgmma_isa.K_OF[dtype]
+    thread, slot = _thread_slot(wgmma_operand_a_layout(k, dtype), 64, k)
+    for t, v in itertools.product(range(128), range(wgmma_isa.a_elements_per_thread(dtype))):
+        row, col = tv(t, v) % 64, tv(t, v) // 64
+        assert (thread[row, col], slot[row, col]) == (t, v)
+
+
+def test_the_worked_elements_of_the_facts_note():
+    # facts §3.1: thread 36 (warp 1, lane 4) holds d_2 at (25, 0); element (17, 2) is d_0 of thread 37
+    d = wgmma_accumulator_layout(64)
+    assert d.apply(25, 0, shape=[64, 64]) == {"wid_in_wg": 1, "laneid": 4, "m": 2}
+    assert d.apply(17, 2, shape=[64, 64]) == {"wid_in_wg": 1, "laneid": 5, "m": 0}
+    assert wgmma_isa.accumulator_element(36, 2) == (25, 0) and wgmma_isa.accumulator_element(37, 0) == (17, 2)
 
 
 def test_first_warpgroup_moves_the_fragment_to_later_warpgroups():
