@@ -353,7 +353,9 @@ class Memory:
                 raise DataRace(
                     f"data race on {self.scope} {self.name}[{int(addresses[hit][i])}]: {what} (thread "
                     f"{int(threads[hit][i])}) before it has seen the {write.what} complete; wait on {write.bar.name} "
-                    f"for phase {write.phase} (T.mbarrier_wait(..., {write.phase % 2})) first"
+                    f"for phase {write.phase} (T.mbarrier_wait(..., {write.phase % 2})) first, or on a phase that "
+                    "a thread which waited there arrives at afterwards (an arrive, or the tcgen05.commit of an MMA "
+                    "it issued after the wait: a ring's empty barrier)"
                 )
 
     def mark_async_proxy_write(self, addresses) -> None:
