@@ -145,6 +145,10 @@ def pipelined_gemm(
     b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
     acc_layout = mma_accumulator_layout(tile_m, tile_n, stages=2)
     tm, tn, tk, S, KT, C, E = tile_m, tile_n, tile_k, stages, k_tiles, ctas, EPILOGUE_COLUMNS  # short names
+    # The K loops are unrolled over the ring (K tile kt = k0 * U + u) when every output tile starts at stage 0
+    # (K tiles a multiple of the stages): then each unrolled step's stage and mbarriers are constants, so the
+    # stage's descriptors and barrier addresses are computed once, outside the loop.
+    U = stages if k_tiles % stages == 0 else 1
 
     @T.prim_func
     def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
@@ -171,42 +175,53 @@ def pipelined_gemm(
                 row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for kt in T.serial(KT):
-                        it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
-                        if it >= S:  # stage it % S was read by the MMA of K step it - S
-                            T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
-                        # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
-                        # (rows and columns past M, N or K are filled with zeros)
-                        T.tile_copy_async(
-                            a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
-                        )
-                        T.tile_copy_async(
-                            b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
-                        )
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
+                            if it >= S:  # stage it % S was read by the MMA of K step it - S
+                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                            # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
+                            # (rows and columns past M, N or K are filled with zeros)
+                            T.tile_copy_async(
+                                a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
+                            )
+                            T.tile_copy_async(
+                                b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
+                            )
         elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
                 row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for kt in T.serial(KT):
-                        it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
-                        if it >= S:  # stage it % S was read by the MMA of K step it - S
-                            T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
-                        T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
-                        T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
-                        T.mbarrier_arrive(full[it % S])
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
+                            if it >= S:  # stage it % S was read by the MMA of K step it - S
+                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                            T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
+                            T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
+                            T.mbarrier_arrive(full[it % S])
         elif tx == 256:  # MMA issue: one thread (lane 0 of warp 8)
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     if i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
                         T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
-                    for kt in T.serial(KT):
-                        it = T.meta_var(i * KT + kt)
-                        T.mbarrier_wait(full[it % S], it // S % 2)
-                        T.tile_mma(
-                            acc[i % 2], a_tile[it % S], b_tile[it % S], kt > 0, barrier=empty[it % S], scope="thread"
-                        )
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)
+                            T.mbarrier_wait(full[it % S], it // S % 2)
+                            T.tile_mma(
+                                acc[i % 2],
+                                a_tile[it % S],
+                                b_tile[it % S],
+                                kt > 0,
+                                barrier=empty[it % S],
+                                scope="thread",
+                            )
                     last = T.meta_var(i * KT + KT - 1)  # MMAs into one accumulator complete in order
                     T.mbarrier_wait(empty[last % S], last // S % 2)
                     T.mbarrier_arrive(acc_full[i % 2])
