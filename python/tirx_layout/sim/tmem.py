@@ -358,7 +358,7 @@ def _cp(interp, tm, shape: str, args) -> None:
                 index = byte // size + np.arange(16 // size)
                 thread = np.full(index.shape, interp.launch.block * interp.count + t)
                 words = np.ascontiguousarray(
-                    memory.load(index, thread, interp.launch.block, interp.launch.interval)
+                    memory.load(index, thread, interp.launch.block, interp.launch.interval, interp.sync)
                 ).view(np.uint32)
                 cols = col0 + 4 * p + np.arange(4)
                 tm.check_columns(cols, f"tcgen05.cp.{shape}")
