@@ -395,7 +395,9 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
                             )
                             # the scale factors: thread copies of the warp (rows past M or N are left out)
                             T.tile_copy(sfa_tile[it % S], SFA[row0 : row0 + SA, kt * KB : kt * KB + KB], "warp")
-                            T.tile_copy(sfb_tile[it % S, 0:tn, 0:KB], SFB[col0 : col0 + tn, kt * KB : kt * KB + KB], "warp")
+                            T.tile_copy(
+                                sfb_tile[it % S, 0:tn, 0:KB], SFB[col0 : col0 + tn, kt * KB : kt * KB + KB], "warp"
+                            )
                             T.mbarrier_arrive(full[it % S])
         elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
