@@ -313,8 +313,9 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
     * TMEM holds ``stages`` stages of scale factors after the two accumulator stages (``mma_scale_factor_layout``,
       ``within=acc``): the MMA thread copies stage ``s`` shared -> TMEM with ``tcgen05.cp`` after ``full[s]``, then
       issues the MMA, which reads them (cp -> mma from one thread is a pipelined pair). The MMA of ``stages`` K
-      steps ago read those columns, and mma -> cp is not a pipelined pair: the MMA thread waits for that MMA's
-      commit (``empty[s]``; long done, since the producer waited for it before refilling the stage).
+      steps ago read those columns, and mma -> cp is not a pipelined pair; but it completed before the copy is
+      issued: its commit completed ``empty[s]``, which the producer waited for before arriving on ``full[s]``,
+      which the MMA thread waited for (then ``tcgen05.fence::after_thread_sync``) before the copy.
 
     Example:
         >>> kernel = pipelined_gemm(256, 224, 256, "float8_e4m3fn", (128, 224, 128), 4, scaled=True)
@@ -427,9 +428,9 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
+                            # full[s] also orders the copies below after the MMA of K step it - S, which read
+                            # these scale-factor columns: the producer waited for its commit before arriving
                             T.mbarrier_wait(full[it % S], it // S % 2)
-                            if it >= S:  # the MMA of K step it - S read these scale-factor columns
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
                             T.tile_copy(sfa[it % S], sfa_tile[it % S], "thread")  # tcgen05.cp, asynchronous
                             T.tile_copy(sfb[it % S], sfb_tile[it % S], "thread")
                             T.tile_mma(
