@@ -475,6 +475,18 @@ def gemm_reference():
     return Expected(lambda a, b: a.astype(np.float64) @ b.astype(np.float64).T, inputs=2, rtol=0.0, atol=0.0)
 
 
+def block_scaled_reference():
+    """``D = (A * SFA) @ (B * SFB).T`` in float64, each ue8m0 scale applied to its 32 K elements; the float32
+    accumulation of differently scaled products is compared within float32 tolerance."""
+
+    def reference(a, b, sfa, sfb):
+        scale_a = np.repeat(sfa.astype(np.float64), SCALE_BLOCK, axis=-1)
+        scale_b = np.repeat(sfb.astype(np.float64), SCALE_BLOCK, axis=-1)
+        return (a.astype(np.float64) * scale_a) @ (b.astype(np.float64) * scale_b).T
+
+    return Expected(reference, inputs=4, rtol=2.0**-16, atol=1.0)
+
+
 #: Simulated by ``tests/tools/test_examples.py``: one CTA per output tile, and persistent (``ctas=1``: every ring stage
 #: refilled, both accumulator stages turned over) with either producer.
 KERNELS = KernelTable()  # each kernel built when first looked up
@@ -494,4 +506,30 @@ KERNELS.add(
     "float8_e4m3fn",
     (128, 256, 128),
     loads="threads",
+)
+# block-scaled fp8: two CTAs with tile_n = 224 (the widest whose two accumulator stages and four stages of scale
+# factors fit 512 TMEM columns), and a persistent tail grid refilling both stages of its ring
+KERNELS.add(
+    "pipelined_block_scaled_gemm_tma",
+    block_scaled_reference(),
+    pipelined_gemm,
+    256,
+    224,
+    256,
+    "float8_e4m3fn",
+    (128, 224, 128),
+    scaled=True,
+)
+KERNELS.add(
+    "pipelined_block_scaled_gemm_tail",
+    block_scaled_reference(),
+    pipelined_gemm,
+    200,
+    300,
+    256,
+    "float8_e4m3fn",
+    (128, 96, 128),
+    2,
+    1,
+    scaled=True,
 )
