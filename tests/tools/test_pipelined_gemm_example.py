@@ -47,6 +47,8 @@ def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_sourc
     # 4 stages of 128 x 64 and 256 x 64 bf16 tiles, two 256-column fp32 accumulator stages = all 512 columns
     assert "nv_bfloat16 a_tile_ptr[32768]" in body and "nv_bfloat16 b_tile_ptr[65536]" in body
     assert re.findall(r"tcgen05_alloc\(\(&\(acc_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["512"]
+    # the producer's and the MMA thread's loops over ring turns stay loops (nvcc would unroll all 16 turns)
+    assert len(re.findall(r"#pragma unroll 1\s+for \(int k0\w* = 0; k0\w* < 16; \+\+k0\w*\)", body)) == 2
     # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4 per stage
     assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4 * 4
     # the epilogue drains 256 columns as 8 tcgen05.ld of 32 columns
