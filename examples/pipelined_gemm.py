@@ -20,7 +20,11 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
 The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` (row-major over the tile
 grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage
 ``it % stages`` at phase ``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase
-``i // 2 % 2``.
+``i // 2 % 2``. When the K tiles are a multiple of the stages the K loops are unrolled over the ring, so each
+step's stage is a constant (its descriptors and mbarrier addresses are computed once, outside the loop).
+
+``scaled=True`` makes the block-scaled fp8 kernel (:func:`block_scaled_kernel`): scale factors ride in the ring
+and are copied shared -> TMEM with ``tcgen05.cp`` by the MMA thread before each MMA.
 
 The simulator runs both producers, one CTA per output tile and persistent (``ctas=1``: every ring stage refilled,
 both accumulator stages turned over). A refill is ordered after the stage's previous TMA load through the MMA: the
@@ -29,7 +33,8 @@ and the producer waits for that before loading again (mbarrier phases carry what
 commits release; decisions, "Issue 21: TMA refills in the simulator").
 
 Build-time budget checks (``check_budget``): the ring must fit the CTA's shared memory and the two accumulator
-stages the 512 TMEM columns; each is a ``ValueError`` naming the numbers.
+stages (and, block-scaled, every stage's scale factors) the 512 TMEM columns; each is a ``ValueError`` naming the
+numbers.
 """
 
 from __future__ import annotations
@@ -540,3 +545,13 @@ KERNELS.add(
     1,
     scaled=True,
 )
+
+#: The issue's production sizes, built and assembled by the main job (``tools.kernel_report.load_full_size``) but
+#: not simulated: 4096^3 bf16 (128 x 256 x 64 tiles, 4 stages) and block-scaled fp8 (128 x 224 x 128), persistent
+#: over the 148 SMs of a B200.
+FULL_SIZE = {
+    "pipelined_gemm_4096_bf16": lambda: pipelined_gemm(4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148),
+    "pipelined_block_scaled_gemm_4096_fp8": lambda: pipelined_gemm(
+        4096, 4096, 4096, "float8_e4m3fn", (128, 224, 128), 4, ctas=148, scaled=True
+    ),
+}

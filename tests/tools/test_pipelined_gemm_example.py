@@ -6,6 +6,7 @@ phase, is caught by the simulator; budgets that do not fit are refused at build 
 sample inputs by ``test_examples.py``.)"""
 
 import re
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -312,3 +313,21 @@ def test_dropping_the_producers_wait_in_the_block_scaled_kernel_is_a_data_race()
     kernel = EXAMPLE.pipelined_gemm(200, 300, 256, "float8_e4m3fn", (128, 96, 128), 2, ctas=1, scaled=True)
     with pytest.raises(DataRace):
         sim.run(_without_wait(kernel, "empty", 0), _scaled_inputs(200, 300, 256, seed=1))
+
+
+def test_the_main_job_builds_and_assembles_the_production_sizes():
+    # ./dev.sh demo reads FULL_SIZE through load_full_size and assembles each (too large to simulate)
+    from tirx_layout.tools.kernel_report import load_full_size
+
+    found = load_full_size(Path(EXAMPLE.__file__).parent)
+    assert set(found) >= {"pipelined_gemm_4096_bf16", "pipelined_block_scaled_gemm_4096_fp8"}
+    bf16 = found["pipelined_gemm_4096_bf16"]()
+    assert [tuple(int(e) for e in p.shape) for p in bf16.params] == [(4096, 4096)] * 3
+    scaled = found["pipelined_block_scaled_gemm_4096_fp8"]()
+    assert [str(p.dtype) for p in scaled.params] == [
+        "float8_e4m3fn",
+        "float8_e4m3fn",
+        "float8_e8m0fnu",
+        "float8_e8m0fnu",
+        "float32",
+    ]

@@ -267,8 +267,8 @@ def sass_loop_around(listing: str, pattern: str) -> list[str]:
     ptxas places after the kernel's ``EXIT`` and which branches back into the body. ``[]`` when no loop holds one.
 
     Example:
-        >>> listing = ".L_x_1:\n /*0000*/ IADD3 R1, R1, 1 ;\n.L_x_2:\n /*0010*/ UTCHMMA gdesc[UR4] ;\n"
-        >>> listing += " /*0020*/ @P0 BRA.U.ANY `(.L_x_2) ;\n /*0030*/ @P1 BRA `(.L_x_1) ;\n /*0040*/ EXIT ;"
+        >>> listing = ".L_x_1:\\n /*0000*/ IADD3 R1, R1, 1 ;\\n.L_x_2:\\n /*0010*/ UTCHMMA gdesc[UR4] ;\\n"
+        >>> listing += " /*0020*/ @P0 BRA.U.ANY `(.L_x_2) ;\\n /*0030*/ @P1 BRA `(.L_x_1) ;\\n /*0040*/ EXIT ;"
         >>> sass_loop_around(listing, r"UTC\\w*MMA")
         ['IADD3 R1, R1, 1', 'UTCHMMA gdesc[UR4]', '@P0 BRA.U.ANY `(.L_x_2)', '@P1 BRA `(.L_x_1)']
     """
