@@ -253,7 +253,9 @@ def pipelined_gemm(
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
                             if it >= S:  # stage it % S was read by the MMA of K step it - S
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                                # the parity of phase it // S - 1, written + 1: once the simplifier drops the % 2
+                                # under the guard, a "- 1" would be a negative uint32 where TVM bounds it unguarded
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
                             # (rows and columns past M, N or K are filled with zeros)
                             T.tile_copy_async(
@@ -273,7 +275,7 @@ def pipelined_gemm(
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
                             if it >= S:  # stage it % S was read by the MMA of K step it - S
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
                             T.mbarrier_arrive(full[it % S])
@@ -281,7 +283,7 @@ def pipelined_gemm(
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     if i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
-                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
+                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 + 1) % 2)
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
@@ -399,7 +401,7 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
                             if it >= S:
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             T.tile_copy_async(
                                 a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
                             )
@@ -423,7 +425,7 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
                             if it >= S:
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(sfa_tile[it % S], SFA[row0 : row0 + SA, kt * KB : kt * KB + KB], "warpgroup")
@@ -435,7 +437,7 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     if i >= 2:
-                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
+                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 + 1) % 2)
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
