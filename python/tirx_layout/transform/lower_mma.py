@@ -22,7 +22,10 @@ proxy, and orders with other threads' tcgen05 accesses only through the thread-s
   MMA), ``tcgen05.fence::before_thread_sync``, a CTA barrier, ``tcgen05.fence::after_thread_sync``; the lane
   ``elect.sync`` elects in warp 0 issues the K loop and the commit.
 * ``"warp"`` -- the warp's threads: the proxy fence and the fences around ``__syncwarp()``; the lane ``elect.sync``
-  elects issues. ``"thread"`` -- the thread issues.
+  elects issues. ``"thread"`` -- the thread issues: after the proxy fence in the synchronous form, with no fence
+  with ``barrier=``: that is the warp-specialised issuer, whose operands were published to it through mbarriers
+  (an arrive fences the proxy; a TMA load writes through the async proxy). Operands the issuing thread wrote
+  itself need an arrive (or scope "warp"/"cta") first; the simulator reports an unfenced write as a DataRace.
 * The synchronous form (no ``barrier``) commits to an mbarrier of the call site's own, initialised once at the start
   of the kernel (published by the site's own CTA barrier before the issue; a CTA barrier after the initialisation
   only when a synchronous site is "warp" or "thread" scope); every thread of the scope waits for the phase its own
@@ -82,8 +85,12 @@ _REPEAT_BYTES[SWIZZLE_128B_BASE32B] = 4 * 128
 
 def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
     """The matrix descriptor of a shared operand region (start field zero), the element offset from the buffer's
-    start of the first K step's first element (an expression where the region starts at a symbolic stage), and
-    each K step's start in 16-byte units past the first step's (what it adds to the descriptor's start field).
+    start of the first K step's first element where every symbolic (stage) index is 0, how far the symbolic
+    indices move the region in 16-byte units (``None`` when the region is static; else an ``int32`` expression
+    the descriptor's start field adds), and each K step's start in 16-byte units past the first step's.
+
+    The stage moves the descriptor instead of its address, so the descriptor of stage 0 does not depend on the
+    loop that picks the stage: nvcc computes it once, out of the loop, and each MMA adds the stage's units.
 
     The region is the buffer's layout sliced to it (leading dimensions taking one index, K sliced by whole
     instruction steps); a symbolic start must move the region by whole swizzle repeats, so that every stage is
@@ -109,7 +116,7 @@ def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
             f"{name} ({side.buffer.name}) is {descriptor.swizzle}-swizzled, which the hardware applies to absolute "
             f"shared addresses; declare it with align={OPERAND_ALIGNMENT} (it has {int(side.buffer.data_alignment)})"
         )
-    shift = 0
+    stage_units = None
     for d, begin in enumerate(side.begins):
         if not isinstance(begin, int):
             step = _stage_step(layout, shape, static, side.extents, d, name)
@@ -118,13 +125,15 @@ def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
                     f"{name}'s region {side.region}: dimension {d} moves it by {step * side.element_bytes} bytes, "
                     f"not whole {repeat}-byte {descriptor.swizzle} swizzle repeats; index it with a constant"
                 )
-            shift = shift + begin * step
+            # whole repeats are whole 16-byte units (every repeat is a multiple of 16 bytes)
+            units = begin * (step * side.element_bytes // 16)
+            stage_units = units if stage_units is None else stage_units + units
     first = descriptor.k_offsets[0]
     if any((offset - first) % 16 for offset in descriptor.k_offsets):  # the start field counts 16-byte units
         raise ValueError(f"{name}: K steps start at byte offsets {descriptor.k_offsets}, not 16-byte aligned")
-    start = (descriptor.start + first) // side.element_bytes + shift
+    start = (descriptor.start + first) // side.element_bytes
     step_units = [(offset - first) >> 4 for offset in descriptor.k_offsets]
-    return dataclasses.replace(descriptor, start=0, k_offsets=(0,)), start, step_units
+    return dataclasses.replace(descriptor, start=0, k_offsets=(0,)), start, stage_units, step_units
 
 
 def _stage_step(layout, shape, begins, extents, dim: int, name: str) -> int:
@@ -156,10 +165,14 @@ def _trailing(side, name: str) -> None:
         )
 
 
-def _pointer(view, start):
-    """``&view[start]``: the shared address of an operand's first K step."""
-    index = tirx.IntImm("int32", start) if isinstance(start, int) else start
-    return tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [index]))
+def _descriptor(view, start: int, stage_units, bits: int):
+    """The full descriptor of the operand whose first K step starts at element ``start`` of ``view`` (stage 0),
+    moved on by ``stage_units`` 16-byte units (an expression; ``None``: static). The add cannot carry out of the
+    14-bit start field: the field holds a shared address >> 4 inside the CTA's shared memory (below 2^18 bytes,
+    228 KiB on sm_100), for stage 0 and for the stage the units reach alike."""
+    pointer = tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [tirx.IntImm("int32", start)]))
+    descriptor = mma_calls.smem_descriptor(pointer, bits)
+    return descriptor if stage_units is None else descriptor + tirx.Cast("uint64", stage_units)
 
 
 def _taddr(buffer, lane: int, column):
@@ -298,11 +311,11 @@ class _MmaLowering:
         scaled = _block_scaled(mma)
         kind = mma_kind(a.dtype, b.dtype, block_scaled=scaled)
         declarations = [b.declaration()]
-        b_desc, b_start, b_steps = _shared_operand(b, n, k, "B")
+        b_desc, b_start, b_stage, b_steps = _shared_operand(b, n, k, "B")
         if isinstance(a, TmemOperand):
             a_major, a_desc = "K", None
         else:
-            a_desc, a_start, a_steps = _shared_operand(a, m, k, "A")
+            a_desc, a_start, a_stage, a_steps = _shared_operand(a, m, k, "A")
             a_major = a_desc.major
             declarations.insert(0, a.declaration())
         try:
@@ -331,10 +344,10 @@ class _MmaLowering:
         # step's shared address >> 4, the address of an element of the operand inside the CTA's shared memory,
         # which is below 2^18 bytes (228 KiB on sm_100), so the sum stays below 2^14.
         b_base = tirx.Var("b_desc", "uint64")
-        issue = [tirx.Bind(b_base, mma_calls.smem_descriptor(_pointer(b.view, b_start), b_desc.encode()))]
+        issue = [tirx.Bind(b_base, _descriptor(b.view, b_start, b_stage, b_desc.encode()))]
         if a_desc is not None:
             a_base = tirx.Var("a_desc", "uint64")
-            issue.insert(0, tirx.Bind(a_base, mma_calls.smem_descriptor(_pointer(a.view, a_start), a_desc.encode())))
+            issue.insert(0, tirx.Bind(a_base, _descriptor(a.view, a_start, a_stage, a_desc.encode())))
         for s in range(steps):
             enable = _as_u32(mma.accumulate) if s == 0 else tirx.const(1, "uint32")
             b_arg = _advanced(b_base, b_steps[s])
@@ -358,7 +371,10 @@ class _MmaLowering:
         # Every thread's generic shared-memory writes become visible to the async proxy the MMA reads through; a
         # barrier of the scope then orders them (and earlier tcgen05 accesses of the scope's threads, through the
         # thread-sync fences) before the issuing thread's MMA.
-        before = [calls.simple("fence_proxy_async")]
+        # A "thread"-scope MMA with barrier= is the warp-specialised issuer: its operands reach it through
+        # mbarriers, published by their writers (an arrive fences the proxy; a TMA load writes through the async
+        # proxy already), so a fence of its own (MEMBAR + FENCE.VIEW.ASYNC in SASS, per MMA) orders nothing.
+        before = [] if mma.scope == "thread" and mma.barrier is not None else [calls.simple("fence_proxy_async")]
         if mma.scope == "cta":
             before += [calls.simple("fence_before"), cta_barrier(), calls.simple("fence_after")]
         elif mma.scope == "warp":
