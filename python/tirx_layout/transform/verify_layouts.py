@@ -516,8 +516,8 @@ class _Verifier:
             )
             self.fail(
                 stmt,
-                f"buffer {tmem[0].name} lives in tensor memory, which target {arch} does not have (tcgen05.alloc/ld/st/cp "
-                f"exist on {', '.join(targets_with('tcgen05'))}){hopper}",
+                f"buffer {tmem[0].name} lives in tensor memory, which target {arch} does not have "
+                f"(tcgen05.alloc/ld/st/cp exist on {', '.join(targets_with('tcgen05'))}){hopper}",
             )
         if (self.mmas or self.mma_waits) and not arch.has("tcgen05") and not arch.has("wgmma"):
             self.fail(
