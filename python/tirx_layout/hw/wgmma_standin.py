@@ -153,14 +153,15 @@ def _check(layout, expected, shape, what):
         raise ValueError(f"{what}: layout {layout} does not fit shape {shape} ({err})") from None
     want = expected.apply(*grids, shape=list(shape))
     zero = np.zeros(shape, np.int64)
-    for axis in set(got) | set(want):
-        g, w = np.asarray(got.get(axis, zero)), np.asarray(want.get(axis, zero))
-        bad = np.argwhere(np.broadcast_to(g, shape) != np.broadcast_to(w, shape))
-        if bad.size:
-            i, j = (int(v) for v in bad[0])
-            at = {a: int(np.broadcast_to(v, shape)[i, j]) for a, v in got.items()}
-            isa = {a: int(np.broadcast_to(v, shape)[i, j]) for a, v in want.items()}
-            raise ValueError(f"{what}: element ({i}, {j}) sits at {at}; the ISA puts it at {isa}")
+    wrong = np.zeros(shape, bool)
+    for axis in sorted(set(got) | set(want)):
+        wrong |= np.broadcast_to(got.get(axis, zero), shape) != np.broadcast_to(want.get(axis, zero), shape)
+    bad = np.argwhere(wrong)
+    if bad.size:
+        i, j = (int(v) for v in bad[0])
+        at = {a: int(np.broadcast_to(v, shape)[i, j]) for a, v in got.items()}
+        isa = {a: int(np.broadcast_to(v, shape)[i, j]) for a, v in want.items()}
+        raise ValueError(f"{what}: element ({i}, {j}) sits at {at}; the ISA puts it at {isa}")
 
 
 def wgmma_accumulator_check(layout, shape, dtype) -> None:
