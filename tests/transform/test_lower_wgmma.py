@@ -1,8 +1,8 @@
 """LowerTileMma on sm_90a: T.tile_mma becomes wgmma (transform/lower_wgmma.py), chosen from the target alone.
 
 The lowered TIR of one SS and one RS GEMM is compared structurally with hand-written TIR whose descriptor values
-are computed here from the ISA's wgmma descriptor table (``isa_wgmma_desc``, written from the PTX ISA "Matrix
-Descriptor Format", not from hw/); the refusals of WGMMA_DESIGN.md §1 each name the operand or buffer, the rule and
+are computed by the test-side ISA encoder (``oracles/wgmma_isa.py``, written from the PTX ISA "Matrix Descriptor
+Format", not from hw/); the refusals of WGMMA_DESIGN.md §1 each name the operand or buffer, the rule and
 the TVMScript line."""
 
 import re
@@ -12,34 +12,28 @@ import tvm
 import tvm_ffi
 
 import tirx_layout
-from tirx_layout.hw.wgmma_standin import wgmma_accumulator_layout, wgmma_operand_a_layout
 from tirx_layout.transform import build
 from tirx_layout.transform.lower_mma import lower_tile_mma
 from tirx_layout.transform.verify_layouts import LayoutVerificationError
 
+from oracles import wgmma_isa
+
 SM90 = '{"kind": "cuda", "arch": "sm_90a"}'
-#: PTX ISA, wgmma "Matrix Descriptor Format": swizzle mode in bits 62-63.
-WGMMA_SWIZZLE_FIELD = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
 
 
-def isa_wgmma_desc(lbo: int, sbo: int, swizzle: str, start: int = 0) -> int:
-    """The wgmma matrix descriptor from the ISA's table: start >> 4 at bits 0-13, LBO >> 4 at 16-29, SBO >> 4 at
-    32-45, base offset 0 at 49-51, swizzle at 62-63 (no fixed bits, unlike tcgen05's 0b001 at 46-48)."""
-    return (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | WGMMA_SWIZZLE_FIELD[swizzle] << 62
+def isa_wgmma_desc(lbo: int, sbo: int, swizzle: str) -> int:
+    """The descriptor the helpers take: the oracle's encoding with a zero start field (the helper ORs in the
+    operand's shared address)."""
+    return wgmma_isa.descriptor(0, lbo, sbo, swizzle)
 
 
-def test_the_test_encoder_gives_the_known_128B_k_major_value():
-    # 128B K-major: LBO unused ("assumed 1": 16 bytes), SBO = 8 rows x 128 bytes; swizzle code 1.
+def test_the_oracle_gives_the_known_128B_k_major_value():
+    # 128B K-major: LBO unused ("assumed 1": 16 bytes), SBO = 8 rows x 128 bytes; swizzle code 1 at bit 62.
     assert isa_wgmma_desc(16, 1024, "128B") == 0x4000004000010000
 
 
 def parse(text: str, **values):
-    names = {
-        "T": tvm.script.tirx,
-        "wgmma_accumulator_layout": wgmma_accumulator_layout,
-        "wgmma_operand_a_layout": wgmma_operand_a_layout,
-        **values,
-    }
+    names = {"T": tvm.script.tirx, **values}
     names.update({n: getattr(tirx_layout, n) for n in tirx_layout.__all__})
     return tvm.script.from_source(text, extra_vars=names)
 
@@ -306,8 +300,8 @@ REFUSALS = {
     "D in another fragment layout": (
         f'{A16}\n{B16}\nacc = T.alloc_local((64, 64), "float32", layout=T.layout("S[(64, 64):(1@tid_in_wg, 1)]"))',
         "T.tile_mma(acc, As, Bs)",
-        r"tile_mma's D \(acc\) is not in the wgmma accumulator layout: .*element \(0, 2\) sits at .*; the ISA puts "
-        rf"it at .*{LINE}",
+        r"tile_mma's D \(acc\) is not in the wgmma accumulator layout: .* element \(0, 2\) sits on thread 0 slot 2; "
+        rf"the ISA puts it on thread 1 slot 0{LINE}",
     ),
     "barrier=": (
         f'{A16}\n{B16}\n{ACC}\nbars = T.alloc_shared((1,), "uint64")',
@@ -351,7 +345,7 @@ REFUSALS = {
         'Bs = T.alloc_shared((40, 64), "int8", layout=mma_shared_layout("int8", "64B", (40, 64)), align=1024)\n'
         'acc = T.alloc_local((64, 40), "int32", layout=wgmma_accumulator_layout(40, "int32"))',
         "T.tile_mma(acc, As, Bs)",
-        rf"tile_mma: wgmma kind i8 takes N in .*got N=40{LINE}",
+        rf"tile_mma: wgmma kind int8 takes N in 8, 16, 24, 32, 48..256 step 16, got N=40{LINE}",
     ),
 }
 
@@ -372,8 +366,8 @@ def test_an_mn_major_operand_of_a_non_16_bit_type_is_refused_naming_it():
     acc = 'acc = T.alloc_local((64, 64), "int32", layout=wgmma_accumulator_layout(64, "int32"))'
     with pytest.raises(
         ValueError,
-        match=r"B of tile_mma is MN-major int8; wgmma reads MN-major \(transposed\) operands only for 16-bit types "
-        r"\(imm-trans\): lay it out K-major.*line \d+",
+        match=r"B is MN-major int8: wgmma reads MN-major operands only for 16-bit types \(bfloat16, float16; the "
+        r"imm-trans operands exist only there\); store B K-major \(line \d+ of <str>\)",
     ):
         build(parse(_kernel(f"{a}\n{b}\n{acc}", "T.tile_mma(acc, As, Bs)")), "sm_90a")
 

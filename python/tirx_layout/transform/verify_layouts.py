@@ -44,11 +44,12 @@ from tvm import tirx
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
 from ..analysis.shape_fit import layout_dims, reinterprets
+from ..hw.constructors import wgmma_accumulator_check, wgmma_operand_a_check
 from ..hw.mma import SCALE_DTYPE, MmaInstruction, mma_kind
 from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
 from ..hw.threads import LEVEL_THREADS, WARPGROUP_THREADS, cta_thread_axis, thread_axis_place
-from ..hw.wgmma_standin import WGMMA_M, WgmmaInstruction, wgmma_accumulator_check, wgmma_operand_a_check
+from ..hw.wgmma import WGMMA_M, WgmmaInstruction
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites, target_arch
 from ..ir.mma_ops import MMA_SCOPES, as_mbarrier, as_mma, as_mma_wait
 from ..ir.rewrite import map_stmt, walk
