@@ -15,6 +15,8 @@ built for sm_90a; nothing in the kernel names the architecture but its accumulat
 * ``wgmma_k_loop_async``: a K loop over global K tiles in two shared stages, the asynchronous form:
   ``T.tile_mma(..., wait=False)`` then ``T.tile_mma_wait(1)`` (the group of the other stage has retired, so that
   stage may be refilled), ``T.tile_mma_wait(0)`` before the epilogue.
+* ``wgmma_warp_specialized``: a TMA producer warp and a consumer warpgroup (``scope="warpgroup"``, accumulator on
+  warpgroup 1) handing ring stages to each other through ``full``/``empty`` mbarriers.
 
 Each kernel is built for sm_90a and assembled with ``nvcc -arch=sm_90a -cubin`` in the tests
 (``tests/tools/test_hopper_gemm_example.py``). The inputs are small integers (``sample_input``), so every float32
@@ -128,6 +130,48 @@ def wgmma_k_loop_async(n: int = 128, k: int = 256, k_tile: int = 64):
     return gemm
 
 
+def wgmma_warp_specialized(n: int = 128, k: int = 256, k_tile: int = 64, stages: int = 2):
+    """Two warpgroups with two roles: warp 0 (of warpgroup 0) loads each K tile with TMA into ring stage ``kt %
+    stages``, arriving on ``full[s]``; warpgroup 1 waits for ``full[s]``, issues its wgmmas without waiting
+    (``scope="warpgroup"``, its accumulator on warpgroup 1: ``first_warpgroup=1``), waits until only that group is
+    in flight and then hands the previous stage back (``empty``, 128 arrivals), which the producer waits for
+    before refilling it."""
+    tiles, kw, s_ = k // k_tile, k_tile, stages
+    a_layout = mma_shared_layout("bfloat16", "128B", (stages, 64, k_tile))
+    b_layout = mma_shared_layout("bfloat16", "128B", (stages, n, k_tile))
+    accumulator = wgmma_accumulator_layout(n, first_warpgroup=1)
+
+    @T.prim_func
+    def gemm(A: T.Buffer((64, k), "bfloat16"), B: T.Buffer((n, k), "bfloat16"), D: T.Buffer((64, n), "float32")):
+        T.device_entry()
+        tx = T.thread_id([256])
+        a_tile = T.alloc_shared((s_, 64, k_tile), "bfloat16", layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((s_, n, k_tile), "bfloat16", layout=b_layout, align=1024)
+        full = T.alloc_shared((s_,), "uint64")
+        empty = T.alloc_shared((s_,), "uint64")
+        acc = T.alloc_local((64, n), "float32", layout=accumulator)
+        for s in T.unroll(s_):
+            T.mbarrier_init(full[s], 2)  # the two TMA copies
+            T.mbarrier_init(empty[s], 128)  # the consumer warpgroup's threads
+        if tx // 32 == 0:  # producer: one warp, its elected lane issues the TMA copies
+            for kt in T.serial(tiles):
+                if kt >= s_:  # stage kt % s_ was read by the group of K tile kt - s_
+                    T.mbarrier_wait(empty[kt % s_], (kt // s_ - 1) % 2)
+                T.tile_copy_async(a_tile[kt % s_], A[0:64, kt * kw : kt * kw + kw], full[kt % s_], scope="warp")
+                T.tile_copy_async(b_tile[kt % s_], B[0:n, kt * kw : kt * kw + kw], full[kt % s_], scope="warp")
+        elif tx // 128 == 1:  # consumer warpgroup
+            for kt in T.serial(tiles):
+                T.mbarrier_wait(full[kt % s_], kt // s_ % 2)
+                T.tile_mma(acc, a_tile[kt % s_], b_tile[kt % s_], kt > 0, scope="warpgroup", wait=False)
+                T.tile_mma_wait(1)  # the group of K tile kt - 1 has retired: release its stage
+                if kt > 0:
+                    T.mbarrier_arrive(empty[(kt - 1) % s_])
+            T.tile_mma_wait(0)
+            T.tile_copy(D, acc, "warpgroup")
+
+    return gemm
+
+
 #: Operand dtype -> (accumulator dtype, K: two instruction steps or more).
 DTYPES = {
     "float16": ("float32", 64),
@@ -162,3 +206,4 @@ ASSEMBLED.add("wgmma_m128_two_warpgroups", gemm_reference("float32"), wgmma_gemm
 ASSEMBLED.add("wgmma_n256", gemm_reference("float32"), wgmma_gemm, 64, 256, 64)
 ASSEMBLED.add("wgmma_n200", gemm_reference("float32"), wgmma_gemm, 64, 200, 64)
 ASSEMBLED.add("wgmma_k_loop_async", gemm_reference("float32"), wgmma_k_loop_async)
+ASSEMBLED.add("wgmma_warp_specialized", gemm_reference("float32"), wgmma_warp_specialized)

@@ -459,38 +459,33 @@ class _Verifier:
         scan(self.func.body, None)
 
     def check_whole_warpgroups(self, stmt, conditions, threads) -> None:
-        """A wgmma op (``.sync.aligned`` over the warpgroup) under ``conditions`` on the thread index: every
-        condition must take one value across each warpgroup, checked thread by thread (a condition that also
-        depends on other variables cannot be checked and is refused)."""
+        """A wgmma op (``.sync.aligned`` over the warpgroup) under ``conditions`` on the thread index: the threads
+        that pass all of them must be whole warpgroups, checked thread by thread (a condition that also depends on
+        other variables cannot be checked and is refused)."""
         what = "T.tile_mma_wait" if as_mma_wait(stmt) is not None else "tile_mma"
+        written = " and ".join(f"`if {c}`" for c in conditions)
+        rule = f"{what} on {self.arch} runs on whole warpgroups (wgmma is .sync.aligned over 128 threads), but "
         analyzer = tvm.sym.Analyzer()
         variables = list(threads.bounds)
-        extents = [int(threads.bounds[v]) for v in variables]
-        for condition in conditions:
-            seen = {}
-            for values in np.ndindex(*extents):
-                binding = dict(zip(variables, values, strict=True))
+        reached = {}  # warpgroup -> whether its threads pass the conditions
+        for values in np.ndindex(*[int(threads.bounds[v]) for v in variables]):
 
-                def bound(var, binding=binding):
-                    value = next((x for v, x in binding.items() if v.same_as(var)), None)
-                    return var if value is None else tirx.const(int(value), var.ty.dtype)
+            def bound(var, values=values):
+                value = next((x for v, x in zip(variables, values, strict=True) if v.same_as(var)), None)
+                return var if value is None else tirx.const(int(value), var.ty.dtype)
 
-                thread = analyzer.simplify(map_stmt(threads.index, [(tirx.Var, bound)]))
-                taken = analyzer.simplify(map_stmt(condition, [(tirx.Var, bound)]))
-                if not isinstance(taken, tirx.IntImm) or not isinstance(thread, tirx.IntImm):
-                    self.fail(
-                        stmt,
-                        f"{what} on {self.arch} runs on whole warpgroups (wgmma is .sync.aligned over 128 threads), "
-                        f"but it sits under `if {condition}`, which depends on more than the thread index",
-                    )
-                group = int(thread.value) // WARPGROUP_THREADS
-                if seen.setdefault(group, bool(taken.value)) != bool(taken.value):
-                    self.fail(
-                        stmt,
-                        f"{what} on {self.arch} runs on whole warpgroups (wgmma is .sync.aligned over 128 threads), "
-                        f"but `if {condition}` splits warpgroup {group} (thread {int(thread.value)} differs from "
-                        "the others); branch on the warpgroup index (tx // 128)",
-                    )
+            thread = analyzer.simplify(map_stmt(threads.index, [(tirx.Var, bound)]))
+            taken = [analyzer.simplify(map_stmt(c, [(tirx.Var, bound)])) for c in conditions]
+            if not isinstance(thread, tirx.IntImm) or not all(isinstance(t, tirx.IntImm) for t in taken):
+                self.fail(stmt, f"{rule}it sits under {written}, which depends on more than the thread index")
+            passes = all(bool(t.value) for t in taken)
+            group = int(thread.value) // WARPGROUP_THREADS
+            if reached.setdefault(group, passes) != passes:
+                self.fail(
+                    stmt,
+                    f"{rule}{written} splits warpgroup {group} (thread {int(thread.value)} differs from the others); "
+                    "branch on the warpgroup index (tx // 128)",
+                )
 
     def check_mbarrier(self, bar, what: str, stmt) -> None:
         buffer = bar.source
