@@ -2,9 +2,9 @@
 
 * Helpers: each is a call of a small ``__device__`` CUDA function whose source rides in TVM's ``tirx.cuda.func_call``
   intrinsic (the code generator prints every distinct helper once, above the kernel). Ours are named
-  ``tirx_layout_<family>_<what>``, one family per instruction set (``tcgen05`` for Blackwell's tensor memory, MMA,
-  mbarriers and TMA; ``wgmma`` for Hopper's warpgroup MMA); the simulator recognises a call by that name alone. This
-  module is the one home of that naming convention.
+  ``tirx_layout_<family>_<what>``: family ``tcgen05`` (tensor memory, ``tcgen05.mma``, mbarriers, TMA) or ``wgmma``
+  (Hopper's warpgroup MMA); the simulator recognises a call by that name alone. This module is the one home of
+  that naming convention.
 * CTA barriers: the intrinsics that synchronise every thread of a CTA; the warp barrier (``__syncwarp()``).
 """
 
@@ -14,9 +14,9 @@ import tvm
 from tvm import tirx
 
 FUNC_CALL = "tirx.cuda.func_call"
-#: The name prefix of each family of helpers tirx_layout emits.
+#: The helper families and the prefix of each one's names.
 HELPER_PREFIXES = {"tcgen05": "tirx_layout_tcgen05_", "wgmma": "tirx_layout_wgmma_"}
-#: The prefix of the ``tcgen05`` family (the default family of the functions below).
+#: The prefix of the tcgen05 family (the default one).
 HELPER_PREFIX = HELPER_PREFIXES["tcgen05"]
 
 
@@ -47,8 +47,8 @@ def helper_call(what: str, source: str, *args, family: str = "tcgen05"):
 
 
 def helper_value(what: str, source: str, dtype: str, *args, family: str = "tcgen05"):
-    """A call of helper ``what`` of ``family`` (CUDA ``source``) that returns a ``dtype`` value: an expression, not
-    a statement.
+    """A call of helper ``what`` of ``family`` (CUDA ``source``) that returns a ``dtype`` value: an expression, not a
+    statement.
 
     Example:
         >>> str(helper_value("elect_sync", "", "uint32").ty.dtype)
@@ -58,15 +58,15 @@ def helper_value(what: str, source: str, dtype: str, *args, family: str = "tcgen
 
 
 def called_helper(node, family: str = "tcgen05") -> tuple[str, list] | None:
-    """``(what, arguments)`` of a call of one of our helpers of ``family`` (an ``Evaluate`` or the call itself),
-    else ``None``.
+    """``(what, arguments)`` of a call of one of our helpers of ``family`` (an ``Evaluate`` or the call itself), else
+    ``None``.
 
     Example:
         >>> what, args = called_helper(helper_call("dealloc", "", 0, 32))
         >>> what, [int(a) for a in args]
         ('dealloc', [0, 32])
-        >>> called_helper(helper_call("fence", "", family="wgmma")), called_helper(
-        ...     helper_call("fence", "", family="wgmma"), family="wgmma")
+        >>> fence = helper_call("fence", "", family="wgmma")
+        >>> called_helper(fence), called_helper(fence, "wgmma")
         (None, ('fence', []))
     """
     prefix = _prefix(family)
