@@ -398,6 +398,14 @@ def test_rs_reads_a_from_the_threads_registers(a_dtype, d_dtype, b):
     check(Gemm(n=32, steps=2, a_dtype=a_dtype, d_dtype=d_dtype, b=b, rs=True))
 
 
+def test_a_chain_over_several_groups_accumulates_in_issue_order():
+    gemm = Gemm(n=16, steps=4)
+    m = gemm.mmas()
+    commit = call("commit_group")
+    # group 0 = step 0, group 1 = steps 1-2, then step 3 uncommitted until the source's own commit
+    check(gemm, mmas=[m[0], commit, m[1], m[2], commit, call("wait_group_1", "T.address_of(d[0])"), m[3]])
+
+
 def test_scale_d_zero_overwrites_d():
     check(Gemm(n=16, steps=2, accumulate=False))
 

@@ -297,11 +297,11 @@ class WgmmaUnit:
         return self.warpgroups.setdefault(g, _Warpgroup())
 
     def pending(self) -> list:
-        """Every issued, not yet retired ``wgmma.mma_async`` of the CTA."""
+        """Every issued, not yet retired ``wgmma.mma_async`` of the CTA, each warpgroup's in issue order."""
         return [
             op
             for wg in self.warpgroups.values()
-            for op in [*wg.uncommitted, *(op for group in wg.groups for op in group)]
+            for op in [*(op for group in wg.groups for op in group), *wg.uncommitted]
         ]
 
     def register_access(self, name: str, regs: np.ndarray, rows: np.ndarray, slots: np.ndarray, write: bool) -> None:
@@ -428,7 +428,7 @@ def _issue(interp, unit: WgmmaUnit, helper: MmaHelper, args, g: int) -> None:
     _check_fenced(unit, d_regs, d_mask, d_name, label, "D")
     pending = unit.pending()
     chained = None
-    for op in pending:
+    for op in pending:  # in issue order: the last one on these registers is the value this one accumulates onto
         if op.d_regs is d_regs and op.d_mask[d_mask].any():
             if (op.d_mask == d_mask).all() and op.result.shape == (WARPGROUP_THREADS, d_slots.shape[1]):
                 chained = op  # same accumulator, same shape: ordered after it by the ISA; the latest one wins
