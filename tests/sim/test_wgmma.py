@@ -551,3 +551,50 @@ def test_wait_group_n_retires_all_but_the_newest_n_groups():
     )
     with pytest.raises(DataRace, match=r"registers e\[0\]"):
         sim.run(parse(reads_e), gemm.inputs())
+
+
+def producer_consumer(gemm, consumer):
+    """Two warpgroups: warpgroup 0 runs ``consumer`` (its wgmma, wait and mbarrier arrive, in some order) and stores
+    D; warpgroup 1 waits on the mbarrier, then overwrites B's tile (a producer refilling a stage)."""
+    c = gemm.count
+    words_a, words_b = gemm.a_op.words.size, gemm.b_op.words.size
+    arrive = call("mbarrier_arrive", "T.address_of(bars[0])", family="tcgen05")
+    consumer = [line.replace("ARRIVE", arrive) for line in consumer]
+    return f"""
+@T.prim_func
+def k(A: T.Buffer(({words_a},), "uint32"), B: T.Buffer(({words_b},), "uint32"), D: T.Buffer(({128 * c},), "float32")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    wg = tx // 128
+    sA = T.alloc_shared(({words_a},), "uint32", align=1024)
+    sB = T.alloc_shared(({words_b},), "uint32", align=1024)
+    bars = T.alloc_shared((1,), "uint64")
+    d = T.alloc_local(({c},), "float32")
+    if tx == 0:
+        {call("mbarrier_init", "T.address_of(bars[0])", u32(128), family="tcgen05")}
+    for i in range({words_a // 256}):
+        sA[i * 256 + tx] = A[i * 256 + tx]
+    for i in range({words_b // 256}):
+        sB[i * 256 + tx] = B[i * 256 + tx]
+    {call("fence_proxy_async", family="tcgen05")}
+    T.cuda.cta_sync()
+    if wg == 0:
+        {call("fence")}
+        {gemm.mmas()[0].replace("wg * ", "0 * ")}
+        {call("commit_group")}
+        {(chr(10) + "        ").join(consumer)}
+        for j in range({c}):
+            D[tx * {c} + j] = d[j]
+    if wg == 1:
+        {call("mbarrier_wait", "T.address_of(bars[0])", u32(0), family="tcgen05")}
+        sB[tx - 128] = T.uint32(0)
+"""
+
+
+def test_a_producer_refills_after_the_consumers_wait_and_arrive_without_a_race():
+    gemm = Gemm(n=16, steps=1, accumulate=False)
+    wait = call("wait_group_0", "T.address_of(d[0])")
+    out = sim.run(parse(producer_consumer(gemm, [wait, "ARRIVE"])), {"A": gemm.a_op.words, "B": gemm.b_op.words})
+    np.testing.assert_array_equal(out["D"].reshape(128, -1), gemm.expected)
+    with pytest.raises(DataRace, match=r"store by thread 128 while the wgmma\.mma_async.* still reads it"):
+        sim.run(parse(producer_consumer(gemm, ["ARRIVE", wait])), {"A": gemm.a_op.words, "B": gemm.b_op.words})
