@@ -27,8 +27,7 @@ import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_mma, T.tile_mma_wait, layout=..., the pipeline)
-from tirx_layout import mma_shared_layout
-from tirx_layout.hw.wgmma_standin import wgmma_accumulator_layout, wgmma_operand_a_layout
+from tirx_layout import mma_shared_layout, wgmma_accumulator_layout, wgmma_operand_a_layout
 from tirx_layout.tools.kernel_report import Expected, KernelTable
 
 #: The architecture these kernels are built for.

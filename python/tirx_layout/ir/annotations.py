@@ -188,7 +188,8 @@ def target_arch(func):
     Example:
         >>> import tvm
         >>> func = tvm.tirx.PrimFunc([], tvm.tirx.Evaluate(0))
-        >>> target_arch(func) is None, target_arch(func.with_attr("target", tvm.target.Target("cuda -arch=sm_90a")))
+        >>> hopper = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+        >>> target_arch(func) is None, target_arch(func.with_attr("target", hopper))
         (True, Arch(sm=90, suffix='a'))
     """
     target = func.attrs.get("target") if func.attrs else None

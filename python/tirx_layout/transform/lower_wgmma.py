@@ -35,15 +35,9 @@ from __future__ import annotations
 import tvm
 from tvm import tirx
 
-from ..hw.memory import dtype_bytes
+from ..hw.constructors import wgmma_accumulator_check, wgmma_operand_a_check
 from ..hw.threads import WARPGROUP_THREADS
-from ..hw.wgmma_standin import (
-    WGMMA_M,
-    WgmmaInstruction,
-    encode_wgmma,
-    wgmma_accumulator_check,
-    wgmma_operand_a_check,
-)
+from ..hw.wgmma import WGMMA_M, WgmmaInstruction
 from ..ir.device_calls import cta_barrier
 from ..ir.mma_ops import TileMma, as_mma
 from ..ir.rewrite import sequence, walk
@@ -125,7 +119,7 @@ class WgmmaLowering:
             wgmma_accumulator_check(d.layout, (m, n), d.dtype)
         except ValueError as err:
             raise ValueError(f"D ({d.buffer.name}) is not a wgmma accumulator: {err}") from None
-        b_desc, b_start, b_steps = shared_operand(b, n, k, "B")
+        b_desc, b_start, b_steps = shared_operand(b, n, k, "B", family="wgmma")
         in_registers = isinstance(a, FragmentOperand)
         if in_registers:
             _whole(a, "A")
@@ -137,33 +131,24 @@ class WgmmaLowering:
         else:
             a_desc, a_start, a_steps = self._a_rows(a, warpgroups, k)
             a_major = a_desc.major
-        for name, major, dtype in (("A", a_major, a.dtype), ("B", b_desc.major, b.dtype)):
-            if major == "MN" and dtype_bytes(dtype) != 2:
-                raise ValueError(
-                    f"{name} of tile_mma is MN-major {dtype}; wgmma reads MN-major (transposed) operands only for "
-                    "16-bit types (imm-trans): lay it out K-major"
-                )
         instruction = WgmmaInstruction(a.dtype, b.dtype, d.dtype, n, a_major, b_desc.major, in_registers)
         kstep = instruction.k
         if k % kstep:
             raise ValueError(f"tile_mma's K ({k}) must be whole wgmma steps of {kstep} {a.dtype} elements")
-        ta, tb = int(a_major == "MN"), int(b_desc.major == "MN")
         d_regs = _registers(d, 0)
-        b_bits = encode_wgmma(b_desc)
+        b_bits = b_desc.encode(family="wgmma")
         fences = [_register_fence(d)] + ([_register_fence(a)] if in_registers else [])
         loop = []
         for s in range(k // kstep):
             scale_d = as_u32(mma.accumulate) if s == 0 else tirx.const(1, "uint32")
             b_ptr = operand_pointer(b.view, b_start + b_steps[s] * 16 // b.element_bytes)
-            shape = (n, kstep, d.dtype, a.dtype, b.dtype)
-            if in_registers:
-                a_regs = _registers(a, s * (16 // a.element_bytes))  # 4 registers of 32 bits per K step
-                loop.append(wgmma_calls.mma_rs(*shape, tb, d_regs, a_regs, b_ptr, b_bits, scale_d))
+            if in_registers:  # step s reads the fragment's slots s * a_elements .. (wgmma_operand_a_layout)
+                a_regs = _registers(a, s * instruction.a_elements)
+                loop.append(wgmma_calls.mma_rs(instruction, d_regs, a_regs, b_ptr, b_bits, scale_d))
             else:
                 a_ptr = operand_pointer(a.view, a_start + a_steps[s] * 16 // a.element_bytes)
-                loop.append(
-                    wgmma_calls.mma_ss(*shape, ta, tb, d_regs, a_ptr, encode_wgmma(a_desc), b_ptr, b_bits, scale_d)
-                )
+                a_bits = a_desc.encode(family="wgmma")
+                loop.append(wgmma_calls.mma_ss(instruction, d_regs, a_ptr, a_bits, b_ptr, b_bits, scale_d))
         before = [calls.simple("fence_proxy_async")] + ([cta_barrier()] if mma.scope == "cta" else [])
         after = [wgmma_calls.wait_group(0, d_regs), _register_fence(d)] if mma.wait else []
         declarations = [d.declaration(), a.declaration(), b.declaration()]
@@ -190,9 +175,8 @@ class WgmmaLowering:
     def _a_rows(self, a: MemoryOperand, warpgroups: int, k: int):
         """A's descriptor (the same for every warpgroup), the start of the executing warpgroup's 64 rows, and each
         K step's offset: warpgroup ``g`` reads rows ``64 g .. 64 g + 63`` of A's region."""
-        desc, start, steps = shared_operand(a, WGMMA_M, k, "A") if warpgroups == 1 else (None, None, None)
         if warpgroups == 1:
-            return desc, start, steps
+            return shared_operand(a, WGMMA_M, k, "A", family="wgmma")
         row_dim = self._row_dimension(a)
         found = []
         for g in range(warpgroups):
@@ -202,7 +186,8 @@ class WgmmaLowering:
                 slice(r.min, r.min + r.extent) if d != row_dim else slice(row.min + 64 * g, row.min + 64 * g + 64)
                 for d, r in enumerate(region)
             ]
-            found.append(shared_operand(operand(a.buffer[tuple(narrowed)], self.layouts, "A"), WGMMA_M, k, "A"))
+            rows = operand(a.buffer[tuple(narrowed)], self.layouts, "A")
+            found.append(shared_operand(rows, WGMMA_M, k, "A", family="wgmma"))
         first = found[0]
         delta = _difference(found[1][1], first[1])
         for g, (desc, start, steps) in enumerate(found):

@@ -25,14 +25,15 @@ _REPEAT_BYTES = {mode: 8 * width for mode, width in SWIZZLE_BYTES.items() if mod
 _REPEAT_BYTES[SWIZZLE_128B_BASE32B] = 4 * 128
 
 
-def shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
+def shared_operand(side: MemoryOperand, rows: int, k: int, name: str, family: str = "tcgen05"):
     """The matrix descriptor of a shared operand region (start field zero), the element offset from the buffer's
     start of the first K step's first element (an expression where the region starts at a symbolic stage), and
     each K step's start in 16-byte units past the first step's (what it adds to the descriptor's start field).
 
     The region is the buffer's layout sliced to it (leading dimensions taking one index, K sliced by whole
     instruction steps); a symbolic start must move the region by whole swizzle repeats, so that every stage is
-    swizzled alike and one descriptor serves them all."""
+    swizzled alike and one descriptor serves them all. ``family`` is the instruction reading the descriptor
+    (``"tcgen05"`` or ``"wgmma"``: the derivation applies its limits)."""
     if side.buffer.scope() not in ("shared", "shared.dyn"):
         raise ValueError(f"{name} of tile_mma must be in shared memory, {side.buffer.name} is {side.buffer.scope()}")
     shape = list(side.shape)
@@ -47,7 +48,7 @@ def shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
     sliced = layout.slice(shape, [(b, b + e) for b, e in zip(static, side.extents, strict=True)])
     if sliced is None:
         raise ValueError(f"{name}'s region {side.region} is not an affine sub-box of its layout {layout}")
-    descriptor = shared_matrix_descriptor(sliced, (rows, k), side.dtype, 0, operand=name)
+    descriptor = shared_matrix_descriptor(sliced, (rows, k), side.dtype, 0, operand=name, family=family)
     repeat = _REPEAT_BYTES.get(descriptor.swizzle, 16)
     if descriptor.swizzle != "none" and int(side.buffer.data_alignment) < OPERAND_ALIGNMENT:
         raise ValueError(

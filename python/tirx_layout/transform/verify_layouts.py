@@ -44,14 +44,15 @@ from tvm import tirx
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
 from ..analysis.shape_fit import layout_dims, reinterprets
+from ..hw.constructors import wgmma_accumulator_check, wgmma_operand_a_check
 from ..hw.mma import SCALE_DTYPE, MmaInstruction, mma_kind
 from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
 from ..hw.threads import LEVEL_THREADS, WARPGROUP_THREADS, cta_thread_axis, thread_axis_place
-from ..hw.wgmma_standin import WGMMA_M, WgmmaInstruction, wgmma_accumulator_check, wgmma_operand_a_check
+from ..hw.wgmma import WGMMA_M, WgmmaInstruction
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites, target_arch
 from ..ir.mma_ops import MMA_SCOPES, as_mbarrier, as_mma, as_mma_wait
-from ..ir.rewrite import walk
+from ..ir.rewrite import map_stmt, walk
 from ..ir.spans import source_location
 from ..ir.threads import cta_threads
 from ..ir.tile_ops import COPY_SCOPES, as_copy
@@ -468,9 +469,14 @@ class _Verifier:
         for condition in conditions:
             seen = {}
             for values in np.ndindex(*extents):
-                binding = {v: tirx.const(int(x), v.ty.dtype) for v, x in zip(variables, values, strict=True)}
-                thread = analyzer.simplify(tvm.tirx.stmt_functor.substitute(threads.index, binding))
-                taken = analyzer.simplify(tvm.tirx.stmt_functor.substitute(condition, binding))
+                binding = dict(zip(variables, values, strict=True))
+
+                def bound(var, binding=binding):
+                    value = next((x for v, x in binding.items() if v.same_as(var)), None)
+                    return var if value is None else tirx.const(int(value), var.ty.dtype)
+
+                thread = analyzer.simplify(map_stmt(threads.index, [(tirx.Var, bound)]))
+                taken = analyzer.simplify(map_stmt(condition, [(tirx.Var, bound)]))
                 if not isinstance(taken, tirx.IntImm) or not isinstance(thread, tirx.IntImm):
                     self.fail(
                         stmt,

@@ -26,110 +26,68 @@ from __future__ import annotations
 
 import tvm
 
+from ..hw.wgmma import A_REGISTERS, WgmmaInstruction, ptx_type
 from ..ir.device_calls import helper_call, helper_name
 
 FAMILY = "wgmma"
-#: PTX spelling of each element type a wgmma reads or writes.
-PTX_TYPES = {
-    "float32": "f32",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "int32": "s32",
-    "int8": "s8",
-    "uint8": "u8",
-    "float8_e4m3fn": "e4m3",
-    "float8_e5m2": "e5m2",
-}
-#: 32-bit registers of A in registers per K step (every kind: 64 x 32 bytes over 128 threads).
-A_REGISTERS = 4
 
 
-def ptx_type(dtype: str, a_dtype: str | None = None) -> str:
-    """The PTX type of ``dtype``; a float32 operand is read as ``tf32``.
+def mma_name(instruction: WgmmaInstruction) -> str:
+    """The helper (its ``what``) of one ``wgmma.mma_async``: shape, PTX types of D, A, B, the form (``ss``: A in
+    shared memory, ``rs``: A in registers) and the imm-trans values (``t<ta><tb>``, ``t<tb>`` for ``rs``; 0 K-major,
+    1 MN-major; ``t00``/``t0`` for kinds without transposes).
 
     Example:
-        >>> ptx_type("bfloat16"), ptx_type("float32", a_dtype="float32"), ptx_type("float32")
-        ('bf16', 'tf32', 'f32')
-    """
-    if a_dtype is not None and dtype == "float32":
-        return "tf32"
-    if dtype not in PTX_TYPES:
-        raise ValueError(f"wgmma has no element type {dtype!r}; it takes {sorted(PTX_TYPES)}")
-    return PTX_TYPES[dtype]
-
-
-def d_registers(n: int, d_dtype: str) -> int:
-    """32-bit registers per thread of an m64nN accumulator: N/2 for f32/s32, N/4 for f16 (two per register).
-
-    Example:
-        >>> d_registers(128, "float32"), d_registers(128, "float16")
-        (64, 32)
-    """
-    return n // 2 if d_dtype != "float16" else n // 4
-
-
-def _transposable(a_dtype: str) -> bool:
-    return a_dtype in ("float16", "bfloat16")
-
-
-def mma_name(n: int, k: int, d_dtype: str, a_dtype: str, b_dtype: str, form: str, ta: int, tb: int) -> str:
-    """The helper (its ``what``) of ``wgmma.mma_async.m64n<n>k<k>`` with A in shared memory (``"ss"``) or registers
-    (``"rs"``) and the imm-trans values ``ta``/``tb`` (0 K-major, 1 MN-major; ``ta`` only for ``ss``).
-
-    Example:
-        >>> mma_name(128, 16, "float32", "bfloat16", "bfloat16", "ss", 0, 1)
+        >>> mma_name(WgmmaInstruction("bfloat16", "bfloat16", "float32", 128, b_major="MN"))
         'mma_m64n128k16_f32_bf16_bf16_ss_t01'
-        >>> mma_name(64, 8, "float32", "float32", "float32", "rs", 0, 0)
+        >>> mma_name(WgmmaInstruction("float32", "float32", "float32", 64, a_in_registers=True))
         'mma_m64n64k8_f32_tf32_tf32_rs_t0'
     """
-    if form not in ("ss", "rs"):
-        raise ValueError(f"a wgmma form is 'ss' (A in shared memory) or 'rs' (A in registers), got {form!r}")
-    types = f"{ptx_type(d_dtype)}_{ptx_type(a_dtype, a_dtype)}_{ptx_type(b_dtype, b_dtype)}"
-    trans = f"t{ta}{tb}" if form == "ss" else f"t{tb}"
-    return f"mma_m64n{n}k{k}_{types}_{form}_{trans}"
+    i = instruction
+    types = f"{ptx_type(i.d_dtype, accumulator=True)}_{ptx_type(i.a_dtype)}_{ptx_type(i.b_dtype)}"
+    ta, tb = i.transpose
+    form = f"rs_t{tb}" if i.a_in_registers else f"ss_t{ta}{tb}"
+    return f"mma_{i.shape}_{types}_{form}"
 
 
-def _immediates(a_dtype: str, form: str, ta: int, tb: int) -> str:
-    """The operands after scale-d, by kind (see the module docstring)."""
-    if a_dtype in ("int8", "uint8"):
-        return ""
-    if not _transposable(a_dtype):
-        return ", 1, 1"
-    return f", 1, 1, {ta}, {tb}" if form == "ss" else f", 1, 1, {tb}"
+def _immediates(instruction: WgmmaInstruction) -> str:
+    """The operands after scale-d: imm-scale-a/b (1: no negation) for the float kinds, then imm-trans-a (not for A
+    in registers) and imm-trans-b for f16/bf16."""
+    out = ", 1, 1" if instruction.has_imm_scale else ""
+    if instruction.has_imm_trans:
+        ta, tb = instruction.transpose
+        out += f", {tb}" if instruction.a_in_registers else f", {ta}, {tb}"
+    return out
 
 
-def mma_source(n: int, k: int, d_dtype: str, a_dtype: str, b_dtype: str, form: str, ta: int, tb: int) -> str:
+def mma_source(instruction: WgmmaInstruction) -> str:
     """CUDA source of the helper :func:`mma_name` names.
 
     Example:
-        >>> src = mma_source(8, 16, "float32", "bfloat16", "bfloat16", "ss", 0, 0)
+        >>> src = mma_source(WgmmaInstruction("bfloat16", "bfloat16", "float32", 8))
         >>> "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0;" in src
         True
         >>> "m64n8k32.s32.s8.s8 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p;" in mma_source(
-        ...     8, 32, "int32", "int8", "int8", "rs", 0, 0)
+        ...     WgmmaInstruction("int8", "int8", "int32", 8, a_in_registers=True))
         True
     """
-    name = helper_name(mma_name(n, k, d_dtype, a_dtype, b_dtype, form, ta, tb), FAMILY)
-    count = d_registers(n, d_dtype)
-    d_type, d_constraint = ("float", "+f") if d_dtype == "float32" else ("unsigned int", "+r")
-    shape = f"m64n{n}k{k}.{ptx_type(d_dtype)}.{ptx_type(a_dtype, a_dtype)}.{ptx_type(b_dtype, b_dtype)}"
+    name = helper_name(mma_name(instruction), FAMILY)
+    count = instruction.d_registers
+    d_type, d_constraint = ("float", "+f") if instruction.d_dtype == "float32" else ("unsigned int", "+r")
     d_list = ", ".join(f"%{i}" for i in range(count))
     outputs = ", ".join(f'"{d_constraint}"(d[{i}])' for i in range(count))
-    if form == "ss":
-        a_param = "const void* a_ptr, unsigned long long a_desc, "
-        a_operand, a_inputs = f"%{count}", '"l"(a), '
-        a_setup = "  unsigned long long a = a_desc | tirx_layout_wgmma_start_field(a_ptr);\n"
-        b_index = count + 1
-    else:
+    if instruction.a_in_registers:
         a_param = "const void* a_regs, "
         a_operand = "{" + ", ".join(f"%{count + i}" for i in range(A_REGISTERS)) + "}"
         a_inputs = "".join(f'"r"(ar[{i}]), ' for i in range(A_REGISTERS))
         a_setup = "  const unsigned int* ar = (const unsigned int*)a_regs;\n"
         b_index = count + A_REGISTERS
-    instruction = (
-        f"wgmma.mma_async.sync.aligned.{shape} {{{d_list}}}, {a_operand}, %{b_index}, p"
-        f"{_immediates(a_dtype, form, ta, tb)};"
-    )
+    else:
+        a_param = "const void* a_ptr, unsigned long long a_desc, "
+        a_operand, a_inputs = f"%{count}", '"l"(a), '
+        a_setup = "  unsigned long long a = a_desc | tirx_layout_wgmma_start_field(a_ptr);\n"
+        b_index = count + 1
+    ptx = f"{instruction.operation} {{{d_list}}}, {a_operand}, %{b_index}, p{_immediates(instruction)};"
     return f"""
 #ifndef TIRX_LAYOUT_WGMMA_START
 #define TIRX_LAYOUT_WGMMA_START
@@ -143,7 +101,7 @@ __device__ __forceinline__ void {name}(void* d_regs, {a_param}const void* b_ptr,
     unsigned long long b_desc, unsigned int scale_d) {{
   {d_type}* d = ({d_type}*)d_regs;
 {a_setup}  unsigned long long b = b_desc | tirx_layout_wgmma_start_field(b_ptr);
-  asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %{b_index + 1}, 0;\\n {instruction}\\n}}"
+  asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %{b_index + 1}, 0;\\n {ptx}\\n}}"
                : {outputs}
                : {a_inputs}"l"(b), "r"(scale_d) : "memory");
 }}
@@ -154,36 +112,35 @@ def _u64(value):
     return tvm.tirx.const(value, "uint64") if isinstance(value, int) else value
 
 
-def mma_ss(n, k, d_dtype, a_dtype, b_dtype, ta, tb, d_regs, a_ptr, a_desc, b_ptr, b_desc, scale_d):
-    """One ``wgmma.mma_async`` with A and B in shared memory (the ``_ss`` helper); descriptors without their start.
+def mma_ss(instruction: WgmmaInstruction, d_regs, a_ptr, a_desc, b_ptr, b_desc, scale_d):
+    """One ``wgmma.mma_async`` with A and B in shared memory (the ``_ss`` helper); the descriptors without their
+    start field, which the helper fills from ``a_ptr``/``b_ptr``.
 
     Example:
         >>> z = tvm.tirx.const(0, "uint32")
-        >>> "mma_m64n8k16_f32_f16_f16_ss_t00" in str(mma_ss(8, 16, "float32", "float16", "float16", 0, 0,
-        ...                                               z, z, 0, z, 0, z))
+        >>> "mma_m64n8k16_f32_f16_f16_ss_t00" in str(mma_ss(WgmmaInstruction("float16", "float16", "float32", 8),
+        ...                                                 z, z, 0, z, 0, z))
         True
     """
-    name, source = (
-        mma_name(n, k, d_dtype, a_dtype, b_dtype, "ss", ta, tb),
-        mma_source(n, k, d_dtype, a_dtype, b_dtype, "ss", ta, tb),
-    )
-    return helper_call(name, source, d_regs, a_ptr, _u64(a_desc), b_ptr, _u64(b_desc), scale_d, family=FAMILY)
+    if instruction.a_in_registers:
+        raise ValueError("mma_ss issues a wgmma with A in shared memory; this instruction reads A from registers")
+    args = (d_regs, a_ptr, _u64(a_desc), b_ptr, _u64(b_desc), scale_d)
+    return helper_call(mma_name(instruction), mma_source(instruction), *args, family=FAMILY)
 
 
-def mma_rs(n, k, d_dtype, a_dtype, b_dtype, tb, d_regs, a_regs, b_ptr, b_desc, scale_d):
+def mma_rs(instruction: WgmmaInstruction, d_regs, a_regs, b_ptr, b_desc, scale_d):
     """One ``wgmma.mma_async`` with A in registers (the ``_rs`` helper).
 
     Example:
         >>> z = tvm.tirx.const(0, "uint32")
-        >>> "mma_m64n8k16_f32_bf16_bf16_rs_t0" in str(mma_rs(8, 16, "float32", "bfloat16", "bfloat16", 0,
-        ...                                                z, z, z, 0, z))
+        >>> rs = WgmmaInstruction("bfloat16", "bfloat16", "float32", 8, a_in_registers=True)
+        >>> "mma_m64n8k16_f32_bf16_bf16_rs_t0" in str(mma_rs(rs, z, z, z, 0, z))
         True
     """
-    name, source = (
-        mma_name(n, k, d_dtype, a_dtype, b_dtype, "rs", 0, tb),
-        mma_source(n, k, d_dtype, a_dtype, b_dtype, "rs", 0, tb),
-    )
-    return helper_call(name, source, d_regs, a_regs, b_ptr, _u64(b_desc), scale_d, family=FAMILY)
+    if not instruction.a_in_registers:
+        raise ValueError("mma_rs issues a wgmma with A in registers; this instruction reads A from shared memory")
+    args = (d_regs, a_regs, b_ptr, _u64(b_desc), scale_d)
+    return helper_call(mma_name(instruction), mma_source(instruction), *args, family=FAMILY)
 
 
 def _simple_source(what: str, ptx: str, params: str = "") -> str:
@@ -247,16 +204,12 @@ def keep(registers: int, floating: bool, regs):
 
 
 __all__ = [
-    "A_REGISTERS",
-    "PTX_TYPES",
     "commit_group",
-    "d_registers",
     "fence",
     "keep",
     "mma_name",
     "mma_rs",
     "mma_source",
     "mma_ss",
-    "ptx_type",
     "wait_group",
 ]
