@@ -99,7 +99,10 @@ def launch(
             args.append(inputs[name])
             continue
         dtype = numpy_dtype(param.dtype)
-        array = np.asarray(inputs[name]).astype(dtype) if name in inputs else np.full(_shape(param, inputs), fill, dtype)
+        if name in inputs:
+            array = np.asarray(inputs[name]).astype(dtype)
+        else:
+            array = np.full(_shape(param, inputs), fill, dtype)
         tensors[name] = tvm.runtime.tensor(np.ascontiguousarray(array), dev)
         args.append(tensors[name])
     module[_entry(kernel)](*args)
