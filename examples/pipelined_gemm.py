@@ -22,11 +22,11 @@ grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`
 ``it % stages`` at phase ``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase
 ``i // 2 % 2``.
 
-The simulator runs the TMA kernels as long as no ring stage is refilled (``pipelined_gemm_256_tma``: two CTAs, four
-K tiles over four stages; ``pipelined_gemm_tail_tma``): a TMA load into a stage whose previous TMA load the producer
-never waited for itself is reported as a race, although the producer waited for the MMA that read it (decisions,
-"Issue 21: the pipelined GEMM"). The kernels that refill stages and turn both accumulator stages over (persistent,
-``ctas=1``) load with thread copies.
+The simulator runs both producers, one CTA per output tile and persistent (``ctas=1``: every ring stage refilled,
+both accumulator stages turned over). A refill is ordered after the stage's previous TMA load through the MMA: the
+load completes ``full[s]``, the MMA thread waits for it before its MMA, the MMA's commit completes ``empty[s]``,
+and the producer waits for that before loading again (mbarrier phases carry what their arrivals, complete-tx and
+commits release; decisions, "Issue 21: TMA refills in the simulator").
 
 Build-time budget checks (``check_budget``): the ring must fit the CTA's shared memory and the two accumulator
 stages the 512 TMEM columns; each is a ``ValueError`` naming the numbers.
@@ -96,8 +96,7 @@ def pipelined_gemm(
     persistent CTAs (default: one per output tile). M and N need not be multiples of the tile (the tails are
     guarded); K must be a multiple of tile_k, tile_m is 128 (the epilogue warpgroup's 128 TMEM lanes) and tile_k
     spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements). ``loads``: ``"tma"`` (one producer warp
-    issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``, what the simulator runs
-    until it interprets the TMA).
+    issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``).
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
@@ -204,11 +203,13 @@ def pipelined_gemm(
     return unrolled(gemm)
 
 
-#: Simulated by ``tests/tools/test_examples.py``: the TMA kernels without stage refills, and with thread-copy loads
-#: the persistent ones that refill every stage.
+#: Simulated by ``tests/tools/test_examples.py``: one CTA per output tile, and persistent (``ctas=1``: every ring stage
+#: refilled, both accumulator stages turned over) with either producer.
 KERNELS = KernelTable()  # each kernel built when first looked up
 KERNELS.add("pipelined_gemm_256_tma", gemm_reference(), pipelined_gemm, 256, 256, 256)
 KERNELS.add("pipelined_gemm_tail_tma", gemm_reference(), pipelined_gemm, 200, 300, 128)
+KERNELS.add("pipelined_gemm_256_tma_persistent", gemm_reference(), pipelined_gemm, 256, 256, 256, ctas=1)
+KERNELS.add("pipelined_gemm_tail_tma_persistent", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1)
 KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256, ctas=1, loads="threads")
 KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1, loads="threads")
 KERNELS.add(

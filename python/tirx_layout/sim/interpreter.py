@@ -328,7 +328,10 @@ class CtaInterpreter:
                 self.tmem.order.barrier()
             # a thread that saw an MMA complete, then this barrier: everyone after it is ordered after the MMA
             mbarrier.drop_async_reads(self, lambda read: read.observed.any())
-            mbarrier.drop_async_writes(self, lambda write: write.observed.any())
+            if self.sync is not None:  # what any thread saw complete, every thread has seen after the barrier
+                self.sync.barrier()
+                everyone = np.arange(self.count)
+                mbarrier.drop_async_writes(self, lambda write: write.seen_by(self.sync, everyone).all())
             return
         if isinstance(value, Call | TensorLoad):
             self.eval(value)
