@@ -6,7 +6,7 @@ import pytest
 
 from tirx_layout import sim
 from tirx_layout.sim.mbarrier import Mbarrier
-from tirx_layout.sim.memory import SyncClocks
+from tirx_layout.sim.memory import AsyncWrite, SyncClocks
 
 from kernels import parse
 
@@ -100,3 +100,16 @@ def test_a_commit_carries_what_its_thread_acquired_to_the_next_barriers_waiters(
     assert clocks.seen_phase(np.array([0]), full.agent).tolist() == [1]
     # the commit carries no epoch of thread 1 itself: its own generic writes are not released by it
     assert empty.done_clocks[1] == -1
+
+
+def test_a_barrier_initialised_again_counts_on_so_an_old_phase_does_not_pass_for_a_new_one():
+    clocks = SyncClocks(threads=1, base=0)
+    old = Mbarrier(count=1, warps=1, name="bars[0]", agent=clocks.add_agent())
+    old.arrive(clocks=clocks.release(0))
+    clocks.acquire(0, old.done_clocks)  # thread 0 saw phase 0 of the first barrier complete
+    new = Mbarrier(count=1, warps=1, name="bars[0]", agent=old.agent, earlier_phases=old.completed)
+    write = AsyncWrite(np.array([0]), "TMA load", bar=new, phase=0)
+    assert not write.seen_by(clocks, np.array([0]))[0]  # the new barrier's phase 0 is not the old one's
+    new.arrive(clocks=clocks.release(0))
+    clocks.acquire(0, new.done_clocks)
+    assert write.seen_by(clocks, np.array([0]))[0]

@@ -168,7 +168,7 @@ class CtaInterpreter:
         self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
         self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
         self.progress = 0  # statements completed so far: how the branches of an if see that one of them moved
-        self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made by the first arrive
+        self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made when first needed
         self.async_reads: list = []  # memory.AsyncRead: shared elements in-flight MMAs still read
 
     # ---- statements ---------------------------------------------------------------------------------------------

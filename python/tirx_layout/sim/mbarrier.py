@@ -53,8 +53,8 @@ __all__ = [
     "HELPERS",
     "TX_LIMIT",
     "Mbarrier",
-    "clocks",
     "WaitBlocked",
+    "clocks",
     "drop_async_reads",
     "drop_async_writes",
     "execute",
@@ -71,7 +71,14 @@ class Mbarrier:
     current and completed phases publish to the tcgen05 ordering model of ``warps`` warps."""
 
     def __init__(
-        self, count: int, warps: int, name: str = "mbarrier", thread: int = 0, interval: int = 0, agent: int | None = None
+        self,
+        count: int,
+        warps: int,
+        name: str = "mbarrier",
+        thread: int = 0,
+        interval: int = 0,
+        agent: int | None = None,
+        earlier_phases: int = 0,
     ):
         if not 1 <= count <= TX_LIMIT:
             raise SimulationError(f"mbarrier.init of {name} with count {count}: the count must be in [1, 2^20 - 1]")
@@ -91,8 +98,10 @@ class Mbarrier:
         self.done_reads: list = []
         # what the arrivals published (memory.SyncClocks: one epoch per thread, then the agents), or None; a
         # completed phase adds the barrier's own column (``agent``): its completed phases, which order the
-        # asynchronous writes whose complete-tx they hold
+        # asynchronous writes whose complete-tx they hold; a barrier initialised again at the same address keeps
+        # the column and counts on from the phases of the earlier one (``earlier_phases``), so a clock never runs back
         self.agent = agent
+        self.earlier_phases = earlier_phases
         self.clocks = None
         self.done_clocks = None
 
@@ -148,7 +157,8 @@ class Mbarrier:
             self.done_reads.extend(self.reads)
             self.reads = []
             # release at completion: the arrivals' clocks, and (complete-tx of TMA copies) this barrier's phases
-            published = self.clocks if self.agent is None else stamp(self.clocks, self.agent, self.completed)
+            phases = self.earlier_phases + self.completed
+            published = self.clocks if self.agent is None else stamp(self.clocks, self.agent, phases)
             self.done_clocks = join(self.done_clocks, published)
 
     def wait_returns(self, parity: int) -> bool:
@@ -224,8 +234,12 @@ def execute(interp, what: str, args) -> None:
                     "the mbarrier with no barrier between them; one thread initialises it"
                 )
             name = f"{memory.name}[{i}]"
-            agent = clocks(interp).add_agent()
-            interp.mbarriers[(memory.name, i)] = Mbarrier(int(operand[t]), order.warps, name, t, interval, agent)
+            if earlier is None:
+                agent, phases = clocks(interp).add_agent(), 0
+            else:
+                agent, phases = earlier.agent, earlier.earlier_phases + earlier.completed
+            bar = Mbarrier(int(operand[t]), order.warps, name, t, interval, agent, phases)
+            interp.mbarriers[(memory.name, i)] = bar
             continue
         bar = find(interp, memory, i, what)
         if bar.init_thread != t and bar.init_interval == interval:

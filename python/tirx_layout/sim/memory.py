@@ -174,14 +174,16 @@ class AsyncRead:
 
 class AsyncWrite:
     """Shared-memory elements an asynchronous-proxy copy (a TMA load) writes, signalled through complete-tx in phase
-    ``phase`` of mbarrier ``bar``: a thread may read them (or an MMA it issues may), or overwrite them, only once
-    its :class:`SyncClocks` show it has seen that phase complete -- by its own wait, through another thread's
-    arrive (or ``tcgen05.commit``) after such a wait, or through a CTA barrier after one.
+    ``phase`` of mbarrier ``bar`` (an ``Mbarrier``: its ``agent`` column of the clocks counts the ``earlier_phases``
+    of barriers initialised at its address before it, then its own): a thread may read them (or an MMA it issues
+    may), or overwrite them, only once its :class:`SyncClocks` show it has seen that phase complete -- by its own
+    wait, through another thread's arrive (or ``tcgen05.commit``) after such a wait, or through a CTA barrier after
+    one.
 
     Example:
         >>> from types import SimpleNamespace
         >>> clocks = SyncClocks(threads=2, base=0)
-        >>> bar = SimpleNamespace(name="bars[0]", agent=clocks.add_agent())
+        >>> bar = SimpleNamespace(name="bars[0]", agent=clocks.add_agent(), earlier_phases=0)
         >>> write = AsyncWrite(np.array([0, 1]), "TMA load issued by thread 0", bar=bar, phase=0)
         >>> write.seen_by(clocks, np.array([0, 1])).tolist()
         [False, False]
@@ -198,7 +200,7 @@ class AsyncWrite:
 
     def seen_by(self, sync: SyncClocks, threads) -> np.ndarray:
         """Whether each local thread of ``threads`` has seen the write complete."""
-        return sync.seen_phase(threads, self.bar.agent) > self.phase
+        return sync.seen_phase(threads, self.bar.agent) > self.bar.earlier_phases + self.phase
 
 
 class Memory:
