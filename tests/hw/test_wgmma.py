@@ -12,7 +12,18 @@ import itertools
 import numpy as np
 import pytest
 
-from tirx_layout import S, TCol, TileLayout, TLane, laneid, mma_shared_layout, tid_in_wg, wid_in_wg
+from tirx_layout import (
+    ComposeLayout,
+    S,
+    SwizzleLayout,
+    TCol,
+    TileLayout,
+    TLane,
+    laneid,
+    mma_shared_layout,
+    tid_in_wg,
+    wid_in_wg,
+)
 from tirx_layout.hw.constructors import (
     wg_local_layout,
     wgmma_accumulator_check,
@@ -24,6 +35,7 @@ from tirx_layout.hw.mma import SharedDescriptor, advance_k, shared_matrix_descri
 from tirx_layout.hw.wgmma import WgmmaInstruction, valid_n, wgmma_kind
 
 from oracles import mma_isa, wgmma_isa
+from oracles.optional import pycute
 
 DTYPES = tuple(wgmma_isa.ELEMENT_BYTES)
 MODES = ("none", "32B", "64B", "128B")
@@ -71,6 +83,56 @@ def test_wgmma_descriptor_bits_equal_the_isa_encoder_and_read_the_layout(dtype, 
             offsets = mma_isa.canonical_byte(major, mode, element, fields["lbo"], fields["sbo"], rr, kk)
             read = mma_isa.swizzled(fields["start"] + offsets, mode)
             np.testing.assert_array_equal(read, placed[:, step * k_step : (step + 1) * k_step], err_msg=str(step))
+
+
+def canonical_with_gaps(dtype: str, major: str, mode: str):
+    """An operand in the ISA's canonical layout (the CuTe forms of the facts note §4.2) whose LBO and SBO are twice
+    the packed distances, two core matrices / atoms in every direction the offsets step: (layout, shape, LBO, SBO).
+    The offsets can then only come from reading the layout, and the canonical reading of the bits must find it."""
+    element = wgmma_isa.ELEMENT_BYTES[dtype]
+    t = 16 // element
+    width, k_step = mma_isa.ROW_BYTES[mode], wgmma_isa.K_OF[dtype]
+    line = width // element
+    if major == "K":
+        rows = 16
+        if mode == "none":  # ((8,m),(T,2k)):((1T,SBO),(1,LBO)); K covers 2 steps
+            cols = 2 * k_step
+            lbo, sbo = 2 * (rows // 8) * 128, 2 * 128
+            tile = S[(rows // 8, 8, cols // t, t) : (sbo // element, t, lbo // element, 1)]
+        else:  # ((8,m),(T,2k)):((W·T,SBO),(1,T)); K is one atom row, LBO unused
+            cols = max(line, k_step)
+            lbo, sbo = 16, 2 * 8 * width
+            tile = S[(rows // 8, 8, cols) : (sbo // element, line, 1)]
+    else:
+        cols = 2 * k_step
+        if mode == "none":  # ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
+            rows = 2 * t
+            lbo, sbo = 2 * 2 * 128, 2 * (cols // 8) * 128
+            tile = S[(rows // t, t, cols // 8, 8) : (sbo // element, 1, lbo // element, t)]
+        else:  # ((T,W,m),(8,k)):((1,T,LBO),(W·T,SBO))
+            rows = 2 * line
+            lbo, sbo = 2 * (cols // 8) * 8 * width, 2 * 8 * width
+            tile = S[(rows // line, line, cols // 8, 8) : (lbo // element, 1, sbo // element, line)]
+    layout = TileLayout(tile)
+    if mode != "none":
+        layout = ComposeLayout(SwizzleLayout(t.bit_length() - 1, {"32B": 1, "64B": 2, "128B": 3}[mode], 3), layout)
+    return layout, (rows, cols), lbo, sbo
+
+
+@pytest.mark.parametrize(("dtype", "major", "mode"), ALLOWED)
+def test_lbo_and_sbo_mean_what_the_wgmma_strides_text_says(dtype, major, mode):
+    layout, (rows, cols), lbo, sbo = canonical_with_gaps(dtype, major, mode)
+    element, k_step = wgmma_isa.ELEMENT_BYTES[dtype], wgmma_isa.K_OF[dtype]
+    derived = shared_matrix_descriptor(layout, (rows, cols), dtype, START, operand="A", family="wgmma")
+    assert (derived.lbo, derived.sbo, derived.major, derived.swizzle) == (lbo, sbo, major, mode)
+    r, k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    placed = np.asarray(layout.apply(r, k, shape=[rows, cols])["m"]) * element + START
+    for step in range(cols // k_step):
+        fields = wgmma_isa.decode(advance_k(derived, step).encode(family="wgmma"))
+        rr, kk = np.meshgrid(np.arange(rows), np.arange(k_step), indexing="ij")
+        offsets = mma_isa.canonical_byte(major, mode, element, fields["lbo"], fields["sbo"], rr, kk)
+        read = mma_isa.swizzled(fields["start"] + offsets, mode)
+        np.testing.assert_array_equal(read, placed[:, step * k_step : (step + 1) * k_step], err_msg=str(step))
 
 
 # Hand-computed from the "Matrix Descriptor Format" table (docs/notes/wgmma-facts.md §4 worked values).
@@ -215,6 +277,11 @@ def test_register_counts_and_ptx_spelling():
     assert s32.operation == "wgmma.mma_async.sync.aligned.m64n24k32.s32.u8.s8"
     assert fp8.operation == "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e5m2"
     assert tf32.operation == "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32"
+    assert (f32.has_imm_trans, f32.has_imm_scale) == (True, True)
+    assert (fp8.has_imm_trans, fp8.has_imm_scale, tf32.has_imm_trans) == (False, True, False)
+    assert (s32.has_imm_trans, s32.has_imm_scale) == (False, False)
+    with pytest.raises(ValueError, match="a wgmma computes M = 64 rows per warpgroup, got M=128; a 128-row D takes 2"):
+        WgmmaInstruction("float16", "float16", "float32", n=8, m=128)
     with pytest.raises(TypeError, match="a_in_registers must be a bool"):
         WgmmaInstruction("float16", "float16", "float32", n=8, a_in_registers=1)
     with pytest.raises(ValueError, match="majorness must be 'K' or 'MN', got 'M'"):
@@ -262,6 +329,56 @@ def test_operand_a_fragment_equals_the_isa_enumeration(dtype, steps, warpgroups)
     assert wgmma_operand_a_check(layout, (64 * warpgroups, k_step * steps), dtype) == warpgroups
 
 
+# CuTe's thread-value layouts of the same fragments (mma_traits_sm90_gmma.hpp: CLayout_64xN, ALayout_64x8/16/32),
+# written out here as (shape, stride) trees over (thread, value) -> m + 64 * column: a second, upstream oracle.
+CUTE_A = {
+    4: (((4, 8, 4), (2, 2)), ((64, 1, 16), (8, 256))),
+    2: (((4, 8, 4), (2, 2, 2)), ((128, 1, 16), (64, 8, 512))),
+    1: (((4, 8, 4), (4, 2, 2)), ((256, 1, 16), (64, 8, 1024))),
+}
+
+
+@pytest.mark.parametrize("n", [8, 64, 256])
+def test_accumulator_fragment_equals_cutes_clayout(n):
+    tv = pycute.Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
+    thread, slot = _thread_slot(wgmma_accumulator_layout(n), 64, n)
+    for t, v in itertools.product(range(128), range(n // 2)):
+        row, col = tv(t, v) % 64, tv(t, v) // 64
+        assert (thread[row, col], slot[row, col]) == (t, v)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int8"])
+def test_operand_a_fragment_equals_cutes_alayout(dtype):
+    shape, stride = CUTE_A[wgmma_isa.ELEMENT_BYTES[dtype]]
+    tv = pycute.Layout(shape, stride)
+    k = wgmma_isa.K_OF[dtype]
+    thread, slot = _thread_slot(wgmma_operand_a_layout(k, dtype), 64, k)
+    for t, v in itertools.product(range(128), range(wgmma_isa.a_elements_per_thread(dtype))):
+        row, col = tv(t, v) % 64, tv(t, v) // 64
+        assert (thread[row, col], slot[row, col]) == (t, v)
+
+
+def test_the_worked_elements_of_the_facts_note():
+    # facts §3.1: thread 36 (warp 1, lane 4) holds d_2 at (25, 0); element (17, 2) is d_0 of thread 37
+    d = wgmma_accumulator_layout(64)
+    assert d.apply(25, 0, shape=[64, 64]) == {"wid_in_wg": 1, "laneid": 4, "m": 2}
+    assert d.apply(17, 2, shape=[64, 64]) == {"wid_in_wg": 1, "laneid": 5, "m": 0}
+    assert wgmma_isa.accumulator_element(36, 2) == (25, 0) and wgmma_isa.accumulator_element(37, 0) == (17, 2)
+
+
+def test_first_warpgroup_moves_the_fragment_to_later_warpgroups():
+    """A producer/consumer kernel: warpgroup 0 loads, warpgroups 1 and 2 hold D's rows 0-63 and 64-127."""
+    layout = wgmma_accumulator_layout(16, warpgroups=2, first_warpgroup=1)
+    thread, slot = _thread_slot(layout, 128, 16)
+    for t, i in itertools.product(range(256), range(8)):
+        row, col = wgmma_isa.accumulator_element(t % 128, i)
+        assert (thread[row + 64 * (t // 128), col], slot[row + 64 * (t // 128), col]) == (128 + t, i)
+    assert wgmma_accumulator_check(layout, (128, 16)) == 2
+    a = wgmma_operand_a_layout(32, "bfloat16", first_warpgroup=2)
+    assert a.apply(0, 0, shape=[64, 32])["wgid"] == 2
+    assert wgmma_operand_a_check(a, (64, 32), "bfloat16") == 1
+
+
 def test_the_recogniser_accepts_the_fragment_written_on_other_thread_axes():
     """The same placement written with ``tid_in_wg`` (thread = 32 warp + lane) is the same fragment."""
     same = TileLayout(S[(4, 2, 8, 4, 4, 2) : (32 @ tid_in_wg, 2, 4 @ tid_in_wg, 4, 1 @ tid_in_wg, 1)])
@@ -292,7 +409,9 @@ def test_the_recogniser_names_the_first_misplaced_element():
         (lambda: wgmma_accumulator_layout(12), "N is 8..256 in steps of 8, got 12"),
         (lambda: wgmma_accumulator_layout(264), "got 264"),
         (lambda: wgmma_accumulator_layout(64, "bfloat16"), "got bfloat16"),
-        (lambda: wgmma_accumulator_layout(64, warpgroups=9), "warpgroups must be in 1..8"),
+        (lambda: wgmma_accumulator_layout(64, warpgroups=9), "must fit the 8 warpgroups .*got warpgroups=9"),
+        (lambda: wgmma_operand_a_layout(16, "float16", 2, first_warpgroup=7), "first_warpgroup=7"),
+        (lambda: wgmma_accumulator_layout(64, first_warpgroup=-1), "first_warpgroup=-1"),
         (lambda: wgmma_operand_a_layout(24, "float16"), "k must be a positive multiple of 16 .*got 24"),
         (lambda: wgmma_operand_a_layout(32, "int32"), "A in registers is one of .*got int32"),
         (lambda: wgmma_accumulator_check(wgmma_accumulator_layout(8), (32, 8)), "D has 32 rows"),

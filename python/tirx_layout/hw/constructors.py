@@ -366,13 +366,16 @@ _WGMMA_A_DTYPES = tuple(d for ds in WGMMA_OPERAND_DTYPES.values() for d in ds)
 _MAX_WARPGROUPS = 8
 
 
-def _warpgroups(warpgroups, who: str) -> int:
-    warpgroups = static_int(warpgroups, "warpgroups")
-    if not 1 <= warpgroups <= _MAX_WARPGROUPS:
+def _warpgroups(warpgroups, first_warpgroup, who: str) -> tuple[int, dict]:
+    """The checked warpgroup count, and the layout offset that puts the fragment on warpgroups ``first_warpgroup``
+    onwards (a kernel whose warpgroup 0 produces and the others consume)."""
+    warpgroups, first = static_int(warpgroups, "warpgroups"), static_int(first_warpgroup, "first_warpgroup")
+    if warpgroups < 1 or first < 0 or first + warpgroups > _MAX_WARPGROUPS:
         raise ValueError(
-            f"{who}: warpgroups must be in 1..{_MAX_WARPGROUPS} (a CTA has at most 1024 threads), got {warpgroups}"
+            f"{who}: warpgroups >= 1 from first_warpgroup >= 0 must fit the {_MAX_WARPGROUPS} warpgroups of a CTA "
+            f"(1024 threads), got warpgroups={warpgroups}, first_warpgroup={first}"
         )
-    return warpgroups
+    return warpgroups, ({wgid: first} if first else None)
 
 
 def _row_iters(warpgroups: int, half_stride: int) -> list[Iter]:
@@ -382,13 +385,15 @@ def _row_iters(warpgroups: int, half_stride: int) -> list[Iter]:
     return [Iter(warpgroups, 1, wgid), *iters] if warpgroups > 1 else iters
 
 
-def wgmma_accumulator_layout(n: int, dtype="float32", warpgroups: int = 1) -> TileLayout:
+def wgmma_accumulator_layout(n: int, dtype="float32", warpgroups: int = 1, first_warpgroup: int = 0) -> TileLayout:
     """The register fragment in which ``wgmma.mma_async.m64nNkK`` keeps its accumulator D of shape ``(64 *
     warpgroups, n)`` (ISA "Register Fragments", accumulator D of ``m64nNk16``, the same for every K): warp ``w`` of
     warpgroup ``g`` holds rows ``64g + 16w .. + 15``; lane ``l`` holds rows ``l/4`` and ``l/4 + 8`` of that slab and,
     in every 8-column block ``j``, columns ``8j + 2(l%4)`` and ``+1``. Slot ``i`` (the ISA's ``d_i``, the thread's
     ``i``-th element) is column ``8(i/4) + 2(l%4) + i%2`` of row ``l/4 + 8((i/2)%2)``. Every thread holds ``n/2``
     elements: ``n/2`` f32/s32 registers, or ``n/4`` ``.f16x2`` registers for float16 (two slots per register).
+    ``first_warpgroup`` moves the fragment to warpgroups ``first_warpgroup ..`` of the CTA (``wgid`` offset), for
+    kernels whose first warpgroups do something else (a TMA producer).
 
     Example:
         >>> d = wgmma_accumulator_layout(64)
@@ -407,12 +412,13 @@ def wgmma_accumulator_layout(n: int, dtype="float32", warpgroups: int = 1) -> Ti
         )
     if not 8 <= n <= 256 or n % 8:
         raise ValueError(f"wgmma_accumulator_layout: a wgmma's N is 8..256 in steps of 8, got {n}")
-    warpgroups = _warpgroups(warpgroups, "wgmma_accumulator_layout")
+    warpgroups, offset = _warpgroups(warpgroups, first_warpgroup, "wgmma_accumulator_layout")
     blocks = [Iter(n // 8, 4, "m")] if n > 8 else []
-    return TileLayout.from_iters([*_row_iters(warpgroups, 2), *blocks, Iter(4, 1, laneid), Iter(2, 1, "m")])
+    iters = [*_row_iters(warpgroups, 2), *blocks, Iter(4, 1, laneid), Iter(2, 1, "m")]
+    return TileLayout.from_iters(iters, [], offset)
 
 
-def wgmma_operand_a_layout(k: int, dtype, warpgroups: int = 1) -> TileLayout:
+def wgmma_operand_a_layout(k: int, dtype, warpgroups: int = 1, first_warpgroup: int = 0) -> TileLayout:
     """The register fragment from which ``wgmma.mma_async`` (the form with A in registers, K-major) reads A of shape
     ``(64 * warpgroups, k)``, ``k`` whole instruction steps of 32 bytes (16 f16/bf16, 8 tf32, 32 8-bit elements). Per
     step (ISA "Register Fragments", multiplicand A of ``m64nNk16``/``k8``/``k32``), warp ``w`` holds rows ``16w ..
@@ -425,7 +431,8 @@ def wgmma_operand_a_layout(k: int, dtype, warpgroups: int = 1) -> TileLayout:
       ``16(i/8) + 4(l%4) + i%4``.
 
     Step ``s`` takes the next slots (register ``i`` of step ``s`` is slot ``s * per_step + i``), so one fragment
-    feeds a K loop, step ``s`` reading from slot ``s * per_step``.
+    feeds a K loop, step ``s`` reading from slot ``s * per_step``. ``first_warpgroup`` as for
+    :func:`wgmma_accumulator_layout`.
 
     Example:
         >>> a = wgmma_operand_a_layout(16, "bfloat16")
@@ -444,7 +451,7 @@ def wgmma_operand_a_layout(k: int, dtype, warpgroups: int = 1) -> TileLayout:
             f"wgmma_operand_a_layout: k must be a positive multiple of {step} (one wgmma reads {step} {dtype} "
             f"elements of K), got {k}"
         )
-    warpgroups = _warpgroups(warpgroups, "wgmma_operand_a_layout")
+    warpgroups, offset = _warpgroups(warpgroups, first_warpgroup, "wgmma_operand_a_layout")
     size = dtype_bytes(dtype)
     per_thread = 4 * 4 // size  # 4 registers of 32 bits
     if size == 4:  # tf32: a_i at row + 8(i%2), column 4(i/2) + l%4
@@ -454,14 +461,15 @@ def wgmma_operand_a_layout(k: int, dtype, warpgroups: int = 1) -> TileLayout:
         rows = _row_iters(warpgroups, run)
         columns = [Iter(2, 2 * run, "m"), Iter(4, 1, laneid), Iter(run, 1, "m")]
     steps = [Iter(k // step, per_thread, "m")] if k > step else []
-    return TileLayout.from_iters([*rows, *steps, *columns])
+    return TileLayout.from_iters([*rows, *steps, *columns], [], offset)
 
 
 def wgmma_accumulator_check(layout, shape, dtype="float32") -> int:
     """Check that ``layout`` places a ``(rows, n)`` wgmma accumulator of ``dtype`` where the ISA keeps it (see
     :func:`wgmma_accumulator_layout`), element by element: each on the same CTA thread (``laneid + 32 wid_in_wg +
-    128 wgid``, whatever thread axes the layout uses) and slot. Returns the number of warpgroups (``rows / 64``); a
-    ``ValueError`` names the first element placed elsewhere.
+    128 wgid``, whatever thread axes the layout uses) and slot. The warpgroups are those from the one holding
+    element (0, 0) on (any ``first_warpgroup``). Returns the number of warpgroups (``rows / 64``); a ``ValueError``
+    names the first element placed elsewhere.
 
     Example:
         >>> wgmma_accumulator_check(wgmma_accumulator_layout(32, warpgroups=2), (128, 32))
@@ -474,7 +482,7 @@ def wgmma_accumulator_check(layout, shape, dtype="float32") -> int:
     """
     rows, n = _fragment_shape(shape, "D")
     warpgroups = rows // WGMMA_M
-    expected = wgmma_accumulator_layout(n, dtype, warpgroups)
+    expected = wgmma_accumulator_layout(n, dtype, warpgroups, _first_warpgroup(layout, (rows, n), "D"))
     _check_fragment(layout, expected, (rows, n), f"the wgmma accumulator fragment of a {rows}x{n} {dtype} D", "D")
     return warpgroups
 
@@ -490,7 +498,7 @@ def wgmma_operand_a_check(layout, shape, dtype) -> int:
     """
     rows, k = _fragment_shape(shape, "A")
     warpgroups = rows // WGMMA_M
-    expected = wgmma_operand_a_layout(k, dtype, warpgroups)
+    expected = wgmma_operand_a_layout(k, dtype, warpgroups, _first_warpgroup(layout, (rows, k), "A"))
     _check_fragment(layout, expected, (rows, k), f"the wgmma A fragment of a {rows}x{k} {dtype} A", "A")
     return warpgroups
 
@@ -505,6 +513,13 @@ def _fragment_shape(shape, operand: str) -> tuple[int, int]:
             f"{WGMMA_M * _MAX_WARPGROUPS})"
         )
     return rows, cols
+
+
+def _first_warpgroup(layout, shape, operand: str) -> int:
+    """The warpgroup holding element (0, 0), kept in the CTA's range so the expected layout can be built."""
+    thread, _ = _thread_and_slot(layout, shape, operand)
+    first = int(thread[0, 0]) // WARPGROUP_THREADS
+    return min(max(first, 0), _MAX_WARPGROUPS - shape[0] // WGMMA_M)
 
 
 def _thread_and_slot(layout, shape, operand: str) -> tuple[np.ndarray, np.ndarray]:

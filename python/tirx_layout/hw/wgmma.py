@@ -134,6 +134,7 @@ class WgmmaInstruction:
     """One ``wgmma.mma_async.sync.aligned.m64nNkK`` of a warpgroup, every field checked against the ISA on
     construction: operand and accumulator types, N, the majorness of the shared operands (``"K"`` or ``"MN"``;
     MN-major only for f16/bf16) and whether A comes from registers (``a_in_registers``: the "RS" form, K-major).
+    ``m`` is always 64 (one warpgroup's rows; a taller D is several warpgroups, each issuing its own wgmma).
 
     Example:
         >>> i = WgmmaInstruction("bfloat16", "bfloat16", "float32", n=128, b_major="MN")
@@ -153,8 +154,15 @@ class WgmmaInstruction:
     a_major: str = "K"
     b_major: str = "K"
     a_in_registers: bool = False
+    m: int = WGMMA_M
 
     def __post_init__(self) -> None:
+        m = static_int(self.m, "M")
+        if m != WGMMA_M:
+            raise ValueError(
+                f"a wgmma computes M = {WGMMA_M} rows per warpgroup, got M={m}; a {m}-row D takes {m / WGMMA_M:g} "
+                "warpgroups, each issuing its own m64 wgmma"
+            )
         for name in ("a_dtype", "b_dtype", "d_dtype"):
             object.__setattr__(self, name, str(getattr(self, name)))
         kind = wgmma_kind(self.a_dtype, self.b_dtype)
@@ -204,6 +212,18 @@ class WgmmaInstruction:
         """The ``imm-trans-a``, ``imm-trans-b`` values: 1 for an MN-major operand (always (0, 0) for kinds without
         those operands, whose operands are K-major)."""
         return int(self.a_major == "MN"), int(self.b_major == "MN")
+
+    @property
+    def has_imm_trans(self) -> bool:
+        """Whether the PTX form takes ``imm-trans-a``/``imm-trans-b`` (only f16/bf16; the RS form has only
+        ``imm-trans-b``)."""
+        return self.kind in TRANSPOSABLE_KINDS
+
+    @property
+    def has_imm_scale(self) -> bool:
+        """Whether the PTX form takes ``imm-scale-a``/``imm-scale-b`` (the float kinds; the int8 forms end at
+        ``scale-d``)."""
+        return self.kind in NEGATABLE_KINDS
 
     @property
     def d_registers(self) -> int:
