@@ -31,6 +31,8 @@ from .hw import (
     tcgen05_atom_layout,
     tmem_datapath_layout,
     wg_local_layout,
+    wgmma_accumulator_layout,
+    wgmma_operand_a_layout,
 )
 from .ir.annotations import layout_of
 from .layout import (
@@ -124,5 +126,7 @@ __all__ = [
     "warpid",
     "wg_local_layout",
     "wgid",
+    "wgmma_accumulator_layout",
+    "wgmma_operand_a_layout",
     "wid_in_wg",
 ]

@@ -697,8 +697,13 @@ def test_verify_layouts_refuses_a_tile_mma_the_hardware_cannot_run(case):
         build(_one_mma(decls, call))
 
 
-def test_a_target_without_tcgen05_is_refused_for_tile_mma():
-    with pytest.raises(LayoutVerificationError, match=r"target sm_90a has no tcgen05 instructions, which tile_mma"):
+def test_a_target_without_tcgen05_is_refused_for_a_tmem_accumulator():
+    # On sm_90a tile_mma lowers to wgmma, whose accumulator is a register fragment: the TMEM one is refused.
+    with pytest.raises(
+        LayoutVerificationError,
+        match=r"buffer acc lives in tensor memory, which target sm_90a does not have .*on Hopper the accumulator is "
+        r"a register fragment: .*wgmma_accumulator_layout",
+    ):
         build(_one_mma(_decls(SHARED_A, SHARED_B, ACC)), arch="sm_90a")
 
 

@@ -1,6 +1,6 @@
 """Hardware facts as data — memories (element sizes, banks, swizzle modes), the CUDA thread hierarchy, tensor memory
-and the ``tcgen05`` instruction shapes, the ``tcgen05.mma`` descriptors — and the layout constructors built from
-them."""
+and the ``tcgen05`` instruction shapes, the shared-memory matrix descriptors of ``tcgen05.mma`` and ``wgmma``, the
+``wgmma`` instruction facts — and the layout constructors built from them."""
 
 from .constructors import (
     mma_accumulator_layout,
@@ -11,6 +11,10 @@ from .constructors import (
     tcgen05_atom_layout,
     tmem_datapath_layout,
     wg_local_layout,
+    wgmma_accumulator_check,
+    wgmma_accumulator_layout,
+    wgmma_operand_a_check,
+    wgmma_operand_a_layout,
 )
 from .memory import SWIZZLE_MODES, dtype_bytes
 from .mma import (
@@ -23,11 +27,13 @@ from .mma import (
     shared_matrix_descriptor,
     tmem_operand_offset,
 )
+from .wgmma import WgmmaInstruction, wgmma_kind
 
 __all__ = [
     "SWIZZLE_MODES",
     "MmaInstruction",
     "SharedDescriptor",
+    "WgmmaInstruction",
     "accumulator_taddr_offset",
     "advance_k",
     "dtype_bytes",
@@ -43,4 +49,9 @@ __all__ = [
     "tmem_datapath_layout",
     "tmem_operand_offset",
     "wg_local_layout",
+    "wgmma_accumulator_check",
+    "wgmma_accumulator_layout",
+    "wgmma_kind",
+    "wgmma_operand_a_check",
+    "wgmma_operand_a_layout",
 ]

@@ -1,16 +1,20 @@
-"""Layouts of the Blackwell hardware (SPEC §4): warpgroup fragments, TMEM datapaths, tcgen05.ld/st register
-fragments, and shared-memory operand tiles with their swizzle modes.
+"""Layouts of the Blackwell and Hopper hardware (SPEC §4): warpgroup fragments, TMEM datapaths, tcgen05.ld/st
+register fragments, shared-memory operand tiles with their swizzle modes, and the register fragments of ``wgmma``
+(with their recognisers).
 
 Facts come from the PTX ISA (tcgen05 "Data Movement Shape" / "Matrix fragments for shape ...", "Data Path Layout
-Organization", "Tensor Memory" access restrictions); each constructor names the section it encodes.
+Organization", "Tensor Memory" access restrictions; wgmma "Register Fragments"); each constructor names the section
+it encodes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..core.values import static_int
-from ..layout.axis import Iter, TCol, TLane, laneid, tid_in_wg, wid_in_wg
+from ..layout.axis import Iter, TCol, TLane, laneid, tid_in_wg, wgid, wid_in_wg
 from ..layout.indexing import row_major_strides
 from ..layout.spec import S
 from ..layout.swizzle import ComposeLayout
@@ -26,7 +30,10 @@ from .memory import (
 )
 from .mma import ACCUMULATOR_DTYPES
 from .tcgen05 import LANES_PER_WARP, LD_ST_SHAPES, SCALE_FACTORS_PER_COLUMN, TMEM_COLUMNS, TMEM_LANES
-from .threads import WARPGROUP_THREADS
+from .threads import WARPGROUP_THREADS, thread_unit
+from .wgmma import ACCUMULATOR_DTYPES as WGMMA_ACCUMULATOR_DTYPES
+from .wgmma import OPERAND_DTYPES as WGMMA_OPERAND_DTYPES
+from .wgmma import WGMMA_M, k_per_instruction
 
 
 def wg_local_layout(cols: int, rows: int = 128) -> TileLayout:
@@ -348,3 +355,207 @@ def swizzle_mode(layout, dtype) -> str:
     if not isinstance(layout, ComposeLayout):
         raise TypeError(f"swizzle_mode takes a TileLayout or ComposeLayout, got {layout!r}")
     return mode_of_swizzle(layout.swizzle, dtype)
+
+
+# ---- wgmma register fragments (Hopper) ---------------------------------------------------------------------------
+
+#: Accumulator element types of any wgmma kind, and operand types A may have in registers.
+_WGMMA_D_DTYPES = tuple(sorted({d for ds in WGMMA_ACCUMULATOR_DTYPES.values() for d in ds}))
+_WGMMA_A_DTYPES = tuple(d for ds in WGMMA_OPERAND_DTYPES.values() for d in ds)
+#: The most warpgroups one CTA has (1024 threads).
+_MAX_WARPGROUPS = 8
+
+
+def _warpgroups(warpgroups, first_warpgroup, who: str) -> tuple[int, dict]:
+    """The checked warpgroup count, and the layout offset that puts the fragment on warpgroups ``first_warpgroup``
+    onwards (a kernel whose warpgroup 0 produces and the others consume)."""
+    warpgroups, first = static_int(warpgroups, "warpgroups"), static_int(first_warpgroup, "first_warpgroup")
+    if warpgroups < 1 or first < 0 or first + warpgroups > _MAX_WARPGROUPS:
+        raise ValueError(
+            f"{who}: warpgroups >= 1 from first_warpgroup >= 0 must fit the {_MAX_WARPGROUPS} warpgroups of a CTA "
+            f"(1024 threads), got warpgroups={warpgroups}, first_warpgroup={first}"
+        )
+    return warpgroups, ({wgid: first} if first else None)
+
+
+def _row_iters(warpgroups: int, half_stride: int) -> list[Iter]:
+    """The rows of a wgmma fragment, slowest first: warpgroup g holds rows 64g..64g+63, warp w of it rows 16w..16w+15,
+    lane l rows l/4 and l/4 + 8 (the second in the slot ``half_stride`` further)."""
+    iters = [Iter(4, 1, wid_in_wg), Iter(2, half_stride, "m"), Iter(8, 4, laneid)]
+    return [Iter(warpgroups, 1, wgid), *iters] if warpgroups > 1 else iters
+
+
+def wgmma_accumulator_layout(n: int, dtype="float32", warpgroups: int = 1, first_warpgroup: int = 0) -> TileLayout:
+    """The register fragment in which ``wgmma.mma_async.m64nNkK`` keeps its accumulator D of shape ``(64 *
+    warpgroups, n)`` (ISA "Register Fragments", accumulator D of ``m64nNk16``, the same for every K): warp ``w`` of
+    warpgroup ``g`` holds rows ``64g + 16w .. + 15``; lane ``l`` holds rows ``l/4`` and ``l/4 + 8`` of that slab and,
+    in every 8-column block ``j``, columns ``8j + 2(l%4)`` and ``+1``. Slot ``i`` (the ISA's ``d_i``, the thread's
+    ``i``-th element) is column ``8(i/4) + 2(l%4) + i%2`` of row ``l/4 + 8((i/2)%2)``. Every thread holds ``n/2``
+    elements: ``n/2`` f32/s32 registers, or ``n/4`` ``.f16x2`` registers for float16 (two slots per register).
+    ``first_warpgroup`` moves the fragment to warpgroups ``first_warpgroup ..`` of the CTA (``wgid`` offset), for
+    kernels whose first warpgroups do something else (a TMA producer).
+
+    Example:
+        >>> d = wgmma_accumulator_layout(64)
+        >>> d
+        TileLayout(S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)])
+        >>> d.apply(17, 2, shape=[64, 64])  # row 16 + 1 (warp 1, lane/4 = 1), column 2 (lane%4 = 1): d_0 of lane 5
+        {'wid_in_wg': 1, 'm': 0, 'laneid': 5}
+        >>> wgmma_accumulator_layout(8, warpgroups=2).apply(64 + 9, 7, shape=[128, 8])
+        {'wgid': 1, 'wid_in_wg': 0, 'm': 3, 'laneid': 7}
+    """
+    n = static_int(n, "n")
+    dtype = str(dtype)
+    if dtype not in _WGMMA_D_DTYPES:
+        raise ValueError(
+            f"wgmma_accumulator_layout: a wgmma accumulates into {', '.join(_WGMMA_D_DTYPES)}, got {dtype}"
+        )
+    if not 8 <= n <= 256 or n % 8:
+        raise ValueError(f"wgmma_accumulator_layout: a wgmma's N is 8..256 in steps of 8, got {n}")
+    warpgroups, offset = _warpgroups(warpgroups, first_warpgroup, "wgmma_accumulator_layout")
+    blocks = [Iter(n // 8, 4, "m")] if n > 8 else []
+    iters = [*_row_iters(warpgroups, 2), *blocks, Iter(4, 1, laneid), Iter(2, 1, "m")]
+    return TileLayout.from_iters(iters, [], offset)
+
+
+def wgmma_operand_a_layout(k: int, dtype, warpgroups: int = 1, first_warpgroup: int = 0) -> TileLayout:
+    """The register fragment from which ``wgmma.mma_async`` (the form with A in registers, K-major) reads A of shape
+    ``(64 * warpgroups, k)``, ``k`` whole instruction steps of 32 bytes (16 f16/bf16, 8 tf32, 32 8-bit elements). Per
+    step (ISA "Register Fragments", multiplicand A of ``m64nNk16``/``k8``/``k32``), warp ``w`` holds rows ``16w ..
+    16w + 15`` and lane ``l`` rows ``l/4`` (and ``+ 8``):
+
+    * 16-bit: 8 elements ``a0..a7`` in 4 ``.f16x2`` registers: ``a_i`` at row ``l/4 + 8((i/2)%2)``, column
+      ``8(i/4) + 2(l%4) + i%2``;
+    * tf32: 4 elements ``a0..a3`` in 4 registers: row ``l/4 + 8(i%2)``, column ``4(i/2) + l%4``;
+    * 8-bit: 16 elements ``a0..a15`` in 4 registers of four: row ``l/4 + 8((i/4)%2)``, column
+      ``16(i/8) + 4(l%4) + i%4``.
+
+    Step ``s`` takes the next slots (register ``i`` of step ``s`` is slot ``s * per_step + i``), so one fragment
+    feeds a K loop, step ``s`` reading from slot ``s * per_step``. ``first_warpgroup`` as for
+    :func:`wgmma_accumulator_layout`.
+
+    Example:
+        >>> a = wgmma_operand_a_layout(16, "bfloat16")
+        >>> a
+        TileLayout(S[(4, 2, 8, 2, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)])
+        >>> wgmma_operand_a_layout(64, "int8").apply(8, 37, shape=[64, 64])  # step 1 (slots 16..31), a_5 of lane 1
+        {'wid_in_wg': 0, 'm': 21, 'laneid': 1}
+    """
+    k = static_int(k, "k")
+    dtype = str(dtype)
+    if dtype not in _WGMMA_A_DTYPES:
+        raise ValueError(f"wgmma_operand_a_layout: A in registers is one of {', '.join(_WGMMA_A_DTYPES)}, got {dtype}")
+    step = k_per_instruction(dtype)
+    if k < step or k % step:
+        raise ValueError(
+            f"wgmma_operand_a_layout: k must be a positive multiple of {step} (one wgmma reads {step} {dtype} "
+            f"elements of K), got {k}"
+        )
+    warpgroups, offset = _warpgroups(warpgroups, first_warpgroup, "wgmma_operand_a_layout")
+    size = dtype_bytes(dtype)
+    per_thread = 4 * 4 // size  # 4 registers of 32 bits
+    if size == 4:  # tf32: a_i at row + 8(i%2), column 4(i/2) + l%4
+        rows, columns = _row_iters(warpgroups, 1), [Iter(2, 2, "m"), Iter(4, 1, laneid)]
+    else:  # 2 (16-bit) or 4 (8-bit) consecutive columns per slot run, two runs per row half
+        run = 4 // size
+        rows = _row_iters(warpgroups, run)
+        columns = [Iter(2, 2 * run, "m"), Iter(4, 1, laneid), Iter(run, 1, "m")]
+    steps = [Iter(k // step, per_thread, "m")] if k > step else []
+    return TileLayout.from_iters([*rows, *steps, *columns], [], offset)
+
+
+def wgmma_accumulator_check(layout, shape, dtype="float32") -> int:
+    """Check that ``layout`` places a ``(rows, n)`` wgmma accumulator of ``dtype`` where the ISA keeps it (see
+    :func:`wgmma_accumulator_layout`), element by element: each on the same CTA thread (``laneid + 32 wid_in_wg +
+    128 wgid``, whatever thread axes the layout uses) and slot. The warpgroups are those from the one holding
+    element (0, 0) on (any ``first_warpgroup``). Returns the number of warpgroups (``rows / 64``); a ``ValueError``
+    names the first element placed elsewhere.
+
+    Example:
+        >>> wgmma_accumulator_check(wgmma_accumulator_layout(32, warpgroups=2), (128, 32))
+        2
+        >>> wgmma_accumulator_check(wg_local_layout(8, 64), (64, 8))  # one row per thread is not the ISA's fragment
+        Traceback (most recent call last):
+        ...
+        ValueError: D's layout S[(64, 8):(1@tid_in_wg, 1)] is not the wgmma accumulator fragment of a 64x8 float32 D:
+        element (0, 2) sits on thread 0 slot 2; the ISA puts it on thread 1 slot 0
+    """
+    rows, n = _fragment_shape(shape, "D")
+    warpgroups = rows // WGMMA_M
+    expected = wgmma_accumulator_layout(n, dtype, warpgroups, _first_warpgroup(layout, (rows, n), "D"))
+    _check_fragment(layout, expected, (rows, n), f"the wgmma accumulator fragment of a {rows}x{n} {dtype} D", "D")
+    return warpgroups
+
+
+def wgmma_operand_a_check(layout, shape, dtype) -> int:
+    """Check that ``layout`` places a ``(rows, k)`` A of ``dtype`` where a wgmma with A in registers reads it (see
+    :func:`wgmma_operand_a_layout`), element by element (thread and slot, as :func:`wgmma_accumulator_check`).
+    Returns the number of warpgroups; a ``ValueError`` names the first element placed elsewhere.
+
+    Example:
+        >>> wgmma_operand_a_check(wgmma_operand_a_layout(32, "float16"), (64, 32), "float16")
+        1
+    """
+    rows, k = _fragment_shape(shape, "A")
+    warpgroups = rows // WGMMA_M
+    expected = wgmma_operand_a_layout(k, dtype, warpgroups, _first_warpgroup(layout, (rows, k), "A"))
+    _check_fragment(layout, expected, (rows, k), f"the wgmma A fragment of a {rows}x{k} {dtype} A", "A")
+    return warpgroups
+
+
+def _fragment_shape(shape, operand: str) -> tuple[int, int]:
+    if isinstance(shape, str) or not isinstance(shape, Sequence) or len(shape) != 2:
+        raise ValueError(f"{operand}'s shape must be (rows, columns), got {shape!r}")
+    rows, cols = (static_int(s, f"an extent of {operand}") for s in shape)
+    if rows < WGMMA_M or rows % WGMMA_M or rows > WGMMA_M * _MAX_WARPGROUPS:
+        raise ValueError(
+            f"{operand} has {rows} rows; a wgmma fragment has 64 rows per warpgroup (64, 128, ..., "
+            f"{WGMMA_M * _MAX_WARPGROUPS})"
+        )
+    return rows, cols
+
+
+def _first_warpgroup(layout, shape, operand: str) -> int:
+    """The warpgroup holding element (0, 0), kept in the CTA's range so the expected layout can be built."""
+    thread, _ = _thread_and_slot(layout, shape, operand)
+    first = int(thread[0, 0]) // WARPGROUP_THREADS
+    return min(max(first, 0), _MAX_WARPGROUPS - shape[0] // WGMMA_M)
+
+
+def _thread_and_slot(layout, shape, operand: str) -> tuple[np.ndarray, np.ndarray]:
+    """CTA thread and register slot of every element of a register-fragment layout over ``shape``."""
+    if not isinstance(layout, TileLayout):
+        raise ValueError(f"{operand}'s layout {layout!r} is not a register fragment (a TileLayout on thread axes)")
+    if layout.num_replicas() > 1:
+        raise ValueError(f"{operand}'s layout {layout} is replicated; a wgmma fragment holds each element once")
+    if layout.size() != shape[0] * shape[1]:
+        raise ValueError(f"{operand}'s layout {layout} places {layout.size()} elements, not the {shape[0]}x{shape[1]}")
+    r, c = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+    places = layout.apply(r, c, shape=list(shape))
+    thread, slot = np.zeros(r.shape, np.int64), np.zeros(r.shape, np.int64)
+    for name, value in places.items():
+        if name == "m":
+            slot = slot + np.asarray(value, np.int64)
+            continue
+        try:
+            unit = thread_unit(name)
+        except (KeyError, ValueError):
+            raise ValueError(
+                f"{operand}'s layout {layout} places elements on {name}; a wgmma fragment lives in registers "
+                "(thread axes and the slot m)"
+            ) from None
+        thread = thread + unit * np.asarray(value, np.int64)
+    return thread, slot
+
+
+def _check_fragment(layout, expected: TileLayout, shape, what: str, operand: str) -> None:
+    got_thread, got_slot = _thread_and_slot(layout, shape, operand)
+    want_thread, want_slot = _thread_and_slot(expected, shape, operand)
+    bad = np.argwhere((got_thread != want_thread) | (got_slot != want_slot))
+    if bad.size:
+        i, j = (int(v) for v in bad[0])
+        raise ValueError(
+            f"{operand}'s layout {layout} is not {what}: element ({i}, {j}) sits on thread {int(got_thread[i, j])} "
+            f"slot {int(got_slot[i, j])}; the ISA puts it on thread {int(want_thread[i, j])} slot "
+            f"{int(want_slot[i, j])}"
+        )

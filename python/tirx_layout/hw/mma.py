@@ -30,6 +30,9 @@ from ..layout.swizzle import ComposeLayout
 from ..layout.tile import TileLayout
 from .memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES, dtype_bytes, mode_of_swizzle, swizzle_128b_base32b
 from .tcgen05 import DESCRIPTOR_SWIZZLE, LANES_PER_WARP, SCALE_FACTORS_PER_COLUMN, TMEM_COLUMNS, TMEM_LANES
+from .wgmma import DESCRIPTOR_SWIZZLE as WGMMA_DESCRIPTOR_SWIZZLE
+from .wgmma import MN_MAJOR_DTYPES as WGMMA_MN_MAJOR_DTYPES
+from .wgmma import mn_major_refusal
 
 #: Bytes of A and B one MMA reads per row along K, for every kind modelled here ("Matrix shape": K = 16 for
 #: f16, 8 for tf32, 32 for f8f6f4/i8/mxf8f6f4).
@@ -245,21 +248,32 @@ _REPEAT_ROWS = {**dict.fromkeys(SWIZZLE_BYTES, 8), SWIZZLE_128B_BASE32B: 4}
 #: Field limits: addresses and offsets are 18-bit byte values stored as 14 bits of 16-byte units.
 _ADDRESS_LIMIT = 1 << 18
 _UNIT = 16
-#: The fixed constant 0b001 in bits 46-48.
+#: The fixed constant 0b001 in bits 46-48 (tcgen05 only; the wgmma descriptor has nothing there).
 _FIXED_BITS = 1 << 46
+#: The instruction families that read a shared-memory matrix descriptor: Blackwell's ``tcgen05.mma`` and Hopper's
+#: ``wgmma.mma_async``. They share the canonical layouts and the meaning of every field; they differ in the bits
+#: (see :meth:`SharedDescriptor.encode`) and in what they accept (see :func:`shared_matrix_descriptor`).
+FAMILIES = ("tcgen05", "wgmma")
+
+
+def _check_family(family) -> str:
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES} (the instruction reading the descriptor), got {family!r}")
+    return family
 
 
 @dataclass(frozen=True)
 class SharedDescriptor:
-    """A tcgen05 shared-memory matrix descriptor, its fields in bytes: ``start`` (shared-window address), ``lbo``
-    and ``sbo`` (leading and stride byte offsets), ``base_offset`` (0: operands start on their swizzle repeat),
-    ``swizzle`` ("none", "32B", "64B", "128B", "128B_base32B") and ``major`` ("K" or "MN", which the instruction
-    descriptor carries, not this one). ``k_offsets[s]`` is the byte offset of K step ``s`` from ``start`` (see
-    :func:`advance_k`).
+    """A shared-memory matrix descriptor, its fields in bytes: ``start`` (shared-window address), ``lbo`` and ``sbo``
+    (leading and stride byte offsets), ``base_offset`` (0: operands start on their swizzle repeat), ``swizzle``
+    ("none", "32B", "64B", "128B", "128B_base32B") and ``major`` ("K" or "MN", which the instruction carries, not
+    this descriptor). ``k_offsets[s]`` is the byte offset of K step ``s`` from ``start`` (see :func:`advance_k`).
+    The same fields serve ``tcgen05.mma`` and ``wgmma``; :meth:`encode` writes either family's bits.
 
     Example:
-        >>> hex(SharedDescriptor(0x400, 16, 1024, 0, "128B", "K", (0, 32)).encode())
-        '0x4000404000010040'
+        >>> d = SharedDescriptor(0x400, 16, 1024, 0, "128B", "K", (0, 32))
+        >>> hex(d.encode()), hex(d.encode(family="wgmma"))
+        ('0x4000404000010040', '0x4000004000010040')
     """
 
     start: int
@@ -270,30 +284,36 @@ class SharedDescriptor:
     major: str
     k_offsets: tuple[int, ...] = (0,)
 
-    def encode(self) -> int:
-        """The 64-bit value (ISA "Shared memory descriptor"): start >> 4 at 0-13, LBO >> 4 at 16-29, SBO >> 4 at
-        32-45, the fixed 0b001 at 46-48, base offset at 49-51, swizzle at 61-63.
+    def encode(self, family: str = "tcgen05") -> int:
+        """The 64-bit value. Both families: start >> 4 at bits 0-13, LBO >> 4 at 16-29, SBO >> 4 at 32-45, base
+        offset at 49-51. ``family="tcgen05"`` (ISA "Shared memory descriptor"): the fixed 0b001 at 46-48 and the
+        3-bit swizzle code at 61-63 (0 none, 1 128B with 32-byte atoms, 2 128B, 4 64B, 6 32B). ``family="wgmma"``
+        (ISA "Matrix Descriptor Format"): nothing at 46-48 and the 2-bit code at 62-63 (0 none, 1 128B, 2 64B,
+        3 32B); it has no 128B-with-32-byte-atom mode.
 
         Example:
             >>> hex(SharedDescriptor(0, 256, 128, 0, "none", "K").encode())
             '0x400800100000'
+            >>> hex(SharedDescriptor(0, 256, 128, 0, "none", "K").encode(family="wgmma"))
+            '0x800100000'
         """
+        family = _check_family(family)
         for name in ("start", "lbo", "sbo"):
             value = getattr(self, name)
             if not 0 <= value < _ADDRESS_LIMIT or value % _UNIT:
                 raise ValueError(f"descriptor {name} must be a 16-byte multiple in [0, 2^18), got {value}")
         if not 0 <= self.base_offset <= 7:
             raise ValueError(f"descriptor base offset must be in 0..7, got {self.base_offset}")
-        if self.swizzle not in DESCRIPTOR_SWIZZLE:
-            raise ValueError(f"descriptor swizzle must be one of {sorted(DESCRIPTOR_SWIZZLE)}, got {self.swizzle!r}")
-        return (
-            self.start >> 4
-            | (self.lbo >> 4) << 16
-            | (self.sbo >> 4) << 32
-            | _FIXED_BITS
-            | self.base_offset << 49
-            | DESCRIPTOR_SWIZZLE[self.swizzle] << 61
-        )
+        codes = DESCRIPTOR_SWIZZLE if family == "tcgen05" else WGMMA_DESCRIPTOR_SWIZZLE
+        if self.swizzle not in codes:
+            raise ValueError(
+                f"the {family} descriptor's swizzle must be one of {sorted(codes)}, got {self.swizzle!r}"
+                + (" (Hopper has no 128B swizzle with 32-byte atoms)" if self.swizzle in DESCRIPTOR_SWIZZLE else "")
+            )
+        fields = self.start >> 4 | (self.lbo >> 4) << 16 | (self.sbo >> 4) << 32 | self.base_offset << 49
+        if family == "wgmma":
+            return fields | codes[self.swizzle] << 62
+        return fields | _FIXED_BITS | codes[self.swizzle] << 61
 
 
 def _canonical(major: str, mode: str, element: int, lbo: int, sbo: int, rows, ks):
@@ -354,7 +374,7 @@ def _offset_meaning(name: str, major: str, mode: str) -> str:
 
 
 def shared_matrix_descriptor(
-    layout, shape, dtype, start_byte: int = 0, *, operand: str = "the operand"
+    layout, shape, dtype, start_byte: int = 0, *, operand: str = "the operand", family: str = "tcgen05"
 ) -> SharedDescriptor:
     """The shared-memory matrix descriptor of MMA operand ``operand`` ("A" or "B", named in every error) stored in
     ``layout`` over its logical ``(rows, K)`` ``shape`` (rows = M for A, N for B), ``dtype`` elements, the buffer at
@@ -367,6 +387,11 @@ def shared_matrix_descriptor(
     swizzle, rows of the wrong width, addresses no canonical formula gives, offsets that are not whole core
     matrices or swizzle repeats, a misaligned start — is a ``ValueError`` naming the operand and the fault.
 
+    ``family`` is the instruction that reads the descriptor. The canonical layouts and the meaning of LBO and SBO
+    are the same for both (the wgmma "Shared Memory Matrix Layout"/"Strides" text and tcgen05's say the same; see
+    ``docs/notes/wgmma-facts.md``); ``family="wgmma"`` adds Hopper's limits: no 128B swizzle with 32-byte atoms,
+    and MN-major operands only for 16-bit types (the ``imm-trans`` operands exist only for f16/bf16).
+
     Example:
         >>> from tirx_layout.hw.constructors import mma_shared_layout
         >>> d = shared_matrix_descriptor(mma_shared_layout("bfloat16", "128B", (128, 64)), (128, 64), "bfloat16", 0x400)
@@ -378,7 +403,11 @@ def shared_matrix_descriptor(
         ...
         ValueError: B's layout is 64B-swizzled, but its buffer starts at shared byte 256, not a multiple of the 512-byte
         swizzle repeat (the hardware swizzles absolute addresses: align the buffer to 512 bytes)
+        >>> hex(shared_matrix_descriptor(mma_shared_layout("float16", "64B", (64, 32), major="MN"), (64, 32), "float16",
+        ...                              family="wgmma").encode(family="wgmma"))
+        '0x8000002000800000'
     """
+    family = _check_family(family)
     if not isinstance(operand, str):
         raise TypeError(f"operand names the MMA operand ('A' or 'B'), got {operand!r}")
     if str(dtype) not in OPERAND_DTYPES:
@@ -416,6 +445,13 @@ def shared_matrix_descriptor(
     what = f"{operand}'s layout {layout} ({rows}x{cols} {dtype})"
     major = _majorness(address, element, operand, layout)
     kind = f"{major}-major {_mode_words(mode)}"
+    if family == "wgmma" and mode == SWIZZLE_128B_BASE32B:
+        raise ValueError(
+            f"{operand}'s layout is {kind}: wgmma (Hopper) has no 128B swizzle with 32-byte atoms; use none, 32B, "
+            "64B or 128B"
+        )
+    if family == "wgmma" and major == "MN" and str(dtype) not in WGMMA_MN_MAJOR_DTYPES:
+        raise ValueError(f"{operand}'s layout is {kind}, but " + mn_major_refusal(operand, dtype))
     if mode == SWIZZLE_128B_BASE32B and not (major == "MN" and element == 4):
         raise ValueError(
             f"{operand}'s layout is {major}-major {dtype} and 128B-swizzled with 32-byte atoms: the ISA allows that "

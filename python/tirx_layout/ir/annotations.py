@@ -16,6 +16,7 @@ from __future__ import annotations
 import tvm
 import tvm_ffi
 
+from ..hw.targets import parse_arch
 from ..layout import LAYOUT_TYPES
 
 #: Annotation / attribute key under which a buffer's layout is stored.
@@ -182,3 +183,21 @@ def function_buffers(func) -> list:
 
     tvm_ffi.structural_walk(func.body, [(tvm.tirx.AllocBuffer, on_bind), (tvm.tirx.DeclBuffer, on_bind)])
     return found
+
+
+def target_arch(func):
+    """The CUDA architecture (``hw.targets.Arch``) of the target ``func`` is compiled for, or ``None`` when it has no
+    CUDA target with an ``arch`` (a function not yet bound to a target); an unknown architecture is a
+    ``ValueError`` naming it.
+
+    Example:
+        >>> import tvm
+        >>> func = tvm.tirx.PrimFunc([], tvm.tirx.Evaluate(0))
+        >>> hopper = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+        >>> target_arch(func) is None, target_arch(func.with_attr("target", hopper))
+        (True, Arch(sm=90, suffix='a'))
+    """
+    target = func.attrs.get("target") if func.attrs else None
+    if target is None or target.kind.name != "cuda" or "arch" not in target.attrs:
+        return None
+    return parse_arch(str(target.attrs["arch"]))

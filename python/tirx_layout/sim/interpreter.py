@@ -28,7 +28,7 @@ from tvm.ir import Call, TensorLoad
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import mbarrier, tmem, warps
+from . import mbarrier, tmem, warps, wgmma
 from .addresses import SharedSpace
 from .memory import Memory, OutOfBounds, SimulationError
 
@@ -168,9 +168,10 @@ class CtaInterpreter:
         self.memories: dict = dict(launch.globals)  # buffer var / data var -> Memory
         self.registers: dict = {}  # local buffer var -> (threads, n) array
         self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
+        self.wgmma = None  # the CTA's wgmma.WgmmaUnit, made by its first wgmma instruction
         self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
         self.progress = 0  # statements completed so far: how the branches of an if see that one of them moved
-        self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made by the first arrive
+        self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made when first needed
         self.async_reads: list = []  # memory.AsyncRead: shared elements in-flight MMAs still read
         self.pools: dict = {}  # the dynamic shared pool's buffer var -> its base in the shared space
         self.origins: dict = {}  # a pool window's buffer var -> its first element's index in the pool's indexing
@@ -382,7 +383,10 @@ class CtaInterpreter:
                 self.tmem.order.barrier()
             # a thread that saw an MMA complete, then this barrier: everyone after it is ordered after the MMA
             mbarrier.drop_async_reads(self, lambda read: read.observed.any())
-            mbarrier.drop_async_writes(self, lambda write: write.observed.any())
+            if self.sync is not None:  # what any thread saw complete, every thread has seen after the barrier
+                self.sync.barrier()
+                everyone = np.arange(self.count)
+                mbarrier.drop_async_writes(self, lambda write: write.seen_by(self.sync, everyone).all())
             return
         if isinstance(value, Call | TensorLoad):
             self.eval(value)
@@ -442,6 +446,8 @@ class CtaInterpreter:
             regs = self.registers[buffer]
             rows = np.broadcast_to(self.thread_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
             self._register_bounds(buffer, regs, index[active])
+            if self.wgmma is not None:
+                self.wgmma.register_access(buffer.name, regs, rows[active], index[active], write=True)
             regs[rows[active], index[active]] = values[active]
             return
         threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
@@ -459,6 +465,8 @@ class CtaInterpreter:
             self._register_bounds(buffer, regs, index[active])
             if self.tmem is not None:
                 self.tmem.check_registers(buffer, rows[active], index[active])
+            if self.wgmma is not None:
+                self.wgmma.register_access(buffer.name, regs, rows[active], index[active], write=False)
             out[active] = regs[rows[active], index[active]]
             return out
         memory = self._memory(buffer)
@@ -554,6 +562,10 @@ class CtaInterpreter:
         if helper is not None:
             value = tmem.execute(self, *helper)
             return np.int32(0) if value is None else value
+        helper = called_helper(expr, family="wgmma")
+        if helper is not None:
+            wgmma.execute(self, *helper)
+            return np.int32(0)
         raise SimulationError(f"the simulator does not implement the intrinsic {name}")
 
     def _guarded_select(self, args):

@@ -1,0 +1,165 @@
+"""GEMMs on Hopper's tensor cores (sm_90a): the same ``T.tile_mma(D, A, B, accumulate)`` as on Blackwell
+(``D[m, n] (+)= sum_k A[m, k] * B[n, k]``, numpy ``D = A @ B.T``) lowers to ``wgmma.mma_async`` when the kernel is
+built for sm_90a; nothing in the kernel names the architecture but its accumulator, a register fragment in
+``wgmma_accumulator_layout(N)`` (there is no tensor memory on Hopper).
+
+* ``wgmma_bf16_64x128x64`` (the README's Hopper example): A (64, 64) and B (128, 64) bfloat16 copied into
+  128B-swizzled shared tiles, one ``T.tile_mma`` of four ``m64n128k16`` steps into a float32 fragment, which the
+  warpgroup stores straight to ``D``.
+* ``wgmma_<dtype>``: float16 (f32 and f16 D), tf32 (float32 storage), float8 e4m3, int8 (int32 D).
+* ``wgmma_A_<mode>_<major>``, ``wgmma_B_<mode>_<major>``: every swizzle mode (none, 32B, 64B, 128B) K-major and
+  MN-major (the ISA's imm-trans) for A and for B of a 16-bit GEMM, the other operand 128B K-major.
+* ``wgmma_rs``: A from registers (``wgmma_operand_a_layout``, loaded by the warpgroup from global memory).
+* ``wgmma_m128_two_warpgroups``: M = 128 over a CTA of two warpgroups, each issuing its own 64 rows.
+* ``wgmma_n256``, ``wgmma_n200``: the widest N, and one that is not a power of two.
+* ``wgmma_k_loop_async``: a K loop over global K tiles in two shared stages, the asynchronous form:
+  ``T.tile_mma(..., wait=False)`` then ``T.tile_mma_wait(1)`` (the group of the other stage has retired, so that
+  stage may be refilled), ``T.tile_mma_wait(0)`` before the epilogue.
+
+Each kernel is built for sm_90a and assembled with ``nvcc -arch=sm_90a -cubin`` in the tests
+(``tests/tools/test_hopper_gemm_example.py``). The inputs are small integers (``sample_input``), so every float32
+and int32 partial sum is exact and the results must equal numpy exactly (a float16 accumulator within rtol 2^-9).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm.script import tirx as T
+
+import tirx_layout  # noqa: F401  (registers T.tile_mma, T.tile_mma_wait, layout=..., the pipeline)
+from tirx_layout import mma_shared_layout
+from tirx_layout.hw.wgmma_standin import wgmma_accumulator_layout, wgmma_operand_a_layout
+from tirx_layout.tools.kernel_report import Expected, KernelTable
+
+#: The architecture these kernels are built for.
+ARCH = "sm_90a"
+#: (rtol, atol) of the comparison with numpy per accumulator dtype (see the module docstring).
+TOLERANCES = {"float32": (0.0, 0.0), "int32": (0.0, 0.0), "float16": (2.0**-9, 1.0)}
+
+
+def gemm_reference(acc_dtype: str):
+    """``D = A @ B.T`` in float64 (exact for the sample inputs), within ``TOLERANCES[acc_dtype]``."""
+    rtol, atol = TOLERANCES[acc_dtype]
+    return Expected(lambda a, b: a.astype(np.float64) @ b.astype(np.float64).T, inputs=2, rtol=rtol, atol=atol)
+
+
+def wgmma_gemm(
+    m: int = 64,
+    n: int = 128,
+    k: int = 64,
+    dtype: str = "bfloat16",
+    acc_dtype: str = "float32",
+    a_layout=None,
+    b_layout=None,
+):
+    """One CTA of ``m // 64`` warpgroups: A (m, k) and B (n, k) into shared tiles (128B-swizzled K-major unless
+    given), one synchronous ``T.tile_mma`` into a register fragment, stored by each warpgroup to ``D``."""
+    a_layout = a_layout if a_layout is not None else mma_shared_layout(dtype, "128B", (m, k))
+    b_layout = b_layout if b_layout is not None else mma_shared_layout(dtype, "128B", (n, k))
+    accumulator = wgmma_accumulator_layout(n, acc_dtype, m // 64)
+
+    @T.prim_func
+    def gemm(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), acc_dtype)):
+        T.device_entry()
+        tx = T.thread_id([m * 2])
+        a_tile = T.alloc_shared((m, k), dtype, layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((n, k), dtype, layout=b_layout, align=1024)
+        acc = T.alloc_local((m, n), acc_dtype, layout=accumulator)
+        T.tile_copy(a_tile, A)
+        T.tile_copy(b_tile, B)
+        T.tile_mma(acc, a_tile, b_tile)  # K / (32 bytes) wgmma.mma_async per warpgroup
+        T.tile_copy(D, acc)
+
+    return gemm
+
+
+def wgmma_bf16_64x128x64():
+    """The README's Hopper GEMM."""
+    return wgmma_gemm(64, 128, 64, "bfloat16")
+
+
+def wgmma_rs(n: int = 128, k: int = 64, dtype: str = "bfloat16"):
+    """A in registers: the warpgroup loads A (64, k) from global memory straight into the ISA's A fragment; B in a
+    128B-swizzled shared tile."""
+    b_layout = mma_shared_layout(dtype, "128B", (n, k))
+    a_fragment = wgmma_operand_a_layout(k, dtype)
+    accumulator = wgmma_accumulator_layout(n)
+
+    @T.prim_func
+    def gemm(A: T.Buffer((64, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((64, n), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        a_regs = T.alloc_local((64, k), dtype, layout=a_fragment)
+        b_tile = T.alloc_shared((n, k), dtype, layout=b_layout, align=1024)
+        acc = T.alloc_local((64, n), "float32", layout=accumulator)
+        T.tile_copy(a_regs, A)
+        T.tile_copy(b_tile, B)
+        T.tile_mma(acc, a_regs, b_tile)
+        T.tile_copy(D, acc)
+
+    return gemm
+
+
+def wgmma_k_loop_async(n: int = 128, k: int = 256, k_tile: int = 64):
+    """Two shared stages over ``k // k_tile`` global K tiles, the asynchronous form. K tile ``kt`` goes into stage
+    ``kt % 2`` and its group is committed without waiting; ``T.tile_mma_wait(1)`` then leaves only that newest group
+    in flight, so the group of K tile ``kt - 1`` (the other stage) has retired and the next iteration may refill its
+    stage. The groups accumulate into one fragment (wgmmas of one shape into the same accumulator are ordered)."""
+    tiles = k // k_tile
+    kw = k_tile
+    a_layout = mma_shared_layout("bfloat16", "128B", (2, 64, k_tile))
+    b_layout = mma_shared_layout("bfloat16", "128B", (2, n, k_tile))
+    accumulator = wgmma_accumulator_layout(n)
+
+    @T.prim_func
+    def gemm(A: T.Buffer((64, k), "bfloat16"), B: T.Buffer((n, k), "bfloat16"), D: T.Buffer((64, n), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        a_tile = T.alloc_shared((2, 64, k_tile), "bfloat16", layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((2, n, k_tile), "bfloat16", layout=b_layout, align=1024)
+        acc = T.alloc_local((64, n), "float32", layout=accumulator)
+        for kt in T.serial(tiles):
+            T.tile_copy(a_tile[kt % 2], A[0:64, kt * kw : kt * kw + kw])
+            T.tile_copy(b_tile[kt % 2], B[0:n, kt * kw : kt * kw + kw])
+            T.tile_mma(acc, a_tile[kt % 2], b_tile[kt % 2], accumulate=kt > 0, wait=False)
+            T.tile_mma_wait(1)  # K tile kt - 1's group retired: its stage may be refilled
+        T.tile_mma_wait(0)
+        T.tile_copy(D, acc)
+
+    return gemm
+
+
+#: Operand dtype -> (accumulator dtype, K: two instruction steps or more).
+DTYPES = {
+    "float16": ("float32", 64),
+    "float32": ("float32", 32),
+    "float8_e4m3fn": ("float32", 128),
+    "int8": ("int32", 128),
+}
+
+ASSEMBLED = KernelTable()  # each kernel built when first looked up; built for ARCH and assembled by the tests
+ASSEMBLED.add("wgmma_bf16_64x128x64", gemm_reference("float32"), wgmma_bf16_64x128x64)
+for _dtype, (_acc, _k) in DTYPES.items():
+    ASSEMBLED.add(f"wgmma_{_dtype}", gemm_reference(_acc), wgmma_gemm, 64, 128, _k, _dtype, _acc)
+ASSEMBLED.add("wgmma_float16_f16_accumulate", gemm_reference("float16"), wgmma_gemm, 64, 64, 64, "float16", "float16")
+for _side in ("A", "B"):
+    for _mode in ("none", "32B", "64B", "128B"):
+        for _major in ("K", "MN"):
+            _rows = 64 if _side == "A" else 128
+            _layout = mma_shared_layout("float16", _mode, (_rows, 64), major=_major)
+            _given = {"a_layout": _layout} if _side == "A" else {"b_layout": _layout}
+            ASSEMBLED.add(
+                f"wgmma_{_side}_{_mode}_{_major}",
+                gemm_reference("float32"),
+                wgmma_gemm,
+                64,
+                128,
+                64,
+                "float16",
+                **_given,
+            )
+ASSEMBLED.add("wgmma_rs", gemm_reference("float32"), wgmma_rs)
+ASSEMBLED.add("wgmma_m128_two_warpgroups", gemm_reference("float32"), wgmma_gemm, 128, 128, 64)
+ASSEMBLED.add("wgmma_n256", gemm_reference("float32"), wgmma_gemm, 64, 256, 64)
+ASSEMBLED.add("wgmma_n200", gemm_reference("float32"), wgmma_gemm, 64, 200, 64)
+ASSEMBLED.add("wgmma_k_loop_async", gemm_reference("float32"), wgmma_k_loop_async)

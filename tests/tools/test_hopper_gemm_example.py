@@ -1,0 +1,65 @@
+"""examples/hopper_gemm.py: every kernel builds for sm_90a (T.tile_mma lowers to wgmma from the target alone),
+carries no tcgen05 instruction, issues K / (32 bytes) wgmma per warpgroup, and assembles with nvcc -arch=sm_90a
+where nvcc is installed."""
+
+import re
+
+import pytest
+
+from tirx_layout.tools.kernel_report import kernel_source, nvcc_assembles
+from tirx_layout.transform import build
+
+from kernels import example_module
+
+HOPPER = example_module("hopper_gemm")
+
+
+def _cuda(name: str) -> str:
+    return build(HOPPER.ASSEMBLED[name][0], HOPPER.ARCH).imports[0].inspect_source()
+
+
+@pytest.mark.parametrize("name", sorted(HOPPER.ASSEMBLED))
+def test_hopper_example_builds_for_sm_90a_and_assembles(name):
+    cuda = _cuda(name)
+    assert "wgmma.mma_async.sync.aligned.m64n" in cuda
+    assert not re.search(r"tcgen05\.[a-z]", cuda), "a tcgen05 instruction in an sm_90a kernel"
+    assembled = nvcc_assembles(cuda, HOPPER.ARCH)
+    if assembled is not None:
+        assert assembled[0], assembled[1]
+
+
+# The README's example: K = 64 of bfloat16 is four m64n128k16 steps (16 elements = 32 bytes each), between one
+# wgmma.fence and one commit_group, then wait_group 0; the shared tiles are published by a proxy fence + barrier.
+def test_the_bf16_example_issues_four_k_steps_in_one_group():
+    body = kernel_source(_cuda("wgmma_bf16_64x128x64"))
+    calls = re.findall(r"tirx_layout_(?:wgmma|tcgen05)_(\w+)\(", body)
+    assert calls == [
+        "fence_proxy_async",
+        "keep_f32_x64",
+        "fence",
+        *["mma_m64n128k16_f32_bf16_bf16_ss_t00"] * 4,
+        "commit_group",
+        "wait_group_0",
+        "keep_f32_x64",
+    ]
+    assert "cta_sync" in body.split("tirx_layout_tcgen05_fence_proxy_async")[1].split("tirx_layout_wgmma_fence")[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "helper", "count"),
+    [
+        ("wgmma_float32", "mma_m64n128k8_f32_tf32_tf32_ss_t00", 4),  # K 32 of tf32: k8 steps
+        ("wgmma_float8_e4m3fn", "mma_m64n128k32_f32_e4m3_e4m3_ss_t00", 4),  # K 128 of e4m3: k32 steps
+        ("wgmma_int8", "mma_m64n128k32_s32_s8_s8_ss_t00", 4),
+        ("wgmma_float16_f16_accumulate", "mma_m64n64k16_f16_f16_f16_ss_t00", 4),
+        ("wgmma_A_64B_MN", "mma_m64n128k16_f32_f16_f16_ss_t10", 4),  # imm-trans-a = 1
+        ("wgmma_B_none_MN", "mma_m64n128k16_f32_f16_f16_ss_t01", 4),
+        ("wgmma_rs", "mma_m64n128k16_f32_bf16_bf16_rs_t0", 4),
+        ("wgmma_n200", "mma_m64n200k16_f32_bf16_bf16_ss_t00", 4),
+        ("wgmma_n256", "mma_m64n256k16_f32_bf16_bf16_ss_t00", 4),
+        ("wgmma_m128_two_warpgroups", "mma_m64n128k16_f32_bf16_bf16_ss_t00", 4),  # each warpgroup: its 64 rows
+    ],
+)
+def test_each_kind_and_form_issues_its_instruction_once_per_k_step(name, helper, count):
+    body = kernel_source(_cuda(name))
+    assert len(re.findall(rf"tirx_layout_wgmma_{helper}\(", body)) == count
