@@ -51,6 +51,19 @@ class SharedSpace:
         self.top = base + memory.data.nbytes
         return base
 
+    def reserve(self, memory, alignment: int) -> int:
+        """Place ``memory`` like :meth:`place` as a region that holds other buffers (the dynamic shared pool, whose
+        windows are then placed with :meth:`place_at`); :meth:`find` answers with the windows, never the region."""
+        base = self.place(memory, alignment)
+        self.memories.pop()
+        return base
+
+    def place_at(self, memory, address: int) -> int:
+        """Give ``memory`` the base ``address`` another placement chose (a window of the dynamic shared pool)."""
+        self.bases[id(memory)] = int(address)
+        self.memories.append((int(address), memory))
+        return int(address)
+
     def base(self, memory) -> int:
         """The base address of a placed shared ``memory``."""
         if id(memory) not in self.bases:
@@ -79,7 +92,8 @@ def _element(interp, expr, what: str):
     memory = interp._memory(load.source)
     if memory.scope != "shared":
         raise SimulationError(f"{what} takes a shared-memory address; {load.source.name} is {memory.scope}")
-    return memory, np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
+    index = np.asarray(interp.element_index(load.source, load.indices), np.int64)
+    return memory, np.broadcast_to(index, (interp.count,))
 
 
 def shared_address(interp, expr, what: str) -> tuple[object, np.ndarray]:

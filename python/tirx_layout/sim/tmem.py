@@ -255,7 +255,7 @@ def execute(interp, what: str, args) -> None:
         load = slot.args[0]
         ncols = int(np.asarray(interp.eval(args[1])).flat[0])
         column = tm.alloc(ncols)
-        index = int(np.asarray(interp.eval(load.indices[-1])).flat[0])
+        index = int(np.asarray(interp.element_index(load.source, load.indices)).flat[0])
         memory = interp._memory(load.source)
         if memory.scope != "shared":
             raise SimulationError("tcgen05.alloc writes its address to shared memory")
