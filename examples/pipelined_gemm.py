@@ -22,11 +22,11 @@ grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`
 ``it % stages`` at phase ``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase
 ``i // 2 % 2``.
 
-The simulator runs the TMA kernels as long as no ring stage is refilled (``pipelined_gemm_256_tma``: two CTAs, four
-K tiles over four stages; ``pipelined_gemm_tail_tma``): a TMA load into a stage whose previous TMA load the producer
-never waited for itself is reported as a race, although the producer waited for the MMA that read it (decisions,
-"Issue 21: the pipelined GEMM"). The kernels that refill stages and turn both accumulator stages over (persistent,
-``ctas=1``) load with thread copies.
+The simulator runs both producers, one CTA per output tile and persistent (``ctas=1``: every ring stage refilled,
+both accumulator stages turned over). A refill is ordered after the stage's previous TMA load through the MMA: the
+load completes ``full[s]``, the MMA thread waits for it before its MMA, the MMA's commit completes ``empty[s]``,
+and the producer waits for that before loading again (mbarrier phases carry what their arrivals, complete-tx and
+commits release; decisions, "Issue 21: TMA refills in the simulator").
 
 Build-time budget checks (``check_budget``): the ring must fit the CTA's shared memory and the two accumulator
 stages the 512 TMEM columns; each is a ``ValueError`` naming the numbers.
@@ -34,20 +34,21 @@ stages the 512 TMEM columns; each is a ``ValueError`` naming the numbers.
 
 from __future__ import annotations
 
-import numpy as np
-import tvm
+from pathlib import Path
+
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_mma, T.mbarrier_*, T.alloc_tmem, layout=..., the pipeline)
 from tirx_layout import mma_accumulator_layout, mma_shared_layout
-from tirx_layout.tools.kernel_report import Expected, KernelTable
+from tirx_layout.tools.kernel_report import KernelTable, load_example_module
 
-#: Shared memory one CTA may use on sm_100 (CUDA C++ Programming Guide, compute capability 10.0: 227 KB).
-SHARED_MEMORY_BYTES = 227 * 1024
+#: The ring, its budget, the shape checks and the schedule, shared with the Hopper kernel.
+RING = load_example_module(Path(__file__).with_name("gemm_ring.py"))
+SHARED_MEMORY_BYTES = RING.SHARED_MEMORY_BYTES
+OPERAND_BYTES = RING.OPERAND_BYTES
+unrolled, gemm_reference = RING.unrolled, RING.gemm_reference
 #: Tensor memory columns of one SM (PTX ISA, "Tensor Memory": 128 lanes x 512 columns of 32 bits).
 TMEM_COLUMNS = 512
-#: Bytes of one operand element per supported dtype.
-OPERAND_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers per thread)
 #: Warpgroup 0: epilogue, warp 4 (TMA) or warpgroup 1 (thread copies): producer, thread 256: MMA issue. Whole
 #: warpgroups, as the epilogue's TMEM copies require; the other threads idle.
@@ -68,18 +69,10 @@ def check_budget(tile: tuple[int, int, int], stages: int, dtype: str) -> int:
         ValueError: 5 stages of 128x64 + 256x64 bfloat16 tiles need at least 245872 bytes of shared memory; a CTA
         has 232448 (at most 4 stages fit)
     """
-    tile_m, tile_n, tile_k = tile
+    tile_m, tile_n, _ = tile
     if dtype not in OPERAND_BYTES:
         raise ValueError(f"pipelined_gemm: operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
-    stage_bytes = (tile_m + tile_n) * tile_k * OPERAND_BYTES[dtype]
-    barrier_bytes = 8 * (2 * stages + 4)
-    need = stages * stage_bytes + barrier_bytes
-    if need > SHARED_MEMORY_BYTES:
-        fit = (SHARED_MEMORY_BYTES - 8 * 4) // (stage_bytes + 16)
-        raise ValueError(
-            f"{stages} stages of {tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles need at least {need} bytes "
-            f"of shared memory; a CTA has {SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
-        )
+    need = RING.ring_bytes(tile, stages, dtype, other_barriers=4)  # + acc_full, acc_empty of two stages
     if 2 * tile_n > TMEM_COLUMNS:
         raise ValueError(
             f"two float32 accumulator stages of {tile_m}x{tile_n} need {2 * tile_n} TMEM columns; an SM has "
@@ -103,8 +96,7 @@ def pipelined_gemm(
     persistent CTAs (default: one per output tile). M and N need not be multiples of the tile (the tails are
     guarded); K must be a multiple of tile_k, tile_m is 128 (the epilogue warpgroup's 128 TMEM lanes) and tile_k
     spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements). ``loads``: ``"tma"`` (one producer warp
-    issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``, what the simulator runs
-    until it interprets the TMA).
+    issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``).
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
@@ -122,24 +114,10 @@ def pipelined_gemm(
     check_budget(tile, stages, dtype)
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
-    if tile_k * OPERAND_BYTES[dtype] != 128:
-        raise ValueError(
-            f"pipelined_gemm: tile_k = {tile_k} {dtype} elements is {tile_k * OPERAND_BYTES[dtype]} bytes; one "
-            "128B swizzle row (128 bytes) is what the stage layout holds"
-        )
-    if K % tile_k:
-        raise ValueError(f"pipelined_gemm: K = {K} is not a multiple of tile_k = {tile_k}")
     if tile_n % EPILOGUE_COLUMNS or tile_n % 16 or not 16 <= tile_n <= 256:
         raise ValueError(f"pipelined_gemm: tile_n = {tile_n} must be a multiple of 32 in 32..256 (MMA N, epilogue)")
-    if stages < 2:
-        raise ValueError(f"pipelined_gemm: stages = {stages}; a ring needs at least 2")
-    tiles_m, tiles_n = -(-M // tile_m), -(-N // tile_n)
-    tiles = tiles_m * tiles_n
-    ctas = tiles if ctas is None else ctas
-    if not 1 <= ctas <= tiles:
-        raise ValueError(f"pipelined_gemm: ctas = {ctas} must be in 1..{tiles} (the output tiles)")
-    k_tiles = K // tile_k
-    per_cta = -(-tiles // ctas)  # output tiles of CTA 0; CTA c has those of c + i * ctas below tiles
+    plan = RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas)
+    tiles_n, tiles, ctas, k_tiles, per_cta = plan.tiles_n, plan.tiles, plan.ctas, plan.k_tiles, plan.per_cta
     chunks = tile_n // EPILOGUE_COLUMNS
     a_layout = mma_shared_layout(dtype, "128B", (stages, tile_m, tile_k))
     b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
@@ -225,25 +203,13 @@ def pipelined_gemm(
     return unrolled(gemm)
 
 
-def unrolled(func):
-    """``func`` with its ``T.unroll`` loops written out (TVM's UnrollLoop pass), so that the epilogue's TMEM
-    regions start at constant columns, as the tcgen05.ld lowering requires."""
-    with tvm.transform.PassContext(config={"tirx.UnrollLoop": {"explicit_unroll": True}}):
-        module = tvm.tirx.transform.UnrollLoop()(tvm.IRModule({"main": func}))
-    return tvm.tirx.transform.StmtSimplify()(module)["main"]
-
-
-def gemm_reference():
-    """``D = A @ B.T`` in float64, exact for the sample inputs (integers in -30..30: every float32 partial sum of
-    up to 256 products stays below 2^24)."""
-    return Expected(lambda a, b: a.astype(np.float64) @ b.astype(np.float64).T, inputs=2, rtol=0.0, atol=0.0)
-
-
-#: Simulated by ``tests/tools/test_examples.py``: the TMA kernels without stage refills, and with thread-copy loads
-#: the persistent ones that refill every stage.
+#: Simulated by ``tests/tools/test_examples.py``: one CTA per output tile, and persistent (``ctas=1``: every ring stage
+#: refilled, both accumulator stages turned over) with either producer.
 KERNELS = KernelTable()  # each kernel built when first looked up
 KERNELS.add("pipelined_gemm_256_tma", gemm_reference(), pipelined_gemm, 256, 256, 256)
 KERNELS.add("pipelined_gemm_tail_tma", gemm_reference(), pipelined_gemm, 200, 300, 128)
+KERNELS.add("pipelined_gemm_256_tma_persistent", gemm_reference(), pipelined_gemm, 256, 256, 256, ctas=1)
+KERNELS.add("pipelined_gemm_tail_tma_persistent", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1)
 KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256, ctas=1, loads="threads")
 KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1, loads="threads")
 KERNELS.add(

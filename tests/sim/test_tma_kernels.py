@@ -245,3 +245,70 @@ def test_with_expect_tx_false_the_users_byte_count_completes_the_phase_only_if_i
     else:
         with pytest.raises(SimulationError, match=r"never returns.*tx-count of -8192"):
             sim.run(parse(text), {"A": a, "C": np.zeros_like(a)})
+
+
+RING = """
+@T.prim_func
+def ring(A: T.Buffer((128, 256), "float16"), B: T.Buffer((64, 256), "float16"), C: T.Buffer((128, 64), "float32")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    full = T.alloc_shared((2,), "uint64")
+    empty = T.alloc_shared((2,), "uint64")
+    done = T.alloc_shared((1,), "uint64")
+    A_s = T.alloc_shared((2, 128, 64), "float16", layout=mma_shared_layout("float16", "128B", (2, 128, 64)),
+                         align=1024)
+    B_s = T.alloc_shared((2, 64, 64), "float16", layout=mma_shared_layout("float16", "128B", (2, 64, 64)),
+                         align=1024)
+    acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))
+    frag = T.alloc_local((128, 64), "float32", layout=wg_local_layout(64))
+    T.mbarrier_init(full[0], 2)
+    T.mbarrier_init(full[1], 2)
+    T.mbarrier_init(empty[0], 1)
+    T.mbarrier_init(empty[1], 1)
+    T.mbarrier_init(done[0], 1)
+    if tx // 32 == 4:  # the producer warp: four K tiles through two stages, so stages 0 and 1 are refilled
+        for kt in range(4):
+            if kt >= 2:
+                EMPTY_WAIT
+            T.tile_copy_async(A_s[kt % 2], A[0:128, kt * 64 : kt * 64 + 64], full[kt % 2], scope="warp")
+            T.tile_copy_async(B_s[kt % 2], B[0:64, kt * 64 : kt * 64 + 64], full[kt % 2], scope="warp")
+    elif tx == 160:  # the MMA thread (warp 5): it waits on full[s]; the MMA's commit completes empty[s]
+        for kt in range(4):
+            T.mbarrier_wait(full[kt % 2], kt // 2 % 2)
+            T.tile_mma(acc, A_s[kt % 2], B_s[kt % 2], kt > 0, barrier=empty[kt % 2], scope="thread")
+        T.mbarrier_wait(empty[1], 1)
+        T.mbarrier_arrive(done[0])
+    elif tx < 128:  # the epilogue warpgroup
+        T.mbarrier_wait(done[0], 0)
+        T.tile_copy(frag, acc, "warpgroup")
+        T.tile_copy(C, frag, "warpgroup")
+"""
+
+
+def _ring_inputs():
+    rng = np.random.default_rng(24)
+    return rng.integers(-4, 5, (128, 256)).astype(np.float16), rng.integers(-4, 5, (64, 256)).astype(np.float16)
+
+
+def test_a_producer_refilling_a_stage_after_the_mmas_commit_is_ordered_after_the_stages_previous_load():
+    # TMA write -> full[s] -> the MMA thread's wait -> MMA -> commit -> empty[s] -> the producer's wait -> the next
+    # TMA write into stage s: ordered (PTX ISA: arrive and complete-tx release, a successful wait acquires)
+    a, b = _ring_inputs()
+    text = RING.replace("EMPTY_WAIT", "T.mbarrier_wait(empty[kt % 2], 0)")
+    out = sim.run(parse(text), {"A": a, "B": b}).outputs["C"]
+    np.testing.assert_array_equal(out, a.astype(np.float32) @ b.astype(np.float32).T)
+
+
+def test_a_refill_without_waiting_for_the_mmas_commit_is_a_data_race():
+    a, b = _ring_inputs()
+    text = RING.replace("EMPTY_WAIT", "T.evaluate(0)")
+    with pytest.raises(DataRace, match=r"A_s\[\d+\]: a store \(thread 128\) before it has seen the TMA load into A_s"):
+        sim.run(parse(text), {"A": a, "B": b})
+
+
+def test_a_refill_after_waiting_on_the_wrong_empty_phase_is_a_data_race():
+    # parity 1 of a fresh empty[s] returns at once (the phase before phase 0): no commit was seen
+    a, b = _ring_inputs()
+    text = RING.replace("EMPTY_WAIT", "T.mbarrier_wait(empty[kt % 2], 1)")
+    with pytest.raises(DataRace, match=r"A_s\[\d+\]: a store \(thread 128\) before it has seen the TMA load into A_s"):
+        sim.run(parse(text), {"A": a, "B": b})

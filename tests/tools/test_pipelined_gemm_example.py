@@ -1,8 +1,8 @@
 """The pipelined, warp-specialised GEMM (``examples/pipelined_gemm.py``): the issue's 4096 x 4096 x 4096 bfloat16
-kernel (TMA loads) builds and assembles; small grids simulate equal to numpy on random inputs (with TMA loads where
-no stage is refilled; with thread-copy loads a tail grid and several tiles per persistent CTA, so both accumulator
-stages and every ring phase turn over); dropping any wait between the roles is caught by the simulator; budgets that
-do not fit are refused at build time naming the numbers. (The example table's entries are also simulated on the
+kernel (TMA loads) builds and assembles; small grids simulate equal to numpy on random inputs, with TMA loads and
+with thread-copy loads (a tail grid and several tiles per persistent CTA, so every ring stage is refilled and both
+accumulator stages and every ring phase turn over); dropping any wait between the roles, or waiting for the wrong
+phase, is caught by the simulator; budgets that do not fit are refused at build time naming the numbers. (The example table's entries are also simulated on the
 sample inputs by ``test_examples.py``.)"""
 
 import re
@@ -39,9 +39,11 @@ def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_sourc
     (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384\) gemm_kernel\(([^)]*)\)", big_source))
     assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", signature) == ["A", "B"]
     assert len(re.findall(r"tirx_layout_tcgen05_tma_load_2d\(", body)) == 2
-    # 4 stages of 128 x 64 and 256 x 64 bf16 tiles, two 256-column fp32 accumulator stages = all 512 columns
-    assert "nv_bfloat16 a_tile_ptr[32768]" in body and "nv_bfloat16 b_tile_ptr[65536]" in body
-    assert re.findall(r"tcgen05_alloc\(\(&\(acc_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["512"]
+    # 4 stages of 128 x 64 and 256 x 64 bf16 tiles (196608 bytes, so in the dynamic shared pool: a_tile at element
+    # 0, b_tile at 32768 bf16 elements), two 256-column fp32 accumulator stages = all 512 columns
+    assert "extern __shared__ __align__(1024) uchar shared_pool_ptr[];" in body
+    assert "smem_descriptor((&(((nv_bfloat16*)shared_pool_ptr)[(((kt_1 & 3) * 16384) + 32768)]))" in body
+    assert re.findall(r"tcgen05_alloc\(\(&\(\(\(uint\*\)shared_pool_ptr\)\[\d+\]\)\), \(uint\)(\d+)\)", body) == ["512"]
     # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4
     assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4
     # the epilogue drains 256 columns as 8 tcgen05.ld of 32 columns
@@ -59,6 +61,7 @@ def _inputs(m, n, k, dtype, seed):
     return a, b
 
 
+@pytest.mark.parametrize("loads", ["threads", "tma"])
 @pytest.mark.parametrize(
     "m, n, k, dtype, tile, stages, ctas",
     [
@@ -67,9 +70,9 @@ def _inputs(m, n, k, dtype, seed):
         (130, 96, 256, "float8_e4m3fn", (128, 64, 128), 3, 1),  # fp8, a 2-row M tail, three stages
     ],
 )
-def test_simulates_equal_to_numpy_on_random_inputs(m, n, k, dtype, tile, stages, ctas):
-    """Thread-copy loads: persistent CTAs refilling every stage."""
-    kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas, loads="threads")
+def test_simulates_equal_to_numpy_on_random_inputs(m, n, k, dtype, tile, stages, ctas, loads):
+    """Persistent CTAs refilling every stage (the last two grids), with either producer."""
+    kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas, loads=loads)
     a, b = _inputs(m, n, k, dtype, seed=m + n + k)
     result = sim.run(kernel, {"A": a, "B": b})
     # written here: integers below 9 in magnitude, K <= 256, so every float32 partial sum is exact
@@ -156,6 +159,56 @@ def test_waiting_for_the_wrong_phase_is_caught_by_the_simulator(small):
     wrong = small.with_body(tvm_ffi.structural_map(small.body, [(tvm.tirx.Evaluate, flip)], order="pre"))
     a, b = _inputs(256, 128, 256, "bfloat16", seed=3)
     with pytest.raises(SimulationError, match=r"mbarrier wait by thread \d+ on \w+\[0\] .* never returns"):
+        sim.run(wrong, {"A": a, "B": b})
+
+
+@pytest.fixture(scope="module")
+def small_tma():
+    """The small kernel with the TMA producer warp: four output tiles of four K tiles, sixteen K steps through two
+    stages (each refilled seven times), each accumulator stage used twice."""
+    return EXAMPLE.pipelined_gemm(256, 128, 256, "bfloat16", (128, 64, 64), 2, ctas=1, loads="tma")
+
+
+def test_the_small_tma_kernel_refills_every_stage_with_every_wait(small_tma):
+    a, b = _inputs(256, 128, 256, "bfloat16", seed=4)
+    result = sim.run(small_tma, {"A": a, "B": b})
+    np.testing.assert_array_equal(result["D"], a.astype(np.float64) @ b.astype(np.float64).T)
+
+
+_UNSEEN_LOAD = r"before it has seen the TMA load into a_tile issued by thread 128 complete"
+
+
+@pytest.mark.parametrize(
+    "name, occurrence, message",
+    [
+        # the producer refills stage 0 without waiting for the MMA that reads it: the refill is not ordered after
+        # the stage's previous load (nor after the MMA's read)
+        ("empty", 0, r"a_tile\[0\]: a store \(thread 128\) " + _UNSEEN_LOAD),
+        ("empty", 1, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
+        # the MMA reads a stage before the TMA load into it is seen complete
+        ("full", 0, r"a_tile\[0\]: the tcgen05.mma.kind::f16 \(SS\) issued by thread 256 \(A\) .*" + _UNSEEN_LOAD),
+        ("acc_full", 0, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
+        ("acc_empty", 0, r"access by warp 8 an MMA's write after a load by warp 0, not ordered"),
+    ],
+)
+def test_dropping_a_wait_in_the_tma_kernel_is_caught_by_the_simulator(small_tma, name, occurrence, message):
+    a, b = _inputs(256, 128, 256, "bfloat16", seed=4)
+    with pytest.raises(DataRace, match=message):
+        sim.run(_without_wait(small_tma, name, occurrence), {"A": a, "B": b})
+
+
+def test_a_tma_refill_after_waiting_for_the_wrong_empty_phase_is_a_data_race(small_tma):
+    # parity 1 of a barrier whose phase 0 is still open returns at once: the producer overwrites a stage whose
+    # previous load no thread it is ordered after has seen complete
+    def flip(stmt):
+        op = as_mbarrier(stmt)
+        if op is not None and op.what == "wait" and op.bar.source.name == "empty":
+            return tvm.tirx.Evaluate(mbarrier_call("wait", op.bar, 1 - op.value))
+        return stmt
+
+    wrong = small_tma.with_body(tvm_ffi.structural_map(small_tma.body, [(tvm.tirx.Evaluate, flip)], order="pre"))
+    a, b = _inputs(256, 128, 256, "bfloat16", seed=4)
+    with pytest.raises(DataRace, match=r"a_tile\[0\]: a store \(thread 128\) " + _UNSEEN_LOAD):
         sim.run(wrong, {"A": a, "B": b})
 
 

@@ -19,11 +19,17 @@ has not completed raises :class:`WaitBlocked`: the interpreter suspends those th
 the ``if`` they are in (another warp's role) until the phase completes; if nothing can complete it, the wait would
 hang, and the run stops with a :class:`SimulationError` naming the barrier, the phase and what it still waits for.
 
-A completed phase carries what its arrivals publish: for the tcgen05 ordering model (``sim/tmem_order.py``) the
-arriving warps' released windows and the commit generations it covers (and those the arrivers had seen complete);
-for generic memory the arriving threads' clocks (``memory.SyncClocks``); and the in-flight MMA operand reads the
-arrivers had seen complete. A wait that succeeds takes in what the last completed phase carries (completion is
-cumulative: later phases include earlier ones).
+Memory ordering (PTX ISA, mbarrier and ``cp.async.bulk``): an arrive has release semantics, the complete-tx of a
+TMA copy releases the copy's writes, and a test/try_wait that sees the phase complete acquires what was released
+into it. A completed phase therefore carries what its arrivals publish: for the tcgen05 ordering model
+(``sim/tmem_order.py``) the arriving warps' released windows and the commit generations it covers (and those the
+arrivers had seen complete); for memory the arriving threads' clocks (``memory.SyncClocks``) joined with the
+barrier's own column, its completed phases, which orders the TMA writes whose complete-tx it held; a
+``tcgen05.commit`` arrives with what its issuing thread had acquired (its MMAs were issued after those waits and
+the arrive follows their completion), so a TMA write seen by the MMA issuer is ordered before whatever waits on
+the MMA's commit -- the producer refilling a ring stage; and the in-flight MMA operand reads the arrivers had seen
+complete. A wait that succeeds takes in what the last completed phase carries (completion is cumulative: later
+phases include earlier ones).
 
 Example:
     >>> bar = Mbarrier(count=2, warps=1)
@@ -38,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from .addresses import shared_address
-from .memory import DataRace, SimulationError, SyncClocks
+from .memory import DataRace, SimulationError, SyncClocks, join, stamp
 
 #: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
 TX_LIMIT = (1 << 20) - 1
@@ -48,6 +54,7 @@ __all__ = [
     "TX_LIMIT",
     "Mbarrier",
     "WaitBlocked",
+    "clocks",
     "drop_async_reads",
     "drop_async_writes",
     "execute",
@@ -63,7 +70,16 @@ class Mbarrier:
     """One mbarrier object: expected arrivals per phase, pending arrivals, tx-count, completed phases, and what the
     current and completed phases publish to the tcgen05 ordering model of ``warps`` warps."""
 
-    def __init__(self, count: int, warps: int, name: str = "mbarrier", thread: int = 0, interval: int = 0):
+    def __init__(
+        self,
+        count: int,
+        warps: int,
+        name: str = "mbarrier",
+        thread: int = 0,
+        interval: int = 0,
+        agent: int | None = None,
+        earlier_phases: int = 0,
+    ):
         if not 1 <= count <= TX_LIMIT:
             raise SimulationError(f"mbarrier.init of {name} with count {count}: the count must be in [1, 2^20 - 1]")
         self.name = name
@@ -80,7 +96,12 @@ class Mbarrier:
         # phase is ordered after them too (the arrive releases what its thread knows)
         self.reads: list = []
         self.done_reads: list = []
-        # what the arrivals published for generic memory (memory.SyncClocks: one epoch per thread), or None
+        # what the arrivals published (memory.SyncClocks: one epoch per thread, then the agents), or None; a
+        # completed phase adds the barrier's own column (``agent``): its completed phases, which order the
+        # asynchronous writes whose complete-tx they hold; a barrier initialised again at the same address keeps
+        # the column and counts on from the phases of the earlier one (``earlier_phases``), so a clock never runs back
+        self.agent = agent
+        self.earlier_phases = earlier_phases
         self.clocks = None
         self.done_clocks = None
 
@@ -96,14 +117,13 @@ class Mbarrier:
         """One arrival (``mbarrier.arrive``, or a ``tcgen05.commit`` of ``warp``'s generation ``generation``) by a
         thread that has seen the in-flight reads ``seen_reads`` and each warp's commits up to ``seen_done``
         complete: a waiter of the phase sees them complete too. ``clocks`` is what the thread's arrive publishes
-        for generic memory (``memory.SyncClocks.release``; a commit publishes nothing there)."""
+        for memory (``memory.SyncClocks.release``; a commit's is ``SyncClocks.view``, what its thread acquired)."""
         self.reads.extend(read for read in seen_reads if read not in self.reads)
         if published is not None:
             np.maximum(self.published, published, out=self.published)
         if seen_done is not None:
             np.maximum(self.generations, seen_done, out=self.generations)
-        if clocks is not None:
-            self.clocks = clocks.copy() if self.clocks is None else np.maximum(self.clocks, clocks)
+        self.clocks = join(self.clocks, clocks)
         if warp is not None and generation is not None:
             self.generations[warp] = max(self.generations[warp], generation)
         self.pending -= 1
@@ -136,9 +156,10 @@ class Mbarrier:
             np.maximum(self.done_generations, self.generations, out=self.done_generations)
             self.done_reads.extend(self.reads)
             self.reads = []
-            if self.clocks is not None:
-                done = self.done_clocks
-                self.done_clocks = self.clocks if done is None else np.maximum(done, self.clocks)
+            # release at completion: the arrivals' clocks, and (complete-tx of TMA copies) this barrier's phases
+            phases = self.earlier_phases + self.completed
+            published = self.clocks if self.agent is None else stamp(self.clocks, self.agent, phases)
+            self.done_clocks = join(self.done_clocks, published)
 
     def wait_returns(self, parity: int) -> bool:
         """Whether ``mbarrier.try_wait.parity`` with ``parity`` succeeds now: the current phase has the other
@@ -213,7 +234,12 @@ def execute(interp, what: str, args) -> None:
                     "the mbarrier with no barrier between them; one thread initialises it"
                 )
             name = f"{memory.name}[{i}]"
-            interp.mbarriers[(memory.name, i)] = Mbarrier(int(operand[t]), order.warps, name, t, interval)
+            if earlier is None:
+                agent, phases = clocks(interp).add_agent(), 0
+            else:
+                agent, phases = earlier.agent, earlier.earlier_phases + earlier.completed
+            bar = Mbarrier(int(operand[t]), order.warps, name, t, interval, agent, phases)
+            interp.mbarriers[(memory.name, i)] = bar
             continue
         bar = find(interp, memory, i, what)
         if bar.init_thread != t and bar.init_interval == interval:
@@ -225,22 +251,21 @@ def execute(interp, what: str, args) -> None:
         done = order.seen_done(warp)
         if what == "commit":
             published, generation = order.commit(warp)
-            bar.arrive(published, warp, generation, seen, done)
+            bar.arrive(published, warp, generation, seen, done, clocks=clocks(interp).view(t))
         elif what == "mbarrier_arrive":
-            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done, clocks=_clocks(interp).release(t))
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done, clocks=clocks(interp).release(t))
         elif what == "mbarrier_expect_tx":
             bar.expect_tx(int(operand[t]))
         elif what == "mbarrier_arrive_expect_tx":
             bar.expect_tx(int(operand[t]))
-            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done, clocks=_clocks(interp).release(t))
+            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done, clocks=clocks(interp).release(t))
         elif what == "mbarrier_wait":
             if bar.done_clocks is not None:
-                _clocks(interp).acquire(t, bar.done_clocks)
+                clocks(interp).acquire(t, bar.done_clocks)
             if (warp, i) not in waited:  # the TMEM model is per warp: once per warp and barrier
                 waited.add((warp, i))
                 order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
             _observe_async_reads(interp, t, bar)
-            _observe_async_writes(interp, t, bar)
         else:
             raise SimulationError(f"the simulator does not implement the mbarrier helper {what}")
     if what == "mbarrier_wait" and interp.mask.all():
@@ -248,8 +273,12 @@ def execute(interp, what: str, args) -> None:
         interp.launch.interval += 1
 
 
-def _clocks(interp) -> SyncClocks:
-    """The CTA's :class:`~tirx_layout.sim.memory.SyncClocks`, made by its first mbarrier arrive."""
+def clocks(interp) -> SyncClocks:
+    """The CTA's :class:`~tirx_layout.sim.memory.SyncClocks`, made when first needed (an mbarrier's init gives the
+    barrier its column; a TMA load's issue is a store ordered by them).
+
+    Example: ``clocks(interp).release(t)`` is what thread ``t``'s arrive publishes.
+    """
     if interp.sync is None:
         interp.sync = SyncClocks(interp.count, interp.launch.block * interp.count)
     return interp.sync
@@ -264,20 +293,10 @@ def _observe_async_reads(interp, thread: int, bar: Mbarrier) -> None:
     drop_async_reads(interp, lambda read: read.observed.all())
 
 
-def _observe_async_writes(interp, thread: int, bar: Mbarrier) -> None:
-    """``thread`` saw ``bar``'s phases up to the last completed one: the asynchronous writes (TMA loads) those
-    phases' complete-tx covered are visible to it."""
-    for memory in {id(m): m for m in interp.memories.values()}.values():
-        for write in memory.async_writes:
-            if write.bar is bar and bar.completed > write.phase:
-                write.observed[thread] = True
-    drop_async_writes(interp, lambda write: write.observed.all())
-
-
 def drop_async_writes(interp, finished) -> None:
     """Forget the asynchronous writes for which ``finished(write)`` holds (seen complete by every thread).
 
-    Example: after a CTA barrier, ``drop_async_writes(interp, lambda write: write.observed.any())``.
+    Example: ``drop_async_writes(interp, lambda write: write.seen_by(interp.sync, np.arange(interp.count)).all())``.
     """
     for memory in {id(m): m for m in interp.memories.values()}.values():
         memory.async_writes = [write for write in memory.async_writes if not finished(write)]

@@ -36,6 +36,13 @@ class SyncClocks:
     epoch ``c`` is ordered before a later one by ``r`` when ``seen[r, w] >= c``. Threads are CTA-wide ids, ``base``
     (the CTA's first) subtracted.
 
+    Asynchronous agents get columns after the threads' (:meth:`add_agent`): an mbarrier's column counts its
+    completed phases, and a phase completion publishes that count next to its arrivals' clocks (the complete-tx of a
+    TMA copy releases the copy's writes: they are ordered before a reader ``r`` when ``seen[r, agent]`` is past
+    the phase holding the complete-tx). Knowledge of agents travels like any other: a later arrive of the waiter
+    releases it, and so does a ``tcgen05.commit`` (:meth:`view`). A released clock may be shorter than ``seen``
+    (agents added later); missing columns read as "nothing seen" (-1).
+
     Example:
         >>> clocks = SyncClocks(threads=2, base=0)
         >>> write = clocks.now(np.array([0]))          # thread 0 writes in epoch 0
@@ -45,6 +52,10 @@ class SyncClocks:
         >>> clocks.acquire(1, published)                # thread 1 waits on that phase
         >>> bool(clocks.ordered(np.array([1]), np.array([0]), write)[0])
         True
+        >>> bar = clocks.add_agent()                    # an mbarrier; a TMA write completes in its phase 0
+        >>> clocks.acquire(0, stamp(None, bar, 1))      # thread 0 sees phase 0 complete
+        >>> clocks.seen_phase(np.array([0, 1]), bar).tolist()   # phases each thread has seen complete
+        [1, 0]
     """
 
     def __init__(self, threads: int, base: int):
@@ -56,6 +67,11 @@ class SyncClocks:
         """The current epoch of each of the CTA-wide ``threads``."""
         return self.clock[np.asarray(threads, np.int64) - self.base]
 
+    def add_agent(self) -> int:
+        """A new column for an asynchronous agent (one mbarrier's completed phases); its index."""
+        self.seen = np.pad(self.seen, ((0, 0), (0, 1)), constant_values=-1)
+        return self.seen.shape[1] - 1
+
     def release(self, thread: int) -> np.ndarray:
         """An arrive by local ``thread``: what it publishes; its later accesses are in a new epoch."""
         published = self.seen[thread].copy()
@@ -63,9 +79,25 @@ class SyncClocks:
         self.clock[thread] += 1
         return published
 
+    def view(self, thread: int) -> np.ndarray:
+        """What local ``thread`` has acquired so far, without an epoch of its own: what a ``tcgen05.commit`` it
+        issues carries to the waiters of the phase its arrive completes (the MMAs and copies the commit tracks were
+        issued after those acquires; the commit releases none of the thread's own generic accesses)."""
+        return self.seen[thread].copy()
+
     def acquire(self, thread: int, published: np.ndarray) -> None:
         """A wait by local ``thread`` that saw a phase complete whose arrivals published ``published``."""
-        np.maximum(self.seen[thread], published, out=self.seen[thread])
+        width = len(published)
+        np.maximum(self.seen[thread, :width], published, out=self.seen[thread, :width])
+
+    def barrier(self) -> None:
+        """A CTA barrier: every thread acquires what any thread has acquired (its own epochs are ordered by the
+        barrier interval; this carries the agents' completions)."""
+        self.seen[:] = self.seen.max(axis=0)
+
+    def seen_phase(self, threads, agent: int) -> np.ndarray:
+        """For each local thread of ``threads``: how many phases of ``agent`` it has seen complete."""
+        return np.maximum(self.seen[np.asarray(threads, np.int64), agent], 0)
 
     def ordered(self, later, earlier, earlier_clock) -> np.ndarray:
         """Whether each access by CTA-wide ``later`` comes after ``earlier``'s in epoch ``earlier_clock``."""
@@ -74,6 +106,37 @@ class SyncClocks:
         single = (earlier >= 0) & (earlier - self.base < self.clock.size)
         index = np.where(single, earlier - self.base, 0)
         return single & (self.seen[later, index] >= earlier_clock)
+
+
+def join(first: np.ndarray | None, second: np.ndarray | None) -> np.ndarray | None:
+    """The element-wise maximum of two released clocks (``None`` for none), the shorter padded with -1.
+
+    Example:
+        >>> join(np.array([3, -1]), np.array([1, 2, 5])).tolist(), join(None, None)
+        ([3, 2, 5], None)
+    """
+    if first is None or second is None:
+        return second.copy() if first is None and second is not None else first
+    if len(first) < len(second):
+        first, second = second, first
+    out = first.copy()
+    np.maximum(out[: len(second)], second, out=out[: len(second)])
+    return out
+
+
+def stamp(published: np.ndarray | None, agent: int, phases: int) -> np.ndarray:
+    """``published`` (a released clock, or ``None``) with agent column ``agent`` raised to ``phases``: what a phase
+    completion of that mbarrier publishes.
+
+    Example:
+        >>> stamp(None, 2, 1).tolist(), stamp(np.array([4, 0, 0]), 1, 3).tolist()
+        ([-1, -1, 1], [4, 3, 0])
+    """
+    out = np.full(agent + 1, -1, np.int64) if published is None else published.copy()
+    if len(out) <= agent:
+        out = np.pad(out, (0, agent + 1 - len(out)), constant_values=-1)
+    out[agent] = max(out[agent], phases)
+    return out
 
 
 class AsyncRead:
@@ -110,23 +173,34 @@ class AsyncRead:
 
 
 class AsyncWrite:
-    """Shared-memory elements an asynchronous-proxy copy (a TMA load) writes, signalled through complete-tx on an
-    mbarrier: a thread may read them (or an MMA it issues may) only once it has seen the phase holding that
-    complete-tx complete (``observed``, one flag per thread of the CTA), or after a CTA barrier that follows such an
-    observation by any thread.
+    """Shared-memory elements an asynchronous-proxy copy (a TMA load) writes, signalled through complete-tx in phase
+    ``phase`` of mbarrier ``bar`` (an ``Mbarrier``: its ``agent`` column of the clocks counts the ``earlier_phases``
+    of barriers initialised at its address before it, then its own): a thread may read them (or an MMA it issues
+    may), or overwrite them, only once its :class:`SyncClocks` show it has seen that phase complete -- by its own
+    wait, through another thread's arrive (or ``tcgen05.commit``) after such a wait, or through a CTA barrier after
+    one.
 
     Example:
-        >>> write = AsyncWrite(np.array([0, 1]), "TMA load issued by thread 0", bar=None, phase=0, threads=64)
-        >>> bool(write.observed.any())
-        False
+        >>> from types import SimpleNamespace
+        >>> clocks = SyncClocks(threads=2, base=0)
+        >>> bar = SimpleNamespace(name="bars[0]", agent=clocks.add_agent(), earlier_phases=0)
+        >>> write = AsyncWrite(np.array([0, 1]), "TMA load issued by thread 0", bar=bar, phase=0)
+        >>> write.seen_by(clocks, np.array([0, 1])).tolist()
+        [False, False]
+        >>> clocks.acquire(1, stamp(None, bar.agent, 1))   # thread 1 sees phase 0 of bars[0] complete
+        >>> write.seen_by(clocks, np.array([0, 1])).tolist()
+        [False, True]
     """
 
-    def __init__(self, elements: np.ndarray, what: str, bar, phase: int, threads: int):
+    def __init__(self, elements: np.ndarray, what: str, bar, phase: int):
         self.elements = np.unique(np.asarray(elements, np.int64))
         self.what = what
         self.bar = bar
         self.phase = phase
-        self.observed = np.zeros(threads, bool)
+
+    def seen_by(self, sync: SyncClocks, threads) -> np.ndarray:
+        """Whether each local thread of ``threads`` has seen the write complete."""
+        return sync.seen_phase(threads, self.bar.agent) > self.bar.earlier_phases + self.phase
 
 
 class Memory:
@@ -230,7 +304,8 @@ class Memory:
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
         self._check_async_reads(addresses, threads, block)
-        self.check_async_writes(addresses, threads, block, "a store")
+        self.check_async_writes(addresses, threads, "a store", sync)
+        self._supersede_async_writes(addresses)
         self.data[addresses] = np.broadcast_to(np.asarray(values), addresses.shape).astype(self.data.dtype)
         np.add.at(self.writes, addresses, 1)
         self._writer[addresses] = threads
@@ -254,22 +329,35 @@ class Memory:
                     f"{int(threads[hit][i])} while the {read.what} still reads it; {read.hint}"
                 )
 
-    def check_async_writes(self, addresses, threads, block: int, what: str) -> None:
+    def _supersede_async_writes(self, addresses) -> None:
+        # a store ordered after every asynchronous write of its elements replaces them: a later access is checked
+        # against the store alone (and through it, transitively, against the writes it was ordered after)
+        kept = []
+        for write in self.async_writes:
+            write.elements = write.elements[~np.isin(write.elements, addresses)]
+            if write.elements.size:
+                kept.append(write)
+        self.async_writes = kept
+
+    def check_async_writes(self, addresses, threads, what: str, sync: SyncClocks | None) -> None:
         """A ``what`` (a load, a store, an MMA's read) of ``addresses`` by CTA-wide ``threads``: each thread must
-        have seen the mbarrier phase of every asynchronous write to them complete."""
+        have seen the mbarrier phase of every asynchronous write to them complete (``sync``: the CTA's clocks, which
+        exist once a TMA load was issued)."""
         addresses = np.asarray(addresses, np.int64).ravel()
         threads = np.broadcast_to(np.asarray(threads, np.int64), addresses.shape)
         for write in self.async_writes:
             hit = np.isin(addresses, write.elements)
             if not hit.any():
                 continue
-            blind = ~write.observed[threads[hit] - block * write.observed.size]
+            blind = ~write.seen_by(sync, threads[hit] - sync.base)
             if blind.any():
                 i = int(np.argmax(blind))
                 raise DataRace(
                     f"data race on {self.scope} {self.name}[{int(addresses[hit][i])}]: {what} (thread "
                     f"{int(threads[hit][i])}) before it has seen the {write.what} complete; wait on {write.bar.name} "
-                    f"for phase {write.phase} (T.mbarrier_wait(..., {write.phase % 2})) first"
+                    f"for phase {write.phase} (T.mbarrier_wait(..., {write.phase % 2})) first, or on a phase that "
+                    "a thread which waited there arrives at afterwards (an arrive, or the tcgen05.commit of an MMA "
+                    "it issued after the wait: a ring's empty barrier)"
                 )
 
     def mark_async_proxy_write(self, addresses) -> None:
@@ -292,7 +380,7 @@ class Memory:
         barrier (or an mbarrier phase ``sync`` knows of)."""
         addresses = np.asarray(addresses, np.int64).ravel()
         self._check_bounds(addresses, np.full(addresses.shape, thread), "async read of")
-        self.check_async_writes(addresses, np.full(addresses.shape, thread), block, f"the {what}")
+        self.check_async_writes(addresses, np.full(addresses.shape, thread), f"the {what}", sync)
         writer = self._writer[addresses]
         written = writer != NO_THREAD
         unfenced = written & ~self.proxy_fenced[addresses]
@@ -336,7 +424,7 @@ class Memory:
         )
         if clash.any():
             self._race("a load after a store", clash, addresses, threads, self._writer)
-        self.check_async_writes(addresses, threads, block, "a load")
+        self.check_async_writes(addresses, threads, "a load", sync)
         previous = self._reader[addresses]
         fresh = (previous == NO_THREAD) | (self._reader_interval[addresses] != interval)
         self._reader[addresses] = np.where(fresh | (previous == threads), threads, MANY_THREADS)

@@ -7,8 +7,10 @@
   store of that thread, so earlier unordered accesses of the destination race with it), the write is an
   asynchronous-proxy write (readable by the MMA without a proxy fence), recorded as an :class:`AsyncWrite` of the
   mbarrier's current phase, and complete-tx of the box's bytes is performed on the mbarrier. Any thread that reads
-  the elements before it has seen that phase complete (its own ``mbarrier_wait``, or a CTA barrier after another
-  thread's) is a :class:`DataRace`.
+  or overwrites the elements before it has seen that phase complete is a :class:`DataRace`. Seeing it is the
+  mbarrier's clock (``memory.SyncClocks``): the thread's own ``mbarrier_wait``, or a wait on a phase that a thread
+  which had seen it arrived at (an arrive, or the ``tcgen05.commit`` of MMAs it issued after its wait: how a
+  producer refilling a ring stage is ordered after the stage's previous load), or a CTA barrier after one.
 * ``tma_store_<r>d(&map, &src, c0.., global)``: an asynchronous-proxy read of the shared box by the issuing thread
   (its writers must have fenced the proxy and be ordered before it), then the clipped write of global memory.
   The global write happens at issue; the read of the tile stays in flight (an ``AsyncRead``) until the issuing
@@ -186,12 +188,12 @@ def execute(interp, what: str, args) -> None:
             tx = load_box(fields, _bytes(glob), coords, image, place)
             elements = _shared_box(fields, coords, image.size, place, element, _bytes(glob).size)
             values = image.view(memory.data.dtype)[elements]
-            memory.store(elements, values, np.array([thread]), block, interval, interp.sync)
+            memory.store(elements, values, np.array([thread]), block, interval, mbarrier.clocks(interp))
             memory.mark_async_proxy_write(elements)
             bar_memory, bar_index = shared_address(interp, args[2], what)
             bar = mbarrier.find(interp, bar_memory, int(bar_index[t]), what)
             issued = f"TMA load into {memory.name} issued by thread {t}"
-            memory.async_writes.append(AsyncWrite(elements, issued, bar, bar.completed, interp.count))
+            memory.async_writes.append(AsyncWrite(elements, issued, bar, bar.completed))
             bar.complete_tx(tx)
         else:
             gbytes = _bytes(glob)
