@@ -18,9 +18,10 @@ built for sm_90a; nothing in the kernel names the architecture but its accumulat
 * ``wgmma_warp_specialized``: a TMA producer warp and a consumer warpgroup (``scope="warpgroup"``, accumulator on
   warpgroup 1) handing ring stages to each other through ``full``/``empty`` mbarriers.
 
-Each kernel is built for sm_90a and assembled with ``nvcc -arch=sm_90a -cubin`` in the tests
-(``tests/tools/test_hopper_gemm_example.py``). The inputs are small integers (``sample_input``), so every float32
-and int32 partial sum is exact and the results must equal numpy exactly (a float16 accumulator within rtol 2^-9).
+Each kernel is built for sm_90a (the table's ``arch``), assembled with ``nvcc -arch=sm_90a -cubin`` and simulated
+(the simulator's wgmma model) in the main job and the tests. The inputs are small integers (``sample_input``), so
+every float32 and int32 partial sum is exact and the results must equal numpy exactly (a float16 accumulator within
+rtol 2^-9).
 """
 
 from __future__ import annotations
@@ -180,18 +181,18 @@ DTYPES = {
     "int8": ("int32", 128),
 }
 
-ASSEMBLED = KernelTable()  # each kernel built when first looked up; built for ARCH and assembled by the tests
-ASSEMBLED.add("wgmma_bf16_64x128x64", gemm_reference("float32"), wgmma_bf16_64x128x64)
+KERNELS = KernelTable(ARCH)  # each kernel built (for sm_90a) when first looked up
+KERNELS.add("wgmma_bf16_64x128x64", gemm_reference("float32"), wgmma_bf16_64x128x64)
 for _dtype, (_acc, _k) in DTYPES.items():
-    ASSEMBLED.add(f"wgmma_{_dtype}", gemm_reference(_acc), wgmma_gemm, 64, 128, _k, _dtype, _acc)
-ASSEMBLED.add("wgmma_float16_f16_accumulate", gemm_reference("float16"), wgmma_gemm, 64, 64, 64, "float16", "float16")
+    KERNELS.add(f"wgmma_{_dtype}", gemm_reference(_acc), wgmma_gemm, 64, 128, _k, _dtype, _acc)
+KERNELS.add("wgmma_float16_f16_accumulate", gemm_reference("float16"), wgmma_gemm, 64, 64, 64, "float16", "float16")
 for _side in ("A", "B"):
     for _mode in ("none", "32B", "64B", "128B"):
         for _major in ("K", "MN"):
             _rows = 64 if _side == "A" else 128
             _layout = mma_shared_layout("float16", _mode, (_rows, 64), major=_major)
             _given = {"a_layout": _layout} if _side == "A" else {"b_layout": _layout}
-            ASSEMBLED.add(
+            KERNELS.add(
                 f"wgmma_{_side}_{_mode}_{_major}",
                 gemm_reference("float32"),
                 wgmma_gemm,
@@ -201,9 +202,9 @@ for _side in ("A", "B"):
                 "float16",
                 **_given,
             )
-ASSEMBLED.add("wgmma_rs", gemm_reference("float32"), wgmma_rs)
-ASSEMBLED.add("wgmma_m128_two_warpgroups", gemm_reference("float32"), wgmma_gemm, 128, 128, 64)
-ASSEMBLED.add("wgmma_n256", gemm_reference("float32"), wgmma_gemm, 64, 256, 64)
-ASSEMBLED.add("wgmma_n200", gemm_reference("float32"), wgmma_gemm, 64, 200, 64)
-ASSEMBLED.add("wgmma_k_loop_async", gemm_reference("float32"), wgmma_k_loop_async)
-ASSEMBLED.add("wgmma_warp_specialized", gemm_reference("float32"), wgmma_warp_specialized)
+KERNELS.add("wgmma_rs", gemm_reference("float32"), wgmma_rs)
+KERNELS.add("wgmma_m128_two_warpgroups", gemm_reference("float32"), wgmma_gemm, 128, 128, 64)
+KERNELS.add("wgmma_n256", gemm_reference("float32"), wgmma_gemm, 64, 256, 64)
+KERNELS.add("wgmma_n200", gemm_reference("float32"), wgmma_gemm, 64, 200, 64)
+KERNELS.add("wgmma_k_loop_async", gemm_reference("float32"), wgmma_k_loop_async)
+KERNELS.add("wgmma_warp_specialized", gemm_reference("float32"), wgmma_warp_specialized)

@@ -23,22 +23,26 @@ from ..transform import build
 
 # Lines of a kernel that show what the layouts turned into: shared-memory declarations and accesses, barriers,
 # inline PTX and vector accesses.
-_INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|cta_sync|__syncthreads|uint4|float4|uint2|_ptr\[\d+\];")
+_INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|wgmma|cta_sync|__syncthreads|uint4|float4|uint2|_ptr\[\d+\];")
+#: The architecture an example is built for unless its table names another.
+DEFAULT_ARCH = "sm_100a"
 
 
 class KernelTable(Mapping):
     """Kernels by name, each entry ``(PrimFunc, expected(input) -> output)`` (with a third item, the ``sizes`` of
     its symbolic extents, for a kernel that has some) made the first time it is looked up: listing an example
-    module's kernels (what a test collection does) builds none of them.
+    module's kernels (what a test collection does) builds none of them. ``arch`` is the CUDA architecture the
+    table's kernels are built for (``"sm_90a"`` for the Hopper examples).
 
     Example:
         >>> table = KernelTable()
         >>> table.add("twice", lambda a: 2 * a, str, 42)  # built by str(42) when first asked for
-        >>> list(table), table["twice"][0]
-        (['twice'], '42')
+        >>> list(table), table["twice"][0], table.arch
+        (['twice'], '42', 'sm_100a')
     """
 
-    def __init__(self):
+    def __init__(self, arch: str = DEFAULT_ARCH):
+        self.arch = arch
         self._makers: dict[str, Callable[[], tuple]] = {}
         self._made: dict[str, tuple] = {}
 
@@ -92,7 +96,8 @@ def examples_directory() -> Path:
 def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelTable:
     """Every ``KERNELS`` entry of the modules in ``directory``: name -> (PrimFunc, expected(input) -> output), each
     built when first looked up. With ``showcase_only``, only those a module lists in ``SHOWCASE`` (all of them when
-    it has no such list).
+    it has no such list). An entry of a table for another architecture than :data:`DEFAULT_ARCH` carries it as its
+    fourth item (after the sizes, ``None`` when it has none), so ``report(name, *entry)`` builds it for that one.
 
     Example:
         >>> len(load_examples("/nonexistent"))
@@ -103,8 +108,15 @@ def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelT
         found = getattr(module, "KERNELS", {})
         wanted = getattr(module, "SHOWCASE", list(found)) if showcase_only else list(found)
         for name in wanted:
-            kernels.add_entry(name, lambda found=found, name=name: found[name])
+            kernels.add_entry(name, lambda found=found, name=name: _with_arch(found[name], found))
     return kernels
+
+
+def _with_arch(entry: tuple, table) -> tuple:
+    arch = getattr(table, "arch", DEFAULT_ARCH)
+    if arch == DEFAULT_ARCH:
+        return entry
+    return (*entry, None, arch) if len(entry) == 2 else (*entry, arch)
 
 
 def kernel_source(cuda: str) -> str:
@@ -219,6 +231,7 @@ class KernelReport:
     assembled: tuple[bool, str] | None
     matches: bool
     written_once: bool
+    arch: str = DEFAULT_ARCH
 
     @property
     def ok(self) -> bool:
@@ -230,7 +243,7 @@ class KernelReport:
         nvcc = (
             "nvcc not installed"
             if self.assembled is None
-            else ("nvcc -arch=sm_100a: ok" if self.assembled[0] else f"nvcc FAILED: {self.assembled[1]}")
+            else (f"nvcc -arch={self.arch}: ok" if self.assembled[0] else f"nvcc FAILED: {self.assembled[1]}")
         )
         verdict = "output equals numpy" if self.matches else "OUTPUT DIFFERS from numpy"
         once = "every output element written once" if self.written_once else "SOME ELEMENTS WRITTEN 0 OR 2+ TIMES"
@@ -248,7 +261,9 @@ def _close(got: np.ndarray, wanted, check: Expected) -> bool:
     return got.shape == wanted.shape and bool(np.allclose(got, wanted, rtol=check.rtol, atol=check.atol))
 
 
-def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, arch: str = "sm_100a") -> KernelReport:
+def report(
+    name: str, kernel, expected, sizes: Mapping[str, int] | None = None, arch: str = DEFAULT_ARCH
+) -> KernelReport:
     """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` (``sizes``: its symbolic
     extents) and compare with ``expected`` (the second parameter's value, or ``{output name: value}`` for several
     outputs; an :class:`Expected` for several inputs or a tolerance). A table entry is ``(kernel, expected)`` or,
@@ -266,4 +281,4 @@ def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, 
         wanted = {kernel.params[check.inputs].name: wanted}
     matches = all(_close(result[n], w, check) for n, w in wanted.items())
     written_once = all(bool((result.writes[n] == 1).all()) for n in wanted)
-    return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once)
+    return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once, arch)
