@@ -55,6 +55,7 @@ def test_the_bf16_example_issues_four_k_steps_in_one_group():
         ("wgmma_n200", "mma_m64n200k16_f32_bf16_bf16_ss_t00", 4),
         ("wgmma_n256", "mma_m64n256k16_f32_bf16_bf16_ss_t00", 4),
         ("wgmma_m128_two_warpgroups", "mma_m64n128k16_f32_bf16_bf16_ss_t00", 4),  # each warpgroup: its 64 rows
+        ("wgmma_warp_specialized", "mma_m64n128k16_f32_bf16_bf16_ss_t00", 4),  # TMA + mbarriers, no tcgen05 fence
     ],
 )
 def test_each_kind_and_form_issues_its_instruction_once_per_k_step(name, helper, count):

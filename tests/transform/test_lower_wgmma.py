@@ -310,10 +310,15 @@ REFUSALS = {
         rf"T.tile_mma_wait\(pending\) \(then T.mbarrier_arrive to release a stage\){LINE}",
     ),
     "scale factors": (
+        f'{A16}\n{B16}\n{ACC}\nsf = T.alloc_shared((64, 2), "float8_e8m0fnu")',
+        "T.tile_mma(acc, As, Bs, scale_a=sf, scale_b=sf)",
+        rf"tile_mma with scale factors \(block-scaled\) needs tcgen05; sm_90a \(wgmma\) has none{LINE}",
+    ),
+    "scale factors in tensor memory": (
         f"{A16}\n{B16}\n{ACC}\n"
         'sf = T.alloc_tmem((64, 2), "float8_e8m0fnu", layout=T.layout("S[(64, 2):(1@TLane, 1@TCol)]"))',
         "T.tile_mma(acc, As, Bs, scale_a=sf, scale_b=sf)",
-        r"lives in tensor memory, which target sm_90a does not have",  # the TMEM scale buffer is refused first
+        r"buffer sf lives in tensor memory, which target sm_90a does not have",
     ),
     "scope warp": (
         f"{A16}\n{B16}\n{ACC}",
