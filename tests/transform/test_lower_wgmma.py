@@ -338,6 +338,18 @@ REFUSALS = {
         "T.tile_mma(acc, As, Bs, wait=False)\nif tx % 2 == 0:\n    T.tile_mma_wait(0)",
         r"T.tile_mma_wait on sm_90a runs on whole warpgroups .* splits warpgroup 0 \(thread 1 differs",
     ),
+    "a warpgroup-scope tile_mma reached by another warpgroup than D's": (
+        f'{A16}\n{B16}\nacc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64, first_warpgroup=1))',
+        'if tx // 128 == 0:\n    T.tile_mma(acc, As, Bs, scope="warpgroup")',
+        r"tile_mma's D \(acc\) lives on warpgroup\(s\) \[1\] of the CTA, but the warpgroup-scope tile_mma is reached by "
+        rf"warpgroup\(s\) \[0\]: only D's own warpgroup can issue its wgmma .*{LINE}",
+    ),
+    "a warpgroup-scope tile_mma every warpgroup reaches, D on one": (
+        f'{A16}\n{B16}\nacc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64, first_warpgroup=1))',
+        'T.tile_mma(acc, As, Bs, scope="warpgroup")',
+        r"lives on warpgroup\(s\) \[1\] of the CTA, but the warpgroup-scope tile_mma is reached by warpgroup\(s\) "
+        r"\[0, 1\]",
+    ),
     "a cta scope over fewer warpgroups than the CTA": (
         f"{A16}\n{B16}\n{ACC}",
         "T.tile_mma(acc, As, Bs)",
@@ -358,7 +370,7 @@ REFUSALS = {
 @pytest.mark.parametrize("case", sorted(REFUSALS))
 def test_sm_90a_refuses_what_wgmma_cannot_run(case):
     decls, body, message = REFUSALS[case]
-    threads = 256 if "fewer warpgroups" in case else 128
+    threads = 256 if "fewer warpgroups" in case or "warpgroup-scope" in case else 128
     with pytest.raises(LayoutVerificationError, match=message):
         build(parse(_kernel(decls, body, threads)), "sm_90a")
 
