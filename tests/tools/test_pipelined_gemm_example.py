@@ -39,9 +39,11 @@ def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_sourc
     (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384\) gemm_kernel\(([^)]*)\)", big_source))
     assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", signature) == ["A", "B"]
     assert len(re.findall(r"tirx_layout_tcgen05_tma_load_2d\(", body)) == 2
-    # 4 stages of 128 x 64 and 256 x 64 bf16 tiles, two 256-column fp32 accumulator stages = all 512 columns
-    assert "nv_bfloat16 a_tile_ptr[32768]" in body and "nv_bfloat16 b_tile_ptr[65536]" in body
-    assert re.findall(r"tcgen05_alloc\(\(&\(acc_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["512"]
+    # 4 stages of 128 x 64 and 256 x 64 bf16 tiles (196608 bytes, so in the dynamic shared pool: a_tile at element
+    # 0, b_tile at 32768 bf16 elements), two 256-column fp32 accumulator stages = all 512 columns
+    assert "extern __shared__ __align__(1024) uchar shared_pool_ptr[];" in body
+    assert "smem_descriptor((&(((nv_bfloat16*)shared_pool_ptr)[(((kt_1 & 3) * 16384) + 32768)]))" in body
+    assert re.findall(r"tcgen05_alloc\(\(&\(\(\(uint\*\)shared_pool_ptr\)\[\d+\]\)\), \(uint\)(\d+)\)", body) == ["512"]
     # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4
     assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4
     # the epilogue drains 256 columns as 8 tcgen05.ld of 32 columns

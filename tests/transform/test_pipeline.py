@@ -32,4 +32,4 @@ def test_tvm_build_tirx_build_and_tvm_compile_all_take_the_pipeline():
     by_tvm_build = tvm.build(kernel, target=SM100A, pipeline=PIPELINE_NAME).imports[0].inspect_source()
     by_compile = tvm.compile(kernel, target=SM100A, tir_pipeline=PIPELINE_NAME).mod.imports[0].inspect_source()
     assert by_build == by_tvm_build == by_compile
-    assert "extern __shared__" in by_build and "^" in by_build  # the tile lives in the dynamic shared pool
+    assert "tile_ptr[4096]" in by_build and "^" in by_build

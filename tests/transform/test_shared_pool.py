@@ -47,7 +47,7 @@ def test_the_pipelined_gemm_asks_its_launch_for_its_whole_ring_as_dynamic_shared
 
 
 def test_buffers_sit_at_their_alignment_in_allocation_order():
-    func = pool_shared_memory(two_tiles(300, 64), "sm_90a")
+    func = pool_shared_memory(two_tiles(300, 64), "sm_90a", above=0)  # pooled however small
     script = func.script()
     # big: 1200 bytes at 0; tile: 64 floats at the next multiple of 1024, byte 2048 = element 512
     assert 'shared_pool = T.alloc_buffer((2304,), "uint8", scope="shared.dyn", align=1024)' in script
@@ -80,12 +80,12 @@ def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     T.device_entry()
     tx = T.thread_id([64])
     first = T.alloc_shared((32,), "float32")
-    second = T.alloc_shared((64,), "float32")
+    second = T.alloc_shared((16384,), "float32")
     first[tx] = A[tx]
     T.cuda.cta_sync()
     B[tx] = second[tx]
 """)
-    # first[32..63] lies in the pool (second starts at byte 128), but not in first: the simulator says so
+    # (64 KB in all: pooled) first[32..63] lies in the pool (second starts at byte 128), not in first: an error
     with pytest.raises(sim.OutOfBounds, match="first"):
         sim.run(bad, {"A": np.arange(64, dtype=np.float32)})
 
@@ -97,22 +97,29 @@ def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     T.device_entry()
     tx = T.thread_id([64])
     first = T.alloc_shared((64,), "float32")
-    second = T.alloc_shared((64,), "float32")
+    second = T.alloc_shared((16384,), "float32")
     first[tx] = T.float32(0)
     second[tx] = A[tx]
     T.cuda.cta_sync()
-    window = T.decl_buffer((64,), "float32", data=second.data, scope="shared")
+    window = T.decl_buffer((16384,), "float32", data=second.data, scope="shared")
     B[tx] = window[63 - tx]
 """)
     a = np.arange(64, dtype=np.float32)
     assert np.array_equal(sim.run(kernel, {"A": a})["B"], a[::-1])
     body = kernel_source(build(kernel, "sm_90a").imports[0].inspect_source())
-    # second starts at byte 256 (64 floats after first, 64-aligned): element 64 of the pool read as float
+    # (64 KB in all: pooled) second starts at byte 256 (64 floats after first, 64-aligned): element 64 of the pool
     assert re.search(r"\(\(float\*\)shared_pool_ptr\)\[\(127 - \(\(int\)threadIdx\.x\)\)\]", body)
 
 
+def test_up_to_48_kb_the_buffers_stay_static_arrays_named_after_them():
+    body = kernel_source(build(two_tiles(300, 64), "sm_90a").imports[0].inspect_source())
+    assert "extern __shared__" not in body
+    assert "__shared__ alignas(1024) float tile_ptr[64];" in body
+    assert launch_values(lower(two_tiles(300, 64), "tirx_layout", "sm_90a")).get("tirx.use_dyn_shared_memory") is None
+
+
 def test_the_pooled_cuda_assembles_for_hopper():
-    assembled = nvcc_assembles(build(two_tiles(300, 64), "sm_90a").imports[0].inspect_source(), "sm_90a")
+    assembled = nvcc_assembles(build(two_tiles(20000, 64), "sm_90a").imports[0].inspect_source(), "sm_90a")
     if assembled is None:
         pytest.skip("nvcc is not installed")
     assert assembled[0], assembled[1]

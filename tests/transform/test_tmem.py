@@ -93,7 +93,7 @@ def test_two_stage_accumulator_allocates_256_columns_and_reads_each_stage_with_3
     )
     cuda = build(KERNELS["tmem_two_stage_accumulator"][0]).imports[0].inspect_source()
     body = kernel_source(cuda)
-    assert re.search(r"tirx_layout_tcgen05_alloc\(\(&\(\(\(uint\*\)shared_pool_ptr\)\[\d+\]\)\), \(uint\)256\)", body)
+    assert "tirx_layout_tcgen05_alloc((&(acc_taddr_ptr[0])), (uint)256)" in body
     loads = [c for c in calls(cuda) if c.startswith("ld_")]
     assert loads == ["ld_32x32b_x64", "ld_32x32b_x32", "ld_32x32b_x16"] * 2
     # stage 1 starts at column 112
@@ -377,8 +377,7 @@ def test_swizzled_cp_descriptor_takes_the_shared_layouts_swizzle(mode, field, sb
     copies = re.findall(r"tirx_layout_tcgen05_cp_128x128b\((.*)\);", body)
     assert len(copies) == 8
     assert all(c.endswith(f"(uint)16, (uint){sbo}, (uint){field}") for c in copies)
-    # the staging tile is the most aligned buffer of the kernel: the dynamic shared pool takes its alignment
-    assert f"extern __shared__ __align__({8 * int(mode[:-1])}) uchar shared_pool_ptr[]" in body
+    assert f"__shared__ alignas({8 * int(mode[:-1])}) half staged_ptr" in body
 
 
 def test_swizzled_cp_needs_the_buffer_aligned_to_the_swizzle_repeat():

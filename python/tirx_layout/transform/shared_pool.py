@@ -7,8 +7,9 @@ allocation as ``extern __shared__ __align__(A) uchar pool[]``, passes its size a
 ``tirx.use_dyn_shared_memory`` parameter, and its CUDA runtime raises the kernel's dynamic-shared limit to that size
 (``cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)`` in ``libtvm_runtime_cuda``) — but it allows only one such
 allocation per kernel. So this pass, run after LowerLayoutAccess (when every buffer has its final storage extent),
-lays all of a kernel's shared buffers out in one ``uint8`` pool, always (not only above 48 KB: one path for every
-kernel, tested by every example; the footprint is checked against the architecture's limit either way):
+lays a kernel's shared buffers out in one ``uint8`` pool when together they need more than 48 KB (below that the
+static arrays keep their names in the CUDA source, which the main job shows and tests read; the pooled path runs in
+every pipelined-GEMM example; the footprint is checked against the architecture's limit either way):
 
 * buffers in allocation order, each at a multiple of its declared alignment (``align=``; at least its element size),
   exactly where the simulator's ``SharedSpace`` placed separate buffers, so descriptors and addresses agree;
@@ -30,13 +31,15 @@ from __future__ import annotations
 import tvm
 from tvm import tirx
 
-from ..hw.targets import max_shared_bytes
+from ..hw.targets import PORTABLE_SHARED_KB_PER_BLOCK, max_shared_bytes
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.rewrite import AllocBuffer, AttrStmt, DeclBuffer, map_function, sequence, walk
 
 #: The name of the pool buffer (its data pointer is ``<name>_ptr`` in the CUDA source).
 POOL_NAME = "shared_pool"
 SHARED_SCOPES = ("shared", "shared.dyn")
+#: Up to this many bytes a kernel keeps static ``__shared__`` arrays (named after their buffers in the CUDA source).
+STATIC_SHARED_BYTES = PORTABLE_SHARED_KB_PER_BLOCK * 1024
 
 
 def _element_bits(buffer) -> int:
@@ -83,9 +86,10 @@ def _arch(func) -> str | None:
     return str(target.attrs["arch"])
 
 
-def pool_shared_memory(func, arch: str | None = None):
-    """``func`` with its shared buffers placed in one dynamic shared-memory pool (see the module docstring);
-    ``arch`` defaults to the function's target. ``ValueError`` when they need more than ``arch`` allows.
+def pool_shared_memory(func, arch: str | None = None, above: int = STATIC_SHARED_BYTES):
+    """``func`` with its shared buffers placed in one dynamic shared-memory pool when together they need more than
+    ``above`` bytes (see the module docstring); ``arch`` defaults to the function's target. ``ValueError`` when they
+    need more than ``arch`` allows.
 
     Example (two buffers: the tile at byte 1024, its declared alignment):
         >>> import tvm
@@ -98,7 +102,7 @@ def pool_shared_memory(func, arch: str | None = None):
         ...     tile = T.alloc_shared((64,), "float32", align=1024)
         ...     tile[tx] = A[tx]
         ... ''')
-        >>> for line in pool_shared_memory(func, "sm_90a").script().splitlines()[-6:]:
+        >>> for line in pool_shared_memory(func, "sm_90a", above=0).script().splitlines()[-6:]:
         ...     print(line)
             shared_pool = T.alloc_buffer((1280,), "uint8", scope="shared.dyn", align=1024)
             with T.attr("bar", "tirx_layout.shared_window", 0):
@@ -125,6 +129,8 @@ def pool_shared_memory(func, arch: str | None = None):
             f"{name} needs {size} bytes of shared memory ({listed}); a CTA on {arch} may use at most "
             f"{max_shared_bytes(arch)} bytes"
         )
+    if size <= above:
+        return func
     pool = tirx.decl_buffer((size,), "uint8", POOL_NAME, scope="shared.dyn", data_alignment=alignment)
     views: dict = {}  # old buffer var -> its window of the pool
     window_of: dict = {}  # window -> (the byte offset its AttrStmt names, whether it replaces an allocation)
