@@ -40,6 +40,8 @@ from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_mma, T.tile_mma_wait, T.mbarrier_*, layout=..., the pipeline)
 from tirx_layout import mma_shared_layout, wgmma_accumulator_layout
+from tirx_layout.hw.threads import WARPGROUP_THREADS
+from tirx_layout.hw.wgmma import WGMMA_M
 from tirx_layout.tools.kernel_report import KernelTable, load_example_module
 
 #: The ring, its budget, the shape checks and the schedule, shared with the Blackwell kernel.
@@ -47,8 +49,7 @@ RING = load_example_module(Path(__file__).with_name("gemm_ring.py"))
 #: The architecture this kernel is built for.
 ARCH = "sm_90a"
 #: Rows of one wgmma (``m64nNkK``): one consumer warpgroup's share of the output tile.
-WGMMA_ROWS = 64
-WARPGROUP_THREADS = 128
+WGMMA_ROWS = WGMMA_M
 #: 32-bit registers of one SM (CUDA C++ Programming Guide, compute capability 9.0: 64K per SM and per CTA).
 REGISTERS_PER_CTA = 64 * 1024
 #: The most registers one thread may have (CUDA C++ Programming Guide, compute capability 9.0: 255).
