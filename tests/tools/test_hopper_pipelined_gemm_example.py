@@ -76,7 +76,12 @@ def test_the_4096_cube_kernels_assemble_for_sm_90a_without_spilling(big):
 
 def _inputs(m, n, k, dtype, seed):
     rng = np.random.default_rng(seed)
-    cast = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn}[dtype]
+    cast = {
+        "bfloat16": ml_dtypes.bfloat16,
+        "float16": np.float16,
+        "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+        "float8_e5m2": ml_dtypes.float8_e5m2,
+    }[dtype]
     return rng.integers(-8, 9, (m, k)).astype(cast), rng.integers(-8, 9, (n, k)).astype(cast)
 
 
@@ -91,6 +96,8 @@ def _product(a, b):
         (256, 256, 256, "bfloat16", (128, 256, 64), 4, None),  # the grid: two CTAs, four K tiles each
         (200, 300, 192, "bfloat16", (128, 256, 64), 2, 1),  # tails in M and N; one CTA refills both stages
         (130, 96, 256, "float8_e4m3fn", (128, 64, 128), 3, 1),  # fp8 (K = 32 per wgmma), a 2-row M tail
+        (130, 70, 256, "float16", (64, 64, 64), 2, 2),  # one consumer warpgroup (256 threads), three tiles per CTA
+        (130, 70, 256, "float8_e5m2", (64, 64, 128), 2, 2),
     ],
 )
 def test_simulates_equal_to_numpy_on_random_inputs(m, n, k, dtype, tile, stages, ctas):
