@@ -18,7 +18,7 @@ built for sm_90a; nothing in the kernel names the architecture but its accumulat
 * ``wgmma_warp_specialized``: a TMA producer warp and a consumer warpgroup (``scope="warpgroup"``, accumulator on
   warpgroup 1) handing ring stages to each other through ``full``/``empty`` mbarriers.
 
-Each kernel is built for sm_90a (the table's ``arch``), assembled with ``nvcc -arch=sm_90a -cubin`` and simulated
+Each kernel is built for sm_90a (the module's ``ARCH``), assembled with ``nvcc -arch=sm_90a -cubin`` and simulated
 (the simulator's wgmma model) in the main job and the tests. The inputs are small integers (``sample_input``), so
 every float32 and int32 partial sum is exact and the results must equal numpy exactly (a float16 accumulator within
 rtol 2^-9).
@@ -181,7 +181,7 @@ DTYPES = {
     "int8": ("int32", 128),
 }
 
-KERNELS = KernelTable(ARCH)  # each kernel built (for sm_90a) when first looked up
+KERNELS = KernelTable()  # each kernel built (for ARCH: load_examples reads it) when first looked up
 KERNELS.add("wgmma_bf16_64x128x64", gemm_reference("float32"), wgmma_bf16_64x128x64)
 for _dtype, (_acc, _k) in DTYPES.items():
     KERNELS.add(f"wgmma_{_dtype}", gemm_reference(_acc), wgmma_gemm, 64, 128, _k, _dtype, _acc)

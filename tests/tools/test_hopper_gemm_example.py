@@ -19,7 +19,7 @@ def _cuda(name: str) -> str:
 
 
 def test_the_table_is_built_for_sm_90a_and_listed_with_the_examples():
-    assert HOPPER.KERNELS.arch == "sm_90a"
+    assert HOPPER.ARCH == "sm_90a"
     entry = example_kernels()["wgmma_rs"]
     assert entry[2:] == (None, "sm_90a")  # report(name, *entry) builds it for sm_90a
     assert example_kernels()["gemm_fp16_128x128x64"][2:] == ()  # the default architecture adds nothing

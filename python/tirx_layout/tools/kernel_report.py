@@ -1,6 +1,6 @@
-"""Compile example kernels for sm_100a and report on them: the CUDA lines worth reading, whether nvcc assembles the
-source, and whether the simulator's output equals numpy's. The main job (``./dev.sh demo``) prints this report for
-every kernel in ``examples/``.
+"""Compile example kernels for sm_100a (or the architecture an example module names) and report on them: the CUDA
+lines worth reading, whether nvcc assembles the source, and whether the simulator's output equals numpy's. The main
+job (``./dev.sh demo``) prints this report for every kernel in ``examples/``.
 """
 
 from __future__ import annotations
@@ -24,25 +24,21 @@ from ..transform import build
 # Lines of a kernel that show what the layouts turned into: shared-memory declarations and accesses, barriers,
 # inline PTX and vector accesses.
 _INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|wgmma|cta_sync|__syncthreads|uint4|float4|uint2|_ptr\[\d+\];")
-#: The architecture an example is built for unless its table names another.
-DEFAULT_ARCH = "sm_100a"
 
 
 class KernelTable(Mapping):
     """Kernels by name, each entry ``(PrimFunc, expected(input) -> output)`` (with a third item, the ``sizes`` of
     its symbolic extents, for a kernel that has some) made the first time it is looked up: listing an example
-    module's kernels (what a test collection does) builds none of them. ``arch`` is the CUDA architecture the
-    table's kernels are built for (``"sm_90a"`` for the Hopper examples).
+    module's kernels (what a test collection does) builds none of them.
 
     Example:
         >>> table = KernelTable()
         >>> table.add("twice", lambda a: 2 * a, str, 42)  # built by str(42) when first asked for
-        >>> list(table), table["twice"][0], table.arch
-        (['twice'], '42', 'sm_100a')
+        >>> list(table), table["twice"][0]
+        (['twice'], '42')
     """
 
-    def __init__(self, arch: str = DEFAULT_ARCH):
-        self.arch = arch
+    def __init__(self):
         self._makers: dict[str, Callable[[], tuple]] = {}
         self._made: dict[str, tuple] = {}
 
@@ -96,8 +92,8 @@ def examples_directory() -> Path:
 def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelTable:
     """Every ``KERNELS`` entry of the modules in ``directory``: name -> (PrimFunc, expected(input) -> output), each
     built when first looked up. With ``showcase_only``, only those a module lists in ``SHOWCASE`` (all of them when
-    it has no such list). An entry of a table for another architecture than :data:`DEFAULT_ARCH` carries it as its
-    fourth item (after the sizes, ``None`` when it has none), so ``report(name, *entry)`` builds it for that one.
+    it has no such list). A module that names its architecture (``ARCH = "sm_90a"``; else sm_100a) has its entries
+    extended to ``(PrimFunc, expected, sizes, arch)``, what :func:`report` takes after the name.
 
     Example:
         >>> len(load_examples("/nonexistent"))
@@ -107,14 +103,21 @@ def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelT
     for module in map(load_example_module, sorted(Path(directory).glob("*.py"))):
         found = getattr(module, "KERNELS", {})
         wanted = getattr(module, "SHOWCASE", list(found)) if showcase_only else list(found)
+        arch = getattr(module, "ARCH", None)
         for name in wanted:
-            kernels.add_entry(name, lambda found=found, name=name: _with_arch(found[name], found))
+            kernels.add_entry(name, lambda found=found, name=name, arch=arch: with_arch(found[name], arch))
     return kernels
 
 
-def _with_arch(entry: tuple, table) -> tuple:
-    arch = getattr(table, "arch", DEFAULT_ARCH)
-    if arch == DEFAULT_ARCH:
+def with_arch(entry: tuple, arch: str | None) -> tuple:
+    """A kernel table ``entry`` (``(kernel, expected)`` or ``(kernel, expected, sizes)``) extended to ``(kernel,
+    expected, sizes, arch)`` for an ``arch``; unchanged for ``None`` (the default architecture).
+
+    Example:
+        >>> with_arch(("k", "e"), "sm_90a"), with_arch(("k", "e", {"M": 4}), None)
+        (('k', 'e', None, 'sm_90a'), ('k', 'e', {'M': 4}))
+    """
+    if arch is None:
         return entry
     return (*entry, None, arch) if len(entry) == 2 else (*entry, arch)
 
@@ -231,7 +234,7 @@ class KernelReport:
     assembled: tuple[bool, str] | None
     matches: bool
     written_once: bool
-    arch: str = DEFAULT_ARCH
+    arch: str = "sm_100a"
 
     @property
     def ok(self) -> bool:
@@ -261,9 +264,7 @@ def _close(got: np.ndarray, wanted, check: Expected) -> bool:
     return got.shape == wanted.shape and bool(np.allclose(got, wanted, rtol=check.rtol, atol=check.atol))
 
 
-def report(
-    name: str, kernel, expected, sizes: Mapping[str, int] | None = None, arch: str = DEFAULT_ARCH
-) -> KernelReport:
+def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, arch: str = "sm_100a") -> KernelReport:
     """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` (``sizes``: its symbolic
     extents) and compare with ``expected`` (the second parameter's value, or ``{output name: value}`` for several
     outputs; an :class:`Expected` for several inputs or a tolerance). A table entry is ``(kernel, expected)`` or,
