@@ -67,7 +67,31 @@ def _whole(side, name: str) -> None:
 
 
 class WgmmaLowering:
-    """Lowers the tile MMAs and waits of one function for a ``wgmma`` target (see the module docstring)."""
+    """Lowers the tile MMAs and waits of one function for a ``wgmma`` target (see the module docstring);
+    ``LowerTileMma`` uses it when the function's target has ``wgmma``.
+
+    Example (64 x 64 x 32 float16 from 64B-swizzled tiles: two K steps of 16 in one group, then the wait):
+        >>> import re, tvm, tirx_layout
+        >>> from tirx_layout.transform import lower_tile_mma
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k():
+        ...     T.func_attr({"target": T.target({"kind": "cuda", "arch": "sm_90a"})})
+        ...     T.device_entry()
+        ...     tx = T.thread_id([128])
+        ...     A = T.alloc_shared((64, 32), "float16", layout=mma_shared_layout("float16", "64B", (64, 32)),
+        ...                        align=1024)
+        ...     B = T.alloc_shared((64, 32), "float16", layout=mma_shared_layout("float16", "64B", (64, 32)),
+        ...                        align=1024)
+        ...     acc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64))
+        ...     T.tile_mma(acc, A, B)
+        ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": mma_shared_layout,
+        ...                 "wgmma_accumulator_layout": wgmma_accumulator_layout})
+        >>> re.findall(r'func_call\\("tirx_layout_(\\w+)"', lower_tile_mma(func).script())
+        ... # doctest: +NORMALIZE_WHITESPACE
+        ['tcgen05_fence_proxy_async', 'wgmma_keep_f32_x32', 'wgmma_fence', 'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00',
+         'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00', 'wgmma_commit_group', 'wgmma_wait_group_0', 'wgmma_keep_f32_x32']
+    """
 
     def __init__(self, func, layouts: dict, threads):
         self.func = func

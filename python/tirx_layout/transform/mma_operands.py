@@ -37,7 +37,18 @@ def shared_operand(side: MemoryOperand, rows: int, k: int, name: str, family: st
     The region is the buffer's layout sliced to it (leading dimensions taking one index, K sliced by whole
     instruction steps); a symbolic start must move the region by whole swizzle repeats, so that every stage is
     swizzled alike and one descriptor serves them all. ``family`` is the instruction reading the descriptor
-    (``"tcgen05"`` or ``"wgmma"``: the derivation applies its limits)."""
+    (``"tcgen05"`` or ``"wgmma"``: the derivation applies its limits).
+
+    Example (a 128B-swizzled K-major float16 B: SBO 8 rows x 128 bytes, K steps of 16 elements 32 bytes apart):
+        >>> import tvm
+        >>> from tirx_layout import mma_shared_layout
+        >>> from tirx_layout.transform.copy_plan import operand
+        >>> B = tvm.tirx.decl_buffer((64, 64), "float16", "B", scope="shared", data_alignment=1024)
+        >>> side = operand(B[0:64, 0:64], {B: mma_shared_layout("float16", "128B", (64, 64))}, "B")
+        >>> desc, start, stage_units, steps = shared_operand(side, 64, 64, "B")
+        >>> desc.swizzle, desc.sbo, start, stage_units, steps
+        ('128B', 1024, 0, None, [0, 2, 4, 6])
+    """
     if side.buffer.scope() not in ("shared", "shared.dyn"):
         raise ValueError(f"{name} of tile_mma must be in shared memory, {side.buffer.name} is {side.buffer.scope()}")
     shape = list(side.shape)
@@ -101,13 +112,23 @@ def _stage_step(layout, shape, begins, extents, dim: int, name: str) -> int:
 
 
 def operand_pointer(view, start):
-    """``&view[start]``: the shared address of an operand's first K step."""
+    """``&view[start]``: the shared address of an operand's first K step.
+
+    Example:
+        >>> operand_pointer(tvm.tirx.decl_buffer((64,), "float16", "B_flat", scope="shared"), 16)
+        T.address_of(B_flat[16])
+    """
     index = tirx.IntImm("int32", start) if isinstance(start, int) else start
     return tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [index]))
 
 
 def as_u32(flag):
-    """A boolean expression as the ``uint32`` the helpers take (0 or 1); a constant stays a constant."""
+    """A boolean expression as the ``uint32`` the helpers take (0 or 1); a constant stays a constant.
+
+    Example:
+        >>> as_u32(tirx.const(True, "bool"))
+        T.uint32(1)
+    """
     if isinstance(flag, tirx.IntImm):
         return tirx.const(int(bool(flag.value)), "uint32")
     return tirx.Cast("uint32", flag)
