@@ -12,7 +12,9 @@ built for sm_90a; nothing in the kernel names the architecture but its accumulat
 * ``wgmma_rs``: A from registers (``wgmma_operand_a_layout``, loaded by the warpgroup from global memory).
 * ``wgmma_m128_two_warpgroups``: M = 128 over a CTA of two warpgroups, each issuing its own 64 rows.
 * ``wgmma_n256``, ``wgmma_n200``: the widest N, and one that is not a power of two.
-* ``wgmma_k_loop_async``: a K loop over global K tiles in two shared stages, the asynchronous form:
+* ``wgmma_k_loop_async`` (bf16; ``_float16_float32``, ``_float16_float16``, ``_float32_float32`` (tf32),
+  ``_float8_e4m3fn_float32``, ``_int8`` for the other kinds): a K loop over global K tiles in two shared stages, the
+  asynchronous form:
   ``T.tile_mma(..., wait=False)`` then ``T.tile_mma_wait(1)`` (the group of the other stage has retired, so that
   stage may be refilled), ``T.tile_mma_wait(0)`` before the epilogue.
 * ``wgmma_warp_specialized``: a TMA producer warp and a consumer warpgroup (``scope="warpgroup"``, accumulator on
@@ -102,24 +104,25 @@ def wgmma_rs(n: int = 128, k: int = 64, dtype: str = "bfloat16"):
     return gemm
 
 
-def wgmma_k_loop_async(n: int = 128, k: int = 256, k_tile: int = 64):
-    """Two shared stages over ``k // k_tile`` global K tiles, the asynchronous form. K tile ``kt`` goes into stage
-    ``kt % 2`` and its group is committed without waiting; ``T.tile_mma_wait(1)`` then leaves only that newest group
-    in flight, so the group of K tile ``kt - 1`` (the other stage) has retired and the next iteration may refill its
-    stage. The groups accumulate into one fragment (wgmmas of one shape into the same accumulator are ordered)."""
-    tiles = k // k_tile
-    kw = k_tile
-    a_layout = mma_shared_layout("bfloat16", "128B", (2, 64, k_tile))
-    b_layout = mma_shared_layout("bfloat16", "128B", (2, n, k_tile))
-    accumulator = wgmma_accumulator_layout(n)
+def wgmma_k_loop_async(n: int = 128, tiles: int = 4, dtype: str = "bfloat16", acc_dtype: str = "float32"):
+    """Two shared stages over ``tiles`` global K tiles of one 128-byte swizzle row each (64 16-bit, 32 tf32 or 128
+    8-bit elements), the asynchronous form. K tile ``kt`` goes into stage ``kt % 2`` and its group is committed
+    without waiting; ``T.tile_mma_wait(1)`` then leaves only that newest group in flight, so the group of K tile
+    ``kt - 1`` (the other stage) has retired and the next iteration may refill its stage. The groups accumulate into
+    one fragment (wgmmas of one shape into the same accumulator are ordered)."""
+    k_tile = 128 // {"bfloat16": 2, "float16": 2, "float32": 4}.get(dtype, 1)
+    kw, k = k_tile, tiles * k_tile
+    a_layout = mma_shared_layout(dtype, "128B", (2, 64, k_tile))
+    b_layout = mma_shared_layout(dtype, "128B", (2, n, k_tile))
+    accumulator = wgmma_accumulator_layout(n, acc_dtype)
 
     @T.prim_func
-    def gemm(A: T.Buffer((64, k), "bfloat16"), B: T.Buffer((n, k), "bfloat16"), D: T.Buffer((64, n), "float32")):
+    def gemm(A: T.Buffer((64, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((64, n), acc_dtype)):
         T.device_entry()
         tx = T.thread_id([128])
-        a_tile = T.alloc_shared((2, 64, k_tile), "bfloat16", layout=a_layout, align=1024)
-        b_tile = T.alloc_shared((2, n, k_tile), "bfloat16", layout=b_layout, align=1024)
-        acc = T.alloc_local((64, n), "float32", layout=accumulator)
+        a_tile = T.alloc_shared((2, 64, k_tile), dtype, layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((2, n, k_tile), dtype, layout=b_layout, align=1024)
+        acc = T.alloc_local((64, n), acc_dtype, layout=accumulator)
         for kt in T.serial(tiles):
             T.tile_copy(a_tile[kt % 2], A[0:64, kt * kw : kt * kw + kw])
             T.tile_copy(b_tile[kt % 2], B[0:n, kt * kw : kt * kw + kw])
@@ -207,4 +210,11 @@ KERNELS.add("wgmma_m128_two_warpgroups", gemm_reference("float32"), wgmma_gemm, 
 KERNELS.add("wgmma_n256", gemm_reference("float32"), wgmma_gemm, 64, 256, 64)
 KERNELS.add("wgmma_n200", gemm_reference("float32"), wgmma_gemm, 64, 200, 64)
 KERNELS.add("wgmma_k_loop_async", gemm_reference("float32"), wgmma_k_loop_async)
+for _dtype in ("float16", "float32", "float8_e4m3fn"):
+    KERNELS.add(f"wgmma_k_loop_async_{_dtype}_float32", gemm_reference("float32"), wgmma_k_loop_async, 128, 4, _dtype)
+# a float16 accumulator: K = 128 keeps the sums of the sample inputs inside float16's range
+KERNELS.add(
+    "wgmma_k_loop_async_float16_float16", gemm_reference("float16"), wgmma_k_loop_async, 64, 2, "float16", "float16"
+)
+KERNELS.add("wgmma_k_loop_async_int8", gemm_reference("int32"), wgmma_k_loop_async, 128, 2, "int8", "int32")
 KERNELS.add("wgmma_warp_specialized", gemm_reference("float32"), wgmma_warp_specialized)
