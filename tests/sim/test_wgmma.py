@@ -429,6 +429,18 @@ def test_f16_accumulator_rounds_once_per_instruction():
     assert (out == np.float16(1)).all()
 
 
+def test_tf32_operands_lose_their_13_low_mantissa_bits():
+    gemm = Gemm(n=8, steps=1, a_dtype="tf32", accumulate=False)
+    low = np.float32(1 + 2.0**-20)  # a mantissa bit below tf32's 10: the tf32 datapath reads 1.0
+    gemm.av[:] = 0
+    gemm.av[:, 0] = low
+    gemm.bv[:] = 0
+    gemm.bv[:, 0] = 3
+    gemm.a_op = Operand(gemm.av, "K", "128B", wgmma_desc)
+    gemm.b_op = Operand(gemm.bv, "K", "128B", wgmma_desc)
+    assert (gemm.run() == np.float32(3)).all()  # not 3 + 3 * 2^-20, which float32 holds
+
+
 # --- a broken decoder is caught ---
 
 
