@@ -16,6 +16,7 @@ from tirx_layout.transform import build
 from kernels.device import (
     COPY_MODULES,
     COUNTABLE,
+    big_copy,
     count_stores,
     device_case,
     example_entries,
@@ -79,4 +80,10 @@ def test_the_pipelined_hopper_gemm_shapes_the_gpu_runs_are_fit_for_sm_90a(m, n, 
         pytest.skip("examples/hopper_pipelined_gemm.py is not written yet")
     tiles = -(-m // 128) * -(-n // 256)
     kernel = example_module("hopper_pipelined_gemm").hopper_pipelined_gemm(m, n, k, dtype, ctas=min(132, tiles))
+    check_launch(kernel, build(kernel, ARCH).imports[0].inspect_source())
+
+
+@pytest.mark.parametrize("floats", [4096, 50000])
+def test_the_shared_memory_kernels_are_fit_for_sm_90a(floats):
+    kernel = big_copy(floats)
     check_launch(kernel, build(kernel, ARCH).imports[0].inspect_source())
