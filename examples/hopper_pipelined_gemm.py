@@ -206,3 +206,13 @@ KERNELS.add(
     ctas=1,
 )
 SHOWCASE = ["hopper_pipelined_gemm_256"]
+
+#: The issue's production sizes, built for sm_90a and assembled by the main job (``tools.kernel_report
+#: .load_full_size``) but not simulated: 4096^3 bf16 (128 x 256 x 64 tiles) and fp8 e4m3 (128 x 256 x 128), four
+#: stages, persistent over the 132 SMs of an H100/H200.
+FULL_SIZE = {
+    "hopper_pipelined_gemm_4096_bf16": lambda: hopper_pipelined_gemm(4096, 4096, 4096, ctas=132),
+    "hopper_pipelined_gemm_4096_fp8": lambda: hopper_pipelined_gemm(
+        4096, 4096, 4096, "float8_e4m3fn", (128, 256, 128), ctas=132
+    ),
+}

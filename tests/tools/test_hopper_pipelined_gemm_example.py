@@ -17,11 +17,11 @@ import tvm_ffi
 from tirx_layout import sim
 from tirx_layout.ir.mma_ops import as_mbarrier, as_mma_wait
 from tirx_layout.sim import DataRace
-from tirx_layout.tools.kernel_report import find_nvcc, kernel_source
+from tirx_layout.tools.kernel_report import find_nvcc, kernel_source, load_full_size
 from tirx_layout.tools.measurement import launch_values, lower, measure_cuda
 from tirx_layout.transform import build
 
-from kernels import example_module
+from kernels import EXAMPLES, example_module
 
 EXAMPLE = example_module("hopper_pipelined_gemm")
 ARCH = "sm_90a"
@@ -35,9 +35,12 @@ BIG = {
 
 @pytest.fixture(scope="module", params=sorted(BIG))
 def big(request):
+    """The main job's production sizes (``FULL_SIZE``, built for the module's ``ARCH``)."""
     dtype = request.param
     tile, helper = BIG[dtype]
-    kernel = EXAMPLE.hopper_pipelined_gemm(4096, 4096, 4096, dtype, tile, 4, ctas=132)
+    make, arch = load_full_size(EXAMPLES)[f"hopper_pipelined_gemm_4096_{'bf16' if dtype == 'bfloat16' else 'fp8'}"]
+    assert arch == ARCH
+    kernel = make()
     return dtype, tile, helper, kernel, build(kernel, ARCH).imports[0].inspect_source()
 
 
