@@ -4,7 +4,9 @@ code the assembler makes, and a roofline estimate of whether its pipeline is com
 For each case: registers per thread and shared bytes per CTA (``ptxas -v``), instructions of the kernel, and the
 PTX instructions of the MMA issuer's K loop and of the producer's per K tile (``tools.measurement.ptx_loop_around``:
 the smallest loop around a ``tcgen05.mma`` / ``cp.async.bulk.tensor`` or shared store, divided by the K tiles the
-assembler unrolled into it), tcgen05 instructions by kind. No nvdisasm here, so PTX, not SASS.
+assembler unrolled into it), tcgen05 instructions by kind; where nvdisasm is installed (``pip install
+nvidia-cuda-nvdisasm``) also SASS: the kernel's instructions and the MMA issuer's loop per K tile
+(``tools.measurement.sass_loop_around``).
 
 Upstream: TVM 0.27's own pipelined tcgen05 GEMM is a benchmark script of its source tree
 (``tests/python/tirx/benchmarks/bench_cuda_tcgen05_bf16_gemm.py``: a TMA warp, an MMA warp, an S-stage ring, one
@@ -33,6 +35,7 @@ Usage: python benchmarks/bench_gemm.py        (needs nvcc)
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -50,6 +53,7 @@ from tirx_layout.tools.measurement import (
     opcode,
     ptx_instructions,
     ptx_loop_around,
+    sass_loop_around,
 )
 
 UPSTREAM = Path(__file__).resolve().parent / "_upstream_pipelined_gemm.py"
@@ -62,11 +66,13 @@ SMS = 148
 DRAM_BYTES_PER_S = 8e12
 OPERAND_BYTES = {"bfloat16": 2, "float8_e4m3fn": 1}
 
-# (M, N, K, dtype, tile, stages, loads): the issue's 4096 cube (TMA and, for comparison, thread-copy loads), fp8
+# (M, N, K, dtype, tile, stages, loads, scaled): the issue's 4096 cube (TMA and, for comparison, thread-copy
+# loads), fp8, and block-scaled fp8 (tile_n 224: two accumulator stages and four of scale factors in 512 columns)
 CASES = [
-    (4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, "tma"),
-    (4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, "threads"),
-    (4096, 4096, 4096, "float8_e4m3fn", (128, 256, 128), 4, "tma"),
+    (4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, "tma", False),
+    (4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, "threads", False),
+    (4096, 4096, 4096, "float8_e4m3fn", (128, 256, 128), 4, "tma", False),
+    (4096, 4096, 4096, "float8_e4m3fn", (128, 224, 128), 4, "tma", True),
 ]
 
 
@@ -137,20 +143,28 @@ def upstream_measurement(m: int, n: int, k: int, stages: int, block_n: int) -> t
 
 
 def numbers(code: KernelCode, cuda: str, fill: str) -> dict[str, int]:
-    """Registers, shared bytes, PTX instructions, and PTX instructions of one iteration of the MMA issuer's and of
-    the producer's K loop (the loop around the first ``fill`` instruction)."""
+    """Registers, shared bytes, PTX instructions, PTX instructions of one iteration of the MMA issuer's and of the
+    producer's K loop (the loop around the first ``fill`` instruction), and where nvdisasm is installed the SASS
+    instructions of the kernel and of the MMA issuer's loop per K tile."""
     ptx = ptx_of(cuda)
     mma_loop, fill_loop = ptx_loop_around(ptx, "tcgen05.mma"), ptx_loop_around(ptx, fill)
-    # the assembler may unroll a K loop: count per K tile (4 MMAs of K = 16 per 64-wide bf16 tile; 2 TMA copies)
+    # the assembler may unroll a K loop: count per K tile (4 MMAs per K tile: K = 16 steps of a 64-wide bf16 tile
+    # or K = 32 steps of a 128-wide fp8 one; 2 TMA copies)
     mma_tiles = max(1, sum(opcode(i).startswith("tcgen05.mma") for i in mma_loop) // 4)
     fill_tiles = max(1, sum(opcode(i).startswith("cp.async.bulk.tensor") for i in fill_loop) // 2)
-    return {
+    found = {
         "registers": code.registers,
         "shared bytes": code.shared_bytes,
         "PTX instructions": len(ptx_instructions(ptx)),
         "MMA loop per K tile": len(mma_loop) // mma_tiles,
         "producer loop per K tile": len(fill_loop) // (fill_tiles if fill.startswith("cp.async") else 1),
     }
+    if code.sass_listing is not None:
+        sass_loop = sass_loop_around(code.sass_listing, r"UTC\w*MMA")
+        sass_tiles = max(1, sum(bool(re.match(r"UTC\w*MMA", opcode(i))) for i in sass_loop) // 4)
+        found["SASS instructions"] = len(code.sass)
+        found["SASS MMA loop per K tile"] = round(len(sass_loop) / sass_tiles)
+    return found
 
 
 def cell(a: int, b: int) -> str:
@@ -164,9 +178,10 @@ def main() -> None:
     if find_nvcc() is None:
         print("bench_gemm: nvcc not found; nothing to measure")
         return
-    for m, n, k, dtype, tile, stages, loads in CASES:
-        name = f"{m}x{n}x{k} {dtype} tile {'x'.join(map(str, tile))} S={stages} loads={loads}"
-        kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=SMS, loads=loads)
+    for m, n, k, dtype, tile, stages, loads, scaled in CASES:
+        name = f"{m}x{n}x{k} {dtype}{' block-scaled' if scaled else ''} tile {'x'.join(map(str, tile))} S={stages} "
+        name += f"loads={loads}"
+        kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=SMS, loads=loads, scaled=scaled)
         lowered = lower(kernel, "tirx_layout")
         cuda = device_source(lowered, "tirx_layout")
         code = measure_cuda(cuda, dynamic_shared_bytes=dynamic_shared_bytes(lowered))
@@ -175,7 +190,7 @@ def main() -> None:
         tc = code.tcgen05
         print(name)
         print("  " + ", ".join(f"{key} {value}" for key, value in ours.items()))
-        print(f"  tcgen05 in the code: mma {tc['mma']}, commit {tc['commit']}, ld {tc['ld']}")
+        print(f"  tcgen05 in the code: mma {tc['mma']}, commit {tc['commit']}, ld {tc['ld']}, cp {tc['cp']}")
         if (dtype, tile, loads) == ("bfloat16", (128, 256, 64), "tma"):
             try:
                 theirs_code, theirs_cuda = upstream_measurement(m, n, k, stages, tile[1])
@@ -185,7 +200,7 @@ def main() -> None:
                 theirs = numbers(theirs_code, theirs_cuda, "cp.async.bulk.tensor")
                 print(
                     "  vs upstream (ours/upstream): "
-                    + ", ".join(f"{key} {cell(ours[key], theirs[key])}" for key in ours)
+                    + ", ".join(f"{key} {cell(ours[key], theirs[key])}" for key in ours if key in theirs)
                 )
         print(f"  roofline: {roofline_line(roofline(m, n, k, dtype, tile))}")
     sys.stdout.flush()

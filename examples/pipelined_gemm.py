@@ -20,7 +20,11 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
 The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` (row-major over the tile
 grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage
 ``it % stages`` at phase ``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase
-``i // 2 % 2``.
+``i // 2 % 2``. When the K tiles are a multiple of the stages the K loops are unrolled over the ring, so each
+step's stage is a constant (its descriptors and mbarrier addresses are computed once, outside the loop).
+
+``scaled=True`` makes the block-scaled fp8 kernel (:func:`block_scaled_kernel`): scale factors ride in the ring
+and are copied shared -> TMEM with ``tcgen05.cp`` by the MMA thread before each MMA.
 
 The simulator runs both producers, one CTA per output tile and persistent (``ctas=1``: every ring stage refilled,
 both accumulator stages turned over). A refill is ordered after the stage's previous TMA load through the MMA: the
@@ -29,7 +33,8 @@ and the producer waits for that before loading again (mbarrier phases carry what
 commits release; decisions, "Issue 21: TMA refills in the simulator").
 
 Build-time budget checks (``check_budget``): the ring must fit the CTA's shared memory and the two accumulator
-stages the 512 TMEM columns; each is a ``ValueError`` naming the numbers.
+stages (and, block-scaled, every stage's scale factors) the 512 TMEM columns; each is a ``ValueError`` naming the
+numbers.
 """
 
 from __future__ import annotations
@@ -64,6 +69,13 @@ SCALE_DTYPE = "float8_e8m0fnu"
 #: Warpgroup 0: epilogue, warp 4 (TMA) or warpgroup 1 (thread copies): producer, thread 256: MMA issue. Whole
 #: warpgroups, as the epilogue's TMEM copies require; the other threads idle.
 THREADS = 384
+
+
+#: The loop over ring turns (its body: one K step per stage, unrolled) stays a loop in the CUDA source
+#: (``#pragma unroll 1``): nvcc would otherwise unroll its 16 iterations at 4096^3 too, a 3,500-instruction MMA
+#: loop instead of a 240-instruction one (SASS measured by bench_gemm: 54 instead of 60 per K tile, for a whole
+#: kernel of 4,664 instructions instead of 2,160).
+ONE_RING_TURN = {"pragma_unroll": 1}
 
 
 def scale_factor_rows(rows: int) -> int:
@@ -112,20 +124,10 @@ def check_budget(tile: tuple[int, int, int], stages: int, dtype: str, scaled: bo
     tile_m, tile_n, tile_k = tile
     if dtype not in OPERAND_BYTES:
         raise ValueError(f"pipelined_gemm: operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
-    if scaled:  # each stage also holds one byte per row per K block of 32 of both scale-factor matrices
-        stage_bytes = (tile_m + tile_n) * tile_k * OPERAND_BYTES[dtype]
-        stage_bytes += (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK)
-        barrier_bytes = 8 * (2 * stages + 4)
-        need = stages * stage_bytes + barrier_bytes
-        what = f"{tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles and their scale factors"
-        if need > SHARED_MEMORY_BYTES:
-            fit = (SHARED_MEMORY_BYTES - 8 * 4) // (stage_bytes + 16)
-            raise ValueError(
-                f"{stages} stages of {what} need at least {need} bytes of shared memory; a CTA has "
-                f"{SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
-            )
-    else:
-        need = RING.ring_bytes(tile, stages, dtype, other_barriers=4)  # + acc_full, acc_empty of two stages
+    # with scaled, each stage also holds one byte per row per K block of 32 of both scale-factor matrices
+    scales = (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK) if scaled else 0
+    # + acc_full, acc_empty of two accumulator stages
+    need = RING.ring_bytes(tile, stages, dtype, 4, scales, " and their scale factors" if scaled else "")
     if not scaled and 2 * tile_n > TMEM_COLUMNS:
         raise ValueError(
             f"two float32 accumulator stages of {tile_m}x{tile_n} need {2 * tile_n} TMEM columns; an SM has "
@@ -196,7 +198,7 @@ def pipelined_gemm(
     tm, tn, tk, S, KT, C, E = tile_m, tile_n, tile_k, stages, k_tiles, ctas, EPILOGUE_COLUMNS  # short names
     # The K loops are unrolled over the ring (K tile kt = k0 * U + u) when every output tile starts at stage 0
     # (K tiles a multiple of the stages): then each unrolled step's stage and mbarriers are constants, so the
-    # stage's descriptors and barrier addresses are computed once, outside the loop.
+    # stage's descriptors and barrier addresses are computed once, outside the loop over ring turns (k0).
     U = stages if k_tiles % stages == 0 else 1
     if scaled:
         return block_scaled_kernel(M, N, K, dtype, tile, stages, ctas, tma)
@@ -226,12 +228,14 @@ def pipelined_gemm(
                 row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for k0 in T.serial(KT // U):
+                    for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
                             if it >= S:  # stage it % S was read by the MMA of K step it - S
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                                # the parity of phase it // S - 1, written + 1: once the simplifier drops the % 2
+                                # under the guard, a "- 1" would be a negative uint32 where TVM bounds it unguarded
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
                             # (rows and columns past M, N or K are filled with zeros)
                             T.tile_copy_async(
@@ -246,12 +250,12 @@ def pipelined_gemm(
                 row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for k0 in T.serial(KT // U):
+                    for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
                             if it >= S:  # stage it % S was read by the MMA of K step it - S
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
                             T.mbarrier_arrive(full[it % S])
@@ -259,8 +263,8 @@ def pipelined_gemm(
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     if i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
-                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
-                    for k0 in T.serial(KT // U):
+                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 + 1) % 2)
+                    for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
@@ -372,12 +376,12 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
                 row0 = T.meta_var(tile_id // tiles_n * tm)
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for k0 in T.serial(KT // U):
+                    for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
                             if it >= S:
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             T.tile_copy_async(
                                 a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
                             )
@@ -396,12 +400,12 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
                 row0 = T.meta_var(tile_id // tiles_n * tm)
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for k0 in T.serial(KT // U):
+                    for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
                             if it >= S:
-                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(sfa_tile[it % S], SFA[row0 : row0 + SA, kt * KB : kt * KB + KB], "warpgroup")
@@ -413,8 +417,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     if i >= 2:
-                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
-                    for k0 in T.serial(KT // U):
+                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 + 1) % 2)
+                    for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
@@ -509,3 +513,13 @@ KERNELS.add(
     1,
     scaled=True,
 )
+
+#: The issue's production sizes, built and assembled by the main job (``tools.kernel_report.load_full_size``) but
+#: not simulated: 4096^3 bf16 (128 x 256 x 64 tiles, 4 stages) and block-scaled fp8 (128 x 224 x 128), persistent
+#: over the 148 SMs of a B200.
+FULL_SIZE = {
+    "pipelined_gemm_4096_bf16": lambda: pipelined_gemm(4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148),
+    "pipelined_block_scaled_gemm_4096_fp8": lambda: pipelined_gemm(
+        4096, 4096, 4096, "float8_e4m3fn", (128, 224, 128), 4, ctas=148, scaled=True
+    ),
+}

@@ -6,6 +6,7 @@ phase, is caught by the simulator; budgets that do not fit are refused at build 
 sample inputs by ``test_examples.py``.)"""
 
 import re
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -48,6 +49,8 @@ def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_sourc
     assert descriptors == [str(base + s * rows * 64) for s in range(4) for base, rows in ((0, 128), (32768, 256))]
     # two 256-column fp32 accumulator stages = all 512 columns
     assert re.findall(r"tcgen05_alloc\(\(&\(\(\(uint\*\)shared_pool_ptr\)\[\d+\]\)\), \(uint\)(\d+)\)", body) == ["512"]
+    # the producer's and the MMA thread's loops over ring turns stay loops (nvcc would unroll all 16 turns)
+    assert len(re.findall(r"#pragma unroll 1\s+for \(int k0\w* = 0; k0\w* < 16; \+\+k0\w*\)", body)) == 2
     # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4 per stage
     assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4 * 4
     # the epilogue drains 256 columns as 8 tcgen05.ld of 32 columns
@@ -247,3 +250,86 @@ def test_shapes_the_kernel_cannot_run_are_refused(kwargs, message):
     args = {"M": 256, "N": 256, "K": 256} | kwargs
     with pytest.raises(ValueError, match=message):
         EXAMPLE.pipelined_gemm(**args)
+
+
+# ---- the block-scaled fp8 variant (scaled=True) ----------------------------------------------------------------
+
+
+def test_the_4096_cube_block_scaled_fp8_kernel_builds_and_assembles():
+    kernel = EXAMPLE.pipelined_gemm(4096, 4096, 4096, "float8_e4m3fn", (128, 224, 128), 4, ctas=148, scaled=True)
+    assert [p.name for p in kernel.params] == ["A", "B", "SFA", "SFB", "D"]
+    source = build(kernel).imports[0].inspect_source()
+    body = kernel_source(source)
+    # per unrolled stage: one block-scaled MMA per K step of 32 (128 / 32 = 4), and two tcgen05.cp of the scale
+    # factors (A's 128 rows; B's 224 rows rounded up to 256, two 128-row chunks)
+    assert len(re.findall(r"tirx_layout_tcgen05_mma_mxf8f6f4_ss\(", body)) == 4 * 4
+    assert len(re.findall(r"tirx_layout_tcgen05_cp_32x128b_warpx4\(", body)) == 4 * (1 + 2)
+    # TMEM: 2 x 224 accumulator columns + 4 stages x (4 + 8) scale-factor columns = 496, one allocation of 512 (its
+    # address slot in the dynamic shared pool: the ring is above 48 KB)
+    assert re.findall(r"tcgen05_alloc\(\(&\(\(\(uint\*\)shared_pool_ptr\)\[\d+\]\)\), \(uint\)(\d+)\)", body) == ["512"]
+    assembled = nvcc_assembles(source)
+    if assembled is not None:
+        assert assembled[0], assembled[1]
+
+
+def _scaled_inputs(m, n, k, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-12, 13, (m, k)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.integers(-12, 13, (n, k)).astype(ml_dtypes.float8_e4m3fn)
+    sfa = rng.integers(122, 133, (m, k // 32)).astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
+    sfb = rng.integers(122, 133, (n, k // 32)).astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
+    return {"A": a, "B": b, "SFA": sfa, "SFB": sfb}
+
+
+@pytest.mark.parametrize(
+    "m, n, k, tile, stages, ctas, loads",
+    [
+        (256, 224, 256, (128, 224, 128), 4, None, "tma"),  # two CTAs, tile_n 224, four stages
+        (200, 300, 256, (128, 224, 128), 4, None, "tma"),  # tails in M and N (zero-filled by the TMA)
+        (200, 300, 256, (128, 96, 128), 2, 1, "tma"),  # persistent: six tiles through two refilled stages
+        (200, 300, 256, (128, 96, 128), 2, 1, "threads"),
+    ],
+)
+def test_the_block_scaled_kernel_simulates_equal_to_numpy(m, n, k, tile, stages, ctas, loads):
+    inputs = _scaled_inputs(m, n, k, seed=m + n + k + stages)
+    kernel = EXAMPLE.pipelined_gemm(m, n, k, "float8_e4m3fn", tile, stages, ctas=ctas, loads=loads, scaled=True)
+    result = sim.run(kernel, inputs)
+    # written here: 2^(e - 127) per 32-wide K block of each row of A and of B, then A' @ B'.T
+    scale_a = np.exp2(np.repeat(inputs["SFA"].view(np.uint8).astype(np.float64) - 127, 32, axis=-1))
+    scale_b = np.exp2(np.repeat(inputs["SFB"].view(np.uint8).astype(np.float64) - 127, 32, axis=-1))
+    want = (inputs["A"].astype(np.float64) * scale_a) @ (inputs["B"].astype(np.float64) * scale_b).T
+    np.testing.assert_allclose(result["D"], want, rtol=2e-6, atol=1e-6 * np.abs(want).max())
+    assert (result.writes["D"] == 1).all()
+
+
+def test_the_block_scaled_kernel_refuses_accumulators_and_scale_factors_over_512_tmem_columns():
+    # 2 x 256 accumulator columns leave none for the scale factors: 4 stages x (128 + 256) / 32 columns = 48 more
+    with pytest.raises(ValueError, match=r"need 560 TMEM columns; an SM has 512 \(tile_n at most 224\)"):
+        EXAMPLE.pipelined_gemm(4096, 4096, 4096, "float8_e4m3fn", (128, 256, 128), 4, scaled=True)
+    with pytest.raises(ValueError, match=r"scaled=True takes fp8 operands \(kind mxf8f6f4\), not bfloat16"):
+        EXAMPLE.pipelined_gemm(256, 256, 256, "bfloat16", scaled=True)
+
+
+def test_dropping_the_producers_wait_in_the_block_scaled_kernel_is_a_data_race():
+    # the producer refills a stage whose operands and scale factors the MMA (and its tcgen05.cp) may still read
+    kernel = EXAMPLE.pipelined_gemm(200, 300, 256, "float8_e4m3fn", (128, 96, 128), 2, ctas=1, scaled=True)
+    with pytest.raises(DataRace):
+        sim.run(_without_wait(kernel, "empty", 0), _scaled_inputs(200, 300, 256, seed=1))
+
+
+def test_the_main_job_builds_and_assembles_the_production_sizes():
+    # ./dev.sh demo reads FULL_SIZE through load_full_size and assembles each (too large to simulate)
+    from tirx_layout.tools.kernel_report import load_full_size
+
+    found = load_full_size(Path(EXAMPLE.__file__).parent)
+    assert set(found) >= {"pipelined_gemm_4096_bf16", "pipelined_block_scaled_gemm_4096_fp8"}
+    bf16 = found["pipelined_gemm_4096_bf16"]()
+    assert [tuple(int(e) for e in p.shape) for p in bf16.params] == [(4096, 4096)] * 3
+    scaled = found["pipelined_block_scaled_gemm_4096_fp8"]()
+    assert [str(p.dtype) for p in scaled.params] == [
+        "float8_e4m3fn",
+        "float8_e4m3fn",
+        "float8_e8m0fnu",
+        "float8_e8m0fnu",
+        "float32",
+    ]

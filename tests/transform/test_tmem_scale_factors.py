@@ -160,6 +160,22 @@ def test_scope_thread_is_for_tcgen05_cp_only():
         build(parse(warpgroup))
 
 
+def test_a_copy_reads_through_the_async_proxy_so_unfenced_writes_are_a_data_race():
+    # every thread wrote sa with generic stores; only the issuing lane of warp 1 fences ("thread" scope): the copy
+    # reads the other threads' writes, which no fence.proxy.async made visible to the async proxy
+    func = parse(SCOPED.replace("SCOPE", "thread").replace("if tx // 32 == 1:", "if tx == 32:"))
+    with pytest.raises(sim.DataRace, match=r"tcgen05.cp.32x128b.warpx4 issued by thread 32 reads it through the async"):
+        sim.run(func, {"SA": np.ones((128, 4), ml_dtypes.float8_e8m0fnu)})
+
+
+def test_a_copy_is_in_flight_until_a_commit_so_overwriting_its_source_is_a_data_race():
+    # the warp's copy is asynchronous: a CTA barrier does not complete it, only a later tcgen05.commit of that warp
+    # seen complete does (none here), so the CTA's next fill of sa races the copy's read
+    text = SCOPED.replace("SCOPE", "warp") + "    T.cuda.cta_sync()\n    T.tile_copy(sa, SA)\n"
+    with pytest.raises(sim.DataRace, match=r"sa\[.*tcgen05.cp.32x128b.warpx4 issued by thread 32"):
+        sim.run(parse(text), {"SA": np.ones((128, 4), ml_dtypes.float8_e8m0fnu)})
+
+
 STAGED = """
 @T.prim_func
 def k(SA: T.Buffer((4, 128, 4), "uint8")):

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,48 @@ def with_arch(entry: tuple, arch: str | None) -> tuple:
     if arch is None:
         return entry
     return (*entry, None, arch) if len(entry) == 2 else (*entry, arch)
+
+
+def load_full_size(directory: str | Path) -> dict[str, Callable]:
+    """Every ``FULL_SIZE`` entry of the modules in ``directory``: name -> a function making the kernel. These are
+    kernels at production sizes, built and assembled by the main job (:func:`assemble_report`) but too large to
+    simulate (the same kernel families are simulated at small sizes through ``KERNELS``).
+
+    Example:
+        >>> load_full_size("/nonexistent")
+        {}
+    """
+    found = {}
+    for module in map(load_example_module, sorted(Path(directory).glob("*.py"))):
+        found.update(getattr(module, "FULL_SIZE", {}))
+    return found
+
+
+def assemble_report(name: str, make: Callable, arch: str = "sm_100a") -> tuple[bool, str]:
+    """Make kernel ``name``, build it for ``arch`` and assemble it with nvcc: ``(ok, one line)`` with the times
+    of each step (``ok`` when nvcc assembles it; nvcc missing: ``(True, ...)`` with "not assembled").
+
+    Example:
+        >>> import tvm
+        >>> from tvm.script import tirx as T
+        >>> @T.prim_func
+        ... def k(A: T.Buffer((32,), "float32")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([32])
+        ...     A[tx] = A[tx] + 1.0
+        >>> ok, line = assemble_report("k", lambda: k)
+        >>> ok, line.startswith("k")
+        (True, True)
+    """
+    start = time.perf_counter()
+    cuda = build(make(), arch).imports[0].inspect_source()
+    built = time.perf_counter() - start
+    assembled = nvcc_assembles(cuda, arch)
+    total = time.perf_counter() - start
+    if assembled is None:
+        return True, f"{name:40} built in {built:.1f} s; not assembled (no nvcc)"
+    verdict = "assembled" if assembled[0] else f"NOT ASSEMBLED: {assembled[1][-300:]}"
+    return assembled[0], f"{name:40} built in {built:.1f} s, {verdict} for {arch} ({total:.1f} s in all)"
 
 
 def kernel_source(cuda: str) -> str:

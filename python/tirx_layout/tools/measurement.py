@@ -255,6 +255,53 @@ def sass_instructions(listing: str) -> list[str]:
     return [match.group(1) for match in _SASS_LINE.finditer(listing)]
 
 
+# A label line of an nvdisasm listing (``.L_x_12:``) and a branch's target (``BRA `(.L_x_12)``).
+_SASS_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+_SASS_TARGET = re.compile(r"\(\s*(\.L_x_\d+)\s*\)")
+
+
+def sass_loop_around(listing: str, pattern: str) -> list[str]:
+    """The instructions of the smallest SASS loop (a label and a later branch back to it) of an ``nvdisasm``
+    listing that holds an instruction matching the regular expression ``pattern``, as :func:`sass_instructions`
+    lists them. Not loops: ptxas's per-instruction election loops (``BRA.U.ANY``) and a wait's retry path, which
+    ptxas places after the kernel's ``EXIT`` and which branches back into the body. ``[]`` when no loop holds one.
+
+    Example:
+        >>> listing = ".L_x_1:\\n /*0000*/ IADD3 R1, R1, 1 ;\\n.L_x_2:\\n /*0010*/ UTCHMMA gdesc[UR4] ;\\n"
+        >>> listing += " /*0020*/ @P0 BRA.U.ANY `(.L_x_2) ;\\n /*0030*/ @P1 BRA `(.L_x_1) ;\\n /*0040*/ EXIT ;"
+        >>> sass_loop_around(listing, r"UTC\\w*MMA")
+        ['IADD3 R1, R1, 1', 'UTCHMMA gdesc[UR4]', '@P0 BRA.U.ANY `(.L_x_2)', '@P1 BRA `(.L_x_1)']
+    """
+    items = []  # (label or None, instruction or None) in order
+    for line in listing.splitlines():
+        label = _SASS_LABEL.match(line)
+        if label:
+            items.append((label.group(1), None))
+            continue
+        found = _SASS_LINE.search(line)
+        if found:
+            items.append((None, found.group(1)))
+    labels = {name: i for i, (name, _) in enumerate(items) if name}
+    loops = []
+    for i, (_, instruction) in enumerate(items):
+        name = instruction and opcode(instruction)
+        target = name and name.startswith("BRA") and name != "BRA.U.ANY" and _SASS_TARGET.search(instruction)
+        if target and target.group(1) in labels and labels[target.group(1)] < i:
+            loops.append((labels[target.group(1)], i))
+    matcher = re.compile(pattern)
+    marked = [i for i, (_, ins) in enumerate(items) if ins and matcher.search(ins)]
+    exits = [i for i, (_, ins) in enumerate(items) if ins and opcode(ins) in ("EXIT", "RET")]
+    holding = [
+        (end - start, start, end)
+        for start, end in loops
+        if any(start < i < end for i in marked) and not any(start < i < end for i in exits)
+    ]
+    if not holding:
+        return []
+    _, start, end = min(holding)
+    return [ins for _, ins in items[start : end + 1] if ins]
+
+
 def opcode(instruction: str) -> str:
     """The mnemonic of a PTX or SASS instruction, without its predicate guard.
 
@@ -342,6 +389,7 @@ class KernelCode:
     ptx: list[str]
     sass: list[str] | None  # None where nvdisasm is not installed
     spill_bytes: int = 0  # bytes of spill stores ptxas reports (registers that did not fit, kept in local memory)
+    sass_listing: str | None = None  # nvdisasm's listing, labels included (for sass_loop_around)
 
     @property
     def shared_bytes(self) -> int:
@@ -450,6 +498,7 @@ def measure_cuda(cuda: str, arch: str = "sm_100a", dynamic_shared_bytes: int = 0
         ptx=ptx_instructions(ptx),
         sass=None if listing is None else sass_instructions(listing.stdout),
         spill_bytes=int(spills.group(1)) if spills else 0,
+        sass_listing=None if listing is None else listing.stdout,
     )
 
 
@@ -550,6 +599,7 @@ __all__ = [
     "ptx_instructions",
     "ptx_loop_around",
     "sass_instructions",
+    "sass_loop_around",
     "summarize",
     "tcgen05_counts",
 ]
