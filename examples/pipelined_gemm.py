@@ -124,11 +124,10 @@ def check_budget(tile: tuple[int, int, int], stages: int, dtype: str, scaled: bo
     tile_m, tile_n, tile_k = tile
     if dtype not in OPERAND_BYTES:
         raise ValueError(f"pipelined_gemm: operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
-    # each stage of the scaled kernel also holds one byte per row per K block of 32 of both scale-factor matrices
-    scale_bytes = (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK) if scaled else 0
-    need = RING.ring_bytes(  # + acc_full, acc_empty of two accumulator stages
-        tile, stages, dtype, 4, scale_bytes, " and their scale factors" if scaled else ""
-    )
+    # with scaled, each stage also holds one byte per row per K block of 32 of both scale-factor matrices
+    scales = (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK) if scaled else 0
+    # + acc_full, acc_empty of two accumulator stages
+    need = RING.ring_bytes(tile, stages, dtype, 4, scales, " and their scale factors" if scaled else "")
     if not scaled and 2 * tile_n > TMEM_COLUMNS:
         raise ValueError(
             f"two float32 accumulator stages of {tile_m}x{tile_n} need {2 * tile_n} TMEM columns; an SM has "

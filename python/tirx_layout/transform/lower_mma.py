@@ -177,6 +177,17 @@ def _advanced(descriptor, units: int):
     return descriptor if units == 0 else descriptor + tirx.const(units, "uint64")
 
 
+def _signed_parity(parity):
+    """The parity a ``T.mbarrier_wait`` carries (``uint32``), as the ``int32`` expression it was written as when it
+    is a cast of one; the helper's ``unsigned int`` parameter converts it. TVM's common-subexpression pass may hoist
+    an argument out of the ``if`` guarding it (``(it // S - 1) % 2`` under ``if it >= S``, simplified to ``i - 1``
+    there), and a ``uint32`` cast of an expression that is negative outside the guard then fails StmtSimplify
+    ("cannot make uint from negative value")."""
+    if isinstance(parity, tirx.Cast) and str(parity.ty) == "uint32" and str(parity.value.ty) == "int32":
+        return parity.value
+    return parity
+
+
 class _MmaLowering:
     def __init__(self, func):
         self.func = func
@@ -342,9 +353,10 @@ class _MmaLowering:
                 [tirx.IfThenElse(self.threads.index == 0, calls.mbarrier_init(address, op.value), None), cta_barrier()]
             )
         if op.what == "wait":
+            wait = calls.mbarrier_wait(address, _signed_parity(op.value))
             if not self.tcgen05:  # no tcgen05 accesses to order on a wgmma target
-                return calls.mbarrier_wait(address, op.value)
-            return sequence([calls.mbarrier_wait(address, op.value), calls.simple("fence_after")])
+                return wait
+            return sequence([wait, calls.simple("fence_after")])
         if op.what == "expect_tx":
             return calls.mbarrier_expect_tx(address, op.value)
         # An arrival publishes this thread's shared-memory writes to whoever waits on the mbarrier; an MMA (or
