@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     sms = int(tvm.cuda(0).multi_processor_count)
     print(f"bench_gpu: {name} ({arch}, {sms} SMs)")
     total = COPY_BYTES // (16 if args.quick else 1)
-    print(f"\ncopies of {total >> 20} MiB (bandwidth = bytes read + written per second)")
+    print(f"\ncopies of {total >> 20} MiB (bandwidth: bytes read + written per second; target >= 90 % of plain)")
     for kernel, gbs, fraction in copy_rows(total, arch, args.repeat):
         print(f"  {kernel:<34} {gbs:8.1f} GB/s  {100 * fraction:6.1f} % of the plain copy")
     gemm = gemm_row(2048 if args.quick else 4096, arch, args.repeat, sms)
@@ -158,7 +158,7 @@ def main(argv=None) -> int:
         return 0
     kernel, tflops = gemm
     peak = peak_tflops(name)
-    share = f"{100 * tflops / peak:6.1f} % of the dense peak {peak:.0f}" if peak else "(no published peak for it)"
+    share = f"{100 * tflops / peak:6.1f} % of the dense peak {peak:.0f} (target >= 70 %)" if peak else "(no peak known)"
     print(f"\n  {kernel:<34} {tflops:8.1f} TFLOP/s  {share}")
     return 0
 

@@ -31,6 +31,16 @@ if ! TIRX_LAYOUT_NO_BROWSER=1 step setup "$SETUP_S" ./dev.sh setup; then
   tail -20 "$LOGS/setup.log"
   exit 1
 fi
+# TVM compiles each kernel's CUDA when it is loaded: with nvcc, or NVRTC from cuda-bindings (TVM's "cuda" extra)
+if ! "$PY" -c 'from tirx_layout.tools.device import cuda_compiler; cuda_compiler()' >/dev/null 2>&1; then
+  echo "gpu_check: no nvcc; installing cuda-bindings for NVRTC (apache-tvm[cuda])"
+  "$PY" -m pip install --quiet "apache-tvm[cuda]==0.27.0.post1" >>"$LOGS/setup.log" 2>&1 || true
+fi
+"$PY" -c 'from tirx_layout.tools.device import cuda_compiler
+try:
+    print("gpu_check: CUDA compiler:", cuda_compiler())
+except RuntimeError as err:
+    print("gpu_check: CUDA compiler: none --", err)' | tee "$LOGS/compiler.log"
 "$PY" -c 'import tvm; d = tvm.cuda(0); print("gpu_check: device:", d.device_name if d.exist else "none (tvm.cuda(0).exist is False)", d.compute_version if d.exist else "")' | tee "$LOGS/device.log"
 
 echo "gpu_check: tests/gpu (logs: $LOGS/tests-*.log)"
@@ -62,7 +72,7 @@ step bench "$BENCH_S" "$PY" benchmarks/bench_gpu.py
 
 echo
 echo "== gpu_check summary ($(($(date +%s) - start)) s in all) =="
-cat "$LOGS/device.log"
+cat "$LOGS/device.log" "$LOGS/compiler.log"
 printf '%s\n' "${SUMMARY[@]}"
 for log in "$LOGS"/tests-*.log; do
   printf '  %-22s %s\n' "$(basename "$log" .log)" "$(grep -E '^[0-9]+ (passed|failed|skipped|error)|(passed|failed|skipped|error).* in [0-9.]+s' "$log" | tail -1)"

@@ -26,6 +26,8 @@ from kernels.device import (
 
 ARCH = "sm_90a"
 SAMPLE = [entries[0] for entries in (example_entries([stem]) for stem in COPY_MODULES) if entries] + [
+    ("swizzled_staging", "staging_bf16_128B"),  # bf16 and fp32 outputs: their atomicAdd counting builds
+    ("swizzled_staging", "staging_fp32_64B"),
     ("tile_copies", "replica_over_lanes"),
     ("tile_copies", "replica_over_warps"),
     ("tile_copies", "shared_memory_replica"),

@@ -6,6 +6,8 @@ Used by ``tests/gpu`` and ``benchmarks/bench_gpu.py``. Everything here asks TVM 
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -14,6 +16,7 @@ import tvm
 from ..hw.targets import ARCH_SPECIFIC_SM, parse_arch
 from ..sim import numpy_dtype
 from ..transform import build
+from .kernel_report import find_nvcc
 
 
 def cuda_available() -> bool:
@@ -42,6 +45,35 @@ def arch_for(compute_version: str) -> str:
     return str(parse_arch(f"sm_{sm}{'a' if sm in ARCH_SPECIFIC_SM else ''}"))
 
 
+def cuda_compiler() -> str:
+    """Which compiler TVM's CUDA runtime will use to turn a built module's CUDA source into a cubin when it is loaded
+    (``tvm_callback_cuda_compile``, read from ``TVM_CUDA_COMPILE_MODE``): a mode set by the user is kept; otherwise
+    ``"nvcc"`` where nvcc is installed (the toolchain the tests already assemble with), else ``"nvrtc"`` where the
+    ``cuda-bindings`` package TVM's NVRTC path imports is installed (``pip install "apache-tvm[cuda]"``). The choice
+    is written to ``TVM_CUDA_COMPILE_MODE``; ``RuntimeError`` naming both ways when neither is there.
+
+    Example (a mode the user set is kept):
+        >>> import os, unittest.mock
+        >>> with unittest.mock.patch.dict(os.environ, {"TVM_CUDA_COMPILE_MODE": "NVRTC"}):
+        ...     cuda_compiler()
+        'nvrtc'
+    """
+    chosen = os.environ.get("TVM_CUDA_COMPILE_MODE")
+    if chosen:
+        return chosen.lower()
+    if find_nvcc() is not None:
+        chosen = "nvcc"
+    elif importlib.util.find_spec("cuda") is not None and importlib.util.find_spec("cuda.bindings") is not None:
+        chosen = "nvrtc"
+    else:
+        raise RuntimeError(
+            "TVM compiles a kernel's CUDA source when it is loaded, with nvcc (not on PATH or in /usr/local/cuda) "
+            'or NVRTC (the cuda-bindings package: pip install "apache-tvm[cuda]"); neither is installed'
+        )
+    os.environ["TVM_CUDA_COMPILE_MODE"] = chosen
+    return chosen
+
+
 def device_arch() -> str:
     """The architecture of CUDA device 0 (:func:`arch_for` its compute version); ``RuntimeError`` without one.
 
@@ -49,6 +81,7 @@ def device_arch() -> str:
     """
     if not cuda_available():
         raise RuntimeError("no CUDA device: tvm.cuda(0).exist is False")
+    cuda_compiler()
     return arch_for(tvm.cuda(0).compute_version)
 
 
@@ -88,6 +121,7 @@ def launch(
     Example: ``launch(kernel, {"A": a})["B"]`` is the kernel's output ``B`` computed on the GPU.
     """
     arch = arch or device_arch()
+    cuda_compiler()
     module = module if module is not None else build(kernel, arch)
     dev = tvm.cuda(0)
     args, tensors = [], {}
@@ -125,6 +159,7 @@ def time_launch(
     Example: ``2 * a.nbytes / time_launch(copy, {"A": a})`` is a copy kernel's achieved bandwidth in bytes/s.
     """
     arch = arch or device_arch()
+    cuda_compiler()
     module = module if module is not None else build(kernel, arch)
     dev = tvm.cuda(0)
     args = []
@@ -155,6 +190,7 @@ def matches(got: np.ndarray, wanted, rtol: float = 0.0, atol: float = 0.0) -> bo
 __all__: Sequence[str] = [
     "arch_for",
     "cuda_available",
+    "cuda_compiler",
     "device_arch",
     "device_name",
     "launch",
