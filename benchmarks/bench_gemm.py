@@ -20,6 +20,13 @@ tile read from DRAM once (L2 reuse across the CTAs sharing a row or column of ti
 4 MN)``. Compute-bound against DRAM when that exceeds the machine balance ``peak / DRAM bandwidth``; the stage
 stream itself is served from L2, whose bandwidth NVIDIA does not publish, so the script prints what it needs.
 
+Hopper (``examples/hopper_pipelined_gemm.py``, sm_90a, 4096^3 bf16 128 x 256 x 64 and fp8 128 x 256 x 128, four
+stages, 132 persistent CTAs): registers, spilled bytes, the dynamic shared bytes its launch asks for, PTX instructions
+per K tile of a consumer warpgroup's loop (around ``wgmma.mma_async``) and of the producer's (around
+``cp.async.bulk.tensor``), and with nvdisasm the SASS instructions and the HGMMA/QGMMA count; the same roofline for
+NVIDIA's published H100 SXM and H200 SXM figures. Upstream's wheel (TVM 0.27) has wgmma PTX intrinsics and
+descriptor helpers but no Hopper GEMM kernel nor a wgmma dispatch of its tile GEMM: nothing of upstream's to compare.
+
 Usage: python benchmarks/bench_gemm.py        (needs nvcc)
 """
 
@@ -37,6 +44,7 @@ from tirx_layout.tools.kernel_report import find_nvcc, load_example_module
 from tirx_layout.tools.measurement import (
     KernelCode,
     device_source,
+    launch_values,
     lower,
     measure_cuda,
     opcode,
@@ -69,6 +77,11 @@ def ptx_of(cuda: str, arch: str = "sm_100a") -> str:
         source.write_text(cuda)
         subprocess.run(["nvcc", f"-arch={arch}", "-ptx", "-o", str(out), str(source)], check=True, capture_output=True)
         return out.read_text()
+
+
+def dynamic_shared_bytes(lowered) -> int:
+    """The dynamic shared memory a lowered kernel's launch asks for (every shared buffer is in one dynamic pool)."""
+    return launch_values(lowered).get("tirx.use_dyn_shared_memory", 0)
 
 
 def roofline(
@@ -154,8 +167,9 @@ def main() -> None:
     for m, n, k, dtype, tile, stages, loads in CASES:
         name = f"{m}x{n}x{k} {dtype} tile {'x'.join(map(str, tile))} S={stages} loads={loads}"
         kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=SMS, loads=loads)
-        cuda = device_source(lower(kernel, "tirx_layout"), "tirx_layout")
-        code = measure_cuda(cuda)
+        lowered = lower(kernel, "tirx_layout")
+        cuda = device_source(lowered, "tirx_layout")
+        code = measure_cuda(cuda, dynamic_shared_bytes=dynamic_shared_bytes(lowered))
         fill = "cp.async.bulk.tensor" if loads == "tma" else "st.shared"
         ours = numbers(code, cuda, fill)
         tc = code.tcgen05
@@ -198,13 +212,16 @@ HOPPER_CASES = [
 WGMMA_K_BYTES = 32
 
 
-def hopper_numbers(m: int, n: int, k: int, dtype: str, tile: tuple[int, int, int], stages: int) -> dict[str, int]:
-    """Registers, spilled bytes, shared bytes, PTX instructions, and PTX instructions per K tile of one consumer
-    warpgroup's K loop (around ``wgmma.mma_async``) and of the producer's (around ``cp.async.bulk.tensor``), with
-    SASS instructions of the kernel where nvdisasm is installed."""
-    kernel = HOPPER.hopper_pipelined_gemm(m, n, k, dtype, tile, stages, ctas=HOPPER_SMS)
-    cuda = device_source(lower(kernel, "tirx_layout", HOPPER.ARCH), "tirx_layout")
-    code = measure_cuda(cuda, HOPPER.ARCH)
+def hopper_numbers(
+    m: int, n: int, k: int, dtype: str, tile: tuple[int, int, int], stages: int, ctas: int = HOPPER_SMS
+) -> dict[str, int]:
+    """Of the kernel on ``ctas`` persistent CTAs: registers, spilled bytes, shared bytes, PTX instructions, and PTX
+    instructions per K tile of one consumer warpgroup's K loop (around ``wgmma.mma_async``) and of the producer's
+    (around ``cp.async.bulk.tensor``), with SASS instructions of the kernel where nvdisasm is installed."""
+    kernel = HOPPER.hopper_pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas)
+    lowered = lower(kernel, "tirx_layout", HOPPER.ARCH)
+    cuda = device_source(lowered, "tirx_layout")
+    code = measure_cuda(cuda, HOPPER.ARCH, dynamic_shared_bytes(lowered))
     ptx = ptx_of(cuda, HOPPER.ARCH)
     consumer, producer = ptx_loop_around(ptx, "wgmma.mma_async"), ptx_loop_around(ptx, "cp.async.bulk.tensor")
     per_tile = tile[2] * OPERAND_BYTES[dtype] // WGMMA_K_BYTES

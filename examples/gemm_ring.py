@@ -28,10 +28,18 @@ MBARRIER_BYTES = 8
 SWIZZLE_ROW_BYTES = 128
 
 
-def ring_bytes(tile: tuple[int, int, int], stages: int, dtype: str, other_barriers: int = 0) -> int:
+def ring_bytes(
+    tile: tuple[int, int, int],
+    stages: int,
+    dtype: str,
+    other_barriers: int = 0,
+    extra_stage_bytes: int = 0,
+    extra_what: str = "",
+) -> int:
     """The shared-memory bytes of a ring of ``stages`` stages of ``tile = (tile_m, tile_n, tile_k)`` operand tiles
-    of ``dtype``, with a ``full`` and an ``empty`` mbarrier per stage and ``other_barriers`` more; ``ValueError``
-    when they exceed :data:`SHARED_MEMORY_BYTES`, naming both numbers and how many stages would fit.
+    of ``dtype`` (plus ``extra_stage_bytes`` per stage of what ``extra_what`` names, e.g. scale factors), with a
+    ``full`` and an ``empty`` mbarrier per stage and ``other_barriers`` more; ``ValueError`` when they exceed
+    :data:`SHARED_MEMORY_BYTES`, naming both numbers and how many stages would fit.
 
     Example:
         >>> ring_bytes((128, 256, 64), 4, "bfloat16")  # 4 x (128 + 256) x 64 x 2 + 8 x 8
@@ -41,17 +49,22 @@ def ring_bytes(tile: tuple[int, int, int], stages: int, dtype: str, other_barrie
         ...
         ValueError: 5 stages of 128x64 + 256x64 bfloat16 tiles need at least 245840 bytes of shared memory; a CTA
         has 232448 (at most 4 stages fit)
+        >>> ring_bytes((128, 256, 128), 5, "float8_e4m3fn", 4, 2048, " and their scale factors")
+        Traceback (most recent call last):
+        ...
+        ValueError: 5 stages of 128x128 + 256x128 float8_e4m3fn tiles and their scale factors need at least 256112
+        bytes of shared memory; a CTA has 232448 (at most 4 stages fit)
     """
     tile_m, tile_n, tile_k = tile
     if dtype not in OPERAND_BYTES:
         raise ValueError(f"operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
-    stage_bytes = (tile_m + tile_n) * tile_k * OPERAND_BYTES[dtype]
+    stage_bytes = (tile_m + tile_n) * tile_k * OPERAND_BYTES[dtype] + extra_stage_bytes
     need = stages * stage_bytes + MBARRIER_BYTES * (2 * stages + other_barriers)
     if need > SHARED_MEMORY_BYTES:
         fit = (SHARED_MEMORY_BYTES - MBARRIER_BYTES * other_barriers) // (stage_bytes + 2 * MBARRIER_BYTES)
         raise ValueError(
-            f"{stages} stages of {tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles need at least {need} bytes "
-            f"of shared memory; a CTA has {SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
+            f"{stages} stages of {tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles{extra_what} need at least "
+            f"{need} bytes of shared memory; a CTA has {SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
         )
     return need
 

@@ -36,11 +36,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_mma, T.mbarrier_*, T.alloc_tmem, layout=..., the pipeline)
-from tirx_layout import mma_accumulator_layout, mma_shared_layout
-from tirx_layout.tools.kernel_report import KernelTable, load_example_module
+from tirx_layout import (
+    Iter,
+    TileLayout,
+    mma_accumulator_layout,
+    mma_scale_factor_layout,
+    mma_scale_factor_shared_layout,
+    mma_shared_layout,
+)
+from tirx_layout.tools.kernel_report import Expected, KernelTable, load_example_module
 
 #: The ring, its budget, the shape checks and the schedule, shared with the Hopper kernel.
 RING = load_example_module(Path(__file__).with_name("gemm_ring.py"))
@@ -50,14 +58,41 @@ unrolled, gemm_reference = RING.unrolled, RING.gemm_reference
 #: Tensor memory columns of one SM (PTX ISA, "Tensor Memory": 128 lanes x 512 columns of 32 bits).
 TMEM_COLUMNS = 512
 EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers per thread)
+#: Block scaling (``kind::mxf8f6f4.block_scale.scale_vec::1X``): one ue8m0 scale per row per 32 K elements.
+SCALE_BLOCK = 32
+SCALE_DTYPE = "float8_e8m0fnu"
 #: Warpgroup 0: epilogue, warp 4 (TMA) or warpgroup 1 (thread copies): producer, thread 256: MMA issue. Whole
 #: warpgroups, as the epilogue's TMEM copies require; the other threads idle.
 THREADS = 384
 
 
-def check_budget(tile: tuple[int, int, int], stages: int, dtype: str) -> int:
-    """The shared-memory bytes of the ring (operand tiles plus two mbarriers per stage and two per accumulator
-    stage); ``ValueError`` when they exceed ``SHARED_MEMORY_BYTES`` or the two float32 accumulator stages exceed
+def scale_factor_rows(rows: int) -> int:
+    """Rows of a scale-factor stage: ``rows`` rounded up to the 128 rows one ``tcgen05.cp .32x128b.warpx4`` moves.
+
+    Example:
+        >>> scale_factor_rows(128), scale_factor_rows(224)
+        (128, 256)
+    """
+    return -(-rows // 128) * 128
+
+
+def scale_factor_columns(tile: tuple[int, int, int]) -> int:
+    """TMEM columns (32 bits) of one stage of A's and B's scale factors: ``rows / 32`` per group of four K
+    blocks (``hw.constructors.mma_scale_factor_layout``), rows rounded up by :func:`scale_factor_rows`.
+
+    Example:
+        >>> scale_factor_columns((128, 224, 128))  # 4 for A's 128 rows, 8 for B's 256
+        12
+    """
+    tile_m, tile_n, tile_k = tile
+    groups = -(-tile_k // (4 * SCALE_BLOCK))
+    return groups * (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) // 32
+
+
+def check_budget(tile: tuple[int, int, int], stages: int, dtype: str, scaled: bool = False) -> int:
+    """The shared-memory bytes of the ring (operand tiles, with ``scaled`` each stage's scale factors, plus two
+    mbarriers per stage and two per accumulator stage); ``ValueError`` when they exceed ``SHARED_MEMORY_BYTES`` or
+    the two float32 accumulator stages (and with ``scaled`` every stage's scale-factor columns) exceed
     ``TMEM_COLUMNS``.
 
     Example:
@@ -68,16 +103,47 @@ def check_budget(tile: tuple[int, int, int], stages: int, dtype: str) -> int:
         ...
         ValueError: 5 stages of 128x64 + 256x64 bfloat16 tiles need at least 245872 bytes of shared memory; a CTA
         has 232448 (at most 4 stages fit)
+        >>> check_budget((128, 256, 128), 4, "float8_e4m3fn", scaled=True)
+        Traceback (most recent call last):
+        ...
+        ValueError: two float32 accumulator stages of 128x256 (512 columns) and 4 stages of scale factors (12
+        columns each) need 560 TMEM columns; an SM has 512 (tile_n at most 224)
     """
-    tile_m, tile_n, _ = tile
+    tile_m, tile_n, tile_k = tile
     if dtype not in OPERAND_BYTES:
         raise ValueError(f"pipelined_gemm: operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
-    need = RING.ring_bytes(tile, stages, dtype, other_barriers=4)  # + acc_full, acc_empty of two stages
-    if 2 * tile_n > TMEM_COLUMNS:
+    if scaled:  # each stage also holds one byte per row per K block of 32 of both scale-factor matrices
+        stage_bytes = (tile_m + tile_n) * tile_k * OPERAND_BYTES[dtype]
+        stage_bytes += (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK)
+        barrier_bytes = 8 * (2 * stages + 4)
+        need = stages * stage_bytes + barrier_bytes
+        what = f"{tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles and their scale factors"
+        if need > SHARED_MEMORY_BYTES:
+            fit = (SHARED_MEMORY_BYTES - 8 * 4) // (stage_bytes + 16)
+            raise ValueError(
+                f"{stages} stages of {what} need at least {need} bytes of shared memory; a CTA has "
+                f"{SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
+            )
+    else:
+        need = RING.ring_bytes(tile, stages, dtype, other_barriers=4)  # + acc_full, acc_empty of two stages
+    if not scaled and 2 * tile_n > TMEM_COLUMNS:
         raise ValueError(
             f"two float32 accumulator stages of {tile_m}x{tile_n} need {2 * tile_n} TMEM columns; an SM has "
             f"{TMEM_COLUMNS} (tile_n at most {TMEM_COLUMNS // 2})"
         )
+    if scaled:
+        per_stage = scale_factor_columns(tile)
+        columns = 2 * tile_n + stages * per_stage
+        if columns > TMEM_COLUMNS:
+            widest = max(
+                (n for n in range(32, 257, 32) if 2 * n + stages * scale_factor_columns((tile_m, n, tile_k)) <= 512),
+                default=0,
+            )
+            raise ValueError(
+                f"two float32 accumulator stages of {tile_m}x{tile_n} ({2 * tile_n} columns) and {stages} stages of "
+                f"scale factors ({per_stage} columns each) need {columns} TMEM columns; an SM has {TMEM_COLUMNS} "
+                f"(tile_n at most {widest})"
+            )
     return need
 
 
@@ -90,13 +156,16 @@ def pipelined_gemm(
     stages: int = 4,
     ctas: int | None = None,
     loads: str = "tma",
+    scaled: bool = False,
 ):
     """The kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or fp8)
     with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages, and ``ctas``
     persistent CTAs (default: one per output tile). M and N need not be multiples of the tile (the tails are
     guarded); K must be a multiple of tile_k, tile_m is 128 (the epilogue warpgroup's 128 TMEM lanes) and tile_k
     spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements). ``loads``: ``"tma"`` (one producer warp
-    issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``).
+    issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``). ``scaled=True``
+    (fp8 only) makes the block-scaled kernel of :func:`block_scaled_kernel`, with scale-factor inputs ``SFA``
+    (M, K/32) and ``SFB`` (N, K/32).
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
@@ -111,7 +180,9 @@ def pipelined_gemm(
     if loads not in ("tma", "threads"):
         raise ValueError(f"pipelined_gemm: loads = {loads!r}; expected 'tma' or 'threads'")
     tma = loads == "tma"
-    check_budget(tile, stages, dtype)
+    if scaled and not dtype.startswith("float8"):
+        raise ValueError(f"pipelined_gemm: scaled=True takes fp8 operands (kind mxf8f6f4), not {dtype}")
+    check_budget(tile, stages, dtype, scaled)
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
     if tile_n % EPILOGUE_COLUMNS or tile_n % 16 or not 16 <= tile_n <= 256:
@@ -123,6 +194,12 @@ def pipelined_gemm(
     b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
     acc_layout = mma_accumulator_layout(tile_m, tile_n, stages=2)
     tm, tn, tk, S, KT, C, E = tile_m, tile_n, tile_k, stages, k_tiles, ctas, EPILOGUE_COLUMNS  # short names
+    # The K loops are unrolled over the ring (K tile kt = k0 * U + u) when every output tile starts at stage 0
+    # (K tiles a multiple of the stages): then each unrolled step's stage and mbarriers are constants, so the
+    # stage's descriptors and barrier addresses are computed once, outside the loop.
+    U = stages if k_tiles % stages == 0 else 1
+    if scaled:
+        return block_scaled_kernel(M, N, K, dtype, tile, stages, ctas, tma)
 
     @T.prim_func
     def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
@@ -149,42 +226,53 @@ def pipelined_gemm(
                 row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for kt in T.serial(KT):
-                        it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
-                        if it >= S:  # stage it % S was read by the MMA of K step it - S
-                            T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
-                        # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
-                        # (rows and columns past M, N or K are filled with zeros)
-                        T.tile_copy_async(
-                            a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
-                        )
-                        T.tile_copy_async(
-                            b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
-                        )
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
+                            if it >= S:  # stage it % S was read by the MMA of K step it - S
+                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                            # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
+                            # (rows and columns past M, N or K are filled with zeros)
+                            T.tile_copy_async(
+                                a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
+                            )
+                            T.tile_copy_async(
+                                b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
+                            )
         elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
                 row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for kt in T.serial(KT):
-                        it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
-                        if it >= S:  # stage it % S was read by the MMA of K step it - S
-                            T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
-                        T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
-                        T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
-                        T.mbarrier_arrive(full[it % S])
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
+                            if it >= S:  # stage it % S was read by the MMA of K step it - S
+                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                            T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
+                            T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
+                            T.mbarrier_arrive(full[it % S])
         elif tx == 256:  # MMA issue: one thread (lane 0 of warp 8)
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     if i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
                         T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
-                    for kt in T.serial(KT):
-                        it = T.meta_var(i * KT + kt)
-                        T.mbarrier_wait(full[it % S], it // S % 2)
-                        T.tile_mma(
-                            acc[i % 2], a_tile[it % S], b_tile[it % S], kt > 0, barrier=empty[it % S], scope="thread"
-                        )
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)
+                            T.mbarrier_wait(full[it % S], it // S % 2)
+                            T.tile_mma(
+                                acc[i % 2],
+                                a_tile[it % S],
+                                b_tile[it % S],
+                                kt > 0,
+                                barrier=empty[it % S],
+                                scope="thread",
+                            )
                     last = T.meta_var(i * KT + KT - 1)  # MMAs into one accumulator complete in order
                     T.mbarrier_wait(empty[last % S], last // S % 2)
                     T.mbarrier_arrive(acc_full[i % 2])
@@ -201,6 +289,178 @@ def pipelined_gemm(
                     T.mbarrier_arrive(acc_empty[i % 2])
 
     return unrolled(gemm)
+
+
+def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, ctas: int, tma: bool):
+    """The block-scaled variant of :func:`pipelined_gemm` (its arguments checked there): ``D = (A * 2^(SFA-127))
+    @ (B * 2^(SFB-127)).T`` with one ue8m0 scale per row of A (of B) per 32 K elements, ``tcgen05.mma
+    .kind::mxf8f6f4.block_scale``. The roles and the ring are :func:`pipelined_gemm`'s, plus:
+
+    * each ring stage also holds the K tile's scale factors of A's 128 rows and of B's ``tile_n`` rows (rounded up
+      to 128) in shared memory, in the image ``tcgen05.cp .32x128b.warpx4`` copies
+      (``mma_scale_factor_shared_layout``); the producer copies them with thread copies (its warp, or its
+      warpgroup) and arrives on ``full[s]`` (so ``full[s]`` counts the two TMA copies and 32 arrivals);
+    * TMEM holds ``stages`` stages of scale factors after the two accumulator stages (``mma_scale_factor_layout``,
+      ``within=acc``): the MMA thread copies stage ``s`` shared -> TMEM with ``tcgen05.cp`` after ``full[s]``, then
+      issues the MMA, which reads them (cp -> mma from one thread is a pipelined pair). The MMA of ``stages`` K
+      steps ago read those columns, and mma -> cp is not a pipelined pair; but it completed before the copy is
+      issued: its commit completed ``empty[s]``, which the producer waited for before arriving on ``full[s]``,
+      which the MMA thread waited for (then ``tcgen05.fence::after_thread_sync``) before the copy.
+
+    Example:
+        >>> kernel = pipelined_gemm(256, 224, 256, "float8_e4m3fn", (128, 224, 128), 4, scaled=True)
+        >>> [p.name for p in kernel.params]
+        ['A', 'B', 'SFA', 'SFB', 'D']
+    """
+    tile_m, tile_n, tile_k = tile
+    tiles_n = -(-N // tile_n)
+    tiles = -(-M // tile_m) * tiles_n
+    per_cta = -(-tiles // ctas)
+    k_tiles, k_blocks = K // tile_k, tile_k // SCALE_BLOCK
+    sf_a_rows, sf_b_rows = scale_factor_rows(tile_m), scale_factor_rows(tile_n)
+    a_layout = mma_shared_layout(dtype, "128B", (stages, tile_m, tile_k))
+    b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
+    acc_layout = mma_accumulator_layout(tile_m, tile_n, stages=2)
+    # scale factors in TMEM after the accumulators' 2 * tile_n columns: A's stages, then B's
+    sfa_column, sfb_column = 2 * tile_n, 2 * tile_n + stages * sf_a_rows // 32 * -(-k_blocks // 4)
+    sfa_layout = mma_scale_factor_layout(sf_a_rows, k_blocks, column=sfa_column, stages=stages)
+    sfb_layout = mma_scale_factor_layout(sf_b_rows, k_blocks, column=sfb_column, stages=stages)
+
+    def staged_image(rows):  # ``stages`` copies of the tcgen05.cp image, one after the other
+        image = mma_scale_factor_shared_layout(rows, k_blocks)
+        return TileLayout.from_iters([Iter(stages, rows * k_blocks), *image.shard])
+
+    tm, tn, tk, S, KT, C, E, KB = tile_m, tile_n, tile_k, stages, k_tiles, ctas, EPILOGUE_COLUMNS, k_blocks
+    SA, SB = sf_a_rows, sf_b_rows
+    U = stages if k_tiles % stages == 0 else 1  # unrolled over the ring, as in pipelined_gemm
+    chunks = tile_n // EPILOGUE_COLUMNS
+    UE8M0 = SCALE_DTYPE
+
+    @T.prim_func
+    def gemm(
+        A: T.Buffer((M, K), dtype),
+        B: T.Buffer((N, K), dtype),
+        SFA: T.Buffer((M, K // SCALE_BLOCK), UE8M0),
+        SFB: T.Buffer((N, K // SCALE_BLOCK), UE8M0),
+        D: T.Buffer((M, N), "float32"),
+    ):
+        T.device_entry()
+        cta = T.cta_id([ctas])
+        tx = T.thread_id([THREADS])
+        a_tile = T.alloc_shared((S, tm, tk), dtype, layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((S, tn, tk), dtype, layout=b_layout, align=1024)
+        sfa_tile = T.alloc_shared((S, SA, KB), UE8M0, layout=staged_image(SA))
+        sfb_tile = T.alloc_shared((S, SB, KB), UE8M0, layout=staged_image(SB))
+        full = T.alloc_shared((S,), "uint64")
+        empty = T.alloc_shared((S,), "uint64")
+        acc_full = T.alloc_shared((2,), "uint64")
+        acc_empty = T.alloc_shared((2,), "uint64")
+        acc = T.alloc_tmem((2, tm, tn), "float32", layout=acc_layout)
+        sfa = T.alloc_tmem((S, SA, KB), UE8M0, layout=sfa_layout, within=acc)
+        sfb = T.alloc_tmem((S, SB, KB), UE8M0, layout=sfb_layout, within=acc)
+        out = T.alloc_local((tm, E), "float32")
+        for s in T.unroll(S):
+            # the two TMA copies and the producer warp's 32 arrivals, or the producer warpgroup's 128
+            T.mbarrier_init(full[s], 2 + 32 if tma else 128)
+            T.mbarrier_init(empty[s], 1)  # the MMA's commit
+        for a in T.unroll(2):
+            T.mbarrier_init(acc_full[a], 1)  # the MMA-issuing thread
+            T.mbarrier_init(acc_empty[a], 128)  # the epilogue warpgroup's threads
+        if tma and tx // 32 == 4:  # producer: one warp; its elected lane issues the TMA copies
+            for i in T.serial(per_cta):
+                tile_id = T.meta_var(cta + i * C)
+                row0 = T.meta_var(tile_id // tiles_n * tm)
+                col0 = T.meta_var(tile_id % tiles_n * tn)
+                if tile_id < tiles:
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)
+                            if it >= S:
+                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                            T.tile_copy_async(
+                                a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
+                            )
+                            T.tile_copy_async(
+                                b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
+                            )
+                            # the scale factors: thread copies of the warp (rows past M or N are left out)
+                            T.tile_copy(sfa_tile[it % S], SFA[row0 : row0 + SA, kt * KB : kt * KB + KB], "warp")
+                            T.tile_copy(
+                                sfb_tile[it % S, 0:tn, 0:KB], SFB[col0 : col0 + tn, kt * KB : kt * KB + KB], "warp"
+                            )
+                            T.mbarrier_arrive(full[it % S])
+        elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
+            for i in T.serial(per_cta):
+                tile_id = T.meta_var(cta + i * C)
+                row0 = T.meta_var(tile_id // tiles_n * tm)
+                col0 = T.meta_var(tile_id % tiles_n * tn)
+                if tile_id < tiles:
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)
+                            if it >= S:
+                                T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
+                            T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
+                            T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
+                            T.tile_copy(sfa_tile[it % S], SFA[row0 : row0 + SA, kt * KB : kt * KB + KB], "warpgroup")
+                            T.tile_copy(
+                                sfb_tile[it % S, 0:tn, 0:KB], SFB[col0 : col0 + tn, kt * KB : kt * KB + KB], "warpgroup"
+                            )
+                            T.mbarrier_arrive(full[it % S])
+        elif tx == 256:  # MMA issue: one thread (lane 0 of warp 8)
+            for i in T.serial(per_cta):
+                if cta + i * C < tiles:
+                    if i >= 2:
+                        T.mbarrier_wait(acc_empty[i % 2], (i // 2 - 1) % 2)
+                    for k0 in T.serial(KT // U):
+                        for u in T.unroll(U):
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)
+                            # full[s] also orders the copies below after the MMA of K step it - S, which read
+                            # these scale-factor columns: the producer waited for its commit before arriving
+                            T.mbarrier_wait(full[it % S], it // S % 2)
+                            T.tile_copy(sfa[it % S], sfa_tile[it % S], "thread")  # tcgen05.cp, asynchronous
+                            T.tile_copy(sfb[it % S], sfb_tile[it % S], "thread")
+                            T.tile_mma(
+                                acc[i % 2],
+                                a_tile[it % S],
+                                b_tile[it % S],
+                                kt > 0,
+                                barrier=empty[it % S],
+                                scale_a=sfa[it % S, 0:tm, 0:KB],
+                                scale_b=sfb[it % S, 0:tn, 0:KB],
+                                scope="thread",
+                            )
+                    last = T.meta_var(i * KT + KT - 1)
+                    T.mbarrier_wait(empty[last % S], last // S % 2)
+                    T.mbarrier_arrive(acc_full[i % 2])
+        elif tx // 128 == 0:  # epilogue
+            for i in T.serial(per_cta):
+                tile_id = T.meta_var(cta + i * C)
+                row0 = T.meta_var(tile_id // tiles_n * tm)
+                col0 = T.meta_var(tile_id % tiles_n * tn)
+                if tile_id < tiles:
+                    T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
+                    for c in T.unroll(chunks):
+                        T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
+                        T.tile_copy(D[row0 : row0 + tm, col0 + c * E : col0 + c * E + E], out, "warpgroup")
+                    T.mbarrier_arrive(acc_empty[i % 2])
+
+    return unrolled(gemm)
+
+
+def block_scaled_reference():
+    """``D = (A * SFA) @ (B * SFB).T`` in float64, each ue8m0 scale applied to its 32 K elements; the float32
+    accumulation of differently scaled products is compared within float32 tolerance."""
+
+    def reference(a, b, sfa, sfb):
+        scale_a = np.repeat(sfa.astype(np.float64), SCALE_BLOCK, axis=-1)
+        scale_b = np.repeat(sfb.astype(np.float64), SCALE_BLOCK, axis=-1)
+        return (a.astype(np.float64) * scale_a) @ (b.astype(np.float64) * scale_b).T
+
+    return Expected(reference, inputs=4, rtol=2.0**-16, atol=1.0)
 
 
 #: Simulated by ``tests/tools/test_examples.py``: one CTA per output tile, and persistent (``ctas=1``: every ring stage
@@ -222,4 +482,30 @@ KERNELS.add(
     "float8_e4m3fn",
     (128, 256, 128),
     loads="threads",
+)
+# block-scaled fp8: two CTAs with tile_n = 224 (the widest whose two accumulator stages and four stages of scale
+# factors fit 512 TMEM columns), and a persistent tail grid refilling both stages of its ring
+KERNELS.add(
+    "pipelined_block_scaled_gemm_tma",
+    block_scaled_reference(),
+    pipelined_gemm,
+    256,
+    224,
+    256,
+    "float8_e4m3fn",
+    (128, 224, 128),
+    scaled=True,
+)
+KERNELS.add(
+    "pipelined_block_scaled_gemm_tail",
+    block_scaled_reference(),
+    pipelined_gemm,
+    200,
+    300,
+    256,
+    "float8_e4m3fn",
+    (128, 96, 128),
+    2,
+    1,
+    scaled=True,
 )

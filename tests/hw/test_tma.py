@@ -293,3 +293,45 @@ def test_limits_agree_with_upstreams_tensor_map_validator():
         assert ours_ok == upstream_ok, (dtype, dims, strides, box, steps, il, sw, oob, findings)
         refused += not ours_ok
     assert 300 < refused < 1200, refused  # both sides of the limits were exercised
+
+
+# MN-major operands, (rows, K) with rows contiguous: one atom spans the swizzle width of rows (16 bytes with no
+# swizzle), and "128B_base32B" is the MMA's name of TMA's 128B_atom_32B (32-bit operands only).
+MN_CASES = [
+    ("float32", "128B_base32B", "128B_atom_32B", 128),
+    ("bfloat16", "128B", "128B", 128),
+    ("bfloat16", "64B", "64B", 64),
+    ("float16", "32B", "32B", 32),
+    ("float8_e4m3fn", "128B", "128B", 128),
+    ("bfloat16", "none", "none", 16),
+]
+
+
+@pytest.mark.parametrize("dtype, mode, tma_mode, width", MN_CASES)
+def test_an_mn_major_operand_maps_from_the_transposed_global_box(dtype, mode, tma_mode, width):
+    # The global tensor is (K, MN) with MN contiguous (A or B stored transposed); the box is k_rows x one atom of MN.
+    element = BYTES[dtype]
+    rows = width // element
+    k_total, mn_total = 64, 8 * rows
+    for k_rows in (8, 16, 32):
+        layout = mma_shared_layout(dtype, mode, (rows, k_rows), major="MN")
+        m = tensor_map_for((k_total, mn_total), dtype, (k_rows, rows), layout, transposed=True)
+        assert m.driver_fields() == expected_fields((k_total, mn_total), dtype, (k_rows, rows), tma_mode)
+        assert m.transaction_bytes == rows * k_rows * element
+    assert m.shared_alignment == {"128B_atom_32B": 512, **REPEAT}[tma_mode]
+
+
+def test_an_mn_major_copy_that_is_not_transposed_or_spans_two_atoms_is_refused_naming_the_fix():
+    layout = mma_shared_layout("float32", "128B_base32B", (32, 8), major="MN")
+    with pytest.raises(ValueError, match=re.escape("copy from a (8, 32) global box with transposed=True")):
+        tensor_map_for((256, 64), "float32", (32, 8), layout)
+    # 64 rows are two MN atoms, stored 32 x 8 elements apart: one box per atom
+    wide = mma_shared_layout("float32", "128B_base32B", (64, 8), major="MN")
+    with pytest.raises(ValueError, match=re.escape("inner row is 256 bytes but the 128B_atom_32B swizzle spans 128")):
+        tensor_map_for((64, 256), "float32", (8, 64), wide, transposed=True)
+    # a K-major layout is not the image of a transposed box
+    k_major = mma_shared_layout("bfloat16", "128B", (64, 64))
+    with pytest.raises(ValueError, match=re.escape("puts box element (0, 1) (shared element (1, 0)) at bfloat16")):
+        tensor_map_for((64, 256), "bfloat16", (64, 64), k_major, transposed=True)
+    with pytest.raises(ValueError, match="a transposed box needs two or more dimensions"):
+        tensor_map_for((256,), "float32", (32,), TileLayout(S[32:1]), transposed=True)

@@ -202,3 +202,39 @@ def test_bad_coordinates_and_addresses_are_refused():
         load_box(fields, gmem[:100], (0, 0), smem, 0)
     with pytest.raises(TensorMapError, match="1-D uint8"):
         load_box(fields, gmem.astype(np.int32), (0, 0), smem, 0)
+
+
+@pytest.mark.parametrize(
+    "dtype, mode",
+    [
+        ("float32", "128B_base32B"),
+        ("bfloat16", "128B"),
+        ("bfloat16", "64B"),
+        ("float8_e4m3fn", "32B"),
+        ("float16", "none"),
+    ],
+)
+def test_an_mn_major_operand_loads_one_transposed_box_per_atom_where_the_shared_layout_says(dtype, mode):
+    # A (K, MN) global tensor, MN contiguous; the shared operand (rows, K) is MN-major: rows contiguous. Each box is
+    # K x one atom of rows, placed at the shared offset of the atom's first element.
+    element = BYTES[dtype]
+    width = 16 if mode == "none" else 128 if mode == "128B_base32B" else SPAN[mode]
+    atom = width // element
+    rows, k_rows, k_total, mn_total = 2 * atom, 16, 48, 5 * atom
+    layout = mma_shared_layout(dtype, mode, (rows, k_rows), major="MN")
+    gmem = global_image(k_total, mn_total, element, seed=5)
+    smem = np.full(DST + rows * k_rows * element + 1024, 0xEE, dtype=np.uint8)
+    k0, mn0 = 16, atom
+    for block in range(rows // atom):
+        box_layout = mma_shared_layout(dtype, mode, (atom, k_rows), major="MN")
+        fields = tensor_map_for((k_total, mn_total), dtype, (k_rows, atom), box_layout, transposed=True).driver_fields()
+        place = DST + int(layout.apply(block * atom, 0, shape=[rows, k_rows])["m"]) * element
+        assert load_box(fields, gmem, (mn0 + block * atom, k0), smem, place) == atom * k_rows * element
+    for r in range(rows):
+        for k in range(k_rows):
+            address = DST + int(layout.apply(r, k, shape=[rows, k_rows])["m"]) * element
+            source = (k0 + k) * mn_total + mn0 + r
+            assert smem[address : address + element].tolist() == element_bytes(gmem, source, element), (r, k)
+    untouched = np.ones(smem.size, dtype=bool)
+    untouched[DST : DST + rows * k_rows * element] = False
+    assert (smem[untouched] == 0xEE).all()

@@ -40,8 +40,10 @@ def test_one_tmem_allocation_holds_both_stages_and_the_scale_factors(body):
 def test_every_mma_reads_its_stage_and_its_scale_factors(body):
     # One loop body, stage s = t % 2 chosen at run time: four K steps with SF ids 0..3 in the idesc, D at column
     # 112 s, A's stage 16384 bytes on, scale_a at column 224 + 4 s, scale_b at 232.
-    # A's descriptor is made once, from the stage's first element; K step s adds its 32 s bytes >> 4 to it.
-    assert "a_desc = tirx_layout_tcgen05_smem_descriptor((&(As_ptr[((t & 1) * 16384)])), " in body
+    # A's descriptor is made once, from stage 0's first element plus the stage's 16384 bytes >> 4 (1024 units, so
+    # the part without the stage does not depend on t); K step s adds its 32 s bytes >> 4 to it.
+    assert "a_desc = (tirx_layout_tcgen05_smem_descriptor((&(As_ptr[0])), " in body
+    assert f"ULL) + ((uint64_t)((t & 1) * {16384 >> 4})));" in body
     calls = re.findall(r"mma_mxf8f6f4_ss\(([^;]*)\);", body)
     assert len(calls) == 4
     for step, call in enumerate(calls):

@@ -35,17 +35,21 @@ def big_source():
 
 def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_source):
     body = kernel_source(big_source)
-    # two tensor maps (A, B) passed as kernel parameters; two TMA loads in the producer's loop body
+    # two tensor maps (A, B) passed as kernel parameters; the K loops are unrolled over the 4 stages (64 K tiles
+    # are a multiple of 4): two TMA loads per stage in the producer's loop body
     (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384\) gemm_kernel\(([^)]*)\)", big_source))
     assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", signature) == ["A", "B"]
-    assert len(re.findall(r"tirx_layout_tcgen05_tma_load_2d\(", body)) == 2
+    assert len(re.findall(r"tirx_layout_tcgen05_tma_load_2d\(", body)) == 2 * 4
     # 4 stages of 128 x 64 and 256 x 64 bf16 tiles (196608 bytes, so in the dynamic shared pool: a_tile at element
-    # 0, b_tile at 32768 bf16 elements), two 256-column fp32 accumulator stages = all 512 columns
+    # 0, b_tile at 4 x 128 x 64 = 32768 bf16 elements); each unrolled stage's descriptors start at a constant
+    # address (stage s: s x 128 x 64 or s x 256 x 64 elements on), so nvcc computes them once, outside the loop
     assert "extern __shared__ __align__(1024) uchar shared_pool_ptr[];" in body
-    assert "smem_descriptor((&(((nv_bfloat16*)shared_pool_ptr)[(((kt_1 & 3) * 16384) + 32768)]))" in body
+    descriptors = re.findall(r"tcgen05_smem_descriptor\(\(&\(\(\(nv_bfloat16\*\)shared_pool_ptr\)\[(\d+)\]\)\)", body)
+    assert descriptors == [str(base + s * rows * 64) for s in range(4) for base, rows in ((0, 128), (32768, 256))]
+    # two 256-column fp32 accumulator stages = all 512 columns
     assert re.findall(r"tcgen05_alloc\(\(&\(\(\(uint\*\)shared_pool_ptr\)\[\d+\]\)\), \(uint\)(\d+)\)", body) == ["512"]
-    # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4
-    assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4
+    # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4 per stage
+    assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4 * 4
     # the epilogue drains 256 columns as 8 tcgen05.ld of 32 columns
     assert len(re.findall(r"tirx_layout_tcgen05_ld_32x32b_x32\(", body)) == 8
     assembled = nvcc_assembles(big_source)
@@ -128,11 +132,13 @@ def test_the_small_kernel_runs_with_every_wait(small):
 @pytest.mark.parametrize(
     "name, occurrence, error, message",
     [
-        # the producer runs ahead, arriving on full[0] for later fills: the MMA's wait for phase parity 0 of full[0]
-        # sees the phases go by and never returns (the simulator runs the producer first, until it blocks)
-        ("empty", 0, SimulationError, r"mbarrier wait by thread 256 on full\[0\] .* never returns"),
+        # the producer refills stage 0 without waiting, completing two phases of full[0]: the MMA's wait for parity
+        # 0 of full[0] sees them go by and never returns, so nothing frees stage 1 for the producer's next wait
+        # (the simulator runs the producer first, until it blocks, and names the first wait that cannot return)
+        ("empty", 0, SimulationError, r"mbarrier wait by thread 128 on empty\[1\] .* never returns"),
         # the MMA thread announces the accumulator before its last MMA completes: the epilogue's tcgen05.ld races it
-        ("empty", 1, DataRace, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
+        # (waits 0 and 1 on empty are the producer's, its K loop unrolled over the two stages)
+        ("empty", 2, DataRace, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
         # the MMA reads a stage the producer is filling
         ("full", 0, DataRace, r"tcgen05.mma.kind::f16 \(SS\) issued by thread 256 \(A\) reads what thread 128 wrote"),
         # the epilogue reads an accumulator still being written
@@ -184,7 +190,8 @@ _UNSEEN_LOAD = r"before it has seen the TMA load into a_tile issued by thread 12
         # the producer refills stage 0 without waiting for the MMA that reads it: the refill is not ordered after
         # the stage's previous load (nor after the MMA's read)
         ("empty", 0, r"a_tile\[0\]: a store \(thread 128\) " + _UNSEEN_LOAD),
-        ("empty", 1, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
+        # (waits 0 and 1 on empty are the producer's, its K loop unrolled over the two stages)
+        ("empty", 2, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),
         # the MMA reads a stage before the TMA load into it is seen complete
         ("full", 0, r"a_tile\[0\]: the tcgen05.mma.kind::f16 \(SS\) issued by thread 256 \(A\) .*" + _UNSEEN_LOAD),
         ("acc_full", 0, r"tcgen05.ld by warp 0 of a cell a tcgen05.mma issued by warp 8 writes"),

@@ -205,7 +205,13 @@ def async_staged_expected():
     idesc = isa_idesc("bfloat16", "bfloat16", "float32", 128, 64)
     layout_a = 'T.layout("ComposeLayout(SwizzleLayout(3, 2, 3), TileLayout(S[(2, 128, 32):(4096, 32, 1)]))")'
     layout_b = 'T.layout("ComposeLayout(SwizzleLayout(3, 2, 3), TileLayout(S[(2, 64, 32):(2048, 32, 1)]))")'
-    a0, b0 = "T.address_of(As_flat[k % 2 * 4096])", "T.address_of(Bs_flat[k % 2 * 2048])"
+    # The stage moves the descriptor, not its address: stage 0's descriptor plus the stage's bytes in 16-byte
+    # units (A: 128 x 32 bf16 = 8192 bytes, B: 64 x 32 bf16 = 4096 bytes per stage).
+    a0, b0 = "T.address_of(As_flat[0])", "T.address_of(Bs_flat[0])"
+    a_stage, b_stage = (
+        f'T.Cast("uint64", k % 2 * {128 * 32 * 2 // 16})',
+        f'T.Cast("uint64", k % 2 * {64 * 32 * 2 // 16})',
+    )
     d, i = "DESC", f"T.uint32({idesc})"  # K step 1 starts 32 bytes on: + 2 in 16-byte units
     return parse_with(
         f"""
@@ -235,9 +241,9 @@ def gemm():
         if tx < 32:
             if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
                 a_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", {a0}, {d},
-                                                           source_code="", return_type="uint64")
+                                                           source_code="", return_type="uint64") + {a_stage}
                 b_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", {b0}, {d},
-                                                           source_code="", return_type="uint64")
+                                                           source_code="", return_type="uint64") + {b_stage}
                 T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, a_desc, b_desc, {i},
                                  T.Cast("uint32", k > 0), source_code="")
                 T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, a_desc + T.uint64(2),
@@ -572,6 +578,40 @@ def test_a_warp_scope_mma_fed_through_an_mbarrier_simulates_to_a_times_b_transpo
     assert "T.cuda.warp_sync()" in lower_tile_mma(kernel).script()
     result = sim.run(kernel, {"A": a, "B": b})
     np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
+
+
+THREAD_SCOPE_GEMM = WARP_SCOPE_GEMM.replace("if tx // 32 == 1:", "if tx == 32:").replace(
+    'scope="warp"', 'scope="thread"'
+)
+
+
+def test_a_thread_scope_mma_fed_through_an_mbarrier_issues_without_a_proxy_fence_and_simulates():
+    # The warp-specialised issuer: every writer fences the proxy before its arrive, so the issuing thread needs no
+    # fence of its own (fence.proxy.async is MEMBAR + FENCE.VIEW.ASYNC in SASS, once per MMA in a K loop)
+    rng = np.random.default_rng(22)
+    a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
+    b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
+    kernel = parse(THREAD_SCOPE_GEMM)
+    calls = re.findall(r'func_call\("tirx_layout_tcgen05_(\w+)"', lower_tile_mma(kernel).script())
+    # per K tile: the arrive (proxy fence, fence before, arrive), the issuer's wait (+ fence after), its MMAs and
+    # commit, everyone's wait on the commit (+ fence after): no other proxy fence
+    issue = calls[calls.index("mbarrier_arrive") + 1 : calls.index("commit")]
+    assert issue == ["mbarrier_wait", "fence_after", "smem_descriptor", "smem_descriptor"] + ["mma_f16_ss"] * 4
+    assert calls.count("fence_proxy_async") == 1  # the arrive's, in the loop body
+    result = sim.run(kernel, {"A": a, "B": b})
+    np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
+
+
+def test_a_thread_scope_mma_reading_unpublished_writes_is_a_data_race():
+    # without the arrive (and its proxy fence) and the issuer's wait, the MMA reads the other threads' generic
+    # writes: the simulator names the missing fence.proxy.async
+    kernel = parse(
+        THREAD_SCOPE_GEMM.replace("        T.mbarrier_arrive(bars[1])\n", "").replace(
+            "            T.mbarrier_wait(bars[1], kt % 2)\n", ""
+        )
+    )
+    with pytest.raises(sim.DataRace, match=r"wrote it with no fence.proxy.async after the store"):
+        sim.run(kernel, {"A": np.ones((128, 128), np.float16), "B": np.ones((64, 128), np.float16)})
 
 
 def test_a_warp_scope_mma_reached_by_part_of_a_warp_is_a_simulation_error():

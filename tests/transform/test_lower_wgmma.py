@@ -310,10 +310,15 @@ REFUSALS = {
         rf"T.tile_mma_wait\(pending\) \(then T.mbarrier_arrive to release a stage\){LINE}",
     ),
     "scale factors": (
+        f'{A16}\n{B16}\n{ACC}\nsf = T.alloc_shared((64, 2), "float8_e8m0fnu")',
+        "T.tile_mma(acc, As, Bs, scale_a=sf, scale_b=sf)",
+        rf"tile_mma with scale factors \(block-scaled\) needs tcgen05; sm_90a \(wgmma\) has none{LINE}",
+    ),
+    "scale factors in tensor memory": (
         f"{A16}\n{B16}\n{ACC}\n"
         'sf = T.alloc_tmem((64, 2), "float8_e8m0fnu", layout=T.layout("S[(64, 2):(1@TLane, 1@TCol)]"))',
         "T.tile_mma(acc, As, Bs, scale_a=sf, scale_b=sf)",
-        r"lives in tensor memory, which target sm_90a does not have",  # the TMEM scale buffer is refused first
+        r"buffer sf lives in tensor memory, which target sm_90a does not have",
     ),
     "scope warp": (
         f"{A16}\n{B16}\n{ACC}",
@@ -332,6 +337,18 @@ REFUSALS = {
         f"{A16}\n{B16}\n{ACC}",
         "T.tile_mma(acc, As, Bs, wait=False)\nif tx % 2 == 0:\n    T.tile_mma_wait(0)",
         r"T.tile_mma_wait on sm_90a runs on whole warpgroups .* splits warpgroup 0 \(thread 1 differs",
+    ),
+    "a warpgroup-scope tile_mma reached by another warpgroup than D's": (
+        f'{A16}\n{B16}\nacc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64, first_warpgroup=1))',
+        'if tx // 128 == 0:\n    T.tile_mma(acc, As, Bs, scope="warpgroup")',
+        r"tile_mma's D \(acc\) lives on warpgroup\(s\) \[1\] of the CTA, but the warpgroup-scope tile_mma is reached by "
+        rf"warpgroup\(s\) \[0\]: only D's own warpgroup can issue its wgmma .*{LINE}",
+    ),
+    "a warpgroup-scope tile_mma every warpgroup reaches, D on one": (
+        f'{A16}\n{B16}\nacc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64, first_warpgroup=1))',
+        'T.tile_mma(acc, As, Bs, scope="warpgroup")',
+        r"lives on warpgroup\(s\) \[1\] of the CTA, but the warpgroup-scope tile_mma is reached by warpgroup\(s\) "
+        r"\[0, 1\]",
     ),
     "a cta scope over fewer warpgroups than the CTA": (
         f"{A16}\n{B16}\n{ACC}",
@@ -353,7 +370,7 @@ REFUSALS = {
 @pytest.mark.parametrize("case", sorted(REFUSALS))
 def test_sm_90a_refuses_what_wgmma_cannot_run(case):
     decls, body, message = REFUSALS[case]
-    threads = 256 if "fewer warpgroups" in case else 128
+    threads = 256 if "fewer warpgroups" in case or "warpgroup-scope" in case else 128
     with pytest.raises(LayoutVerificationError, match=message):
         build(parse(_kernel(decls, body, threads)), "sm_90a")
 

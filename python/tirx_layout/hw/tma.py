@@ -365,9 +365,12 @@ def tensor_map_for(
     global_strides: Sequence | None = None,
     oob_fill: str = "zero",
     l2_promotion: str = "none",
+    transposed: bool = False,
 ) -> TensorMap:
     """The tensor map of a tiled copy between a global buffer of ``global_shape`` (outermost first, as TVM writes a
-    shape; symbolic extents allowed) and a shared buffer of ``box_shape`` stored in ``shared_layout``.
+    shape; symbolic extents allowed) and a shared buffer of ``box_shape`` stored in ``shared_layout``; with
+    ``transposed`` the shared buffer holds the box with its last two dimensions swapped (an MN-major MMA operand
+    ``(rows, K)`` filled from a global ``(K, rows)`` box, rows contiguous in both).
 
     The swizzle comes from the shared layout (none, 32B, 64B, 128B, or the 128B-with-32B-atom swizzle). TMA writes
     the box row-major with dimension 0 innermost, then swizzles shared addresses, so the layout must be exactly that
@@ -386,6 +389,14 @@ def tensor_map_for(
         ...
         ValueError: tensor_map_for: the box's inner row is 256 bytes but the 128B swizzle spans 128; copy one \
 64-column box per swizzle atom (the shared layout stores 64-column blocks apart)
+
+    An MN-major tf32 operand of 32 rows x 8 K (the MMA's 128B swizzle with 32-byte atoms, TMA's ``128B_atom_32B``)
+    from a (K, M) = (64, 256) float32 tensor, M contiguous: the box is 8 K rows of 32 M elements.
+
+        >>> mn = mma_shared_layout("float32", "128B_base32B", (32, 8), major="MN")
+        >>> m = tensor_map_for((64, 256), "float32", (8, 32), mn, transposed=True)
+        >>> m.global_dims, m.box_dims, m.swizzle, m.shared_alignment
+        ((256, 64), (32, 8), '128B_atom_32B', 512)
     """
     for name, value in (("global_shape", global_shape), ("box_shape", box_shape)):
         if not isinstance(value, Sequence) or isinstance(value, str) or not 1 <= len(value) <= MAX_RANK:
@@ -416,10 +427,18 @@ def tensor_map_for(
             if row > span and row % span == 0
             else ""
         )
+        if not transposed and len(box) >= 2 and box[-2] * size == span:
+            swapped = (*box[:-2], box[-1], box[-2])
+            hint += (
+                f"; if the shared buffer holds the box transposed (an MN-major operand), copy from a {swapped} "
+                "global box with transposed=True"
+            )
         raise ValueError(
             f"tensor_map_for: the box's inner row is {row} bytes but the {mode} swizzle spans {span}{hint}"
         )
-    _check_row_major_image(tile, box, dtype, mode)
+    if transposed and len(box) < 2:
+        raise ValueError(f"tensor_map_for: a transposed box needs two or more dimensions, got {tuple(box)}")
+    _check_row_major_image(tile, box, dtype, mode, transposed)
     return TensorMap(
         str(dtype),
         tuple(reversed(shape)),
@@ -432,10 +451,15 @@ def tensor_map_for(
     )
 
 
-def _check_row_major_image(tile: TileLayout, box: list[int], dtype, mode: str) -> None:
-    """Refuse a tile layout whose element addresses over ``box`` are not the row-major ones TMA writes."""
-    grids = np.meshgrid(*(np.arange(b) for b in box), indexing="ij")
-    place = tile.apply(*grids, shape=box)
+def _check_row_major_image(tile: TileLayout, box: list[int], dtype, mode: str, transposed: bool) -> None:
+    """Refuse a tile layout whose element addresses over ``box`` are not the row-major ones TMA writes (the layout
+    indexes the box with its last two dimensions swapped when ``transposed``)."""
+    grids = list(np.meshgrid(*(np.arange(b) for b in box), indexing="ij"))
+    shape = list(box)
+    if transposed:
+        grids[-2], grids[-1] = grids[-1], grids[-2]
+        shape[-2], shape[-1] = shape[-1], shape[-2]
+    place = tile.apply(*grids, shape=shape)
     if set(place) != {"m"}:
         raise ValueError(
             f"tensor_map_for: shared layout {tile} maps to axes {sorted(place)}; TMA fills memory addresses only"
@@ -445,7 +469,18 @@ def _check_row_major_image(tile: TileLayout, box: list[int], dtype, mode: str) -
     bad = np.argwhere(address != want)
     if bad.size:
         where = tuple(int(v) for v in bad[0])
+        shared = (*where[:-2], where[-1], where[-2]) if transposed else where
+        seen_as = f" (shared element {shared})" if transposed else ""
+        hint = ""
+        if not transposed and len(box) >= 2:
+            swapped = np.swapaxes(want.reshape(*box[:-2], box[-1], box[-2]), -1, -2)
+            if (address == swapped).all():
+                hint = (
+                    "; it is the row-major image of the box transposed (an MN-major operand): copy from a global "
+                    "box with the last two dimensions swapped, transposed=True"
+                )
         raise ValueError(
-            f"tensor_map_for: shared layout {tile} (under the {mode} swizzle) puts box element {where} at {dtype} "
-            f"element {int(address[where])}, but TMA writes the box row-major: element {int(want[where])}"
+            f"tensor_map_for: shared layout {tile} (under the {mode} swizzle) puts box element {where}{seen_as} at "
+            f"{dtype} element {int(address[where])}, but TMA writes the box row-major: element {int(want[where])}"
+            f"{hint}"
         )

@@ -30,8 +30,8 @@ MMA_OP_NAME = "tirx_layout.tile_mma"
 #: one elected thread issues).
 MMA_SCOPES = ("cta", "warpgroup", "warp", "thread")
 MMA_WAIT_OP_NAME = "tirx_layout.tile_mma_wait"
-#: The most groups ``wgmma.wait_group`` may leave pending (its operand is an integer constant; PTX ISA gives no
-#: smaller bound, and a pipeline never keeps more stages than this in flight).
+#: The most groups ``T.tile_mma_wait`` may leave pending: our bound (``wgmma.wait_group`` takes an integer
+#: constant), well above the stages a shared-memory ring keeps in flight.
 MAX_PENDING_GROUPS = 7
 #: The mbarrier operations and how many values each takes after the mbarrier.
 MBARRIER_OPS = {"init": 1, "arrive": 0, "expect_tx": 1, "arrive_expect_tx": 1, "wait": 1}

@@ -33,7 +33,7 @@ from tvm.ir import Call
 
 from . import mbarrier, tcgen05_mma, tma_exec
 from .addresses import register_address, shared_address, shared_byte_address
-from .memory import OutOfBounds, SimulationError
+from .memory import AsyncRead, OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
 from .warps import elect_sync
 
@@ -323,7 +323,12 @@ def execute(interp, what: str, args) -> None:
 def _cp(interp, tm, shape: str, args) -> None:
     """tcgen05.cp, per issuing thread: the descriptor's canonical address walk, then its swizzle (PTX ISA
     "Shared Memory Descriptor"), on the CTA's shared addresses (``addresses.SharedSpace``: the buffer's base at its
-    declared alignment), as the hardware swizzles them; the bytes read must stay in the pointed-to buffer."""
+    declared alignment), as the hardware swizzles them; the bytes read must stay in the pointed-to buffer.
+
+    The copy reads shared memory through the async proxy and completes asynchronously (PTX ISA, tcgen05.cp and
+    tcgen05.commit: a commit tracks the thread's earlier tcgen05 copies too), as an MMA does: each write it reads
+    must be proxy-fenced and ordered before it (by a barrier or an mbarrier phase), and it stays an in-flight read
+    (``memory.AsyncRead``) until the issuing warp's next commit is seen complete."""
     if shape not in _CP:
         raise SimulationError(f"the simulator does not implement tcgen05.cp.{shape}")
     rows, pieces, lanes_of = _CP[shape]
@@ -341,6 +346,9 @@ def _cp(interp, tm, shape: str, args) -> None:
     for t in np.nonzero(interp.mask)[0]:
         base = origin + int(start[t]) * size
         lane0, col0 = int(taddrs[t]) >> 16, int(taddrs[t]) & 0xFFFF
+        gid = interp.launch.block * interp.count + t
+        what = f"tcgen05.cp.{shape} issued by thread {gid}"
+        read = []
         for r in range(rows):
             for p in range(pieces):
                 byte = base + (r // 8) * sbo + (r % 8) * (16 << bits) + p * lbo
@@ -350,16 +358,19 @@ def _cp(interp, tm, shape: str, args) -> None:
                 if byte % 16:
                     raise SimulationError(f"tcgen05.cp reads shared memory at byte {byte}, not 16-byte aligned")
                 index = byte // size + np.arange(16 // size)
-                thread = np.full(index.shape, interp.launch.block * interp.count + t)
-                words = np.ascontiguousarray(
-                    memory.load(index, thread, interp.launch.block, interp.launch.interval)
-                ).view(np.uint32)
+                memory.check_async_read(index, gid, interp.launch.block, interp.launch.interval, what, interp.sync)
+                read.append(index)
+                words = np.ascontiguousarray(memory.data[index]).view(np.uint32)
                 cols = col0 + 4 * p + np.arange(4)
                 tm.check_columns(cols, f"tcgen05.cp.{shape}")
                 for lane in lanes_of(r):
                     if not 0 <= lane0 + lane < LANES:
                         raise OutOfBounds(f"tcgen05.cp.{shape} writes TMEM lane {lane0 + lane}")
                     tm.write(np.full(4, lane0 + lane), cols, t // 32, words, kind="cp")
+        # in flight until the warp's next commit (the generation it will have) is seen complete
+        pending = AsyncRead(np.concatenate(read), what, t // 32, int(tm.order.commits[t // 32]), interp.count)
+        memory.async_reads.append(pending)
+        interp.async_reads.append(pending)
 
 
 _SWIZZLE_FIELD = {0: 0, 2: 3, 4: 2, 6: 1}

@@ -24,7 +24,10 @@ proxy, and orders with other threads' tcgen05 accesses only through the thread-s
   MMA), ``tcgen05.fence::before_thread_sync``, a CTA barrier, ``tcgen05.fence::after_thread_sync``; the lane
   ``elect.sync`` elects in warp 0 issues the K loop and the commit.
 * ``"warp"`` -- the warp's threads: the proxy fence and the fences around ``__syncwarp()``; the lane ``elect.sync``
-  elects issues. ``"thread"`` -- the thread issues.
+  elects issues. ``"thread"`` -- the thread issues: after the proxy fence in the synchronous form, with no fence
+  with ``barrier=``: that is the warp-specialised issuer, whose operands were published to it through mbarriers
+  (an arrive fences the proxy; a TMA load writes through the async proxy). Operands the issuing thread wrote
+  itself need an arrive (or scope "warp"/"cta") first; the simulator reports an unfenced write as a DataRace.
 * The synchronous form (no ``barrier``) commits to an mbarrier of the call site's own, initialised once at the start
   of the kernel (published by the site's own CTA barrier before the issue; a CTA barrier after the initialisation
   only when a synchronous site is "warp" or "thread" scope); every thread of the scope waits for the phase its own
@@ -70,7 +73,6 @@ from .copy_plan import MemoryOperand, TmemOperand, operand
 from .lower_wgmma import WgmmaLowering
 from .mma_operands import OPERAND_ALIGNMENT
 from .mma_operands import as_u32 as _as_u32
-from .mma_operands import operand_pointer as _pointer
 from .mma_operands import shared_operand as _shared_operand
 from .tmem import calls, mma_calls
 
@@ -81,6 +83,16 @@ def _trailing(side, name: str) -> None:
             f"{name}'s TMEM region {side.region} must take one index of every dimension but the last two (M and "
             f"{'N' if name == 'D' else 'K'})"
         )
+
+
+def _descriptor(view, start: int, stage_units, bits: int):
+    """The full descriptor of the operand whose first K step starts at element ``start`` of ``view`` (stage 0),
+    moved on by ``stage_units`` 16-byte units (an expression; ``None``: static). The add cannot carry out of the
+    14-bit start field: the field holds a shared address >> 4 inside the CTA's shared memory (below 2^18 bytes,
+    228 KiB on sm_100), for stage 0 and for the stage the units reach alike."""
+    pointer = tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [tirx.IntImm("int32", start)]))
+    descriptor = mma_calls.smem_descriptor(pointer, bits)
+    return descriptor if stage_units is None else descriptor + tirx.Cast("uint64", stage_units)
 
 
 def _taddr(buffer, lane: int, column):
@@ -223,11 +235,11 @@ class _MmaLowering:
         scaled = _block_scaled(mma)
         kind = mma_kind(a.dtype, b.dtype, block_scaled=scaled)
         declarations = [b.declaration()]
-        b_desc, b_start, b_steps = _shared_operand(b, n, k, "B")
+        b_desc, b_start, b_stage, b_steps = _shared_operand(b, n, k, "B")
         if isinstance(a, TmemOperand):
             a_major, a_desc = "K", None
         else:
-            a_desc, a_start, a_steps = _shared_operand(a, m, k, "A")
+            a_desc, a_start, a_stage, a_steps = _shared_operand(a, m, k, "A")
             a_major = a_desc.major
             declarations.insert(0, a.declaration())
         try:
@@ -256,10 +268,10 @@ class _MmaLowering:
         # step's shared address >> 4, the address of an element of the operand inside the CTA's shared memory,
         # which is below 2^18 bytes (228 KiB on sm_100), so the sum stays below 2^14.
         b_base = tirx.Var("b_desc", "uint64")
-        issue = [tirx.Bind(b_base, mma_calls.smem_descriptor(_pointer(b.view, b_start), b_desc.encode()))]
+        issue = [tirx.Bind(b_base, _descriptor(b.view, b_start, b_stage, b_desc.encode()))]
         if a_desc is not None:
             a_base = tirx.Var("a_desc", "uint64")
-            issue.insert(0, tirx.Bind(a_base, mma_calls.smem_descriptor(_pointer(a.view, a_start), a_desc.encode())))
+            issue.insert(0, tirx.Bind(a_base, _descriptor(a.view, a_start, a_stage, a_desc.encode())))
         for s in range(steps):
             enable = _as_u32(mma.accumulate) if s == 0 else tirx.const(1, "uint32")
             b_arg = _advanced(b_base, b_steps[s])
@@ -283,7 +295,10 @@ class _MmaLowering:
         # Every thread's generic shared-memory writes become visible to the async proxy the MMA reads through; a
         # barrier of the scope then orders them (and earlier tcgen05 accesses of the scope's threads, through the
         # thread-sync fences) before the issuing thread's MMA.
-        before = [calls.simple("fence_proxy_async")]
+        # A "thread"-scope MMA with barrier= is the warp-specialised issuer: its operands reach it through
+        # mbarriers, published by their writers (an arrive fences the proxy; a TMA load writes through the async
+        # proxy already), so a fence of its own (MEMBAR + FENCE.VIEW.ASYNC in SASS, per MMA) orders nothing.
+        before = [] if mma.scope == "thread" and mma.barrier is not None else [calls.simple("fence_proxy_async")]
         if mma.scope == "cta":
             before += [calls.simple("fence_before"), cta_barrier(), calls.simple("fence_after")]
         elif mma.scope == "warp":

@@ -67,7 +67,31 @@ def _whole(side, name: str) -> None:
 
 
 class WgmmaLowering:
-    """Lowers the tile MMAs and waits of one function for a ``wgmma`` target (see the module docstring)."""
+    """Lowers the tile MMAs and waits of one function for a ``wgmma`` target (see the module docstring);
+    ``LowerTileMma`` uses it when the function's target has ``wgmma``.
+
+    Example (64 x 64 x 32 float16 from 64B-swizzled tiles: two K steps of 16 in one group, then the wait):
+        >>> import re, tvm, tirx_layout
+        >>> from tirx_layout.transform import lower_tile_mma
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k():
+        ...     T.func_attr({"target": T.target({"kind": "cuda", "arch": "sm_90a"})})
+        ...     T.device_entry()
+        ...     tx = T.thread_id([128])
+        ...     A = T.alloc_shared((64, 32), "float16", layout=mma_shared_layout("float16", "64B", (64, 32)),
+        ...                        align=1024)
+        ...     B = T.alloc_shared((64, 32), "float16", layout=mma_shared_layout("float16", "64B", (64, 32)),
+        ...                        align=1024)
+        ...     acc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64))
+        ...     T.tile_mma(acc, A, B)
+        ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": mma_shared_layout,
+        ...                 "wgmma_accumulator_layout": wgmma_accumulator_layout})
+        >>> re.findall(r'func_call\\("tirx_layout_(\\w+)"', lower_tile_mma(func).script())
+        ... # doctest: +NORMALIZE_WHITESPACE
+        ['tcgen05_fence_proxy_async', 'wgmma_keep_f32_x32', 'wgmma_fence', 'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00',
+         'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00', 'wgmma_commit_group', 'wgmma_wait_group_0', 'wgmma_keep_f32_x32']
+    """
 
     def __init__(self, func, layouts: dict, threads):
         self.func = func
@@ -119,7 +143,7 @@ class WgmmaLowering:
             wgmma_accumulator_check(d.layout, (m, n), d.dtype)
         except ValueError as err:
             raise ValueError(f"D ({d.buffer.name}) is not a wgmma accumulator: {err}") from None
-        b_desc, b_start, b_steps = shared_operand(b, n, k, "B", family="wgmma")
+        b_desc, b_start, b_steps = _shared(b, n, k, "B")
         in_registers = isinstance(a, FragmentOperand)
         if in_registers:
             _whole(a, "A")
@@ -176,7 +200,7 @@ class WgmmaLowering:
         """A's descriptor (the same for every warpgroup), the start of the executing warpgroup's 64 rows, and each
         K step's offset: warpgroup ``g`` reads rows ``64 g .. 64 g + 63`` of A's region."""
         if warpgroups == 1:
-            return shared_operand(a, WGMMA_M, k, "A", family="wgmma")
+            return _shared(a, WGMMA_M, k, "A")
         row_dim = self._row_dimension(a)
         found = []
         for g in range(warpgroups):
@@ -187,7 +211,7 @@ class WgmmaLowering:
                 for d, r in enumerate(region)
             ]
             rows = operand(a.buffer[tuple(narrowed)], self.layouts, "A")
-            found.append(shared_operand(rows, WGMMA_M, k, "A", family="wgmma"))
+            found.append(_shared(rows, WGMMA_M, k, "A"))
         first = found[0]
         delta = _difference(found[1][1], first[1])
         for g, (desc, start, steps) in enumerate(found):
@@ -218,6 +242,15 @@ class WgmmaLowering:
                 raise ValueError(f"D of a wgmma tile_mma must be a register fragment, {side.buffer.name} is not")
         wait = wgmma_calls.wait_group(pending, _registers(accumulators[0], 0))
         return sequence([*(s.declaration() for s in accumulators), wait, *(_register_fence(s) for s in accumulators)])
+
+
+def _shared(side: MemoryOperand, rows: int, k: int, name: str):
+    """A shared operand's wgmma descriptor (start field zero), the element offset of its first K step (an expression
+    where a stage index moves it) and each K step's offset in 16-byte units."""
+    descriptor, start, stage_units, steps = shared_operand(side, rows, k, name, family="wgmma")
+    if stage_units is not None:  # whole swizzle repeats: whole 16-byte units, whole elements
+        start = tvm.sym.Analyzer().simplify(start + stage_units * (16 // side.element_bytes))
+    return descriptor, start, steps
 
 
 def _difference(a, b) -> int:

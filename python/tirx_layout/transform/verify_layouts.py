@@ -26,8 +26,9 @@ Every layout a function carries is checked against its buffer, and every ``T.til
 * **wgmma** (a target with ``wgmma``, sm_90a) — D a register fragment in the wgmma accumulator layout (checked
   element by element), A in shared memory or a register fragment in the wgmma A layout, B in shared memory; no
   ``barrier=`` (``wait=False`` + ``T.tile_mma_wait``), no scale factors; scope "cta" (M = 64 per warpgroup of the
-  CTA) or "warpgroup" (M = 64); a kind, N and K wgmma takes; a warpgroup-scope tile_mma or ``T.tile_mma_wait``
-  not under a condition that splits a warpgroup (wgmma is ``.sync.aligned`` over its 128 threads).
+  CTA) or "warpgroup" (M = 64); a kind, N and K wgmma takes; a tile_mma or ``T.tile_mma_wait`` not under a
+  condition that splits a warpgroup (wgmma is ``.sync.aligned`` over its 128 threads), and a warpgroup-scope
+  tile_mma whose D lives on given warpgroups (``first_warpgroup=``) reached by exactly those.
 
 Errors are :class:`LayoutVerificationError` (a ``ValueError``; ``TypeError`` for foreign layout objects), name the
 buffer and, when the function came from TVMScript source, the line. The pass changes nothing.
@@ -48,7 +49,7 @@ from ..hw.constructors import wgmma_accumulator_check, wgmma_operand_a_check
 from ..hw.mma import SCALE_DTYPE, MmaInstruction, mma_kind
 from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
-from ..hw.threads import LEVEL_THREADS, WARPGROUP_THREADS, cta_thread_axis, thread_axis_place
+from ..hw.threads import LEVEL_THREADS, WARPGROUP_THREADS, cta_thread_axis, thread_axis_place, thread_unit
 from ..hw.wgmma import WGMMA_M, WgmmaInstruction
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites, target_arch
 from ..ir.mma_ops import MMA_SCOPES, as_mbarrier, as_mma, as_mma_wait
@@ -436,11 +437,14 @@ class _Verifier:
                 if stmt.else_case is not None:
                     scan(stmt.else_case, inner, (*conditions, tirx.Not(stmt.condition)) if on else conditions)
             elif isinstance(stmt, tirx.Evaluate):
+                mma, op = as_mma(stmt), as_mbarrier(stmt)
+                owned = self.wgmma and mma is not None and mma.scope == "warpgroup"
+                if self.wgmma and (mma is not None or as_mma_wait(stmt) is not None) and (guard is not None or owned):
+                    reaching = self.check_whole_warpgroups(stmt, conditions, threads)
+                    if owned:
+                        self.check_accumulator_owner(stmt, mma, reaching)
                 if guard is None:
                     return
-                mma, op = as_mma(stmt), as_mbarrier(stmt)
-                if self.wgmma and (mma is not None or as_mma_wait(stmt) is not None):
-                    self.check_whole_warpgroups(stmt, conditions, threads)
                 if mma is not None and mma.scope == "cta":
                     self.fail(
                         stmt,
@@ -458,39 +462,58 @@ class _Verifier:
 
         scan(self.func.body, None)
 
-    def check_whole_warpgroups(self, stmt, conditions, threads) -> None:
-        """A wgmma op (``.sync.aligned`` over the warpgroup) under ``conditions`` on the thread index: every
-        condition must take one value across each warpgroup, checked thread by thread (a condition that also
-        depends on other variables cannot be checked and is refused)."""
+    def check_whole_warpgroups(self, stmt, conditions, threads) -> set[int]:
+        """A wgmma op (``.sync.aligned`` over the warpgroup) under ``conditions`` on the thread index: the threads
+        that pass all of them must be whole warpgroups, checked thread by thread (a condition that also depends on
+        other variables cannot be checked and is refused). Returns the warpgroups that reach the op."""
+        if not conditions:
+            return set(range(-(-threads.count // WARPGROUP_THREADS)))
         what = "T.tile_mma_wait" if as_mma_wait(stmt) is not None else "tile_mma"
+        written = " and ".join(f"`if {c}`" for c in conditions)
+        rule = f"{what} on {self.arch} runs on whole warpgroups (wgmma is .sync.aligned over 128 threads), but "
         analyzer = tvm.sym.Analyzer()
         variables = list(threads.bounds)
-        extents = [int(threads.bounds[v]) for v in variables]
-        for condition in conditions:
-            seen = {}
-            for values in np.ndindex(*extents):
-                binding = dict(zip(variables, values, strict=True))
+        reached = {}  # warpgroup -> whether its threads pass the conditions
+        for values in np.ndindex(*[int(threads.bounds[v]) for v in variables]):
 
-                def bound(var, binding=binding):
-                    value = next((x for v, x in binding.items() if v.same_as(var)), None)
-                    return var if value is None else tirx.const(int(value), var.ty.dtype)
+            def bound(var, values=values):
+                value = next((x for v, x in zip(variables, values, strict=True) if v.same_as(var)), None)
+                return var if value is None else tirx.const(int(value), var.ty.dtype)
 
-                thread = analyzer.simplify(map_stmt(threads.index, [(tirx.Var, bound)]))
-                taken = analyzer.simplify(map_stmt(condition, [(tirx.Var, bound)]))
-                if not isinstance(taken, tirx.IntImm) or not isinstance(thread, tirx.IntImm):
-                    self.fail(
-                        stmt,
-                        f"{what} on {self.arch} runs on whole warpgroups (wgmma is .sync.aligned over 128 threads), "
-                        f"but it sits under `if {condition}`, which depends on more than the thread index",
-                    )
-                group = int(thread.value) // WARPGROUP_THREADS
-                if seen.setdefault(group, bool(taken.value)) != bool(taken.value):
-                    self.fail(
-                        stmt,
-                        f"{what} on {self.arch} runs on whole warpgroups (wgmma is .sync.aligned over 128 threads), "
-                        f"but `if {condition}` splits warpgroup {group} (thread {int(thread.value)} differs from "
-                        "the others); branch on the warpgroup index (tx // 128)",
-                    )
+            thread = analyzer.simplify(map_stmt(threads.index, [(tirx.Var, bound)]))
+            taken = [analyzer.simplify(map_stmt(c, [(tirx.Var, bound)])) for c in conditions]
+            if not isinstance(thread, tirx.IntImm) or not all(isinstance(t, tirx.IntImm) for t in taken):
+                self.fail(stmt, f"{rule}it sits under {written}, which depends on more than the thread index")
+            passes = all(bool(t.value) for t in taken)
+            group = int(thread.value) // WARPGROUP_THREADS
+            if reached.setdefault(group, passes) != passes:
+                self.fail(
+                    stmt,
+                    f"{rule}{written} splits warpgroup {group} (thread {int(thread.value)} differs from the others); "
+                    "branch on the warpgroup index (tx // 128)",
+                )
+        return {group for group, passes in reached.items() if passes}
+
+    def check_accumulator_owner(self, stmt, mma, reaching: set[int]) -> None:
+        """A warpgroup-scope tile_mma whose accumulator lives on given warpgroups (its layout has a ``wgid`` place,
+        as ``first_warpgroup=`` gives) must be reached by exactly those: another warpgroup would multiply into
+        registers that hold nothing of D, and the owner would never get its result."""
+        d = mma.d.source
+        layout = self.sites.get(d, (None,))[0]
+        if layout is None or "wgid" not in axes_used(layout):
+            return  # held by every warpgroup alike
+        shape = [int(e) for e in d.shape]
+        places = layout.apply(*np.meshgrid(*[np.arange(e) for e in shape], indexing="ij"), shape=shape)
+        thread = sum(np.asarray(v) * thread_unit(a) for a, v in places.items() if a != "m")
+        owners = {int(g) for g in np.unique(np.asarray(thread) // WARPGROUP_THREADS)}
+        if reaching != owners:
+            self.fail(
+                stmt,
+                f"tile_mma's D ({d.name}) lives on warpgroup(s) {sorted(owners)} of the CTA, but the warpgroup-scope "
+                f"tile_mma is reached by warpgroup(s) {sorted(reaching)}: only D's own warpgroup can issue its "
+                "wgmma (put the op under `if tx // 128 == <its warpgroup>`, or build D's layout with that "
+                "first_warpgroup)",
+            )
 
     def check_mbarrier(self, bar, what: str, stmt) -> None:
         buffer = bar.source
