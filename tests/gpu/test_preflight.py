@@ -16,6 +16,7 @@ from tirx_layout.transform import build
 from kernels.device import (
     COPY_MODULES,
     COUNTABLE,
+    big_copy,
     count_stores,
     device_case,
     example_entries,
@@ -69,3 +70,20 @@ def test_tma_loads_are_fit_for_sm_90a_and_simulate_equal_to_numpy(dtype, mode):
     result = sim.run(kernel, {"A": a}, ARCH)
     assert np.array_equal(result["B"].astype(np.float64), a[64 : 64 + rows].astype(np.float64))
     assert (result.writes["B"] == 1).all()
+
+
+@pytest.mark.parametrize(("m", "n", "k", "dtype"), [(1000, 700, 320, "bfloat16"), (4096, 4096, 4096, "bfloat16")])
+def test_the_pipelined_hopper_gemm_shapes_the_gpu_runs_are_fit_for_sm_90a(m, n, k, dtype):
+    from kernels import EXAMPLES, example_module
+
+    if not (EXAMPLES / "hopper_pipelined_gemm.py").is_file():
+        pytest.skip("examples/hopper_pipelined_gemm.py is not written yet")
+    tiles = -(-m // 128) * -(-n // 256)
+    kernel = example_module("hopper_pipelined_gemm").hopper_pipelined_gemm(m, n, k, dtype, ctas=min(132, tiles))
+    check_launch(kernel, build(kernel, ARCH).imports[0].inspect_source())
+
+
+@pytest.mark.parametrize("floats", [4096, 50000])
+def test_the_shared_memory_kernels_are_fit_for_sm_90a(floats):
+    kernel = big_copy(floats)
+    check_launch(kernel, build(kernel, ARCH).imports[0].inspect_source())

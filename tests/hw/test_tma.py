@@ -1,7 +1,7 @@
 """The tensor map as data (``hw/tma.py``): every limit ``cuTensorMapEncodeTiled`` documents is refused with its field
 named, and the map derived from an MMA operand's shared layout equals a computation written here from the driver
 documentation (dimension 0 innermost, byte strides of the outer dimensions, the swizzle of the layout), for every
-swizzle mode and element type."""
+swizzle mode and element type, K-major and (from a transposed global box) MN-major."""
 
 from __future__ import annotations
 

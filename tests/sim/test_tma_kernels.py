@@ -2,7 +2,8 @@
 shared tile (through the host-encoded tensor map), read back by threads, equals numpy, a tail box filled with zeros;
 every element lands where the shared layout puts it (enumerated here); TMA-loaded stages feed tile_mma;
 a TMA store writes only the rows inside the tensor; reading the tile before its mbarrier phase is seen is a
-DataRace. Expected values are numpy slices of the inputs."""
+DataRace; a producer refilling a ring stage after the MMA's commit is ordered after the stage's previous load, and
+one that did not wait for that commit races. Expected values are numpy slices of the inputs."""
 
 import ml_dtypes
 import numpy as np

@@ -123,3 +123,20 @@ def test_the_pooled_cuda_assembles_for_hopper():
     if assembled is None:
         pytest.skip("nvcc is not installed")
     assert assembled[0], assembled[1]
+
+
+def test_pooled_buffers_allocated_in_different_scopes_are_an_error_naming_them():
+    kernel = parse("""
+@T.prim_func
+def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([64])
+    big = T.alloc_shared((16384,), "float32")
+    big[tx] = A[tx]
+    for i in range(2):
+        late = T.alloc_shared((64,), "float32")
+        late[tx] = big[tx]
+        B[tx] = late[tx]
+""")
+    with pytest.raises(ValueError, match="shared buffers big and late are allocated in different scopes"):
+        build(kernel, "sm_90a")

@@ -115,14 +115,17 @@ def _entry(kernel) -> str:
     return str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "main"
 
 
-def time_launch(kernel, inputs: Mapping[str, np.ndarray], arch: str | None = None, repeat: int = 20) -> float:
+def time_launch(
+    kernel, inputs: Mapping[str, np.ndarray], arch: str | None = None, repeat: int = 20, module=None
+) -> float:
     """The median time of one run of ``kernel`` on CUDA device 0 in seconds (TVM's ``time_evaluator``: ``repeat``
-    measurements, each the mean of enough runs to fill 50 ms, after one warm-up run).
+    measurements, each the mean of enough runs to fill 50 ms, after one warm-up run); ``module``: ``kernel``
+    already built.
 
     Example: ``2 * a.nbytes / time_launch(copy, {"A": a})`` is a copy kernel's achieved bandwidth in bytes/s.
     """
     arch = arch or device_arch()
-    module = build(kernel, arch)
+    module = module if module is not None else build(kernel, arch)
     dev = tvm.cuda(0)
     args = []
     for param in kernel.params:

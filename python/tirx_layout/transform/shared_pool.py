@@ -131,6 +131,7 @@ def pool_shared_memory(func, arch: str | None = None, above: int = STATIC_SHARED
         )
     if size <= above:
         return func
+    _check_one_scope(func, allocations)
     pool = tirx.decl_buffer((size,), "uint8", POOL_NAME, scope="shared.dyn", data_alignment=alignment)
     views: dict = {}  # old buffer var -> its window of the pool
     window_of: dict = {}  # window -> (the byte offset its AttrStmt names, whether it replaces an allocation)
@@ -175,6 +176,28 @@ def pool_shared_memory(func, arch: str | None = None, above: int = STATIC_SHARED
     if left:  # an allocation that is not an element of a statement sequence (nothing emits one today)
         raise ValueError(f"could not place shared buffer(s) {left} in the dynamic shared-memory pool")
     return pooled
+
+
+def _check_one_scope(func, allocations) -> None:
+    """The pool is allocated where the first shared buffer was, so every shared buffer must be allocated in that
+    same statement sequence (the kernel's top level, as every example does); ``ValueError`` naming two that are
+    not."""
+    home: dict = {}
+
+    def on_seq(seq):
+        for stmt in seq.seq:
+            if isinstance(stmt, AllocBuffer) and stmt.buffer.scope() in SHARED_SCOPES:
+                home[stmt.buffer] = seq
+
+    walk(func.body, [(tvm.tirx.SeqStmt, on_seq)])
+    first = home.get(allocations[0])
+    for buffer in allocations:
+        if first is None or home.get(buffer) is None or not home[buffer].same_as(first):
+            raise ValueError(
+                f"shared buffers {allocations[0].name} and {buffer.name} are allocated in different scopes; a kernel "
+                "above 48 KB keeps its shared memory in one dynamic pool, so allocate them side by side (at the "
+                "kernel's top level)"
+            )
 
 
 def _window(buffer, pool, elem_offset):
