@@ -416,17 +416,16 @@ def test_two_warpgroups_each_issue_their_own_rows():
 
 
 def test_f16_accumulator_rounds_once_per_instruction():
-    gemm = Gemm(n=16, steps=1, d_dtype="float16")
+    gemm = Gemm(n=16, steps=2, d_dtype="float16")
     gemm.av[:] = 0
-    gemm.av[:, 0] = 1
+    gemm.av[:, [0, 16]] = 1  # the first k of each instruction
     gemm.bv[:] = 0
-    gemm.bv[:, 0] = np.float16(2.0**-11)  # half an f16 ulp of 1: 1 + 2^-11 rounds to 1 (ties to even)
-    gemm.start[:] = 1
+    gemm.bv[:, [0, 16]] = np.float16(2.0**-11)  # half an f16 ulp of 1: each step's 1 + 2^-11 rounds to 1 (ties to even)
     gemm.a_op = Operand(gemm.av, "K", "128B", wgmma_desc)
     gemm.b_op = Operand(gemm.bv, "K", "128B", wgmma_desc)
     gemm.preload[:] = 1
     out = gemm.run()
-    assert (out == np.float16(1)).all()
+    assert (out == np.float16(1)).all()  # rounded once at the end it would be 1 + 2^-10, which f16 holds
 
 
 def test_tf32_operands_lose_their_13_low_mantissa_bits():
