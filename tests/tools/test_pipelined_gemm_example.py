@@ -323,9 +323,10 @@ def test_the_main_job_builds_and_assembles_the_production_sizes():
 
     found = load_full_size(Path(EXAMPLE.__file__).parent)
     assert set(found) >= {"pipelined_gemm_4096_bf16", "pipelined_block_scaled_gemm_4096_fp8"}
-    bf16 = found["pipelined_gemm_4096_bf16"]()
+    assert found["pipelined_gemm_4096_bf16"][1] == "sm_100a"  # (make, the module's architecture)
+    bf16 = found["pipelined_gemm_4096_bf16"][0]()
     assert [tuple(int(e) for e in p.shape) for p in bf16.params] == [(4096, 4096)] * 3
-    scaled = found["pipelined_block_scaled_gemm_4096_fp8"]()
+    scaled = found["pipelined_block_scaled_gemm_4096_fp8"][0]()
     assert [str(p.dtype) for p in scaled.params] == [
         "float8_e4m3fn",
         "float8_e4m3fn",
