@@ -28,8 +28,9 @@ setup() {
   # pycute (CuTe's algebra in pure Python, a test oracle) ships in nvidia-cutlass; its own dependencies are not needed.
   "$py" -m pip install --quiet --no-deps "nvidia-cutlass==4.2.0.0"
   # The visualiser's browser test drives Debian's Chromium; install it where we can (root with apt), else that
-  # one test skips and says why.
-  if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  # one test skips and says why. TIRX_LAYOUT_NO_BROWSER=1 skips it (tools/gpu_check.sh: no browser test there).
+  if [ -z "${TIRX_LAYOUT_NO_BROWSER:-}" ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+     && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; } >/dev/null 2>&1 \
       || echo "dev.sh: could not install chromium; the browser test will be skipped" >&2
   fi

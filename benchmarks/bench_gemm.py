@@ -22,6 +22,13 @@ tile read from DRAM once (L2 reuse across the CTAs sharing a row or column of ti
 4 MN)``. Compute-bound against DRAM when that exceeds the machine balance ``peak / DRAM bandwidth``; the stage
 stream itself is served from L2, whose bandwidth NVIDIA does not publish, so the script prints what it needs.
 
+Hopper (``examples/hopper_pipelined_gemm.py``, sm_90a, 4096^3 bf16 128 x 256 x 64 and fp8 128 x 256 x 128, four
+stages, 132 persistent CTAs): registers, spilled bytes, the dynamic shared bytes its launch asks for, PTX instructions
+per K tile of a consumer warpgroup's loop (around ``wgmma.mma_async``) and of the producer's (around
+``cp.async.bulk.tensor``), and with nvdisasm the SASS instructions and the HGMMA/QGMMA count; the same roofline for
+NVIDIA's published H100 SXM and H200 SXM figures. Upstream's wheel (TVM 0.27) has wgmma PTX intrinsics and
+descriptor helpers but no Hopper GEMM kernel nor a wgmma dispatch of its tile GEMM: nothing of upstream's to compare.
+
 Usage: python benchmarks/bench_gemm.py        (needs nvcc)
 """
 
@@ -40,6 +47,7 @@ from tirx_layout.tools.kernel_report import find_nvcc, load_example_module
 from tirx_layout.tools.measurement import (
     KernelCode,
     device_source,
+    launch_values,
     lower,
     measure_cuda,
     opcode,
@@ -68,20 +76,35 @@ CASES = [
 ]
 
 
-def ptx_of(cuda: str) -> str:
-    """The PTX nvcc makes of ``cuda`` for sm_100a."""
+def ptx_of(cuda: str, arch: str = "sm_100a") -> str:
+    """The PTX nvcc makes of ``cuda`` for ``arch``."""
     with tempfile.TemporaryDirectory() as tmp:
         source, out = Path(tmp) / "k.cu", Path(tmp) / "k.ptx"
         source.write_text(cuda)
-        subprocess.run(["nvcc", "-arch=sm_100a", "-ptx", "-o", str(out), str(source)], check=True, capture_output=True)
+        subprocess.run(["nvcc", f"-arch={arch}", "-ptx", "-o", str(out), str(source)], check=True, capture_output=True)
         return out.read_text()
 
 
-def roofline(m: int, n: int, k: int, dtype: str, tile: tuple[int, int, int]) -> dict[str, float]:
-    """The estimate of the module docstring, in the units printed."""
+def dynamic_shared_bytes(lowered) -> int:
+    """The dynamic shared memory a lowered kernel's launch asks for (every shared buffer is in one dynamic pool)."""
+    return launch_values(lowered).get("tirx.use_dyn_shared_memory", 0)
+
+
+def roofline(
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    tile: tuple[int, int, int],
+    peak_flops: dict[str, float] = PEAK_FLOPS,
+    sms: int = SMS,
+    dram_bytes_per_s: float = DRAM_BYTES_PER_S,
+) -> dict[str, float]:
+    """The estimate of the module docstring, in the units printed, for a device of ``peak_flops`` (dense, per
+    dtype), ``sms`` SMs and ``dram_bytes_per_s`` (the B200 by default)."""
     tm, tn, tk = tile
     size = OPERAND_BYTES[dtype]
-    per_sm = PEAK_FLOPS[dtype] / SMS
+    per_sm = peak_flops[dtype] / sms
     stage_flops = 2 * tm * tn * tk
     stage_bytes = (tm + tn) * tk * size
     stage_seconds = stage_flops / per_sm
@@ -91,12 +114,24 @@ def roofline(m: int, n: int, k: int, dtype: str, tile: tuple[int, int, int]) -> 
         "stage MMA ns": stage_seconds * 1e9,
         "stage bytes": stage_bytes,
         "stage FLOP/B": stage_flops / stage_bytes,
-        "L2->SMs TB/s needed": stage_bytes / stage_seconds * SMS / 1e12,
+        "L2->SMs TB/s needed": stage_bytes / stage_seconds * sms / 1e12,
         "DRAM FLOP/B": problem_flops / dram_bytes,
-        "balance FLOP/B": PEAK_FLOPS[dtype] / DRAM_BYTES_PER_S,
-        "compute us": problem_flops / PEAK_FLOPS[dtype] * 1e6,
-        "DRAM us": dram_bytes / DRAM_BYTES_PER_S * 1e6,
+        "balance FLOP/B": peak_flops[dtype] / dram_bytes_per_s,
+        "compute us": problem_flops / peak_flops[dtype] * 1e6,
+        "DRAM us": dram_bytes / dram_bytes_per_s * 1e6,
     }
+
+
+def roofline_line(est: dict[str, float]) -> str:
+    """One :func:`roofline` estimate in words."""
+    return (
+        f"a stage is {est['stage bytes']} bytes for {est['stage MMA ns']:.0f} ns of MMA per SM "
+        f"({est['stage FLOP/B']:.1f} FLOP/B; at peak the SMs draw {est['L2->SMs TB/s needed']:.1f} TB/s from L2); "
+        f"the problem {est['DRAM FLOP/B']:.0f} FLOP/B against a balance of {est['balance FLOP/B']:.0f}: "
+        f"compute {est['compute us']:.1f} us vs DRAM {est['DRAM us']:.1f} us "
+        f"(ratio {est['compute us'] / est['DRAM us']:.2f}: "
+        f"{'compute' if est['compute us'] > est['DRAM us'] else 'memory'}-bound against DRAM)"
+    )
 
 
 def upstream_measurement(m: int, n: int, k: int, stages: int, block_n: int) -> tuple[KernelCode, str]:
@@ -147,8 +182,9 @@ def main() -> None:
         name = f"{m}x{n}x{k} {dtype}{' block-scaled' if scaled else ''} tile {'x'.join(map(str, tile))} S={stages} "
         name += f"loads={loads}"
         kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=SMS, loads=loads, scaled=scaled)
-        cuda = device_source(lower(kernel, "tirx_layout"), "tirx_layout")
-        code = measure_cuda(cuda)
+        lowered = lower(kernel, "tirx_layout")
+        cuda = device_source(lowered, "tirx_layout")
+        code = measure_cuda(cuda, dynamic_shared_bytes=dynamic_shared_bytes(lowered))
         fill = "cp.async.bulk.tensor" if loads == "tma" else "st.shared"
         ours = numbers(code, cuda, fill)
         tc = code.tcgen05
@@ -166,15 +202,76 @@ def main() -> None:
                     "  vs upstream (ours/upstream): "
                     + ", ".join(f"{key} {cell(ours[key], theirs[key])}" for key in ours if key in theirs)
                 )
-        est = roofline(m, n, k, dtype, tile)
-        print(
-            f"  roofline: a stage is {est['stage bytes']} bytes for {est['stage MMA ns']:.0f} ns of MMA per SM "
-            f"({est['stage FLOP/B']:.1f} FLOP/B; at peak the SMs draw {est['L2->SMs TB/s needed']:.1f} TB/s from L2); "
-            f"the problem {est['DRAM FLOP/B']:.0f} FLOP/B against a balance of {est['balance FLOP/B']:.0f}: "
-            f"compute {est['compute us']:.1f} us vs DRAM {est['DRAM us']:.1f} us "
-            f"(ratio {est['compute us'] / est['DRAM us']:.2f}: "
-            f"{'compute' if est['compute us'] > est['DRAM us'] else 'memory'}-bound against DRAM)"
-        )
+        print(f"  roofline: {roofline_line(roofline(m, n, k, dtype, tile))}")
+    sys.stdout.flush()
+    hopper_main()
+
+
+# ---- Hopper (sm_90a): examples/hopper_pipelined_gemm.py ----------------------------------------------------------
+
+HOPPER = load_example_module(Path(__file__).resolve().parents[1] / "examples" / "hopper_pipelined_gemm.py")
+#: NVIDIA H100 SXM5 and H200 SXM5 (NVIDIA "H100 Tensor Core GPU" and "H200 Tensor Core GPU" datasheets): dense tensor
+#: FLOP/s per dtype (the datasheets print the figures with 2:4 sparsity, 1,979 TFLOPS bf16 and 3,958 fp8: twice
+#: these), 132 SMs, HBM bandwidth in bytes/s (HBM3 3.35 TB/s; HBM3e 4.8 TB/s). The two share the GH100 compute.
+HOPPER_DEVICES = {
+    "H100 SXM": ({"bfloat16": 989.4e12, "float8_e4m3fn": 1978.9e12}, 132, 3.35e12),
+    "H200 SXM": ({"bfloat16": 989.4e12, "float8_e4m3fn": 1978.9e12}, 132, 4.8e12),
+}
+HOPPER_SMS = 132
+# (M, N, K, dtype, tile, stages): the issue's 4096 cube in bf16 and fp8 e4m3
+HOPPER_CASES = [
+    (4096, 4096, 4096, "bfloat16", (128, 256, 64), 4),
+    (4096, 4096, 4096, "float8_e4m3fn", (128, 256, 128), 4),
+]
+#: The wgmma instructions of one K tile (tile_k / (32 bytes / element)): 4 for both cases above.
+WGMMA_K_BYTES = 32
+
+
+def hopper_numbers(
+    m: int, n: int, k: int, dtype: str, tile: tuple[int, int, int], stages: int, ctas: int = HOPPER_SMS
+) -> dict[str, int]:
+    """Of the kernel on ``ctas`` persistent CTAs: registers, spilled bytes, shared bytes, PTX instructions, and PTX
+    instructions per K tile of one consumer warpgroup's K loop (around ``wgmma.mma_async``) and of the producer's
+    (around ``cp.async.bulk.tensor``), with SASS instructions of the kernel where nvdisasm is installed."""
+    kernel = HOPPER.hopper_pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas)
+    lowered = lower(kernel, "tirx_layout", HOPPER.ARCH)
+    cuda = device_source(lowered, "tirx_layout")
+    code = measure_cuda(cuda, HOPPER.ARCH, dynamic_shared_bytes(lowered))
+    ptx = ptx_of(cuda, HOPPER.ARCH)
+    consumer, producer = ptx_loop_around(ptx, "wgmma.mma_async"), ptx_loop_around(ptx, "cp.async.bulk.tensor")
+    per_tile = tile[2] * OPERAND_BYTES[dtype] // WGMMA_K_BYTES
+    copies = tile[0] // 64 + 1  # one TMA copy per consumer warpgroup's A rows, one for B
+    consumer_tiles = max(1, sum(opcode(i).startswith("wgmma.mma_async") for i in consumer) // per_tile)
+    producer_tiles = max(1, sum(opcode(i).startswith("cp.async.bulk.tensor") for i in producer) // copies)
+    found = {
+        "registers": code.registers,
+        "spilled bytes": code.spill_bytes,
+        "shared bytes": code.shared_bytes,
+        "PTX instructions": len(code.ptx),
+        "consumer loop per K tile": len(consumer) // consumer_tiles,
+        "producer loop per K tile": len(producer) // producer_tiles,
+    }
+    if code.sass_listing is not None:
+        names = [opcode(i) for i in code.sass]
+        found["SASS instructions"] = len(names)
+        found["SASS wgmma (HGMMA/QGMMA)"] = sum(n.startswith(("HGMMA", "QGMMA")) for n in names)
+        sass_loop = sass_loop_around(code.sass_listing, r"[HQ]GMMA")
+        sass_tiles = max(1, sum(bool(re.match(r"[HQ]GMMA", opcode(i))) for i in sass_loop) // per_tile)
+        found["SASS consumer loop per K tile"] = round(len(sass_loop) / sass_tiles)
+    return found
+
+
+def hopper_main() -> None:
+    """The Hopper kernel's numbers and its roofline on the H100 and H200."""
+    print(
+        "Hopper (sm_90a, hopper_pipelined_gemm; upstream's wheel has wgmma PTX intrinsics but no Hopper GEMM kernel "
+        "or wgmma tile dispatch, so there is nothing of upstream's to compare with)"
+    )
+    for m, n, k, dtype, tile, stages in HOPPER_CASES:
+        print(f"{m}x{n}x{k} {dtype} tile {'x'.join(map(str, tile))} S={stages} ctas={HOPPER_SMS}")
+        print("  " + ", ".join(f"{key} {value}" for key, value in hopper_numbers(m, n, k, dtype, tile, stages).items()))
+        for device, (peak, sms, dram) in HOPPER_DEVICES.items():
+            print(f"  roofline {device}: {roofline_line(roofline(m, n, k, dtype, tile, peak, sms, dram))}")
     sys.stdout.flush()
 
 

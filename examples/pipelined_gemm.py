@@ -39,8 +39,9 @@ numbers.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
-import tvm
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_mma, T.mbarrier_*, T.alloc_tmem, layout=..., the pipeline)
@@ -52,14 +53,15 @@ from tirx_layout import (
     mma_scale_factor_shared_layout,
     mma_shared_layout,
 )
-from tirx_layout.tools.kernel_report import Expected, KernelTable
+from tirx_layout.tools.kernel_report import Expected, KernelTable, load_example_module
 
-#: Shared memory one CTA may use on sm_100 (CUDA C++ Programming Guide, compute capability 10.0: 227 KB).
-SHARED_MEMORY_BYTES = 227 * 1024
+#: The ring, its budget, the shape checks and the schedule, shared with the Hopper kernel.
+RING = load_example_module(Path(__file__).with_name("gemm_ring.py"))
+SHARED_MEMORY_BYTES = RING.SHARED_MEMORY_BYTES
+OPERAND_BYTES = RING.OPERAND_BYTES
+unrolled, gemm_reference = RING.unrolled, RING.gemm_reference
 #: Tensor memory columns of one SM (PTX ISA, "Tensor Memory": 128 lanes x 512 columns of 32 bits).
 TMEM_COLUMNS = 512
-#: Bytes of one operand element per supported dtype.
-OPERAND_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers per thread)
 #: Block scaling (``kind::mxf8f6f4.block_scale.scale_vec::1X``): one ue8m0 scale per row per 32 K elements.
 SCALE_BLOCK = 32
@@ -122,18 +124,10 @@ def check_budget(tile: tuple[int, int, int], stages: int, dtype: str, scaled: bo
     tile_m, tile_n, tile_k = tile
     if dtype not in OPERAND_BYTES:
         raise ValueError(f"pipelined_gemm: operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
-    stage_bytes = (tile_m + tile_n) * tile_k * OPERAND_BYTES[dtype]
-    if scaled:  # one byte per row per K block of 32
-        stage_bytes += (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK)
-    barrier_bytes = 8 * (2 * stages + 4)
-    need = stages * stage_bytes + barrier_bytes
-    what = f"{tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles" + (" and their scale factors" if scaled else "")
-    if need > SHARED_MEMORY_BYTES:
-        fit = (SHARED_MEMORY_BYTES - 8 * 4) // (stage_bytes + 16)
-        raise ValueError(
-            f"{stages} stages of {what} need at least {need} bytes of shared memory; a CTA has "
-            f"{SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
-        )
+    # with scaled, each stage also holds one byte per row per K block of 32 of both scale-factor matrices
+    scales = (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK) if scaled else 0
+    # + acc_full, acc_empty of two accumulator stages
+    need = RING.ring_bytes(tile, stages, dtype, 4, scales, " and their scale factors" if scaled else "")
     if not scaled and 2 * tile_n > TMEM_COLUMNS:
         raise ValueError(
             f"two float32 accumulator stages of {tile_m}x{tile_n} need {2 * tile_n} TMEM columns; an SM has "
@@ -193,24 +187,10 @@ def pipelined_gemm(
     check_budget(tile, stages, dtype, scaled)
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
-    if tile_k * OPERAND_BYTES[dtype] != 128:
-        raise ValueError(
-            f"pipelined_gemm: tile_k = {tile_k} {dtype} elements is {tile_k * OPERAND_BYTES[dtype]} bytes; one "
-            "128B swizzle row (128 bytes) is what the stage layout holds"
-        )
-    if K % tile_k:
-        raise ValueError(f"pipelined_gemm: K = {K} is not a multiple of tile_k = {tile_k}")
     if tile_n % EPILOGUE_COLUMNS or tile_n % 16 or not 16 <= tile_n <= 256:
         raise ValueError(f"pipelined_gemm: tile_n = {tile_n} must be a multiple of 32 in 32..256 (MMA N, epilogue)")
-    if stages < 2:
-        raise ValueError(f"pipelined_gemm: stages = {stages}; a ring needs at least 2")
-    tiles_m, tiles_n = -(-M // tile_m), -(-N // tile_n)
-    tiles = tiles_m * tiles_n
-    ctas = tiles if ctas is None else ctas
-    if not 1 <= ctas <= tiles:
-        raise ValueError(f"pipelined_gemm: ctas = {ctas} must be in 1..{tiles} (the output tiles)")
-    k_tiles = K // tile_k
-    per_cta = -(-tiles // ctas)  # output tiles of CTA 0; CTA c has those of c + i * ctas below tiles
+    plan = RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas)
+    tiles_n, tiles, ctas, k_tiles, per_cta = plan.tiles_n, plan.tiles, plan.ctas, plan.k_tiles, plan.per_cta
     chunks = tile_n // EPILOGUE_COLUMNS
     a_layout = mma_shared_layout(dtype, "128B", (stages, tile_m, tile_k))
     b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
@@ -473,20 +453,6 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
                     T.mbarrier_arrive(acc_empty[i % 2])
 
     return unrolled(gemm)
-
-
-def unrolled(func):
-    """``func`` with its ``T.unroll`` loops written out (TVM's UnrollLoop pass), so that the epilogue's TMEM
-    regions start at constant columns, as the tcgen05.ld lowering requires."""
-    with tvm.transform.PassContext(config={"tirx.UnrollLoop": {"explicit_unroll": True}}):
-        module = tvm.tirx.transform.UnrollLoop()(tvm.IRModule({"main": func}))
-    return tvm.tirx.transform.StmtSimplify()(module)["main"]
-
-
-def gemm_reference():
-    """``D = A @ B.T`` in float64, exact for the sample inputs (integers in -30..30: every float32 partial sum of
-    up to 256 products stays below 2^24)."""
-    return Expected(lambda a, b: a.astype(np.float64) @ b.astype(np.float64).T, inputs=2, rtol=0.0, atol=0.0)
 
 
 def block_scaled_reference():

@@ -70,8 +70,10 @@ def test_scale_factors_come_in_pairs():
 
 
 def test_bad_operands_scopes_and_barriers_are_refused_when_the_op_is_built():
-    with pytest.raises(ValueError, match=r"tile_mma scope must be one of \['cta', 'warp', 'thread'\], got 'warpgroup'"):
-        mma_call(D, A, B, scope="warpgroup")
+    with pytest.raises(
+        ValueError, match=r"tile_mma scope must be one of \['cta', 'warpgroup', 'warp', 'thread'\], got 'block'"
+    ):
+        mma_call(D, A, B, scope="block")
     with pytest.raises(TypeError, match="D must be a buffer or a region of one"):
         mma_call(3, A, B)
     with pytest.raises(TypeError, match=r"the mbarrier is an element of a shared uint64 buffer .* got A\[0, 0\]"):

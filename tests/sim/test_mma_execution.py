@@ -16,6 +16,7 @@ from tirx_layout import sim
 from tirx_layout.sim.tmem_order import TmemOrder
 
 from kernels import parse
+from oracles.canonical_operands import Operand
 
 # --- the ISA's field tables, restated for the tests ---
 
@@ -50,57 +51,6 @@ def idesc_scaled(m, n, a, b, sf_a, sf_b):
 def sdesc(lbo, sbo, swizzle):
     """Shared-memory descriptor with start 0: LBO 16-29 and SBO 32-45 in 16-byte units, 0b001 at 46-48, mode 61-63."""
     return (lbo >> 4) << 16 | (sbo >> 4) << 32 | 1 << 46 | SWIZZLE_CODE[swizzle] << 61
-
-
-def swizzle(address, mode):
-    """The XOR of ISA Table 55 on a (repeat-aligned) byte address: 16-byte chunk bits ^= row bits 7..."""
-    bits = {"none": 0, "32B": 1, "64B": 2, "128B": 3}[mode]
-    return address ^ (((address >> 7) & ((1 << bits) - 1)) << 4)
-
-
-class Operand:
-    """A ``rows x K`` operand laid out in shared memory by one of the ISA's canonical layouts, with the descriptor
-    and the per-K-step start offsets that read it."""
-
-    def __init__(self, values: np.ndarray, major: str, mode: str):
-        self.values, self.major, self.mode = values, major, mode
-        rows, k = values.shape
-        e = values.dtype.itemsize
-        self.k_step = 32 // e
-        width = {"none": 16, "32B": 32, "64B": 64, "128B": 128}[mode]
-        place = np.zeros((rows, k), np.int64)
-        for r in range(rows):
-            for c in range(k):
-                if major == "K" and mode == "none":  # core matrices [row group][K chunk][8 rows][16 B]
-                    sbo, lbo = (k * e // 16) * 128, 128
-                    linear = (r // 8) * sbo + (c * e // 16) * lbo + (r % 8) * 16 + c * e % 16
-                elif major == "K":  # atoms [K atom][row group][8 rows][width B]
-                    sbo, lbo = 8 * width, 16
-                    linear = (c * e // width) * rows * width + (r // 8) * sbo + (r % 8) * width + c * e % width
-                elif mode == "none":  # core matrices [K group][MN chunk][8 K rows][16 B]
-                    sbo, lbo = 128, (rows * e // 16) * 128
-                    linear = (c // 8) * lbo + (r * e // 16) * sbo + (c % 8) * 16 + r * e % 16
-                else:  # atoms [K group][MN atom][8 K rows][width B]
-                    sbo, lbo = rows * e * 8, 8 * width
-                    linear = (c // 8) * sbo + (r * e // width) * lbo + (c % 8) * width + r * e % width
-                place[r, c] = swizzle(linear, mode)
-        self.descriptor = sdesc(lbo, sbo, mode)
-        size = (int(place.max()) + e + 1023) // 1024 * 1024
-        image = np.zeros(size, np.uint8)
-        raw = values.view(np.uint8).reshape(rows, k, e)
-        for b in range(e):
-            image[place + b] = raw[:, :, b]
-        self.words = image.view(np.uint32)
-        # start byte of K step s: the unswizzled address of element (0, s * k_step)
-        self.starts = []
-        for s in range(k // self.k_step):
-            c = s * self.k_step
-            if major == "K" and mode == "none":
-                self.starts.append((c * e // 16) * lbo)
-            elif major == "K":
-                self.starts.append((c * e // width) * rows * width + c * e % width)
-            else:
-                self.starts.append((c // 8) * (lbo if mode == "none" else sbo))
 
 
 def pow2_chunks(n):
@@ -251,7 +201,7 @@ def dense_gemm(
     rng = np.random.default_rng(seed)
     k = steps * 32 // np.dtype(ELEMENT[a_dtype]).itemsize
     av, bv = small_values(rng, (m, k), a_dtype), small_values(rng, (n, k), b_dtype)
-    a_op, b_op = Operand(av, *a), Operand(bv, *b)
+    a_op, b_op = Operand(av, *a, sdesc), Operand(bv, *b, sdesc)
     kind = KIND_OF[a_dtype]
     idesc = idesc_dense(m, n, a_dtype, b_dtype, d_dtype, a[0] == "MN", b[0] == "MN")
     lanes = np.arange(m) if m == 128 else 32 * (np.arange(m) // 16) + np.arange(m) % 16 + d_lane
@@ -374,7 +324,7 @@ def scaled_gemm(n=112, steps=2, seed=1, break_replica=None, a_in_tmem=False, sca
     memory or in the columns after the scales; K step s takes scale byte s (the idesc's SF ids)."""
     m, rng = 128, np.random.default_rng(seed)
     av, bv = small_values(rng, (m, 32 * steps), "e4m3"), small_values(rng, (n, 32 * steps), "e5m2")
-    a_op, b_op = Operand(av, "K", "128B"), Operand(bv, "K", "64B")
+    a_op, b_op = Operand(av, "K", "128B", sdesc), Operand(bv, "K", "64B", sdesc)
     ea, eb = rng.integers(124, 131, (m, steps)), rng.integers(124, 131, (n, steps))  # 2^-3 .. 2^3
     image = np.zeros((128, n + 8 + (8 * steps if a_in_tmem else 0)), np.uint32)
     sf_rows = np.zeros((2, 32, 4), np.uint32)  # what tcgen05.cp reads: row l, word c = the cell of lane l, column c
@@ -761,7 +711,7 @@ def _ping_pong(consumer_fence=True, producer_waits=True, roles="if-else"):
     branches of one if ("if-else"), or as two ifs one after the other ("sequential")."""
     rng = np.random.default_rng(3)
     av, bv = small_values(rng, (128, 32), "float16"), small_values(rng, (32, 32), "float16")
-    a_op, b_op = Operand(av, "K", "128B"), Operand(bv, "K", "128B")
+    a_op, b_op = Operand(av, "K", "128B", sdesc), Operand(bv, "K", "128B", sdesc)
     idesc = idesc_dense(128, 32, "float16", "float16", "float32")
     mma = call(
         "mma_f16_ss",

@@ -41,13 +41,14 @@ def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_sourc
     (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384\) gemm_kernel\(([^)]*)\)", big_source))
     assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", signature) == ["A", "B"]
     assert len(re.findall(r"tirx_layout_tcgen05_tma_load_2d\(", body)) == 2 * 4
-    # each unrolled stage's descriptors start at a constant address (stage s: 128 x 64 or 256 x 64 bf16 elements
-    # on), so nvcc computes them once, outside the loop
-    descriptors = re.findall(r"tcgen05_smem_descriptor\(\(&\((\w+)_ptr\[(\d+)\]\)\)", body)
-    assert descriptors == [(t, str(s * rows * 64)) for s in range(4) for t, rows in (("a_tile", 128), ("b_tile", 256))]
-    # 4 stages of 128 x 64 and 256 x 64 bf16 tiles, two 256-column fp32 accumulator stages = all 512 columns
-    assert "nv_bfloat16 a_tile_ptr[32768]" in body and "nv_bfloat16 b_tile_ptr[65536]" in body
-    assert re.findall(r"tcgen05_alloc\(\(&\(acc_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["512"]
+    # 4 stages of 128 x 64 and 256 x 64 bf16 tiles (196608 bytes, so in the dynamic shared pool: a_tile at element
+    # 0, b_tile at 4 x 128 x 64 = 32768 bf16 elements); each unrolled stage's descriptors start at a constant
+    # address (stage s: s x 128 x 64 or s x 256 x 64 elements on), so nvcc computes them once, outside the loop
+    assert "extern __shared__ __align__(1024) uchar shared_pool_ptr[];" in body
+    descriptors = re.findall(r"tcgen05_smem_descriptor\(\(&\(\(\(nv_bfloat16\*\)shared_pool_ptr\)\[(\d+)\]\)\)", body)
+    assert descriptors == [str(base + s * rows * 64) for s in range(4) for base, rows in ((0, 128), (32768, 256))]
+    # two 256-column fp32 accumulator stages = all 512 columns
+    assert re.findall(r"tcgen05_alloc\(\(&\(\(\(uint\*\)shared_pool_ptr\)\[\d+\]\)\), \(uint\)(\d+)\)", body) == ["512"]
     # the producer's and the MMA thread's loops over ring turns stay loops (nvcc would unroll all 16 turns)
     assert len(re.findall(r"#pragma unroll 1\s+for \(int k0\w* = 0; k0\w* < 16; \+\+k0\w*\)", body)) == 2
     # one tcgen05.mma per K step of 16 in the MMA thread's loop body: 64 / 16 = 4 per stage
@@ -263,8 +264,9 @@ def test_the_4096_cube_block_scaled_fp8_kernel_builds_and_assembles():
     # factors (A's 128 rows; B's 224 rows rounded up to 256, two 128-row chunks)
     assert len(re.findall(r"tirx_layout_tcgen05_mma_mxf8f6f4_ss\(", body)) == 4 * 4
     assert len(re.findall(r"tirx_layout_tcgen05_cp_32x128b_warpx4\(", body)) == 4 * (1 + 2)
-    # TMEM: 2 x 224 accumulator columns + 4 stages x (4 + 8) scale-factor columns = 496, one allocation of 512
-    assert re.findall(r"tcgen05_alloc\(\(&\(acc_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["512"]
+    # TMEM: 2 x 224 accumulator columns + 4 stages x (4 + 8) scale-factor columns = 496, one allocation of 512 (its
+    # address slot in the dynamic shared pool: the ring is above 48 KB)
+    assert re.findall(r"tcgen05_alloc\(\(&\(\(\(uint\*\)shared_pool_ptr\)\[\d+\]\)\), \(uint\)(\d+)\)", body) == ["512"]
     assembled = nvcc_assembles(source)
     if assembled is not None:
         assert assembled[0], assembled[1]
@@ -321,9 +323,10 @@ def test_the_main_job_builds_and_assembles_the_production_sizes():
 
     found = load_full_size(Path(EXAMPLE.__file__).parent)
     assert set(found) >= {"pipelined_gemm_4096_bf16", "pipelined_block_scaled_gemm_4096_fp8"}
-    bf16 = found["pipelined_gemm_4096_bf16"]()
+    assert found["pipelined_gemm_4096_bf16"][1] == "sm_100a"  # (make, the module's architecture)
+    bf16 = found["pipelined_gemm_4096_bf16"][0]()
     assert [tuple(int(e) for e in p.shape) for p in bf16.params] == [(4096, 4096)] * 3
-    scaled = found["pipelined_block_scaled_gemm_4096_fp8"]()
+    scaled = found["pipelined_block_scaled_gemm_4096_fp8"][0]()
     assert [str(p.dtype) for p in scaled.params] == [
         "float8_e4m3fn",
         "float8_e4m3fn",

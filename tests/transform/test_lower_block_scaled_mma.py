@@ -89,8 +89,10 @@ def test_every_k_step_reads_its_k_block_through_the_sf_ids_and_the_scale_address
         r"\(uint\)(\d)\)",
         body,
     )
-    assert "a_desc = tirx_layout_tcgen05_smem_descriptor((&(As_ptr[0])), " in body
-    assert "b_desc = tirx_layout_tcgen05_smem_descriptor((&(Bs_ptr[0])), " in body
+    # 128 x 256 + 112 x 256 fp8 operands (61440 bytes: the dynamic shared pool): As at the first 1024-byte boundary
+    # after the kernel's small shared buffers, Bs 32768 bytes later
+    assert "a_desc = tirx_layout_tcgen05_smem_descriptor((&(((__nv_fp8_e4m3*)shared_pool_ptr)[1024])), " in body
+    assert "b_desc = tirx_layout_tcgen05_smem_descriptor((&(((__nv_fp8_e5m2*)shared_pool_ptr)[33792])), " in body
     want = []
     for s in range(8):
         idesc = isa_block_scaled_idesc(E4M3, E5M2, 128, 112, s % 4, s % 4)

@@ -87,3 +87,37 @@ def targets_with(instruction: str) -> list[str]:
         ['sm_100a', 'sm_100f', 'sm_101a', 'sm_101f', 'sm_103a', 'sm_103f', 'sm_110a', 'sm_110f']
     """
     return [str(Arch(sm, suffix)) for sm, suffix in sorted(INSTRUCTION_TARGETS[instruction])]
+
+
+#: Shared memory one CTA may use, in KB, by compute capability ``major * 10 + minor`` (CUDA C++ Programming Guide,
+#: "Technical Specifications per Compute Capability": "Maximum amount of shared memory per thread block", the
+#: opt-in maximum a kernel reaches through dynamic shared memory). Capabilities not listed get the 48 KB every CUDA
+#: device guarantees.
+MAX_SHARED_KB_PER_BLOCK = {
+    70: 96,
+    72: 96,
+    75: 64,
+    80: 163,
+    86: 99,
+    87: 163,
+    89: 99,
+    90: 227,
+    100: 227,
+    101: 227,
+    103: 227,
+    110: 227,
+    120: 99,
+    121: 99,
+}
+#: What every CUDA device allows a CTA without opting in (and the most static ``__shared__`` memory may take).
+PORTABLE_SHARED_KB_PER_BLOCK = 48
+
+
+def max_shared_bytes(arch: str) -> int:
+    """The most shared memory (bytes) one CTA may use on ``arch``: what a kernel's dynamic shared memory may ask for.
+
+    Example:
+        >>> max_shared_bytes("sm_90a"), max_shared_bytes("sm_100a"), max_shared_bytes("sm_86")
+        (232448, 232448, 101376)
+    """
+    return 1024 * MAX_SHARED_KB_PER_BLOCK.get(parse_arch(arch).sm, PORTABLE_SHARED_KB_PER_BLOCK)

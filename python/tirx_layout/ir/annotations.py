@@ -16,6 +16,7 @@ from __future__ import annotations
 import tvm
 import tvm_ffi
 
+from ..hw.targets import parse_arch
 from ..layout import LAYOUT_TYPES
 
 #: Annotation / attribute key under which a buffer's layout is stored.
@@ -23,6 +24,11 @@ LAYOUT_KEY = "tirx_layout.layout"
 #: Annotation of a TMEM allocation placed inside another one's columns (``T.alloc_tmem(..., within=acc)``): the
 #: data variable of the buffer whose ``tcgen05.alloc`` it shares.
 TMEM_WITHIN_KEY = "tirx_layout.tmem_within"
+#: Attribute around the scope of a shared buffer that the lowering placed in the kernel's dynamic shared-memory pool:
+#: ``AttrStmt(node=buffer, attr_key=SHARED_WINDOW_KEY, value=byte offset in the pool)`` whose body starts with the
+#: buffer's ``DeclBuffer`` over the pool (TVM folds the buffer's element offset into its indices, so the offset is
+#: kept here for the simulator).
+SHARED_WINDOW_KEY = "tirx_layout.shared_window"
 
 
 def is_layout(value) -> bool:
@@ -177,3 +183,21 @@ def function_buffers(func) -> list:
 
     tvm_ffi.structural_walk(func.body, [(tvm.tirx.AllocBuffer, on_bind), (tvm.tirx.DeclBuffer, on_bind)])
     return found
+
+
+def target_arch(func):
+    """The CUDA architecture (``hw.targets.Arch``) of the target ``func`` is compiled for, or ``None`` when it has no
+    CUDA target with an ``arch`` (a function not yet bound to a target); an unknown architecture is a
+    ``ValueError`` naming it.
+
+    Example:
+        >>> import tvm
+        >>> func = tvm.tirx.PrimFunc([], tvm.tirx.Evaluate(0))
+        >>> hopper = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+        >>> target_arch(func) is None, target_arch(func.with_attr("target", hopper))
+        (True, Arch(sm=90, suffix='a'))
+    """
+    target = func.attrs.get("target") if func.attrs else None
+    if target is None or target.kind.name != "cuda" or "arch" not in target.attrs:
+        return None
+    return parse_arch(str(target.attrs["arch"]))

@@ -1,9 +1,12 @@
 """Our tensor-core operations as TIR.
 
-* ``T.tile_mma(D, A, B, accumulate, barrier=..., scale_a=..., scale_b=..., scope=...)`` is an ``Evaluate`` of the op
-  ``tirx_layout.tile_mma`` with eight arguments: the regions of D, A and B, the accumulate flag (a boolean
+* ``T.tile_mma(D, A, B, accumulate, barrier=..., scale_a=..., scale_b=..., scope=..., wait=...)`` is an ``Evaluate``
+  of the op ``tirx_layout.tile_mma`` with eight arguments: the regions of D, A and B, the accumulate flag (a boolean
   expression), the completion mbarrier (``bars[i]``, a load of a shared ``uint64`` buffer), the scale-factor
-  regions, and the scope. An operand that is not given is the empty string.
+  regions, and the scope; a ninth, ``False``, for ``wait=False`` (the asynchronous form of ``wgmma``, completed by
+  ``T.tile_mma_wait``). An operand that is not given is the empty string.
+* ``T.tile_mma_wait(pending)`` is the op ``tirx_layout.tile_mma_wait`` with one 32-bit constant: the warpgroup waits
+  until at most ``pending`` of its asynchronous tile MMAs are outstanding (``wgmma.wait_group``).
 * ``T.mbarrier_init/arrive/expect_tx/arrive_expect_tx/wait(bars[i], ...)`` are ops ``tirx_layout.mbarrier_<what>``
   with the mbarrier and, but for ``arrive``, one 32-bit value (count, bytes or parity).
 * ``tirx_layout.tmem_base_address(buffer)`` stands for the TMEM address ``tcgen05.alloc`` returns for a TMEM
@@ -23,9 +26,13 @@ from ..hw.mbarrier import MAX_ARRIVAL_COUNT, MAX_TX_COUNT, PARITIES
 from .tile_ops import full_region, register_op
 
 MMA_OP_NAME = "tirx_layout.tile_mma"
-#: Who issues a tile MMA: every thread of the CTA reaches it (thread 0 issues), one warp (its lane 0 issues) or one
-#: thread.
-MMA_SCOPES = ("cta", "warp", "thread")
+#: Who reaches a tile MMA: every thread of the CTA, one warpgroup (wgmma, sm_90a), one warp or one thread (tcgen05:
+#: one elected thread issues).
+MMA_SCOPES = ("cta", "warpgroup", "warp", "thread")
+MMA_WAIT_OP_NAME = "tirx_layout.tile_mma_wait"
+#: The most groups ``T.tile_mma_wait`` may leave pending: our bound (``wgmma.wait_group`` takes an integer
+#: constant), well above the stages a shared-memory ring keeps in flight.
+MAX_PENDING_GROUPS = 7
 #: The mbarrier operations and how many values each takes after the mbarrier.
 MBARRIER_OPS = {"init": 1, "arrive": 0, "expect_tx": 1, "arrive_expect_tx": 1, "wait": 1}
 MBARRIER_OP_PREFIX = "tirx_layout.mbarrier_"
@@ -35,6 +42,7 @@ _ABSENT = ""
 
 
 MMA_OP = register_op(MMA_OP_NAME, "a tensor-core MMA over buffer regions", "tile_mma")
+MMA_WAIT_OP = register_op(MMA_WAIT_OP_NAME, "wait for the asynchronous tile MMAs of the warpgroup", "tile_mma_wait")
 MBARRIER_OP = {
     what: register_op(MBARRIER_OP_PREFIX + what, f"mbarrier {what}", f"mbarrier_{what}") for what in MBARRIER_OPS
 }
@@ -73,7 +81,9 @@ def _flag(value):
     raise TypeError(f"tile_mma: accumulate must be a boolean expression, got {value} of type {dtype}")
 
 
-def mma_call(d, a, b, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope: str = "cta"):
+def mma_call(
+    d, a, b, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope: str = "cta", wait: bool = True
+):
     """The ``tirx_layout.tile_mma`` call computing ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` (``D = A @ B.T``).
 
     Example:
@@ -83,6 +93,8 @@ def mma_call(d, a, b, accumulate=False, *, barrier=None, scale_a=None, scale_b=N
         >>> B = tvm.tirx.decl_buffer((64, 16), "float16", "B", scope="shared")
         >>> mma_call(D, A, B)
         T.tile_mma(D[0:128, 0:64], A[0:128, 0:16], B[0:64, 0:16], T.bool(False), "", "", "", "cta")
+        >>> mma_call(D, A, B, wait=False).args[8]
+        T.bool(False)
     """
     if scope not in MMA_SCOPES:
         raise ValueError(f"tile_mma scope must be one of {list(MMA_SCOPES)}, got {scope!r}")
@@ -98,14 +110,26 @@ def mma_call(d, a, b, accumulate=False, *, barrier=None, scale_a=None, scale_b=N
     for name, sf in (("scale_a", scale_a), ("scale_b", scale_b)):
         args.append(absent if sf is None else _region(sf, name))
     args.append(tvm.ir.StringImm(scope))
+    if not _wait_flag(wait):  # the synchronous form keeps eight arguments (and its printed form)
+        args.append(tirx.const(False, "bool"))
     return tvm.ir.Call(MMA_OP, args, ret_ty="void")
+
+
+def _wait_flag(wait):
+    """``wait`` as a constant boolean: whether the op completes before the next statement is a property of the code
+    emitted, so it cannot depend on a runtime value."""
+    if isinstance(wait, tirx.IntImm):
+        wait = int(wait.value)
+    if not isinstance(wait, bool | int) or wait not in (0, 1):
+        raise TypeError(f"tile_mma: wait must be True or False (a constant), got {wait!r}")
+    return bool(wait)
 
 
 @dataclass(frozen=True)
 class TileMma:
     """The operands of one ``T.tile_mma``: regions ``d``, ``a``, ``b``; ``accumulate`` (a boolean expression);
     ``barrier`` (``bars[i]``, ``None`` for the synchronous form); ``scale_a``/``scale_b`` (regions or ``None``);
-    ``scope``."""
+    ``scope``; ``wait`` (``False``: the asynchronous form, completed by ``T.tile_mma_wait``)."""
 
     d: object
     a: object
@@ -115,6 +139,7 @@ class TileMma:
     scale_a: object
     scale_b: object
     scope: str
+    wait: bool = True
 
 
 def _given(arg):
@@ -130,14 +155,45 @@ def as_mma(stmt) -> TileMma | None:
         >>> A = tvm.tirx.decl_buffer((128, 16), "float16", "A", scope="shared")
         >>> B = tvm.tirx.decl_buffer((64, 16), "float16", "B", scope="shared")
         >>> mma = as_mma(tvm.tirx.Evaluate(mma_call(D, A, B, True, scope="warp")))
-        >>> mma.scope, bool(mma.accumulate), mma.barrier, as_mma(tvm.tirx.Evaluate(0))
-        ('warp', True, None, None)
+        >>> mma.scope, bool(mma.accumulate), mma.barrier, mma.wait, as_mma(tvm.tirx.Evaluate(0))
+        ('warp', True, None, True, None)
     """
     value = stmt.value if isinstance(stmt, tirx.Evaluate) else stmt
     if not (isinstance(value, tvm.ir.Call) and getattr(value.op, "name", "") == MMA_OP_NAME):
         return None
-    d, a, b, accumulate, barrier, scale_a, scale_b, scope = value.args
-    return TileMma(d, a, b, accumulate, _given(barrier), _given(scale_a), _given(scale_b), str(scope.value))
+    d, a, b, accumulate, barrier, scale_a, scale_b, scope, *rest = value.args
+    wait = bool(rest[0].value) if rest else True
+    return TileMma(d, a, b, accumulate, _given(barrier), _given(scale_a), _given(scale_b), str(scope.value), wait)
+
+
+def mma_wait_call(pending: int):
+    """The ``tirx_layout.tile_mma_wait`` call: the warpgroup waits until at most ``pending`` (a constant in
+    0..``MAX_PENDING_GROUPS``) of its asynchronous tile MMAs (``T.tile_mma(..., wait=False)``) are outstanding.
+
+    Example:
+        >>> mma_wait_call(1)
+        T.tile_mma_wait(1)
+    """
+    if isinstance(pending, tirx.IntImm):
+        pending = int(pending.value)
+    if isinstance(pending, bool) or not isinstance(pending, int):
+        raise TypeError(f"T.tile_mma_wait: pending must be an integer constant (wgmma.wait_group's), got {pending!r}")
+    if not 0 <= pending <= MAX_PENDING_GROUPS:
+        raise ValueError(f"T.tile_mma_wait: pending must be in 0..{MAX_PENDING_GROUPS}, got {pending}")
+    return tvm.ir.Call(MMA_WAIT_OP, [tirx.IntImm("int32", pending)], ret_ty="void")
+
+
+def as_mma_wait(stmt) -> int | None:
+    """The ``pending`` count of a ``T.tile_mma_wait`` (an ``Evaluate`` or the call), else ``None``.
+
+    Example:
+        >>> as_mma_wait(tvm.tirx.Evaluate(mma_wait_call(2))), as_mma_wait(tvm.tirx.Evaluate(0))
+        (2, None)
+    """
+    value = stmt.value if isinstance(stmt, tirx.Evaluate) else stmt
+    if not (isinstance(value, tvm.ir.Call) and getattr(value.op, "name", "") == MMA_WAIT_OP_NAME):
+        return None
+    return int(value.args[0].value)
 
 
 #: The range of each operation's value (the arrival count, transaction bytes, the phase parity).

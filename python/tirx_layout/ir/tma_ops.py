@@ -18,13 +18,12 @@ from dataclasses import dataclass
 import tvm
 from tvm import tirx
 
-from .mma_ops import MMA_SCOPES
 from .tile_ops import full_region, register_op
 
 TMA_COPY_OP_NAME = "tirx_layout.tile_copy_async"
 TMA_STORE_WAIT_OP_NAME = "tirx_layout.tma_store_wait"
 #: Who reaches a TMA op: the same choices as ``T.tile_mma`` (thread 0 of the CTA, lane 0 of a warp, the thread).
-TMA_SCOPES = MMA_SCOPES
+TMA_SCOPES = ("cta", "warp", "thread")
 _ABSENT = ""
 
 

@@ -1,6 +1,6 @@
 """The TVMScript surface: ``T.alloc_shared(..., layout=L)`` and friends, ``T.decl_buffer(..., layout=L)``,
-``T.local_view(fragment)``, ``T.layout("...")``, ``T.tile_copy(dst, src)``, ``T.tile_mma(D, A, B)``, the
-``T.mbarrier_*`` operations, ``T.tile_copy_async`` and ``T.tma_store_wait``, registered on
+``T.local_view(fragment)``, ``T.layout("...")``, ``T.tile_copy(dst, src)``, ``T.tile_mma(D, A, B)``,
+``T.tile_mma_wait``, the ``T.mbarrier_*`` operations, ``T.tile_copy_async`` and ``T.tma_store_wait``, registered on
 ``from tvm.script import tirx as T`` when ``tirx_layout`` is imported; and printing that shows layouts as
 ``T.layout("...")``.
 
@@ -44,6 +44,7 @@ _SCRIPT_NAMES = {
     "layout": script_layout,
     "tile_copy": tile.tile_copy,
     "tile_mma": mma.tile_mma,
+    "tile_mma_wait": mma.tile_mma_wait,
     "mbarrier_init": mma.mbarrier_init,
     "mbarrier_arrive": mma.mbarrier_arrive,
     "mbarrier_expect_tx": mma.mbarrier_expect_tx,

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import tvm
 
-from ..ir.mma_ops import mbarrier_call, mma_call
+from ..ir.mma_ops import mbarrier_call, mma_call, mma_wait_call
 
 
-def tile_mma(D, A, B, accumulate=False, *printed, barrier=None, scale_a=None, scale_b=None, scope: str = "cta"):
-    """``T.tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope="cta")``:
-    ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` on the tensor cores (``D = A @ B.T``).
+def tile_mma(
+    D, A, B, accumulate=False, *printed, barrier=None, scale_a=None, scale_b=None, scope: str = "cta", wait=True
+):
+    """``T.tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope="cta",
+    wait=True)``: ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` on the tensor cores (``D = A @ B.T``).
 
     ``D`` is an ``(M, N)`` region of a TMEM buffer in an MMA accumulator layout (``tmem_datapath_layout("D", 128,
     N)``, or ``"F"`` for M = 64); ``A`` an ``(M, K)`` region in shared memory (or TMEM), ``B`` an ``(N, K)`` region
@@ -20,10 +22,18 @@ def tile_mma(D, A, B, accumulate=False, *printed, barrier=None, scale_a=None, sc
     result; with ``barrier=bars[i]`` it commits to that mbarrier and the kernel waits with ``T.mbarrier_wait``.
     ``scope`` says who reaches the op: every thread of the CTA, one warp, or one thread.
 
+    On a Hopper target (sm_90a) the op is ``wgmma``: ``D`` is a register fragment in
+    ``wgmma_accumulator_layout(N)`` (M = 64 per warpgroup), ``A`` in shared memory or a register fragment in
+    ``wgmma_operand_a_layout(K, dtype)``, ``B`` in shared memory; ``scope`` is ``"cta"`` (every warpgroup issues its
+    own 64 rows) or ``"warpgroup"``. ``wait=False`` issues without waiting (a pipeline's form): D is readable, and
+    the shared operands may be overwritten, after ``T.tile_mma_wait(pending)`` has left at most ``pending`` newer
+    groups in flight.
+
     Example (inside a ``@T.prim_func``): ``T.tile_mma(acc, As, Bs, accumulate=k > 0)``.
 
     A printed kernel spells the op positionally, ``T.tile_mma(D, A, B, accumulate, barrier, scale_a, scale_b,
-    scope)`` with ``""`` for an operand not given; that form is read back too (``printed``), and only that one.
+    scope, wait)`` with ``""`` for an operand not given; that form is read back too (``printed``), and only that one
+    (``wait`` may be left out: it is then True).
 
         >>> import tvm
         >>> D = tvm.tirx.decl_buffer((128, 64), "float32", "D", scope="tmem")
@@ -33,14 +43,28 @@ def tile_mma(D, A, B, accumulate=False, *printed, barrier=None, scale_a=None, sc
         T.bool(True)
     """
     if printed:
-        if len(printed) != 4 or any(v is not None for v in (barrier, scale_a, scale_b)) or scope != "cta":
+        keywords = any(v is not None for v in (barrier, scale_a, scale_b)) or scope != "cta" or wait is not True
+        if len(printed) not in (4, 5) or keywords:
             raise TypeError(
-                "T.tile_mma takes barrier=, scale_a=, scale_b= and scope= by keyword (or all four positionally, "
+                "T.tile_mma takes barrier=, scale_a=, scale_b=, scope= and wait= by keyword (or positionally, "
                 f"as printed); got {len(printed)} extra positional arguments"
             )
-        barrier, scale_a, scale_b, scope = (None if _absent(v) else v for v in printed)
+        barrier, scale_a, scale_b, scope = (None if _absent(v) else v for v in printed[:4])
         scope = "cta" if scope is None else str(scope)
-    return mma_call(D, A, B, accumulate, barrier=barrier, scale_a=scale_a, scale_b=scale_b, scope=scope)
+        wait = printed[4] if len(printed) == 5 else True
+    return mma_call(D, A, B, accumulate, barrier=barrier, scale_a=scale_a, scale_b=scale_b, scope=scope, wait=wait)
+
+
+def tile_mma_wait(pending=0):
+    """``T.tile_mma_wait(pending=0)``: every thread of the warpgroup waits until at most ``pending`` of its
+    asynchronous tile MMAs (``T.tile_mma(..., wait=False)``) are still in flight (``wgmma.wait_group``); after
+    ``T.tile_mma_wait(0)`` every accumulator is readable and every shared operand may be overwritten.
+
+    Example:
+        >>> tile_mma_wait(1)
+        T.tile_mma_wait(1)
+    """
+    return mma_wait_call(pending)
 
 
 def _absent(value) -> bool:

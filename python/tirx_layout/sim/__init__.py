@@ -2,11 +2,11 @@
 
 :func:`simulate` interprets a lowered device function it is given, for every CTA of its launch, every thread at once
 (see ``interpreter.py``); tensor memory and the ``tcgen05`` instructions are modelled from the PTX ISA
-(``tmem.py``, ``tmem_order.py``), never from the lowering. :func:`run` is the convenience most callers want: it
-lowers a kernel through a TIR pipeline registered with TVM (``"tirx_layout"`` by default: the simulator asks TVM's
-pipeline registry for it and imports none of the passes), finds which kernel parameter each device argument is, and
-simulates. Out-of-bounds accesses raise :class:`OutOfBounds`, unsynchronised conflicting accesses to shared or global
-memory raise :class:`DataRace`.
+(``tmem.py``, ``tmem_order.py``), and so is Hopper's ``wgmma`` (``wgmma.py``), never from the lowering. :func:`run`
+is the convenience most callers want: it lowers a kernel through a TIR pipeline registered with TVM
+(``"tirx_layout"`` by default: the simulator asks TVM's pipeline registry for it and imports none of the passes),
+finds which kernel parameter each device argument is, and simulates. Out-of-bounds accesses raise
+:class:`OutOfBounds`, unsynchronised conflicting accesses to shared or global memory raise :class:`DataRace`.
 
 Example:
     >>> import numpy as np, tvm
@@ -41,6 +41,7 @@ from .memory import DataRace, Memory, OutOfBounds, SimulationError
 from .tma_exec import finish as finish_tma
 from .tma_exec import host_tensor_map_fields, is_tensor_map_param
 from .tmem import finish as finish_tmem
+from .wgmma import finish as finish_wgmma
 
 __all__ = [
     "DataRace",
@@ -134,6 +135,7 @@ def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
         interpreter.run(device.body)
         finish_tma(interpreter)
         finish_tmem(interpreter)
+        finish_wgmma(interpreter)
         tmem.append(None if interpreter.tmem is None else interpreter.tmem.cells)
         interval = launch.interval + 1
     return tmem

@@ -4,6 +4,8 @@ Two views of a shared buffer element, ``address_of(buffer[i])``:
 
 * buffer-relative (:func:`shared_address`): the buffer's :class:`~tirx_layout.sim.memory.Memory` and the element
   index per thread -- what mbarriers and register pointers use;
+* a register pointer (:func:`register_address`): ``address_of(fragment[i])`` of a thread's local buffer, which
+  instructions that read or write a thread's registers (``tcgen05.ld/st``, ``wgmma``) take;
 * the CTA's shared address space (:class:`SharedSpace`, :func:`shared_byte_address`): each shared buffer has a base
   address, given when it is allocated, at its declared alignment, in allocation order. Matrix descriptors carry
   such addresses (``smem_descriptor``), and a descriptor's start address maps back to (buffer, byte offset); the
@@ -17,7 +19,7 @@ from tvm.ir import Call
 
 from .memory import OutOfBounds, SimulationError
 
-__all__ = ["SharedSpace", "shared_address", "shared_byte_address"]
+__all__ = ["SharedSpace", "register_address", "shared_address", "shared_byte_address"]
 
 
 class SharedSpace:
@@ -49,6 +51,19 @@ class SharedSpace:
         self.top = base + memory.data.nbytes
         return base
 
+    def reserve(self, memory, alignment: int) -> int:
+        """Place ``memory`` like :meth:`place` as a region that holds other buffers (the dynamic shared pool, whose
+        windows are then placed with :meth:`place_at`); :meth:`find` answers with the windows, never the region."""
+        base = self.place(memory, alignment)
+        self.memories.pop()
+        return base
+
+    def place_at(self, memory, address: int) -> int:
+        """Give ``memory`` the base ``address`` another placement chose (a window of the dynamic shared pool)."""
+        self.bases[id(memory)] = int(address)
+        self.memories.append((int(address), memory))
+        return int(address)
+
     def base(self, memory) -> int:
         """The base address of a placed shared ``memory``."""
         if id(memory) not in self.bases:
@@ -77,7 +92,8 @@ def _element(interp, expr, what: str):
     memory = interp._memory(load.source)
     if memory.scope != "shared":
         raise SimulationError(f"{what} takes a shared-memory address; {load.source.name} is {memory.scope}")
-    return memory, np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
+    index = np.asarray(interp.element_index(load.source, load.indices), np.int64)
+    return memory, np.broadcast_to(index, (interp.count,))
 
 
 def shared_address(interp, expr, what: str) -> tuple[object, np.ndarray]:
@@ -97,3 +113,20 @@ def shared_byte_address(interp, expr, what: str) -> np.ndarray:
     """
     memory, index = _element(interp, expr, what)
     return interp.launch.shared_space.base(memory) + index * memory.data.dtype.itemsize
+
+
+def register_address(interp, expr, what: str):
+    """The register buffer an ``address_of(buffer[i])`` argument points at: its var, its ``(threads, slots)``
+    array in ``interp`` (a ``CtaInterpreter``; aliases of one buffer share the array) and the slot ``i`` per thread,
+    shape ``(threads,)``.
+
+    Example: ``var, regs, slot = register_address(interp, args[0], "wgmma D")``; anything but the address of a
+    local (register) buffer element raises ``SimulationError`` naming ``what``.
+    """
+    if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
+        raise SimulationError(f"{what}: registers must be passed as address_of(buffer[i]), got {expr}")
+    load = expr.args[0]
+    if load.source not in interp.registers:
+        raise SimulationError(f"{what}: {load.source.name} is not a register (local) buffer")
+    index = np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
+    return load.source, interp.registers[load.source], index

@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
+import tvm
 from tvm import tirx
 from tvm.ir import Call, TensorLoad
 
+from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import mbarrier, tmem, warps
+from . import mbarrier, tmem, warps, wgmma
 from .addresses import SharedSpace
 from .memory import Memory, OutOfBounds, SimulationError
 
@@ -166,10 +168,15 @@ class CtaInterpreter:
         self.memories: dict = dict(launch.globals)  # buffer var / data var -> Memory
         self.registers: dict = {}  # local buffer var -> (threads, n) array
         self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
+        self.wgmma = None  # the CTA's wgmma.WgmmaUnit, made by its first wgmma instruction
         self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
         self.progress = 0  # statements completed so far: how the branches of an if see that one of them moved
         self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made when first needed
         self.async_reads: list = []  # memory.AsyncRead: shared elements in-flight MMAs still read
+        self.pools: dict = {}  # the dynamic shared pool's buffer var -> its base in the shared space
+        self.origins: dict = {}  # a pool window's buffer var -> its first element's index in the pool's indexing
+        self.pending_window = None  # (buffer name, byte offset) of the pool window the next DeclBuffer opens
+        self.windows: dict = {}  # a pool window's shared-space address -> its Memory
 
     # ---- statements ---------------------------------------------------------------------------------------------
 
@@ -260,6 +267,8 @@ class CtaInterpreter:
                 yield Blocked(blocked.message, blocked.mask, inside)
 
     def stmt_AttrStmt(self, stmt):
+        if stmt.attr_key == SHARED_WINDOW_KEY:  # the DeclBuffer opening the body is a window of the shared pool
+            self.pending_window = (stmt.node.value, int(stmt.value.value))
         if stmt.attr_key == "thread_extent":
             tag = stmt.node.thread_tag
             var = stmt.node.var
@@ -288,7 +297,14 @@ class CtaInterpreter:
         size = int(np.prod([int(e) for e in buffer.shape]))
         dtype = numpy_dtype(buffer.dtype)
         scope = buffer.scope()
-        if scope == "shared" or scope.startswith("shared."):
+        if scope == "shared.dyn" and dtype == np.uint8:  # the dynamic shared pool: its windows are the buffers
+            if buffer not in self.launch.shared:
+                memory = Memory(buffer.name, np.zeros(size, dtype), "shared")
+                self.launch.shared[buffer] = memory
+                self.launch.shared_space.reserve(memory, int(buffer.data_alignment))
+            self.memories[buffer] = self.launch.shared[buffer]
+            self.pools[buffer] = self.launch.shared_space.base(self.launch.shared[buffer])
+        elif scope == "shared" or scope.startswith("shared."):
             if buffer not in self.launch.shared:
                 memory = Memory(buffer.name, np.zeros(size, dtype), "shared")
                 self.launch.shared[buffer] = memory
@@ -303,18 +319,57 @@ class CtaInterpreter:
         source = stmt.data
         if isinstance(source, Call) and _intrinsic(source) == "buffer_data":
             source = source.args[0]
-        if source in self.memories:
+        window, self.pending_window = self.pending_window, None
+        if source in self.pools and window is not None:
+            self._open_window(stmt.buffer, self.pools[source], window)
+        elif source in self.memories:
             self.memories[stmt.buffer] = self.memories[source]
         elif source in self.registers:
             self.registers[stmt.buffer] = self.registers[source]
         else:
             raise SimulationError(f"buffer {stmt.buffer.name} views storage the simulator does not know: {stmt.data}")
 
+    def _open_window(self, buffer, pool_base: int, window) -> None:
+        """A shared buffer the lowering placed in the dynamic shared pool, its window starting at byte
+        ``window[1]``: a memory of its own (bounds and races per buffer, as for a separate allocation) at that place
+        of the shared space, indexed from the pool's start as TVM folds the window's element offset into its
+        indices. A declaration over an allocation's storage names the allocation's offset and shares its memory."""
+        name, offset = window
+        if name != buffer.name:
+            raise SimulationError(f"the shared-pool window for {name} opens with a declaration of {buffer.name}")
+        dtype = numpy_dtype(buffer.dtype)
+        start = pool_base + offset
+        existing = self.windows.get(start)
+        if existing is not None:
+            if existing.data.dtype != dtype:
+                raise SimulationError(
+                    f"{buffer.name} views {existing.name} as {buffer.dtype}; the simulator models views of a shared "
+                    "buffer in its own element type only"
+                )
+            memory = existing
+        elif buffer in self.launch.shared:
+            memory = self.launch.shared[buffer]
+        else:
+            size = int(np.prod([int(e) for e in buffer.shape]))
+            memory = Memory(buffer.name, np.zeros(size, dtype), "shared")
+            self.launch.shared[buffer] = memory
+            self.launch.shared_space.place_at(memory, start)
+        self.windows[start] = memory
+        self.memories[buffer] = memory
+        self.origins[buffer] = offset * 8 // tvm.runtime.DataType(str(buffer.dtype)).bits
+
+    def element_index(self, buffer, indices):
+        """The element of ``buffer``'s memory that an access with ``indices`` (flat, after TVM's lowering) reaches,
+        per thread: the last index less the buffer's origin (non-zero for a window of the shared pool)."""
+        index = self.eval(indices[-1])
+        origin = self.origins.get(buffer, 0)
+        return index - origin if origin else index
+
     def stmt_BufferStore(self, stmt):
         if not self.mask.any():
             return
         value = self.eval(stmt.value)
-        index = self.eval(stmt.indices[-1])
+        index = self.element_index(stmt.buffer, stmt.indices)
         self._observe(stmt, "store", stmt.buffer, index)
         self._store(stmt.buffer, index, value)
 
@@ -391,6 +446,8 @@ class CtaInterpreter:
             regs = self.registers[buffer]
             rows = np.broadcast_to(self.thread_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
             self._register_bounds(buffer, regs, index[active])
+            if self.wgmma is not None:
+                self.wgmma.register_access(buffer.name, regs, rows[active], index[active], write=True)
             regs[rows[active], index[active]] = values[active]
             return
         threads = np.broadcast_to(self.global_ids.reshape((-1,) + (1,) * (index.ndim - 1)), index.shape)
@@ -408,6 +465,8 @@ class CtaInterpreter:
             self._register_bounds(buffer, regs, index[active])
             if self.tmem is not None:
                 self.tmem.check_registers(buffer, rows[active], index[active])
+            if self.wgmma is not None:
+                self.wgmma.register_access(buffer.name, regs, rows[active], index[active], write=False)
             out[active] = regs[rows[active], index[active]]
             return out
         memory = self._memory(buffer)
@@ -455,7 +514,7 @@ class CtaInterpreter:
         raise SimulationError(f"variable {expr.name} is used before it has a value")
 
     def expr_TensorLoad(self, expr):
-        index = self.eval(expr.indices[-1])
+        index = self.element_index(expr.source, expr.indices)
         self._observe(expr, "load", expr.source, index)
         return self._load(expr.source, index)
 
@@ -503,6 +562,10 @@ class CtaInterpreter:
         if helper is not None:
             value = tmem.execute(self, *helper)
             return np.int32(0) if value is None else value
+        helper = called_helper(expr, family="wgmma")
+        if helper is not None:
+            wgmma.execute(self, *helper)
+            return np.int32(0)
         raise SimulationError(f"the simulator does not implement the intrinsic {name}")
 
     def _guarded_select(self, args):

@@ -5,6 +5,9 @@ Written from the PTX ISA text (tcgen05 "Instruction descriptor", "Shared memory 
 ``docs/notes/tcgen05-mma-facts.md`` -- never from the project's layouts or its lowering, so that the two can check
 each other.
 
+The canonical layouts, the swizzles and the arithmetic are the same text for ``wgmma`` and live in
+``matrix_operands`` (re-exported here: :func:`operand_byte_address`, :func:`mma_reference`).
+
 * :func:`decode_instruction_descriptor` reads the 32-bit ``idesc`` of one kind (the kind is in the instruction's
   name, not in the descriptor, so it is an argument).
 * :func:`decode_shared_descriptor` reads a 64-bit shared-memory matrix descriptor, and :func:`operand_byte_address`
@@ -23,13 +26,24 @@ Bad encodings raise :class:`DescriptorError` (a :class:`SimulationError` and a `
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from .matrix_operands import (
+    ACCUMULATOR_TYPES,
+    K_BYTES,
+    OPERAND_ELEMENTS,
+    DescriptorError,
+    bit_field,
+    mma_reference,
+    operand_addresses,
+    operand_byte_address,
+    read_shared_operand,
+    unsigned_field,
+)
 from .memory import AsyncRead, OutOfBounds, SimulationError
 
 __all__ = [
@@ -43,21 +57,6 @@ __all__ = [
     "mma_reference",
     "operand_byte_address",
 ]
-
-
-class DescriptorError(SimulationError, ValueError):
-    """A descriptor value the hardware does not define, or an operand access it does not describe."""
-
-
-def _unsigned(value: Any, width: int, what: str) -> int:
-    """``value`` as a Python int if it is an integer (numpy's included) in ``[0, 2**width)``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < 1 << width:
-        raise DescriptorError(f"{what} is a {width}-bit unsigned integer, got {value!r}")
-    return int(value)
-
-
-def _bits(value: int, low: int, width: int) -> int:
-    return (value >> low) & ((1 << width) - 1)
 
 
 # --- Instruction descriptor (ISA "Instruction descriptor", tables for the dense and the block-scaled kinds) ---
@@ -98,23 +97,23 @@ def decode_instruction_descriptor(value: int, kind: str) -> dict[str, Any]:
         >>> d["a_dtype"], d["b_dtype"], d["d_dtype"], d["m"], d["n"], d["a_major"], d["b_major"]
         ('bfloat16', 'bfloat16', 'float32', 128, 128, 'K', 'K')
     """
-    value = _unsigned(value, 32, "an instruction descriptor")
+    value = unsigned_field(value, 32, "an instruction descriptor")
     if kind not in _OPERAND_TYPES:
         raise DescriptorError(f"unknown tcgen05.mma kind {kind!r}; expected one of {sorted(_OPERAND_TYPES)}")
     scaled = kind == "mxf8f6f4"
     for name, (low, width) in (_RESERVED_SCALED if scaled else _RESERVED_DENSE).items():
-        if _bits(value, low, width):
+        if bit_field(value, low, width):
             raise DescriptorError(f"instruction descriptor {value:#010x}: reserved field {name} must be 0")
     fields: dict[str, Any] = {"kind": kind}
-    fields["sparse"] = bool(_bits(value, 2, 1))
-    fields["sparsity_selector"] = _bits(value, 0, 2)
+    fields["sparse"] = bool(bit_field(value, 2, 1))
+    fields["sparsity_selector"] = bit_field(value, 0, 2)
     if not fields["sparse"] and fields["sparsity_selector"]:
         raise DescriptorError(
             f"instruction descriptor {value:#010x}: sparsity selector (bits 0-1) is "
             f"{fields['sparsity_selector']} but the sparse flag (bit 2) is 0"
         )
     for operand, low in (("a", 7), ("b", 10)):
-        code = _bits(value, low, 3)
+        code = bit_field(value, low, 3)
         if code not in _OPERAND_TYPES[kind]:
             raise DescriptorError(
                 f"instruction descriptor {value:#010x}: {operand.upper()} type code {code} (bits {low}-{low + 2}) "
@@ -122,8 +121,8 @@ def decode_instruction_descriptor(value: int, kind: str) -> dict[str, Any]:
             )
         fields[f"{operand}_dtype"] = _OPERAND_TYPES[kind][code]
     for operand, negate_bit, major_bit in (("a", 13, 15), ("b", 14, 16)):
-        fields[f"negate_{operand}"] = bool(_bits(value, negate_bit, 1))
-        fields[f"{operand}_major"] = "MN" if _bits(value, major_bit, 1) else "K"
+        fields[f"negate_{operand}"] = bool(bit_field(value, negate_bit, 1))
+        fields[f"{operand}_major"] = "MN" if bit_field(value, major_bit, 1) else "K"
         if fields[f"{operand}_major"] == "MN" and fields[f"{operand}_dtype"] not in _TRANSPOSABLE:
             raise DescriptorError(
                 f"instruction descriptor {value:#010x}: transpose {operand.upper()} (bit {major_bit}) set, but "
@@ -131,23 +130,23 @@ def decode_instruction_descriptor(value: int, kind: str) -> dict[str, Any]:
             )
     if kind == "i8" and (fields["negate_a"] or fields["negate_b"]):
         raise DescriptorError(f"instruction descriptor {value:#010x}: negate A/B (bits 13-14) must be 0 for kind::i8")
-    fields["n"] = 8 * _bits(value, 17, 6)
+    fields["n"] = 8 * bit_field(value, 17, 6)
     if not 8 <= fields["n"] <= 256:
         raise DescriptorError(f"instruction descriptor {value:#010x}: N>>3 field (bits 17-22) gives N = {fields['n']}")
     if scaled:
         fields["d_dtype"] = "float32"
-        fields["sf_b_id"] = _bits(value, 4, 2)
-        fields["sf_a_id"] = _bits(value, 29, 2)
-        if not _bits(value, 23, 1):
+        fields["sf_b_id"] = bit_field(value, 4, 2)
+        fields["sf_a_id"] = bit_field(value, 29, 2)
+        if not bit_field(value, 23, 1):
             raise DescriptorError(
                 f"instruction descriptor {value:#010x}: scale type (bit 23) is 0 (UE4M3), which kind::mxf8f6f4 "
                 "does not take; it needs 1 (UE8M0)"
             )
         fields["scale_dtype"] = "ue8m0"
-        fields["m"] = 128 * _bits(value, 27, 2)
+        fields["m"] = 128 * bit_field(value, 27, 2)
         allowed_m = (128, 256)
     else:
-        code = _bits(value, 4, 2)
+        code = bit_field(value, 4, 2)
         if code not in _ACCUMULATOR_TYPES[kind]:
             raise DescriptorError(
                 f"instruction descriptor {value:#010x}: D type code {code} (bits 4-5) is not one of kind::{kind}'s "
@@ -156,10 +155,10 @@ def decode_instruction_descriptor(value: int, kind: str) -> dict[str, Any]:
         fields["d_dtype"] = _ACCUMULATOR_TYPES[kind][code]
         if kind == "f16" and fields["d_dtype"] == "float16" and "bfloat16" in (fields["a_dtype"], fields["b_dtype"]):
             raise DescriptorError(f"instruction descriptor {value:#010x}: an f16 D needs f16 A and B, not bf16")
-        fields["saturate"] = bool(_bits(value, 3, 1))
+        fields["saturate"] = bool(bit_field(value, 3, 1))
         if fields["saturate"] and kind != "i8":
             raise DescriptorError(f"instruction descriptor {value:#010x}: saturate (bit 3) is for kind::i8 only")
-        fields["m"] = 16 * _bits(value, 24, 5)
+        fields["m"] = 16 * bit_field(value, 24, 5)
         allowed_m = (64, 128, 256)
     if fields["m"] not in allowed_m:
         raise DescriptorError(
@@ -187,100 +186,29 @@ def decode_shared_descriptor(value: int) -> dict[str, Any]:
         >>> d["start_address"], d["lbo"], d["sbo"], d["swizzle"], d["base_offset"]
         (1024, 16, 1024, '128B', 0)
     """
-    value = _unsigned(value, 64, "a shared-memory descriptor")
+    value = unsigned_field(value, 64, "a shared-memory descriptor")
     for name, low, width in (("bits 14-15", 14, 2), ("bits 30-31", 30, 2), ("bits 53-60", 53, 8)):
-        if _bits(value, low, width):
+        if bit_field(value, low, width):
             raise DescriptorError(f"shared-memory descriptor {value:#018x}: unused {name} must be 0")
-    if _bits(value, 46, 3) != 0b001:
+    if bit_field(value, 46, 3) != 0b001:
         raise DescriptorError(
-            f"shared-memory descriptor {value:#018x}: fixed field (bits 46-48) is {_bits(value, 46, 3):#05b}, "
+            f"shared-memory descriptor {value:#018x}: fixed field (bits 46-48) is {bit_field(value, 46, 3):#05b}, "
             "must be 0b001"
         )
-    layout = _bits(value, 61, 3)
+    layout = bit_field(value, 61, 3)
     if layout not in _SWIZZLE_MODES:
         raise DescriptorError(
             f"shared-memory descriptor {value:#018x}: layout type {layout} (bits 61-63) is undefined; "
             f"valid: {sorted(_SWIZZLE_MODES)}"
         )
     return {
-        "start_address": 16 * _bits(value, 0, 14),
-        "lbo": 16 * _bits(value, 16, 14),
-        "sbo": 16 * _bits(value, 32, 14),
-        "base_offset": _bits(value, 49, 3),
-        "lbo_mode": _bits(value, 52, 1),
+        "start_address": 16 * bit_field(value, 0, 14),
+        "lbo": 16 * bit_field(value, 16, 14),
+        "sbo": 16 * bit_field(value, 32, 14),
+        "base_offset": bit_field(value, 49, 3),
+        "lbo_mode": bit_field(value, 52, 1),
         "swizzle": _SWIZZLE_MODES[layout][0],
     }
-
-
-def _swizzle(address: int, mode: str) -> int:
-    """The XOR the hardware applies to an absolute shared-memory byte address (bits 7-9 pick the 8-row phase)."""
-    if mode == "none":
-        return address
-    if mode == "128B_base32B":  # 32-byte chunks (bits 5-6) permuted by bits 7-8: 4 rows of 128 bytes
-        return address ^ (((address >> 7) & 0b11) << 5)
-    chunks = {"32B": 0b1, "64B": 0b11, "128B": 0b111}[mode]  # 16-byte chunks (bits 4..) permuted by bits 7..
-    return address ^ (((address >> 7) & chunks) << 4)
-
-
-def operand_byte_address(desc_fields: dict[str, Any], row: int, k: int, dtype_bytes: int, major: str) -> int:
-    """Shared-memory byte address of element ``(row, k)`` of one MMA's operand described by ``desc_fields``.
-
-    ``row`` indexes M (for A) or N (for B); ``k`` indexes K within one instruction, which always spans 32 bytes of
-    K (``k * dtype_bytes < 32``). With ``b`` the byte offset of the element along its contiguous dimension and
-    ``S`` the swizzle width (16 for none), the ISA's canonical layouts place it, before swizzling, at:
-
-    * K-major, no swizzle: core matrices of 8 rows x 16 bytes; ``start + (row//8)*SBO + (row%8)*16 + (b//16)*LBO
-      + b%16`` with ``b = k*dtype_bytes`` (LBO steps along K, SBO along M/N);
-    * K-major, swizzled: atoms of 8 rows x S bytes; ``start + (row//8)*SBO + (row%8)*S + b`` (LBO unused);
-    * MN-major, no swizzle: core matrices of 16 bytes of M/N x 8 K-rows; ``start + (b//16)*SBO + (k//8)*LBO +
-      (k%8)*16 + b%16`` with ``b = row*dtype_bytes`` (here SBO steps along M/N, LBO along K);
-    * MN-major, swizzled: atoms of S bytes of M/N x R K-rows (R = 8; R = 4 for 128B with 32-byte atoms);
-      ``start + (b//S)*LBO + (k//R)*SBO + (k%R)*S + b%S``;
-
-    then the swizzle XORs the absolute address (128B: bits 4-6 ^= bits 7-9; 64B: bits 4-5 ^= 7-8; 32B: bit 4 ^= 7;
-    128B with 32-byte atoms: bits 5-6 ^= 7-8). Modes the ISA does not define for the operand (128B-32B-atom
-    K-major), LBO mode 1 and a non-zero base offset (how it enters the XOR is not documented) raise
-    :class:`DescriptorError`.
-
-    Example (bf16, K-major, 128B swizzle, tile at 0x400, SBO 1024: row 1's first chunk lands in chunk 1):
-        >>> fields = decode_shared_descriptor(0x4000404000010040)
-        >>> hex(operand_byte_address(fields, 1, 0, 2, "K")), hex(operand_byte_address(fields, 1, 8, 2, "K"))
-        ('0x490', '0x480')
-    """
-    if major not in ("K", "MN"):
-        raise DescriptorError(f"major must be 'K' or 'MN', got {major!r}")
-    if dtype_bytes not in (1, 2, 4):
-        raise DescriptorError(f"dtype_bytes must be 1, 2 or 4 (8/16/32-bit elements), got {dtype_bytes!r}")
-    if row < 0 or not 0 <= k * dtype_bytes < 32:
-        raise DescriptorError(
-            f"element ({row}, {k}) is outside one MMA's operand: row >= 0 and k in [0, {32 // dtype_bytes}) for "
-            f"{dtype_bytes}-byte elements"
-        )
-    mode = desc_fields["swizzle"]
-    if desc_fields.get("lbo_mode", 0):
-        raise DescriptorError("LBO mode 1 (an absolute LBO address) is not modelled")
-    if desc_fields.get("base_offset", 0):
-        raise DescriptorError(
-            f"base offset {desc_fields['base_offset']} is not modelled: the ISA does not say how it enters the swizzle"
-        )
-    if mode == "128B_base32B" and major == "K":
-        raise DescriptorError("the 128B swizzle with 32-byte atoms is defined for MN-major operands only")
-    start, lbo, sbo = desc_fields["start_address"], desc_fields["lbo"], desc_fields["sbo"]
-    width = dict(_SWIZZLE_MODES.values())[mode]
-    if major == "K":
-        b = k * dtype_bytes
-        if mode == "none":
-            linear = start + (row // 8) * sbo + (row % 8) * 16 + (b // 16) * lbo + b % 16
-        else:
-            linear = start + (row // 8) * sbo + (row % 8) * width + b
-    else:
-        b = row * dtype_bytes
-        if mode == "none":
-            linear = start + (b // 16) * sbo + (k // 8) * lbo + (k % 8) * 16 + b % 16
-        else:
-            rows = 4 if mode == "128B_base32B" else 8
-            linear = start + (b // width) * lbo + (k // rows) * sbo + (k % rows) * width + b % width
-    return _swizzle(linear, mode)
 
 
 def load_operand(shared: np.ndarray, descriptor: int, rows: int, dtype: Any, major: str) -> np.ndarray:
@@ -305,108 +233,14 @@ def load_operand(shared: np.ndarray, descriptor: int, rows: int, dtype: Any, maj
             f"shared memory must be a flat uint8 byte image, got {shared.dtype} of shape {shared.shape}"
         )
     fields = decode_shared_descriptor(descriptor)
-    k_extent = 32 // dtype.itemsize
-    addresses = np.array(
-        [[operand_byte_address(fields, r, k, dtype.itemsize, major) for k in range(k_extent)] for r in range(rows)]
-    )
+    k_extent = K_BYTES // dtype.itemsize
+    addresses = operand_addresses(fields, rows, dtype.itemsize, major)
     if addresses.size and addresses.max() + dtype.itemsize > shared.size:
         raise DescriptorError(
             f"the operand reaches byte {int(addresses.max()) + dtype.itemsize} of a {shared.size}-byte shared image"
         )
     element_bytes = addresses[..., None] + np.arange(dtype.itemsize)
     return shared[element_bytes].reshape(rows, k_extent * dtype.itemsize).view(dtype)
-
-
-# --- Arithmetic and the accumulator's place in TMEM ---
-
-
-def _tf32(values: np.ndarray) -> np.ndarray:
-    """fp32 values as the tf32 datapath reads them: the 13 low mantissa bits ignored (truncated)."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
-    return bits.view(np.float32)
-
-
-_FP8_INPUTS = {np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)}
-
-
-def mma_reference(
-    d: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    scale_d: bool,
-    *,
-    scale_a: np.ndarray | None = None,
-    scale_b: np.ndarray | None = None,
-    saturate: bool = False,
-) -> np.ndarray:
-    """The result of one ``tcgen05.mma`` step: ``A @ B + (D if scale_d else 0)``, in D's dtype.
-
-    ``a`` is M x K, ``b`` is K x N, ``d`` is M x N. The kind follows from the operand dtypes: float16 / bfloat16
-    (kind::f16), fp8 ``float8_e4m3fn`` / ``float8_e5m2`` from ml_dtypes (kind::f8f6f4) with a float32 or float16
-    D; float32 operands are tf32 (kind::tf32: the low 13 mantissa bits are ignored) with a float32 D; int8 / uint8
-    (kind::i8) with an int32 D, wrapping modulo 2**32. Products are exact and summed in float64, then rounded
-    once to D's dtype (the ISA does not fix the hardware's summation order or intermediate precision, so float
-    results agree with hardware within the dtype's tolerance, integer ones exactly). ``scale_d`` is the
-    instruction's enable-input-d predicate: false overwrites D.
-
-    Block scaling (kind::mxf8f6f4): ``scale_a`` (M values) multiplies row ``m`` of A and ``scale_b`` (N values)
-    column ``n`` of B before the product (both or neither). ``saturate`` (kind::i8's bit 3) clamps the int32 result
-    to its range instead of wrapping.
-
-    Example:
-        >>> a = np.array([[1, 2], [3, 4]], np.float16); b = np.array([[5, 6], [7, 8]], np.float16)
-        >>> mma_reference(np.ones((2, 2), np.float32), a, b, scale_d=True)
-        array([[20., 23.],
-               [44., 51.]], dtype=float32)
-    """
-    a, b, d = np.asarray(a), np.asarray(b), np.asarray(d)
-    if a.ndim != 2 or b.ndim != 2 or d.ndim != 2 or a.shape[1] != b.shape[0] or d.shape != (a.shape[0], b.shape[1]):
-        raise DescriptorError(f"shapes do not make an MMA: A {a.shape}, B {b.shape}, D {d.shape} (need MxK, KxN, MxN)")
-    kinds = {a.dtype, b.dtype}
-    if (scale_a is None) != (scale_b is None):
-        raise DescriptorError("a block-scaled MMA scales both A and B: give scale_a and scale_b, or neither")
-    if scale_a is not None and (np.shape(scale_a) != (a.shape[0],) or np.shape(scale_b) != (b.shape[1],)):
-        raise DescriptorError(
-            f"scale_a needs one value per row of A ({a.shape[0]}) and scale_b one per column of B ({b.shape[1]}), "
-            f"got {np.shape(scale_a)} and {np.shape(scale_b)}"
-        )
-    if kinds <= {np.dtype(np.int8), np.dtype(np.uint8)}:
-        if d.dtype != np.int32:
-            raise DescriptorError(f"kind::i8 accumulates into int32, D is {d.dtype}")
-        if scale_a is not None:
-            raise DescriptorError("kind::i8 has no block scaling")
-        product = a.astype(np.int64) @ b.astype(np.int64)
-        total = product + (d.astype(np.int64) if scale_d else 0)
-        if saturate:
-            return np.clip(total, -(2**31), 2**31 - 1).astype(np.int32)
-        return ((total + 2**31) % 2**32 - 2**31).astype(np.int32)
-    if saturate:
-        raise DescriptorError("saturate is for kind::i8 only")
-    if kinds == {np.dtype(np.float32)}:  # kind::tf32
-        a, b = _tf32(a), _tf32(b)
-        allowed_d = (np.float32,)
-    elif kinds == {np.dtype(np.float16)}:  # kind::f16 with f16 inputs may accumulate in f16
-        allowed_d = (np.float32, np.float16)
-    elif kinds == {np.dtype(ml_dtypes.bfloat16)}:
-        allowed_d = (np.float32,)
-    elif kinds <= _FP8_INPUTS:  # kind::f8f6f4; A and B may differ
-        allowed_d = (np.float32, np.float16)
-    else:
-        raise DescriptorError(f"no tcgen05.mma kind takes A {a.dtype} with B {b.dtype}")
-    if d.dtype not in [np.dtype(t) for t in allowed_d]:
-        raise DescriptorError(
-            f"A {a.dtype} x B {b.dtype} accumulates into {[np.dtype(t).name for t in allowed_d]}, D is {d.dtype}"
-        )
-    if scale_a is not None and not kinds <= _FP8_INPUTS:
-        raise DescriptorError(f"block scaling (kind::mxf8f6f4) takes fp8 operands, not A {a.dtype} x B {b.dtype}")
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    if scale_a is not None:  # powers of two: exact in float64
-        a64 = a64 * np.asarray(scale_a, np.float64)[:, None]
-        b64 = b64 * np.asarray(scale_b, np.float64)[None, :]
-    total = a64 @ b64
-    if scale_d:
-        total = total + d.astype(np.float64)
-    return total.astype(d.dtype)
 
 
 def accumulator_place(m_rows: int, row: int, col: int, lane_offset: int = 0) -> tuple[int, int]:
@@ -438,23 +272,8 @@ def accumulator_place(m_rows: int, row: int, col: int, lane_offset: int = 0) -> 
 
 #: A helper's kind and where A comes from: ``ss`` (A and B from shared memory) or ``ts`` (A from tensor memory).
 _HELPER = re.compile(r"mma_(f16|tf32|f8f6f4|i8|mxf8f6f4)_(ss|ts)$")
-#: numpy types of the element types the instruction descriptor names (tf32 is read from 32-bit storage).
-_ELEMENTS = {
-    "float16": np.dtype(np.float16),
-    "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "tf32": np.dtype(np.float32),
-    "e4m3": np.dtype(ml_dtypes.float8_e4m3fn),
-    "e5m2": np.dtype(ml_dtypes.float8_e5m2),
-    "uint8": np.dtype(np.uint8),
-    "int8": np.dtype(np.int8),
-}
-#: Buffer element types the simulator stores one per numpy byte although they are narrower (no byte image).
-_SUB_BYTE = {"int2", "uint2", "int4", "uint4", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn"}
-_ACCUMULATORS = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "int32": np.dtype(np.int32)}
 #: TMEM geometry (PTX ISA, "Tensor Memory"): lanes x 32-bit columns of one CTA.
 _LANES, _COLUMNS = 128, 512
-#: Bytes of K one instruction reads per row of A and B, whatever the kind (32; PTX ISA, "Matrix shape").
-_K_BYTES = 32
 
 
 def is_mma_helper(what: str) -> bool:
@@ -465,17 +284,6 @@ def is_mma_helper(what: str) -> bool:
         (True, True, False)
     """
     return _HELPER.match(what) is not None
-
-
-@functools.lru_cache(maxsize=4096)
-def _operand_addresses(descriptor: int, rows: int, dtype_bytes: int, major: str) -> np.ndarray:
-    """Byte address of every element ``(row, k)`` of one instruction's operand (cached: a K loop repeats them)."""
-    fields = decode_shared_descriptor(descriptor)
-    k_extent = _K_BYTES // dtype_bytes
-    return np.array(
-        [[operand_byte_address(fields, r, k, dtype_bytes, major) for k in range(k_extent)] for r in range(rows)],
-        np.int64,
-    )
 
 
 def _datapath_lanes(m: int, lane_field: int, what: str) -> np.ndarray:
@@ -516,12 +324,12 @@ class _Mma:
                 f"{self.what}: kind::i8 takes N = 8, 16, 24, 32 or 48..256 in steps of 16, not {self.n}"
             )
         for operand in ("a", "b"):
-            if self.idesc[f"{operand}_dtype"] not in _ELEMENTS:
+            if self.idesc[f"{operand}_dtype"] not in OPERAND_ELEMENTS:
                 raise DescriptorError(
                     f"{self.what}: {operand.upper()} type {self.idesc[f'{operand}_dtype']} is not modelled "
                     "(6- and 4-bit types are not)"
                 )
-        if self.idesc["b_major"] == "MN" and _ELEMENTS[self.idesc["b_dtype"]].itemsize == 1 and self.n % 16:
+        if self.idesc["b_major"] == "MN" and OPERAND_ELEMENTS[self.idesc["b_dtype"]].itemsize == 1 and self.n % 16:
             raise DescriptorError(f"{self.what}: an MN-major 8-bit B needs N a multiple of 16, not {self.n}")
         self.d_taddr = _value(interp, args[0], thread)
         self.enable_input_d = _value(interp, rest[-1], thread) != 0
@@ -538,31 +346,13 @@ class _Mma:
         (swizzles act on those absolute addresses), and all of them must lie in the buffer the start lies in."""
         descriptor = _value(self.interp, self.a_source if operand == "a" else self.b_source, self.thread)
         descriptor &= (1 << 64) - 1
-        start = decode_shared_descriptor(descriptor)["start_address"]
-        dtype = _ELEMENTS[self.idesc[f"{operand}_dtype"]]
-        addresses = _operand_addresses(descriptor, rows, dtype.itemsize, self.idesc[f"{operand}_major"])
+        fields = decode_shared_descriptor(descriptor)
+        dtype = OPERAND_ELEMENTS[self.idesc[f"{operand}_dtype"]]
+        addresses = operand_addresses(fields, rows, dtype.itemsize, self.idesc[f"{operand}_major"])
         where = f"{self.what}: {operand.upper()} (descriptor {descriptor:#018x})"
-        memory, offset = self.interp.launch.shared_space.find(start, 1, where)
-        base = start - offset
-        lowest, end = int(addresses.min()), int(addresses.max()) + dtype.itemsize
-        if lowest < base or end > base + memory.data.nbytes:
-            raise OutOfBounds(
-                f"{where} reads shared bytes {lowest}..{end - 1}, outside {memory.name} (bytes {base}.."
-                f"{base + memory.data.nbytes - 1}), the buffer its start address {start} lies in"
-            )
-        if memory.data.dtype.name in _SUB_BYTE:  # one numpy item per element: the bytes are not the hardware's
-            raise SimulationError(
-                f"{self.what}: {operand.upper()} is in {memory.name}, a {memory.data.dtype.name} buffer; the simulator "
-                "reads MMA operands from the bytes of 8-bit or wider buffers only"
-            )
-        image = memory.data.view(np.uint8)
-        addresses = addresses - base
-        element_bytes = addresses[..., None] + np.arange(dtype.itemsize)
-        elements = np.unique(element_bytes // memory.data.dtype.itemsize)
-        launch = self.interp.launch
         what = f"{self.what} ({operand.upper()})"
-        memory.check_async_read(elements, self.gid, launch.block, launch.interval, what, self.interp.sync)
-        values = image[element_bytes].reshape(rows, -1).view(dtype)
+        start = fields["start_address"]
+        values, memory, elements = read_shared_operand(self.interp, start, addresses, dtype, [self.thread], where, what)
         return values, memory, elements
 
     def tmem_operand(self, lanes_of_d: np.ndarray):
@@ -576,10 +366,10 @@ class _Mma:
                 f"{self.what}: A's TMEM address {taddr:#010x} starts at lane {taddr >> 16}, D's at lane "
                 f"{self.d_taddr >> 16}; A from tensor memory uses D's lanes"
             )
-        cols = (taddr & 0xFFFF) + np.arange(_K_BYTES // 4)
+        cols = (taddr & 0xFFFF) + np.arange(K_BYTES // 4)
         words = self._read_tmem(lanes_of_d[:, None], cols[None, :], "A")
-        dtype = _ELEMENTS[self.idesc["a_dtype"]]
-        return np.ascontiguousarray(words).view(np.uint8).reshape(self.m, _K_BYTES).view(dtype)
+        dtype = OPERAND_ELEMENTS[self.idesc["a_dtype"]]
+        return np.ascontiguousarray(words).view(np.uint8).reshape(self.m, K_BYTES).view(dtype)
 
     def scale_factors(self, which: str, count: int, taddr: int, byte: int) -> np.ndarray:
         """``count`` ue8m0 scale factors (one per row of A, or column of B): entry ``r`` in byte ``byte`` of the
@@ -639,7 +429,7 @@ class _Mma:
             a = -a
         if self.idesc["negate_b"]:
             b = -b
-        d_dtype = _ACCUMULATORS[self.idesc["d_dtype"]]
+        d_dtype = ACCUMULATOR_TYPES[self.idesc["d_dtype"]]
         grid_lanes, grid_cols = lanes[:, None], cols[None, :]
         words = tm.cells[grid_lanes, grid_cols]
         if d_dtype.itemsize == 2:  # an f16 D is not packed: it sits in the low 16 bits of each 32-bit cell

@@ -32,7 +32,7 @@ import numpy as np
 from tvm.ir import Call
 
 from . import mbarrier, tcgen05_mma, tma_exec
-from .addresses import shared_address, shared_byte_address
+from .addresses import register_address, shared_address, shared_byte_address
 from .memory import AsyncRead, OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
 from .warps import elect_sync
@@ -180,13 +180,7 @@ class TensorMemory:
 def _register_target(interp, expr):
     """The register buffer (its var and its array) and per-thread element index an ``address_of(buffer[index])``
     argument points at."""
-    if not (isinstance(expr, Call) and expr.op.name.endswith("address_of")):
-        raise SimulationError(f"tcgen05 registers must be passed as address_of(buffer[i]), got {expr}")
-    load = expr.args[0]
-    if load.source not in interp.registers:
-        raise SimulationError(f"tcgen05 registers {load.source.name} are not a register buffer")
-    index = np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
-    return load.source, interp.registers[load.source], index
+    return register_address(interp, expr, "tcgen05 registers")
 
 
 def _warps(interp) -> list[int]:
@@ -261,7 +255,7 @@ def execute(interp, what: str, args) -> None:
         load = slot.args[0]
         ncols = int(np.asarray(interp.eval(args[1])).flat[0])
         column = tm.alloc(ncols)
-        index = int(np.asarray(interp.eval(load.indices[-1])).flat[0])
+        index = int(np.asarray(interp.element_index(load.source, load.indices)).flat[0])
         memory = interp._memory(load.source)
         if memory.scope != "shared":
             raise SimulationError("tcgen05.alloc writes its address to shared memory")

@@ -130,8 +130,8 @@ def kernels(directory: Path) -> bool:
     full_size = load_full_size(directory)
     if full_size:
         print("== Production sizes: built and assembled (too large to simulate) ==")
-        for name, make in full_size.items():
-            ok, line = assemble_report(name, make)
+        for name, entry in full_size.items():
+            ok, line = assemble_report(name, *entry)
             print(line)
             all_good &= ok
         print()

@@ -1,6 +1,6 @@
-"""Compile example kernels for sm_100a and report on them: the CUDA lines worth reading, whether nvcc assembles the
-source, and whether the simulator's output equals numpy's. The main job (``./dev.sh demo``) prints this report for
-every kernel in ``examples/``.
+"""Compile example kernels for sm_100a (or the architecture an example module names) and report on them: the CUDA
+lines worth reading, whether nvcc assembles the source, and whether the simulator's output equals numpy's. The main
+job (``./dev.sh demo``) prints this report for every kernel in ``examples/``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..transform import build
 
 # Lines of a kernel that show what the layouts turned into: shared-memory declarations and accesses, barriers,
 # inline PTX and vector accesses.
-_INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|cta_sync|__syncthreads|uint4|float4|uint2|_ptr\[\d+\];")
+_INTERESTING = re.compile(r"__shared__|\^|asm|tcgen05|wgmma|cta_sync|__syncthreads|uint4|float4|uint2|_ptr\[\d+\];")
 
 
 class KernelTable(Mapping):
@@ -93,7 +93,8 @@ def examples_directory() -> Path:
 def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelTable:
     """Every ``KERNELS`` entry of the modules in ``directory``: name -> (PrimFunc, expected(input) -> output), each
     built when first looked up. With ``showcase_only``, only those a module lists in ``SHOWCASE`` (all of them when
-    it has no such list).
+    it has no such list). A module that names its architecture (``ARCH = "sm_90a"``; else sm_100a) has its entries
+    extended to ``(PrimFunc, expected, sizes, arch)``, what :func:`report` takes after the name.
 
     Example:
         >>> len(load_examples("/nonexistent"))
@@ -103,15 +104,30 @@ def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelT
     for module in map(load_example_module, sorted(Path(directory).glob("*.py"))):
         found = getattr(module, "KERNELS", {})
         wanted = getattr(module, "SHOWCASE", list(found)) if showcase_only else list(found)
+        arch = getattr(module, "ARCH", None)
         for name in wanted:
-            kernels.add_entry(name, lambda found=found, name=name: found[name])
+            kernels.add_entry(name, lambda found=found, name=name, arch=arch: with_arch(found[name], arch))
     return kernels
 
 
-def load_full_size(directory: str | Path) -> dict[str, Callable]:
-    """Every ``FULL_SIZE`` entry of the modules in ``directory``: name -> a function making the kernel. These are
-    kernels at production sizes, built and assembled by the main job (:func:`assemble_report`) but too large to
-    simulate (the same kernel families are simulated at small sizes through ``KERNELS``).
+def with_arch(entry: tuple, arch: str | None) -> tuple:
+    """A kernel table ``entry`` (``(kernel, expected)`` or ``(kernel, expected, sizes)``) extended to ``(kernel,
+    expected, sizes, arch)`` for an ``arch``; unchanged for ``None`` (the default architecture).
+
+    Example:
+        >>> with_arch(("k", "e"), "sm_90a"), with_arch(("k", "e", {"M": 4}), None)
+        (('k', 'e', None, 'sm_90a'), ('k', 'e', {'M': 4}))
+    """
+    if arch is None:
+        return entry
+    return (*entry, None, arch) if len(entry) == 2 else (*entry, arch)
+
+
+def load_full_size(directory: str | Path) -> dict[str, tuple[Callable, str]]:
+    """Every ``FULL_SIZE`` entry of the modules in ``directory``: name -> (a function making the kernel, the
+    architecture its module names, ``ARCH``, else sm_100a). These are kernels at production sizes, built and
+    assembled by the main job (``assemble_report(name, *entry)``) but too large to simulate (the same kernel
+    families are simulated at small sizes through ``KERNELS``).
 
     Example:
         >>> load_full_size("/nonexistent")
@@ -119,7 +135,8 @@ def load_full_size(directory: str | Path) -> dict[str, Callable]:
     """
     found = {}
     for module in map(load_example_module, sorted(Path(directory).glob("*.py"))):
-        found.update(getattr(module, "FULL_SIZE", {}))
+        arch = getattr(module, "ARCH", "sm_100a")
+        found.update({name: (make, arch) for name, make in getattr(module, "FULL_SIZE", {}).items()})
     return found
 
 
@@ -262,6 +279,7 @@ class KernelReport:
     assembled: tuple[bool, str] | None
     matches: bool
     written_once: bool
+    arch: str = "sm_100a"
 
     @property
     def ok(self) -> bool:
@@ -273,7 +291,7 @@ class KernelReport:
         nvcc = (
             "nvcc not installed"
             if self.assembled is None
-            else ("nvcc -arch=sm_100a: ok" if self.assembled[0] else f"nvcc FAILED: {self.assembled[1]}")
+            else (f"nvcc -arch={self.arch}: ok" if self.assembled[0] else f"nvcc FAILED: {self.assembled[1]}")
         )
         verdict = "output equals numpy" if self.matches else "OUTPUT DIFFERS from numpy"
         once = "every output element written once" if self.written_once else "SOME ELEMENTS WRITTEN 0 OR 2+ TIMES"
@@ -309,4 +327,4 @@ def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, 
         wanted = {kernel.params[check.inputs].name: wanted}
     matches = all(_close(result[n], w, check) for n, w in wanted.items())
     written_once = all(bool((result.writes[n] == 1).all()) for n in wanted)
-    return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once)
+    return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once, arch)

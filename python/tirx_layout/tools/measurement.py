@@ -388,6 +388,7 @@ class KernelCode:
     dynamic_shared_bytes: int
     ptx: list[str]
     sass: list[str] | None  # None where nvdisasm is not installed
+    spill_bytes: int = 0  # bytes of spill stores ptxas reports (registers that did not fit, kept in local memory)
     sass_listing: str | None = None  # nvdisasm's listing, labels included (for sass_loop_around)
 
     @property
@@ -469,10 +470,11 @@ def measure_cuda(cuda: str, arch: str = "sm_100a", dynamic_shared_bytes: int = 0
         ...     code = measure_cuda('extern "C" __global__ void k(float* a) { __shared__ float s[32]; '
         ...                         's[threadIdx.x] = a[threadIdx.x]; __syncthreads(); '
         ...                         'a[threadIdx.x] = s[31 - threadIdx.x]; }')
-        ...     print(code.static_shared_bytes, code.tcgen05["mma"], "ret" in [opcode(i) for i in code.ptx])
+        ...     print(code.static_shared_bytes, code.tcgen05["mma"], "ret" in [opcode(i) for i in code.ptx],
+        ...           code.spill_bytes)
         ... else:
-        ...     print(128, 0, True)
-        128 0 True
+        ...     print(128, 0, True, 0)
+        128 0 True 0
     """
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "kernel.cu"
@@ -488,12 +490,14 @@ def measure_cuda(cuda: str, arch: str = "sm_100a", dynamic_shared_bytes: int = 0
             listing = subprocess.run(disassemble, capture_output=True, text=True, timeout=600, check=True)
     registers = re.search(r"Used (\d+) registers", assembled.stderr)
     shared = re.search(r"(\d+) bytes smem", assembled.stderr)
+    spills = re.search(r"(\d+) bytes spill stores", assembled.stderr)
     return KernelCode(
         registers=int(registers.group(1)) if registers else 0,
         static_shared_bytes=int(shared.group(1)) if shared else 0,
         dynamic_shared_bytes=int(dynamic_shared_bytes),
         ptx=ptx_instructions(ptx),
         sass=None if listing is None else sass_instructions(listing.stdout),
+        spill_bytes=int(spills.group(1)) if spills else 0,
         sass_listing=None if listing is None else listing.stdout,
     )
 

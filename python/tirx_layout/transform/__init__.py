@@ -32,6 +32,7 @@ from .lower_mma import LowerTileMma, lower_tile_mma
 from .lower_tile_ops import LowerTileOps, lower_tile_ops
 from .lower_tma import LowerTma, lower_tma
 from .pipeline import PIPELINE_NAME, WrongPipelineError, build, pipeline_name, tirx_layout_pipeline
+from .shared_pool import PoolSharedMemory, pool_shared_memory
 from .verify_layouts import LayoutVerificationError, VerifyLayouts, verify_layouts
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "LowerTileMma",
     "LowerTileOps",
     "LowerTma",
+    "PoolSharedMemory",
     "VerifyLayouts",
     "WrongPipelineError",
     "build",
@@ -56,6 +58,7 @@ __all__ = [
     "lower_tile_ops",
     "lower_tma",
     "pipeline_name",
+    "pool_shared_memory",
     "register_operand_rule",
     "register_strict_rule",
     "storage_extent",

@@ -1,5 +1,7 @@
 """LowerTileMma: ``T.tile_mma`` becomes a K loop of ``tcgen05.mma`` instructions, issued by one thread, and the
-``T.mbarrier_*`` operations become their PTX.
+``T.mbarrier_*`` operations become their PTX. On a target with ``wgmma`` (sm_90a, ``hw.targets``) the MMA and
+``T.tile_mma_wait`` lower through ``transform/lower_wgmma`` instead (no user-visible switch), and the mbarrier
+operations carry no ``tcgen05`` fences; the shared-operand analysis both use lives in ``transform/mma_operands``.
 
 ``T.tile_mma(D, A, B, accumulate)`` computes ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` (``D = A @ B.T``): ``D`` is
 ``(M, N)`` in tensor memory, ``A`` ``(M, K)`` in shared or tensor memory, ``B`` ``(N, K)`` in shared memory. Every
@@ -46,12 +48,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ..hw.memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES
 from ..hw.mma import (
     K_BYTES_PER_INSTRUCTION,
     SCALE_DTYPE,
@@ -60,101 +60,21 @@ from ..hw.mma import (
     instruction_descriptor,
     mma_kind,
     scale_factor_taddr,
-    shared_matrix_descriptor,
     tmem_operand_offset,
 )
 from ..hw.threads import WARP_THREADS
-from ..ir.annotations import buffer_layouts
+from ..ir.annotations import buffer_layouts, target_arch
 from ..ir.device_calls import cta_barrier, warp_barrier
-from ..ir.mma_ops import TileMma, as_mbarrier, as_mma, tmem_base_address
+from ..ir.mma_ops import TileMma, as_mbarrier, as_mma, as_mma_wait, tmem_base_address
 from ..ir.rewrite import AllocBuffer, map_function, sequence, store
 from ..ir.spans import located_errors
 from ..ir.threads import cta_threads
-from ..layout import ComposeLayout, S, TileLayout
 from .copy_plan import MemoryOperand, TmemOperand, operand
+from .lower_wgmma import WgmmaLowering
+from .mma_operands import OPERAND_ALIGNMENT
+from .mma_operands import as_u32 as _as_u32
+from .mma_operands import shared_operand as _shared_operand
 from .tmem import calls, mma_calls
-
-#: Bytes a swizzled MMA operand buffer is aligned to: the largest swizzle repeat (8 rows of 128 bytes), since the
-#: hardware applies the swizzle to absolute shared addresses.
-OPERAND_ALIGNMENT = 8 * max(SWIZZLE_BYTES.values())
-#: Where each descriptor swizzle mode's XOR pattern repeats (8 rows of the swizzle width; 4 rows of 128 bytes for
-#: the 128B-with-32B-atom mode): a stage of an operand buffer must move by whole repeats.
-_REPEAT_BYTES = {mode: 8 * width for mode, width in SWIZZLE_BYTES.items() if mode != "none"}
-_REPEAT_BYTES[SWIZZLE_128B_BASE32B] = 4 * 128
-
-
-def _shared_operand(side: MemoryOperand, rows: int, k: int, name: str):
-    """The matrix descriptor of a shared operand region (start field zero), the element offset from the buffer's
-    start of the first K step's first element where every symbolic (stage) index is 0, how far the symbolic
-    indices move the region in 16-byte units (``None`` when the region is static; else an ``int32`` expression
-    the descriptor's start field adds), and each K step's start in 16-byte units past the first step's.
-
-    The stage moves the descriptor instead of its address, so the descriptor of stage 0 does not depend on the
-    loop that picks the stage: nvcc computes it once, out of the loop, and each MMA adds the stage's units.
-
-    The region is the buffer's layout sliced to it (leading dimensions taking one index, K sliced by whole
-    instruction steps); a symbolic start must move the region by whole swizzle repeats, so that every stage is
-    swizzled alike and one descriptor serves them all."""
-    if side.buffer.scope() not in ("shared", "shared.dyn"):
-        raise ValueError(f"{name} of tile_mma must be in shared memory, {side.buffer.name} is {side.buffer.scope()}")
-    shape = list(side.shape)
-    layout = side.layout if side.layout is not None else TileLayout(S[tuple(shape)])
-    for d, (begin, extent) in enumerate(zip(side.begins, side.extents, strict=True)):
-        if not isinstance(begin, int) and extent != 1:
-            raise ValueError(
-                f"{name}'s region {side.region} starts at {begin} on dimension {d}, which it takes {extent} indices "
-                "of; only a dimension the region takes one index of (a stage) may start at a symbolic index"
-            )
-    static = [b if isinstance(b, int) else 0 for b in side.begins]
-    sliced = layout.slice(shape, [(b, b + e) for b, e in zip(static, side.extents, strict=True)])
-    if sliced is None:
-        raise ValueError(f"{name}'s region {side.region} is not an affine sub-box of its layout {layout}")
-    descriptor = shared_matrix_descriptor(sliced, (rows, k), side.dtype, 0, operand=name)
-    repeat = _REPEAT_BYTES.get(descriptor.swizzle, 16)
-    if descriptor.swizzle != "none" and int(side.buffer.data_alignment) < OPERAND_ALIGNMENT:
-        raise ValueError(
-            f"{name} ({side.buffer.name}) is {descriptor.swizzle}-swizzled, which the hardware applies to absolute "
-            f"shared addresses; declare it with align={OPERAND_ALIGNMENT} (it has {int(side.buffer.data_alignment)})"
-        )
-    stage_units = None
-    for d, begin in enumerate(side.begins):
-        if not isinstance(begin, int):
-            step = _stage_step(layout, shape, static, side.extents, d, name)
-            if step * side.element_bytes % repeat:
-                raise ValueError(
-                    f"{name}'s region {side.region}: dimension {d} moves it by {step * side.element_bytes} bytes, "
-                    f"not whole {repeat}-byte {descriptor.swizzle} swizzle repeats; index it with a constant"
-                )
-            # whole repeats are whole 16-byte units (every repeat is a multiple of 16 bytes)
-            units = begin * (step * side.element_bytes // 16)
-            stage_units = units if stage_units is None else stage_units + units
-    first = descriptor.k_offsets[0]
-    if any((offset - first) % 16 for offset in descriptor.k_offsets):  # the start field counts 16-byte units
-        raise ValueError(f"{name}: K steps start at byte offsets {descriptor.k_offsets}, not 16-byte aligned")
-    start = (descriptor.start + first) // side.element_bytes
-    step_units = [(offset - first) >> 4 for offset in descriptor.k_offsets]
-    return dataclasses.replace(descriptor, start=0, k_offsets=(0,)), start, stage_units, step_units
-
-
-def _stage_step(layout, shape, begins, extents, dim: int, name: str) -> int:
-    """Elements (before the swizzle) between the region at index v and v + 1 of dimension ``dim``, the same for
-    every index and element."""
-    tile = layout.tile_layout if isinstance(layout, ComposeLayout) else layout
-    grids = np.meshgrid(*[np.arange(e) for e in shape], indexing="ij")
-    table = np.asarray(tile.apply(*grids, shape=shape)["m"], np.int64)
-
-    def region(v):
-        index = tuple(v if d == dim else slice(b, b + e) for d, (b, e) in enumerate(zip(begins, extents, strict=True)))
-        return table[index]
-
-    step = int(region(1)[(0,) * (len(shape) - 1)] - region(0)[(0,) * (len(shape) - 1)]) if shape[dim] > 1 else 0
-    for v in range(shape[dim]):
-        if (region(v) - region(0) != v * step).any():
-            raise ValueError(
-                f"{name}: index {v} of dimension {dim} does not move the whole region by one fixed offset; "
-                "index that dimension with a constant"
-            )
-    return step
 
 
 def _trailing(side, name: str) -> None:
@@ -257,11 +177,15 @@ def _advanced(descriptor, units: int):
     return descriptor if units == 0 else descriptor + tirx.const(units, "uint64")
 
 
-def _as_u32(flag):
-    """A boolean expression as the ``uint32`` the helpers take (0 or 1); a constant stays a constant."""
-    if isinstance(flag, tirx.IntImm):
-        return tirx.const(int(bool(flag.value)), "uint32")
-    return tirx.Cast("uint32", flag)
+def _signed_parity(parity):
+    """The parity a ``T.mbarrier_wait`` carries (``uint32``), as the ``int32`` expression it was written as when it
+    is a cast of one; the helper's ``unsigned int`` parameter converts it. TVM's common-subexpression pass may hoist
+    an argument out of the ``if`` guarding it (``(it // S - 1) % 2`` under ``if it >= S``, simplified to ``i - 1``
+    there), and a ``uint32`` cast of an expression that is negative outside the guard then fails StmtSimplify
+    ("cannot make uint from negative value")."""
+    if isinstance(parity, tirx.Cast) and str(parity.ty) == "uint32" and str(parity.value.ty) == "int32":
+        return parity.value
+    return parity
 
 
 class _MmaLowering:
@@ -269,6 +193,10 @@ class _MmaLowering:
         self.func = func
         self.layouts = buffer_layouts(func)
         self._threads = None
+        arch = target_arch(func)
+        # Without a target the tcgen05 form (the pipeline binds the target before this pass runs).
+        self.tcgen05 = arch is None or not arch.has("wgmma")
+        self.wgmma = None if self.tcgen05 else WgmmaLowering(func, self.layouts, lambda: self.threads)
         self.own_barriers = []  # (mbarrier buffer, phase buffer) of each synchronous call site
         self.unbarriered_sites = False  # whether a synchronous site has no CTA barrier before its issue
 
@@ -291,6 +219,13 @@ class _MmaLowering:
         return tirx.IfThenElse(self.threads.index < WARP_THREADS, elected, None)
 
     def lower(self, mma: TileMma):
+        if self.wgmma is not None:
+            return self.wgmma.lower(mma)
+        if not mma.wait:
+            raise ValueError(
+                "tile_mma(..., wait=False) is the asynchronous form of wgmma (sm_90a); with tcgen05 pass "
+                "barrier=bars[i] and wait with T.mbarrier_wait"
+            )
         d = operand(mma.d, self.layouts, "D")
         a = operand(mma.a, self.layouts, "A")
         b = operand(mma.b, self.layouts, "B")
@@ -396,6 +331,14 @@ class _MmaLowering:
             ]
         return sequence([*declarations, *before, guarded, *after])
 
+    def lower_wait(self, pending: int):
+        if self.wgmma is None:
+            raise ValueError(
+                "T.tile_mma_wait waits for wgmma groups (sm_90a); with tcgen05 an asynchronous tile_mma commits to "
+                "its barrier=bars[i], and T.mbarrier_wait waits for it"
+            )
+        return self.wgmma.lower_wait(pending)
+
     def own_barrier(self):
         site = len(self.own_barriers)
         bar = tvm.tirx.decl_buffer((1,), "uint64", f"tile_mma_bar_{site}", scope="shared")
@@ -410,14 +353,17 @@ class _MmaLowering:
                 [tirx.IfThenElse(self.threads.index == 0, calls.mbarrier_init(address, op.value), None), cta_barrier()]
             )
         if op.what == "wait":
-            return sequence([calls.mbarrier_wait(address, op.value), calls.simple("fence_after")])
+            wait = calls.mbarrier_wait(address, _signed_parity(op.value))
+            if not self.tcgen05:  # no tcgen05 accesses to order on a wgmma target
+                return wait
+            return sequence([wait, calls.simple("fence_after")])
         if op.what == "expect_tx":
             return calls.mbarrier_expect_tx(address, op.value)
         # An arrival publishes this thread's shared-memory writes to whoever waits on the mbarrier; an MMA (or
         # tcgen05.cp) the waiter issues reads them through the async proxy, so they are made visible to it first.
         # It also hands over the thread's completed tcgen05 accesses (an epilogue's tcgen05.ld of an accumulator the
         # waiter's next MMA overwrites): tcgen05.fence::before_thread_sync, paired with the wait's fence after.
-        fences = [calls.simple("fence_proxy_async"), calls.simple("fence_before")]
+        fences = [calls.simple("fence_proxy_async")] + ([calls.simple("fence_before")] if self.tcgen05 else [])
         if op.what == "arrive":
             return sequence([*fences, calls.mbarrier_arrive(address)])
         return sequence([*fences, calls.mbarrier_arrive_expect_tx(address, op.value)])
@@ -490,6 +436,9 @@ def lower_tile_mma(func):
         mma = as_mma(stmt)
         if mma is not None:
             return lowering.lower(mma)
+        pending = as_mma_wait(stmt)
+        if pending is not None:
+            return lowering.lower_wait(pending)
         op = as_mbarrier(stmt)
         return stmt if op is None else lowering.lower_mbarrier(op)
 

@@ -1,5 +1,6 @@
 """The ``"tirx_layout"`` pipeline: VerifyLayouts, InferLayouts, LowerTileMma, LowerTma, LowerTileOps,
-LowerLayoutAccess, then TVM's standard TIRx lowering. (LowerTileMma comes before LowerTileOps, which allocates TMEM
+LowerLayoutAccess, PoolSharedMemory (every shared buffer a window of one dynamic shared-memory pool), then TVM's
+standard TIRx lowering. (LowerTileMma comes before LowerTileOps, which allocates TMEM
 and fills in the TMEM addresses the MMA lowering asks for; LowerTma needs the shared layouts LowerLayoutAccess
 removes, and puts its tensor maps' host encoding before the kernel region, which TVM's lowering then splits off.)
 
@@ -35,6 +36,7 @@ from .lower_layout_access import LowerLayoutAccess
 from .lower_mma import LowerTileMma
 from .lower_tile_ops import LowerTileOps
 from .lower_tma import LowerTma
+from .shared_pool import PoolSharedMemory
 from .verify_layouts import VerifyLayouts
 
 PIPELINE_NAME = "tirx_layout"
@@ -150,6 +152,7 @@ def tirx_layout_pipeline(cost_model: str = DEFAULT_COST_MODEL):
             LowerTma(),
             LowerTileOps(),
             LowerLayoutAccess(),
+            PoolSharedMemory(),
             base,
         ],
         name=PIPELINE_NAME,

@@ -15,14 +15,20 @@ Every layout a function carries is checked against its buffer, and every ``T.til
 * **threads** — a fragment's thread axes reach no further than the kernel's threads, and a copy's scope (a warp, a
   warpgroup) fits in the kernel's threads. A fragment on fewer threads than its copy's scope is not an error: the
   threads it does not tell apart hold replicas, and only the first of them stores (``copy_plan``);
-* **target** — tensor memory (``tcgen05``) only for a target that has it (``hw/targets.py``), and the target's
-  architecture must exist;
+* **target** — tensor memory (``tcgen05``) only for a target that has it (``hw/targets.py``; on sm_90a the message
+  points at the register accumulator of ``wgmma``), and the target's architecture must exist;
 * **tile_mma** — a ``tcgen05`` target; D in tensor memory, A in shared or tensor memory, B in shared memory, scale
   factors (both or neither) in tensor memory as ``float8_e8m0fnu``, the mbarrier an element of a shared ``uint64``
   buffer; 2-D tiles D (M, N), A (M, K), B (N, K) whose dtypes name a kind and whose M, N, accumulator type are
   ones that kind takes (``hw/mma.py``), K whole instruction steps; regions inside their buffers; a cta-scope
   tile_mma or a ``T.mbarrier_init`` (both end in a CTA barrier) not under a condition on the thread index. The
-  operands' layouts are checked where they are known, when the MMA is lowered (LowerTileMma).
+  operands' layouts are checked where they are known, when the MMA is lowered (LowerTileMma);
+* **wgmma** (a target with ``wgmma``, sm_90a) — D a register fragment in the wgmma accumulator layout (checked
+  element by element), A in shared memory or a register fragment in the wgmma A layout, B in shared memory; no
+  ``barrier=`` (``wait=False`` + ``T.tile_mma_wait``), no scale factors; scope "cta" (M = 64 per warpgroup of the
+  CTA) or "warpgroup" (M = 64); a kind, N and K wgmma takes; a tile_mma or ``T.tile_mma_wait`` not under a
+  condition that splits a warpgroup (wgmma is ``.sync.aligned`` over its 128 threads), and a warpgroup-scope
+  tile_mma whose D lives on given warpgroups (``first_warpgroup=``) reached by exactly those.
 
 Errors are :class:`LayoutVerificationError` (a ``ValueError``; ``TypeError`` for foreign layout objects), name the
 buffer and, when the function came from TVMScript source, the line. The pass changes nothing.
@@ -32,19 +38,22 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import tvm
 import tvm_ffi
 from tvm import tirx
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
 from ..analysis.shape_fit import layout_dims, reinterprets
+from ..hw.constructors import wgmma_accumulator_check, wgmma_operand_a_check
 from ..hw.mma import SCALE_DTYPE, MmaInstruction, mma_kind
-from ..hw.targets import parse_arch, targets_with
+from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
-from ..hw.threads import LEVEL_THREADS, cta_thread_axis, thread_axis_place
-from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites
-from ..ir.mma_ops import MMA_SCOPES, as_mbarrier, as_mma
-from ..ir.rewrite import walk
+from ..hw.threads import LEVEL_THREADS, WARPGROUP_THREADS, cta_thread_axis, thread_axis_place, thread_unit
+from ..hw.wgmma import WGMMA_M, WgmmaInstruction
+from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites, target_arch
+from ..ir.mma_ops import MMA_SCOPES, as_mbarrier, as_mma, as_mma_wait
+from ..ir.rewrite import map_stmt, walk
 from ..ir.spans import source_location
 from ..ir.threads import cta_threads
 from ..ir.tile_ops import COPY_SCOPES, as_copy
@@ -77,6 +86,8 @@ class _Verifier:
         self.copies = []  # (TileCopy, Evaluate)
         self.mmas = []  # (TileMma, Evaluate)
         self.mbarriers = []  # (MbarrierOp, Evaluate)
+        self.mma_waits = []  # Evaluate of each T.tile_mma_wait
+        self.arch = None  # the target's architecture, when the function has a CUDA target
         self._threads = None
 
     def fail(self, node, message: str, kind=LayoutVerificationError):
@@ -110,6 +121,8 @@ class _Verifier:
             op = as_mbarrier(stmt)
             if op is not None:
                 self.mbarriers.append((op, stmt))
+            if as_mma_wait(stmt) is not None:
+                self.mma_waits.append(stmt)
 
         def on_store(stmt):
             self.written.setdefault(stmt.buffer, stmt)
@@ -233,9 +246,25 @@ class _Verifier:
 
     # ---- tensor-core MMAs ---------------------------------------------------------------------------------------
 
+    @property
+    def wgmma(self) -> bool:
+        """Whether tile MMAs lower to wgmma (the target has it)."""
+        return self.arch is not None and self.arch.has("wgmma")
+
     def check_mma(self, mma, stmt) -> None:
         if mma.scope not in MMA_SCOPES:
             self.fail(stmt, f"tile_mma scope must be one of {list(MMA_SCOPES)}, got {mma.scope!r}")
+        if self.wgmma:
+            self.check_wgmma(mma, stmt)
+            return
+        if mma.scope == "warpgroup":
+            self.fail(stmt, 'tile_mma scope "warpgroup" is for wgmma (sm_90a); tcgen05 takes "cta", "warp", "thread"')
+        if not mma.wait:
+            self.fail(
+                stmt,
+                "tile_mma(..., wait=False) is the asynchronous form of wgmma (sm_90a); with tcgen05 pass "
+                "barrier=bars[i] and wait with T.mbarrier_wait",
+            )
         if (mma.scale_a is None) != (mma.scale_b is None):
             given, missing = ("scale_a", "scale_b") if mma.scale_a is not None else ("scale_b", "scale_a")
             self.fail(
@@ -298,31 +327,124 @@ class _Verifier:
                 f"{a_dtype} elements per instruction",
             )
 
+    def check_wgmma(self, mma, stmt) -> None:
+        """The rules of a tile_mma that lowers to wgmma (module docstring, **wgmma**)."""
+        if mma.barrier is not None:
+            self.fail(
+                stmt,
+                "tile_mma(barrier=...) is a tcgen05 feature; on sm_90a (wgmma) write tile_mma(..., wait=False) and "
+                "T.tile_mma_wait(pending) (then T.mbarrier_arrive to release a stage)",
+            )
+        if mma.scale_a is not None or mma.scale_b is not None:
+            self.fail(stmt, f"tile_mma with scale factors (block-scaled) needs tcgen05; {self.arch} (wgmma) has none")
+        if mma.scope not in ("cta", "warpgroup"):
+            self.fail(
+                stmt,
+                f"tile_mma scope {mma.scope!r} on {self.arch}: wgmma is issued by whole warpgroups (.sync.aligned "
+                "over 128 threads); write scope='cta' (every warpgroup its own 64 rows) or scope='warpgroup'",
+            )
+        operands = {"D": mma.d, "A": mma.a, "B": mma.b}
+        for name, region in operands.items():
+            self.check_region_bounds(region, f"tile_mma's {name}", stmt)
+        d, a, b = (operands[n].source for n in ("D", "A", "B"))
+        d_layout = self.sites.get(d, (None,))[0]
+        if d.scope() != FRAGMENT_SCOPE or d_layout is None:
+            self.fail(
+                stmt,
+                f"tile_mma's D ({d.name}, {d.scope()!r}) must be a register fragment on {self.arch}: "
+                f'T.alloc_local((M, N), "{d.dtype}", layout=wgmma_accumulator_layout(N))'
+                + (f", not {d.scope()} memory" if d.scope() != FRAGMENT_SCOPE else "; it has no layout"),
+            )
+        if a.scope() not in (*SHARED_SCOPES, FRAGMENT_SCOPE):
+            self.fail(stmt, f"tile_mma's A ({a.name}) must be in shared memory or registers; it is in {a.scope()!r}")
+        if b.scope() not in SHARED_SCOPES:
+            self.fail(stmt, f"tile_mma's B ({b.name}) must be in shared memory; it is in {b.scope()!r}")
+        shapes = {}
+        for name, region in operands.items():
+            extents = [int(r.extent) if isinstance(r.extent, tirx.IntImm) else None for r in region.region]
+            if None in extents:
+                self.fail(stmt, f"tile_mma's {name} region {region} has a symbolic extent")
+            shapes[name] = tuple(e for e in extents if e != 1)
+        if any(len(shape) != 2 for shape in shapes.values()):
+            self.fail(
+                stmt,
+                "tile_mma takes 2-D tiles D (M, N), A (M, K), B (N, K), got "
+                + ", ".join(f"{n} {s}" for n, s in shapes.items()),
+            )
+        (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
+        if (m_a, n_b, k_b) != (m, n, k):
+            self.fail(
+                stmt,
+                f"tile_mma computes D = A @ B.T: D is (M, N), A (M, K), B (N, K); got D {shapes['D']}, A "
+                f"{shapes['A']}, B {shapes['B']}",
+            )
+        warpgroups = m // WGMMA_M
+        if m % WGMMA_M or warpgroups < 1:
+            self.fail(stmt, f"tile_mma's D has M = {m}; wgmma computes 64 rows per warpgroup (M = 64 w)")
+        if mma.scope == "warpgroup" and warpgroups != 1:
+            self.fail(stmt, f"a warpgroup-scope tile_mma computes one warpgroup's 64 rows; D has M = {m}")
+        if mma.scope == "cta" and self.threads != warpgroups * WARPGROUP_THREADS:
+            self.fail(
+                stmt,
+                f"a cta-scope tile_mma on {self.arch} has every warpgroup of the CTA issue its own 64 rows: D has "
+                f"M = {m} ({warpgroups} warpgroup(s), {warpgroups * WARPGROUP_THREADS} threads), the CTA has "
+                f"{self.threads} threads; use scope='warpgroup' under a condition on the warpgroup for fewer",
+            )
+        try:
+            wgmma_accumulator_check(d_layout, (m, n), str(d.dtype))
+        except ValueError as err:
+            self.fail(stmt, f"tile_mma's D ({d.name}) is not in the wgmma accumulator layout: {err}")
+        if a.scope() == FRAGMENT_SCOPE:
+            a_layout = self.sites.get(a, (None,))[0]
+            if a_layout is None:
+                self.fail(stmt, f"tile_mma's A ({a.name}) in registers needs layout=wgmma_operand_a_layout(K, dtype)")
+            try:
+                wgmma_operand_a_check(a_layout, (m, k), str(a.dtype))
+            except ValueError as err:
+                self.fail(stmt, f"tile_mma's A ({a.name}) is not in the wgmma register layout of A: {err}")
+        try:
+            instruction = WgmmaInstruction(str(a.dtype), str(b.dtype), str(d.dtype), n)
+        except ValueError as err:
+            self.fail(stmt, f"tile_mma: {err}")
+        if k % instruction.k:
+            self.fail(
+                stmt,
+                f"tile_mma's K ({k}) must be whole wgmma steps of {instruction.k} {a.dtype} elements (32 bytes)",
+            )
+
     def check_reached_by_every_thread(self) -> None:
         """A cta-scope tile_mma and T.mbarrier_init end in a CTA barrier: under a condition on the thread index,
         the threads that skip them would leave the others waiting forever."""
-        if not self.mmas and not self.mbarriers:
+        if not self.mmas and not self.mbarriers and not self.mma_waits:
             return
-        thread_vars = set(cta_threads(self.func).bounds)
+        threads = cta_threads(self.func)
+        thread_vars = set(threads.bounds)
 
         def on_threads(expr) -> bool:
             found = []
             walk(expr, [(tirx.Var, lambda v: found.append(v) if v in thread_vars else None)])
             return bool(found)
 
-        def scan(stmt, guard) -> None:
+        def scan(stmt, guard, conditions=()) -> None:
             if isinstance(stmt, tirx.SeqStmt):
                 for part in stmt.seq:
-                    scan(part, guard)
+                    scan(part, guard, conditions)
             elif isinstance(stmt, tirx.IfThenElse):
-                inner = guard if guard is not None or not on_threads(stmt.condition) else stmt.condition
-                scan(stmt.then_case, inner)
+                on = on_threads(stmt.condition)
+                inner = guard if guard is not None or not on else stmt.condition
+                then_conditions = (*conditions, stmt.condition) if on else conditions
+                scan(stmt.then_case, inner, then_conditions)
                 if stmt.else_case is not None:
-                    scan(stmt.else_case, inner)
+                    scan(stmt.else_case, inner, (*conditions, tirx.Not(stmt.condition)) if on else conditions)
             elif isinstance(stmt, tirx.Evaluate):
+                mma, op = as_mma(stmt), as_mbarrier(stmt)
+                owned = self.wgmma and mma is not None and mma.scope == "warpgroup"
+                if self.wgmma and (mma is not None or as_mma_wait(stmt) is not None) and (guard is not None or owned):
+                    reaching = self.check_whole_warpgroups(stmt, conditions, threads)
+                    if owned:
+                        self.check_accumulator_owner(stmt, mma, reaching)
                 if guard is None:
                     return
-                mma, op = as_mma(stmt), as_mbarrier(stmt)
                 if mma is not None and mma.scope == "cta":
                     self.fail(
                         stmt,
@@ -336,9 +458,62 @@ class _Verifier:
                         f"`if {guard}`; initialise mbarriers where every thread of the CTA passes",
                     )
             elif isinstance(getattr(stmt, "body", None), tirx.Stmt):
-                scan(stmt.body, guard)
+                scan(stmt.body, guard, conditions)
 
         scan(self.func.body, None)
+
+    def check_whole_warpgroups(self, stmt, conditions, threads) -> set[int]:
+        """A wgmma op (``.sync.aligned`` over the warpgroup) under ``conditions`` on the thread index: the threads
+        that pass all of them must be whole warpgroups, checked thread by thread (a condition that also depends on
+        other variables cannot be checked and is refused). Returns the warpgroups that reach the op."""
+        if not conditions:
+            return set(range(-(-threads.count // WARPGROUP_THREADS)))
+        what = "T.tile_mma_wait" if as_mma_wait(stmt) is not None else "tile_mma"
+        written = " and ".join(f"`if {c}`" for c in conditions)
+        rule = f"{what} on {self.arch} runs on whole warpgroups (wgmma is .sync.aligned over 128 threads), but "
+        analyzer = tvm.sym.Analyzer()
+        variables = list(threads.bounds)
+        reached = {}  # warpgroup -> whether its threads pass the conditions
+        for values in np.ndindex(*[int(threads.bounds[v]) for v in variables]):
+
+            def bound(var, values=values):
+                value = next((x for v, x in zip(variables, values, strict=True) if v.same_as(var)), None)
+                return var if value is None else tirx.const(int(value), var.ty.dtype)
+
+            thread = analyzer.simplify(map_stmt(threads.index, [(tirx.Var, bound)]))
+            taken = [analyzer.simplify(map_stmt(c, [(tirx.Var, bound)])) for c in conditions]
+            if not isinstance(thread, tirx.IntImm) or not all(isinstance(t, tirx.IntImm) for t in taken):
+                self.fail(stmt, f"{rule}it sits under {written}, which depends on more than the thread index")
+            passes = all(bool(t.value) for t in taken)
+            group = int(thread.value) // WARPGROUP_THREADS
+            if reached.setdefault(group, passes) != passes:
+                self.fail(
+                    stmt,
+                    f"{rule}{written} splits warpgroup {group} (thread {int(thread.value)} differs from the others); "
+                    "branch on the warpgroup index (tx // 128)",
+                )
+        return {group for group, passes in reached.items() if passes}
+
+    def check_accumulator_owner(self, stmt, mma, reaching: set[int]) -> None:
+        """A warpgroup-scope tile_mma whose accumulator lives on given warpgroups (its layout has a ``wgid`` place,
+        as ``first_warpgroup=`` gives) must be reached by exactly those: another warpgroup would multiply into
+        registers that hold nothing of D, and the owner would never get its result."""
+        d = mma.d.source
+        layout = self.sites.get(d, (None,))[0]
+        if layout is None or "wgid" not in axes_used(layout):
+            return  # held by every warpgroup alike
+        shape = [int(e) for e in d.shape]
+        places = layout.apply(*np.meshgrid(*[np.arange(e) for e in shape], indexing="ij"), shape=shape)
+        thread = sum(np.asarray(v) * thread_unit(a) for a, v in places.items() if a != "m")
+        owners = {int(g) for g in np.unique(np.asarray(thread) // WARPGROUP_THREADS)}
+        if reaching != owners:
+            self.fail(
+                stmt,
+                f"tile_mma's D ({d.name}) lives on warpgroup(s) {sorted(owners)} of the CTA, but the warpgroup-scope "
+                f"tile_mma is reached by warpgroup(s) {sorted(reaching)}: only D's own warpgroup can issue its "
+                "wgmma (put the op under `if tx // 128 == <its warpgroup>`, or build D's layout with that "
+                "first_warpgroup)",
+            )
 
     def check_mbarrier(self, bar, what: str, stmt) -> None:
         buffer = bar.source
@@ -352,27 +527,38 @@ class _Verifier:
     # ---- target -------------------------------------------------------------------------------------------------
 
     def check_target(self) -> None:
-        target = self.func.attrs.get("target") if self.func.attrs else None
-        if target is None or target.kind.name != "cuda" or "arch" not in target.attrs:
-            return
-        arch_name = str(target.attrs["arch"])
         try:
-            arch = parse_arch(arch_name)
+            arch = target_arch(self.func)
         except ValueError as err:
             raise LayoutVerificationError(f"{err} (target of {self.name})") from None
+        if arch is None:
+            return
+        self.arch = arch
         tmem = [b for b in function_buffers(self.func) if b.scope() == TMEM_SCOPE]
-        if self.mmas and not arch.has("tcgen05"):
-            self.fail(
-                self.mmas[0][1],
-                f"target {arch} has no tcgen05 instructions, which tile_mma needs (tcgen05.mma); tcgen05 exists on "
-                f"{', '.join(targets_with('tcgen05'))}",
-            )
         if tmem and not arch.has("tcgen05"):
             stmt = self.sites.get(tmem[0], (None, self.func))[1]
+            hopper = (
+                "; on Hopper the accumulator is a register fragment: T.alloc_local((M, N), dtype, "
+                "layout=wgmma_accumulator_layout(N))"
+                if arch.has("wgmma")
+                else ""
+            )
             self.fail(
                 stmt,
-                f"target {arch} has no tcgen05 instructions, which tensor-memory buffer {tmem[0].name} needs "
-                f"(tcgen05.alloc/ld/st/cp); tcgen05 exists on {', '.join(targets_with('tcgen05'))}",
+                f"buffer {tmem[0].name} lives in tensor memory, which target {arch} does not have "
+                f"(tcgen05.alloc/ld/st/cp exist on {', '.join(targets_with('tcgen05'))}){hopper}",
+            )
+        if (self.mmas or self.mma_waits) and not arch.has("tcgen05") and not arch.has("wgmma"):
+            self.fail(
+                self.mmas[0][1] if self.mmas else self.mma_waits[0],
+                f"target {arch} has no tensor-core MMA tile_mma lowers to: tcgen05.mma exists on "
+                f"{', '.join(targets_with('tcgen05'))}, wgmma on {', '.join(targets_with('wgmma'))}",
+            )
+        if self.mma_waits and not arch.has("wgmma"):
+            self.fail(
+                self.mma_waits[0],
+                f"T.tile_mma_wait waits for wgmma groups ({', '.join(targets_with('wgmma'))}); on {arch} an "
+                "asynchronous tile_mma commits to barrier=bars[i] and T.mbarrier_wait waits for it",
             )
 
     def run(self) -> None:

@@ -1,0 +1,130 @@
+"""What the pipelined GEMMs of both architectures share (``pipelined_gemm.py`` for Blackwell,
+``hopper_pipelined_gemm.py`` for Hopper): the ring of shared stages and its budget, the checks on the problem and the
+tile, the persistent tile schedule, the unrolling and the reference. Each kernel loads this module
+(``load_example_module``) rather than keeping a copy; it holds no kernels itself.
+
+The ring: ``stages`` shared stages, each one A tile (tile_m, tile_k) and one B tile (tile_n, tile_k) in the
+128B-swizzled K-major MMA layout, so tile_k spans exactly one 128-byte swizzle row; two mbarriers per stage
+(``full``, ``empty``) and whatever mbarriers the kernel adds (Blackwell: two per accumulator stage).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import tvm
+
+from tirx_layout.tools.kernel_report import Expected
+
+#: Shared memory one CTA may use (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability":
+#: 227 KB for compute capability 9.0 and 10.0 alike).
+SHARED_MEMORY_BYTES = 227 * 1024
+#: Bytes of one operand element per supported dtype.
+OPERAND_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
+#: Bytes of one mbarrier (PTX ISA, "Size and alignment of mbarrier object": 8 bytes, 8-byte aligned).
+MBARRIER_BYTES = 8
+#: The width of one 128B swizzle row: one stage's K extent.
+SWIZZLE_ROW_BYTES = 128
+
+
+def ring_bytes(
+    tile: tuple[int, int, int],
+    stages: int,
+    dtype: str,
+    other_barriers: int = 0,
+    extra_stage_bytes: int = 0,
+    extra_what: str = "",
+) -> int:
+    """The shared-memory bytes of a ring of ``stages`` stages of ``tile = (tile_m, tile_n, tile_k)`` operand tiles
+    of ``dtype`` (plus ``extra_stage_bytes`` per stage of what ``extra_what`` names, e.g. scale factors), with a
+    ``full`` and an ``empty`` mbarrier per stage and ``other_barriers`` more; ``ValueError`` when they exceed
+    :data:`SHARED_MEMORY_BYTES`, naming both numbers and how many stages would fit.
+
+    Example:
+        >>> ring_bytes((128, 256, 64), 4, "bfloat16")  # 4 x (128 + 256) x 64 x 2 + 8 x 8
+        196672
+        >>> ring_bytes((128, 256, 64), 5, "bfloat16")
+        Traceback (most recent call last):
+        ...
+        ValueError: 5 stages of 128x64 + 256x64 bfloat16 tiles need at least 245840 bytes of shared memory; a CTA
+        has 232448 (at most 4 stages fit)
+        >>> ring_bytes((128, 256, 128), 5, "float8_e4m3fn", 4, 2048, " and their scale factors")
+        Traceback (most recent call last):
+        ...
+        ValueError: 5 stages of 128x128 + 256x128 float8_e4m3fn tiles and their scale factors need at least 256112
+        bytes of shared memory; a CTA has 232448 (at most 4 stages fit)
+    """
+    tile_m, tile_n, tile_k = tile
+    if dtype not in OPERAND_BYTES:
+        raise ValueError(f"operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
+    stage_bytes = (tile_m + tile_n) * tile_k * OPERAND_BYTES[dtype] + extra_stage_bytes
+    need = stages * stage_bytes + MBARRIER_BYTES * (2 * stages + other_barriers)
+    if need > SHARED_MEMORY_BYTES:
+        fit = (SHARED_MEMORY_BYTES - MBARRIER_BYTES * other_barriers) // (stage_bytes + 2 * MBARRIER_BYTES)
+        raise ValueError(
+            f"{stages} stages of {tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles{extra_what} need at least "
+            f"{need} bytes of shared memory; a CTA has {SHARED_MEMORY_BYTES} (at most {fit} stages fit)"
+        )
+    return need
+
+
+class TileSchedule(NamedTuple):
+    """The persistent schedule of a GEMM of ``M x N`` over ``tile_m x tile_n`` output tiles: ``tiles_n`` tiles per
+    row of the grid, ``tiles`` in all, ``ctas`` CTAs (CTA ``c`` takes tiles ``c, c + ctas, ...``, row-major over the
+    grid), ``per_cta`` the most tiles one CTA takes, ``k_tiles`` K steps of ``tile_k`` per tile."""
+
+    tiles_n: int
+    tiles: int
+    ctas: int
+    per_cta: int
+    k_tiles: int
+
+
+def schedule(
+    who: str, M: int, N: int, K: int, dtype: str, tile: tuple[int, int, int], stages: int, ctas: int | None
+) -> TileSchedule:
+    """The :class:`TileSchedule` of a ring GEMM, after the checks both kernels make (each a ``ValueError`` starting
+    with ``who``): tile_k spans one 128-byte swizzle row, K is a multiple of it, the ring has two stages or more,
+    ``ctas`` (default: one per output tile) is within the tile count.
+
+    Example:
+        >>> schedule("gemm", 200, 300, 128, "bfloat16", (128, 256, 64), 4, 3)
+        TileSchedule(tiles_n=2, tiles=4, ctas=3, per_cta=2, k_tiles=2)
+        >>> schedule("gemm", 256, 256, 200, "bfloat16", (128, 256, 64), 4, None)
+        Traceback (most recent call last):
+        ...
+        ValueError: gemm: K = 200 is not a multiple of tile_k = 64
+    """
+    tile_m, tile_n, tile_k = tile
+    if dtype not in OPERAND_BYTES:
+        raise ValueError(f"{who}: operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
+    if tile_k * OPERAND_BYTES[dtype] != SWIZZLE_ROW_BYTES:
+        raise ValueError(
+            f"{who}: tile_k = {tile_k} {dtype} elements is {tile_k * OPERAND_BYTES[dtype]} bytes; one "
+            f"128B swizzle row ({SWIZZLE_ROW_BYTES} bytes) is what the stage layout holds"
+        )
+    if K % tile_k:
+        raise ValueError(f"{who}: K = {K} is not a multiple of tile_k = {tile_k}")
+    if stages < 2:
+        raise ValueError(f"{who}: stages = {stages}; a ring needs at least 2")
+    tiles_n = -(-N // tile_n)
+    tiles = -(-M // tile_m) * tiles_n
+    ctas = tiles if ctas is None else ctas
+    if not 1 <= ctas <= tiles:
+        raise ValueError(f"{who}: ctas = {ctas} must be in 1..{tiles} (the output tiles)")
+    return TileSchedule(tiles_n, tiles, ctas, -(-tiles // ctas), K // tile_k)
+
+
+def unrolled(func):
+    """``func`` with its ``T.unroll`` loops written out (TVM's UnrollLoop pass), so that register and TMEM regions
+    start at constant indices, as their lowerings require."""
+    with tvm.transform.PassContext(config={"tirx.UnrollLoop": {"explicit_unroll": True}}):
+        module = tvm.tirx.transform.UnrollLoop()(tvm.IRModule({"main": func}))
+    return tvm.tirx.transform.StmtSimplify()(module)["main"]
+
+
+def gemm_reference():
+    """``D = A @ B.T`` in float64, exact for the sample inputs (integers in -30..30: every float32 partial sum of
+    up to 256 products stays below 2^24)."""
+    return Expected(lambda a, b: a.astype(np.float64) @ b.astype(np.float64).T, inputs=2, rtol=0.0, atol=0.0)

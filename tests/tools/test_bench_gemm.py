@@ -1,0 +1,34 @@
+"""benchmarks/bench_gemm.py's Hopper rows, measured on a small case (256 x 256 x 1024 bf16, 128 x 256 x 64, four
+stages: a K loop of 16 tiles, which nvcc keeps as a loop): the counts that follow from the tile and the PTX ISA hold,
+and the roofline arithmetic matches the published figures."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tirx_layout.tools.kernel_report import find_nvcc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bench_gemm
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+def test_the_hopper_numbers_hold_what_the_tile_fixes():
+    found = bench_gemm.hopper_numbers(256, 256, 1024, "bfloat16", (128, 256, 64), 4, ctas=2)
+    assert found["spilled bytes"] == 0 and 128 < found["registers"] <= 168  # 128 accumulator registers per thread
+    # 4 stages of (128 + 256) rows x 128 bytes, 4 full mbarriers padded to 64 bytes, 4 empty ones
+    assert found["shared bytes"] == 4 * 384 * 128 + 64 + 32
+    assert found["consumer loop per K tile"] > 0 and found["producer loop per K tile"] > 0
+    if "SASS instructions" in found:
+        assert found["SASS wgmma (HGMMA/QGMMA)"] == 64 * 2 // 32  # one K tile's wgmmas: 128 bytes / 32
+
+
+def test_the_hopper_roofline_follows_from_the_published_figures():
+    peak, sms, dram = bench_gemm.HOPPER_DEVICES["H200 SXM"]
+    est = bench_gemm.roofline(4096, 4096, 4096, "bfloat16", (128, 256, 64), peak, sms, dram)
+    # 2 * 128 * 256 * 64 FLOP of one stage at 989.4 TFLOP/s over 132 SMs; 2 * 4096^3 FLOP over all of them
+    assert est["stage MMA ns"] == pytest.approx(2 * 128 * 256 * 64 / (989.4e12 / 132) * 1e9)
+    assert est["compute us"] == pytest.approx(2 * 4096**3 / 989.4e12 * 1e6)
+    # A and B in bf16 and D in float32 once from HBM3e at 4.8 TB/s
+    assert est["DRAM us"] == pytest.approx((2 * 4096 * 4096 * 2 + 4 * 4096 * 4096) / 4.8e12 * 1e6)
