@@ -40,13 +40,11 @@ PIPELINED_SHAPES = [
 def test_the_pipelined_hopper_gemm_on_the_device_equals_numpy(m, n, k, dtype, ctas):
     import tvm
 
-    from kernels import EXAMPLES, example_module
+    from kernels import example_module
 
     arch = device_arch()
     if not parse_arch(arch).has("wgmma"):
         pytest.skip(f"{arch} has no wgmma (sm_90a only)")
-    if not (EXAMPLES / "hopper_pipelined_gemm.py").is_file():
-        pytest.skip("examples/hopper_pipelined_gemm.py is not written yet")
     example = example_module("hopper_pipelined_gemm")
     tiles = -(-m // 128) * -(-n // 256)  # the default 128 x 256 output tiles
     ctas = min(int(tvm.cuda(0).multi_processor_count), tiles) if ctas == "sms" else ctas

@@ -76,10 +76,8 @@ def test_tma_loads_are_fit_for_sm_90a_and_simulate_equal_to_numpy(dtype, mode):
 
 @pytest.mark.parametrize(("m", "n", "k", "dtype"), [(1000, 700, 320, "bfloat16"), (4096, 4096, 4096, "bfloat16")])
 def test_the_pipelined_hopper_gemm_shapes_the_gpu_runs_are_fit_for_sm_90a(m, n, k, dtype):
-    from kernels import EXAMPLES, example_module
+    from kernels import example_module
 
-    if not (EXAMPLES / "hopper_pipelined_gemm.py").is_file():
-        pytest.skip("examples/hopper_pipelined_gemm.py is not written yet")
     tiles = -(-m // 128) * -(-n // 256)
     kernel = example_module("hopper_pipelined_gemm").hopper_pipelined_gemm(m, n, k, dtype, ctas=min(132, tiles))
     check_launch(kernel, build(kernel, ARCH).imports[0].inspect_source())

@@ -19,7 +19,7 @@ from tirx_layout.tools.device import cuda_available
 from tirx_layout.tools.kernel_report import Expected, sample_input
 from tirx_layout.transform import tirx_layout_pipeline
 
-from kernels import EXAMPLES, example_module, parse
+from kernels import example_module, parse
 
 #: Mark for tests that need a CUDA device: ``gpu``, skipped (with the reason) where TVM sees none.
 requires_gpu = [
@@ -37,25 +37,22 @@ COPY_MODULES = (
     "symbolic_extents",
     "narrow_dtypes",
 )
-#: Example modules of sm_90a GEMMs (wgmma), with the tables their kernels are in; a module not written yet is
-#: skipped by name.
-GEMM_MODULES = {"hopper_gemm": ("ASSEMBLED", "KERNELS"), "hopper_pipelined_gemm": ("KERNELS", "ASSEMBLED")}
+#: Example modules of sm_90a GEMMs (wgmma), with the tables their kernels are in.
+GEMM_MODULES = {"hopper_gemm": ("KERNELS",), "hopper_pipelined_gemm": ("KERNELS",)}
 
 
 def example_entries(stems, tables=("KERNELS",)) -> list[tuple[str, str]]:
-    """``(module, kernel)`` for every kernel of the example modules ``stems`` that exist, in ``tables`` (names of
-    their ``KernelTable``s); listing builds none."""
+    """``(module, kernel)`` for every kernel of the example modules ``stems``, in ``tables`` (names of their
+    ``KernelTable``s); listing builds none."""
     entries = []
     for stem in stems:
-        if not (EXAMPLES / f"{stem}.py").is_file():
-            continue
         module = example_module(stem)
         for table in tables:
-            entries += [(stem, name) for name in getattr(module, table, {})]
+            entries += [(stem, name) for name in getattr(module, table)]
     return entries
 
 
-def example_entry(stem: str, name: str, tables=("KERNELS", "ASSEMBLED")) -> tuple:
+def example_entry(stem: str, name: str, tables=("KERNELS",)) -> tuple:
     """The table entry ``(kernel, expected[, sizes])`` of example ``name`` in module ``stem``."""
     module = example_module(stem)
     for table in tables:
