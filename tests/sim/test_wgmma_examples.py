@@ -72,3 +72,43 @@ def test_a_tma_load_into_a_stage_a_pending_group_reads_is_a_race():
     np.testing.assert_array_equal(two_stages["C"], expected)
     with pytest.raises(sim.DataRace, match=r"A_s\[0\]: a store by thread 0 while the wgmma\.mma_async.*still reads it"):
         sim.run(parse(TMA_STAGES.replace("STAGE", "0")), {"A": a, "B": b}, HOPPER.ARCH)
+
+
+THREAD_WRITTEN_OPERANDS = """
+@T.prim_func
+def gemm(A: T.Buffer((64, 64), "float16"), B: T.Buffer((64, 64), "float16"), C: T.Buffer((64, 64), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    ready = T.alloc_shared((1,), "uint64")
+    A_s = T.alloc_shared((64, 64), "float16", layout=mma_shared_layout("float16", "128B", (64, 64)), align=1024)
+    B_s = T.alloc_shared((64, 64), "float16", layout=mma_shared_layout("float16", "128B", (64, 64)), align=1024)
+    acc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64))
+    T.mbarrier_init(ready[0], 128)
+    T.tile_copy(A_s, A)
+    T.tile_copy(B_s, B)
+    PUBLISH
+    T.tile_mma(acc, A_s, B_s, scope="warpgroup")
+    T.tile_copy(C, acc)
+"""
+
+
+@pytest.mark.parametrize(
+    ("publish", "race"),
+    [
+        # the writers' arrive fences the async proxy, the wait orders their stores before the wgmma
+        ("T.mbarrier_arrive(ready[0])\n    T.mbarrier_wait(ready[0], 0)", None),
+        # a CTA barrier orders the stores, but no writer made them visible to the async proxy wgmma reads through:
+        # a warpgroup-scope tile_mma emits no proxy fence of its own
+        ("T.cuda.cta_sync()", r"no fence\.proxy\.async after the store"),
+    ],
+)
+def test_a_warpgroup_scope_wgmma_reads_thread_written_operands_only_after_the_writers_fence(publish, race):
+    rng = np.random.default_rng(1)
+    a, b = (rng.integers(-4, 5, (64, 64)).astype(np.float16) for _ in range(2))
+    kernel = parse(THREAD_WRITTEN_OPERANDS.replace("PUBLISH", publish))
+    if race is None:
+        result = sim.run(kernel, {"A": a, "B": b}, HOPPER.ARCH)
+        np.testing.assert_array_equal(result["C"], a.astype(np.float64) @ b.astype(np.float64).T)
+    else:
+        with pytest.raises(sim.DataRace, match=race):
+            sim.run(kernel, {"A": a, "B": b}, HOPPER.ARCH)

@@ -481,6 +481,72 @@ def bars_kernel():
     assembles(cuda)
 
 
+INITS = """
+@T.prim_func
+def inits():
+    T.device_entry()
+    tx = T.thread_id([128])
+    full = T.alloc_shared((2,), "uint64")
+    empty = T.alloc_shared((2,), "uint64")
+    late = T.alloc_shared((2,), "uint64")
+    for s in T.unroll(2):
+        T.mbarrier_init(full[s], 1)
+        T.mbarrier_init(empty[s], 128)
+    T.mbarrier_init(late[0], 1)
+    T.mbarrier_arrive(late[0])
+    T.mbarrier_init(late[1], 1)
+"""
+
+
+def test_a_run_of_mbarrier_inits_is_published_by_one_cta_barrier():
+    # the loop of inits and the init after it form one run: thread 0 initialises all (loop kept), then ONE barrier;
+    # an init after another statement starts a new run with its own barrier
+    expected = parse("""
+@T.prim_func
+def inits():
+    T.device_entry()
+    tx = T.thread_id([128])
+    full = T.alloc_shared((2,), "uint64")
+    empty = T.alloc_shared((2,), "uint64")
+    late = T.alloc_shared((2,), "uint64")
+    if tx == 0:
+        for s in T.unroll(2):
+            T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(full[s]), T.uint32(1), source_code="")
+            T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(empty[s]), T.uint32(128),
+                             source_code="")
+        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(late[0]), T.uint32(1), source_code="")
+    T.cuda.cta_sync()
+    T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+    T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
+    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive", T.address_of(late[0]), source_code="")
+    if tx == 0:
+        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(late[1]), T.uint32(1), source_code="")
+    T.cuda.cta_sync()
+""")
+    assert_lowers_to(parse(INITS), expected)
+
+
+def test_unrolled_inits_share_one_barrier_and_every_mbarrier_is_initialised_before_use():
+    # written out by UnrollLoop (as the pipelined GEMMs do) the four inits are one run of statements
+    with tvm.transform.PassContext(config={"tirx.UnrollLoop": {"explicit_unroll": True}}):
+        unrolled = tvm.tirx.transform.UnrollLoop()(tvm.IRModule({"main": parse(INITS)}))["main"]
+    script = lower_tile_mma(unrolled).script()
+    order = re.findall(r'func_call\("tirx_layout_tcgen05_(mbarrier_init|mbarrier_arrive)"|(cta_sync)', script)
+    assert ["".join(o) for o in order] == [
+        *["mbarrier_init"] * 5,
+        "cta_sync",
+        "mbarrier_arrive",
+        "mbarrier_init",
+        "cta_sync",
+    ]
+    # the simulator checks each mbarrier's use is ordered after its init by a barrier: all 128 threads arrive on
+    # empty[1] (128 arrivals) and wait for its phase
+    use = INITS.replace(
+        "    T.mbarrier_arrive(late[0])\n", "    T.mbarrier_arrive(empty[1])\n    T.mbarrier_wait(empty[1], 0)\n"
+    )
+    sim.run(parse(use), {})
+
+
 # ---- simulated end to end: the lowering's instructions compute A @ B.T -----------------------------------------
 
 

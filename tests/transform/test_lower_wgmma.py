@@ -400,3 +400,56 @@ def test_the_asynchronous_forms_are_refused_where_they_do_not_exist():
         build(parse(_kernel(f"{A16}\n{B16}\n{ACC}", "T.tile_mma(acc, As, Bs)\nT.tile_mma_wait(0)")), "sm_90a")
     with pytest.raises(ValueError, match=r"T.tile_mma_wait: pending must be in 0..7, got 8"):
         tirx_layout.script.mma.tile_mma_wait(8)
+
+
+# ---- what orders the shared operands before the wgmma, by scope --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scope", "threads", "condition", "before"),
+    [
+        # cta: every thread's proxy fence, then the CTA barrier that orders all writers before every warpgroup's wgmma
+        ("cta", 128, None, ["tcgen05_fence_proxy_async", "cta_sync"]),
+        # warpgroup: nothing; the operands were published before the op (TMA + mbarrier wait, or a writer's arrive)
+        ("warpgroup", 256, "tx // 128 == 1", []),
+    ],
+)
+def test_only_a_cta_scope_wgmma_fences_the_proxy_and_syncs_the_cta(scope, threads, condition, before):
+    acc = f'acc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64, first_warpgroup={threads // 128 - 1}))'
+    op = f'T.tile_mma(acc, As, Bs, scope="{scope}")'
+    body = op if condition is None else f"if {condition}:\n    {op}"
+    func = parse(
+        _kernel(f"{A16}\n{B16}\n{acc}", body, threads).replace(
+            "T.device_entry()", f'T.func_attr({{"target": T.target({SM90})}})\n    T.device_entry()'
+        )
+    )
+    text = lower_tile_mma(func).script()
+    found = re.findall(r'func_call\("tirx_layout_(\w+)"|(cta_sync)\(', text)
+    mma = "wgmma_mma_m64n64k16_f32_f16_f16_ss_t00"
+    group = ["wgmma_keep_f32_x32", "wgmma_fence", *[mma] * 4, "wgmma_commit_group"]
+    assert ["".join(f) for f in found] == [*before, *group, "wgmma_wait_group_0", "wgmma_keep_f32_x32"]
+
+
+# ---- conditions on the thread index: the conjunction of an elif's branches ---------------------------------------
+
+PRODUCER_FIRST = """
+if tx // 32 == 8:
+    T.evaluate(0)
+elif tx // 128 < 2:
+    T.tile_mma(acc, As, Bs, scope="warpgroup")
+"""
+
+
+def test_a_warpgroup_scope_tile_mma_in_the_elif_after_a_producer_warp_branch_is_accepted():
+    # warp 8 (in warpgroup 2) takes the if; `not tx // 32 == 8` alone splits warpgroup 2, but together with
+    # `tx // 128 < 2` the threads reaching the op are warpgroups 0 and 1 whole
+    acc = 'acc = T.alloc_local((64, 64), "float32", layout=wgmma_accumulator_layout(64))'
+    build(parse(_kernel(f"{A16}\n{B16}\n{acc}", PRODUCER_FIRST, 384)), "sm_90a")
+    # a genuinely splitting elif is still refused
+    splitting = PRODUCER_FIRST.replace("tx // 128 < 2", "tx < 192")
+    with pytest.raises(
+        LayoutVerificationError,
+        match=r"tile_mma on sm_90a runs on whole warpgroups .* `if not tx // 32 == 8` and `if tx < 192` splits "
+        r"warpgroup 1 \(thread 192 differs from the others\)",
+    ):
+        build(parse(_kernel(f"{A16}\n{B16}\n{acc}", splitting, 384)), "sm_90a")

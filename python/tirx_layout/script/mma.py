@@ -25,9 +25,11 @@ def tile_mma(
     On a Hopper target (sm_90a) the op is ``wgmma``: ``D`` is a register fragment in
     ``wgmma_accumulator_layout(N)`` (M = 64 per warpgroup), ``A`` in shared memory or a register fragment in
     ``wgmma_operand_a_layout(K, dtype)``, ``B`` in shared memory; ``scope`` is ``"cta"`` (every warpgroup issues its
-    own 64 rows) or ``"warpgroup"``. ``wait=False`` issues without waiting (a pipeline's form): D is readable, and
-    the shared operands may be overwritten, after ``T.tile_mma_wait(pending)`` has left at most ``pending`` newer
-    groups in flight.
+    own 64 rows) or ``"warpgroup"``, whose shared operands must already be published to the async proxy wgmma reads
+    through (a TMA load then ``T.mbarrier_wait``, or writers that ``T.mbarrier_arrive``; no fence is emitted for
+    them, the simulator reports a missing one as a race). ``wait=False`` issues without waiting (a pipeline's
+    form): D is readable, and the shared operands may be overwritten, after ``T.tile_mma_wait(pending)`` has left
+    at most ``pending`` newer groups in flight.
 
     Example (inside a ``@T.prim_func``): ``T.tile_mma(acc, As, Bs, accumulate=k > 0)``.
 

@@ -38,7 +38,9 @@ proxy, and orders with other threads' tcgen05 accesses only through the thread-s
 ``T.mbarrier_arrive`` and ``T.mbarrier_arrive_expect_tx`` release what the thread did before them:
 ``fence.proxy.async.shared::cta`` (its shared stores, for an MMA the waiter issues) and
 ``tcgen05.fence::before_thread_sync`` (its tcgen05 accesses, for the waiter's next MMA into the same cells);
-``T.mbarrier_wait`` acquires with ``tcgen05.fence::after_thread_sync``.
+``T.mbarrier_wait`` acquires with ``tcgen05.fence::after_thread_sync``. ``T.mbarrier_init``: thread 0 initialises,
+then a CTA barrier publishes the initialisation; a run of consecutive inits (loops of nothing else included, as
+``for s in T.unroll(S)`` writes them) shares one barrier after the run.
 
 The K loop is unrolled: step ``s`` reads K elements ``s*k .. (s+1)*k - 1``; its enable-input-d is ``accumulate`` for
 step 0 and 1 after (the pipelined MMA -> MMA pair needs no fence between steps).
@@ -339,6 +341,47 @@ class _MmaLowering:
             )
         return self.wgmma.lower_wait(pending)
 
+    def thread0_inits(self, stmt):
+        """``stmt`` as thread 0's lowered ``mbarrier.init`` calls (loops kept) when initialising mbarriers is all it
+        does, else ``None``."""
+        op = as_mbarrier(stmt)
+        if op is not None:
+            return calls.mbarrier_init(tvm.tirx.address_of(op.bar), op.value) if op.what == "init" else None
+        if isinstance(stmt, tirx.SeqStmt):
+            parts = [self.thread0_inits(part) for part in stmt.seq]
+            return None if any(part is None for part in parts) else sequence(parts)
+        if isinstance(stmt, tirx.For):
+            body = self.thread0_inits(stmt.body)
+            if body is None:
+                return None
+            return tirx.For(
+                stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body, stmt.thread_binding, stmt.annotations
+            )
+        return None
+
+    def group_inits(self, seq):
+        """``seq`` with each run of consecutive ``T.mbarrier_init`` statements (or loops of nothing else, as
+        ``for s in T.unroll(S)`` writes) lowered to thread 0's initialisations and ONE CTA barrier after the run:
+        no thread uses an mbarrier of the run before that barrier, so one barrier publishes them all (a barrier per
+        init costs a CTA-wide wait each)."""
+        out, run, grouped = [], [], False
+
+        def close_run():
+            if run:
+                out.extend([tirx.IfThenElse(self.threads.index == 0, sequence(run), None), cta_barrier()])
+                run.clear()
+
+        for part in seq.seq:
+            inits = self.thread0_inits(part)
+            if inits is None:
+                close_run()
+                out.append(part)
+            else:
+                run.append(inits)
+                grouped = True
+        close_run()
+        return sequence(out) if grouped else seq
+
     def own_barrier(self):
         site = len(self.own_barriers)
         bar = tvm.tirx.decl_buffer((1,), "uint64", f"tile_mma_bar_{site}", scope="shared")
@@ -348,7 +391,7 @@ class _MmaLowering:
 
     def lower_mbarrier(self, op):
         address = tvm.tirx.address_of(op.bar)
-        if op.what == "init":
+        if op.what == "init":  # one on its own; a run of them is grouped by group_inits
             return sequence(
                 [tirx.IfThenElse(self.threads.index == 0, calls.mbarrier_init(address, op.value), None), cta_barrier()]
             )
@@ -445,7 +488,9 @@ def lower_tile_mma(func):
     def on_evaluate(stmt):
         return located_errors(lower_one, stmt)
 
-    lowered = map_function(func, [(tirx.Evaluate, on_evaluate)])
+    # pre-order: a run is grouped before its statements (or a loop's body) are seen one by one
+    grouped = func.with_body(tvm_ffi.structural_map(func.body, [(tirx.SeqStmt, lowering.group_inits)], order="pre"))
+    lowered = map_function(grouped, [(tirx.Evaluate, on_evaluate)])
     if not lowering.own_barriers:
         return lowered
     return lowered.with_body(_after_thread_definitions(lowered.body, lowering.prologue()))

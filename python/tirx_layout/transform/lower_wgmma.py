@@ -19,10 +19,13 @@ What is emitted (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumula
 warpgroup's register and shared-memory accesses before the wgmma; wgmma reads shared memory through the async
 proxy; commit_group closes a group; wait_group n waits until at most n groups are pending):
 
-* every thread: ``fence.proxy.async.shared::cta`` (its generic shared writes become visible to the async proxy);
-  for ``scope="cta"`` a CTA barrier then orders every thread's writes before any warpgroup's wgmma. With
-  ``scope="warpgroup"`` the shared operands must already be ordered before the op (an mbarrier wait after TMA, or a
-  CTA barrier);
+* ``scope="cta"``: every thread ``fence.proxy.async.shared::cta`` (its generic shared writes become visible to the
+  async proxy), then a CTA barrier that orders every thread's writes before any warpgroup's wgmma.
+  ``scope="warpgroup"``: nothing; the shared operands must already be published to the async proxy and ordered
+  before the op: a TMA load (an async-proxy write) and an mbarrier wait, or writer threads'
+  ``T.mbarrier_arrive`` (which emits the proxy fence) and the wait. A proxy fence here would only cover the
+  warpgroup's own writes, yet costs a full memory barrier per group in a pipeline's K loop (the simulator reports
+  an operand some thread wrote without its fence as a DataRace);
 * a compiler fence on D's (and A's) registers, ``wgmma.fence``, the K loop (step 0's scale-d is ``accumulate``,
   later steps 1), ``wgmma.commit_group``;
 * the synchronous form (default) then ``wgmma.wait_group 0`` and a compiler fence on D's registers: D is readable
@@ -173,7 +176,7 @@ class WgmmaLowering:
                 a_ptr = operand_pointer(a.view, a_start + a_steps[s] * 16 // a.element_bytes)
                 a_bits = a_desc.encode(family="wgmma")
                 loop.append(wgmma_calls.mma_ss(instruction, d_regs, a_ptr, a_bits, b_ptr, b_bits, scale_d))
-        before = [calls.simple("fence_proxy_async")] + ([cta_barrier()] if mma.scope == "cta" else [])
+        before = [calls.simple("fence_proxy_async"), cta_barrier()] if mma.scope == "cta" else []
         after = [wgmma_calls.wait_group(0, d_regs), _register_fence(d)] if mma.wait else []
         declarations = [d.declaration(), a.declaration(), b.declaration()]
         body = [*before, *fences, wgmma_calls.fence(), *loop, wgmma_calls.commit_group(), *after]
