@@ -295,6 +295,23 @@ class _Verifier:
                 )
         if mma.barrier is not None:
             self.check_mbarrier(mma.barrier, "tile_mma's barrier", stmt)
+        m, n, k = self.mma_shape(operands, stmt)
+        a_dtype, b_dtype, d_dtype = (str(operands[n].source.dtype) for n in ("A", "B", "D"))
+        try:
+            kind = mma_kind(a_dtype, b_dtype, block_scaled=mma.scale_a is not None)
+            instruction = MmaInstruction(kind, a_dtype, b_dtype, d_dtype, m, n)
+        except ValueError as err:
+            self.fail(stmt, f"tile_mma: {err}")
+        if k % instruction.k:
+            self.fail(
+                stmt,
+                f"tile_mma's K ({k}) must be whole instruction steps: kind {kind} takes K = {instruction.k} "
+                f"{a_dtype} elements per instruction",
+            )
+
+    def mma_shape(self, operands: dict, stmt) -> tuple[int, int, int]:
+        """M, N, K of a tile_mma whose D, A, B regions are ``operands``: each a 2-D tile once its leading dimensions
+        are indexed down to one, with the shapes ``D = A @ B.T`` needs."""
         shapes = {}
         for name in ("D", "A", "B"):
             extents = [int(r.extent) if isinstance(r.extent, tirx.IntImm) else None for r in operands[name].region]
@@ -314,18 +331,7 @@ class _Verifier:
                 f"tile_mma computes D = A @ B.T: D is (M, N), A (M, K), B (N, K); got D {shapes['D']}, A "
                 f"{shapes['A']}, B {shapes['B']}",
             )
-        a_dtype, b_dtype, d_dtype = (str(operands[n].source.dtype) for n in ("A", "B", "D"))
-        try:
-            kind = mma_kind(a_dtype, b_dtype, block_scaled=mma.scale_a is not None)
-            instruction = MmaInstruction(kind, a_dtype, b_dtype, d_dtype, m, n)
-        except ValueError as err:
-            self.fail(stmt, f"tile_mma: {err}")
-        if k % instruction.k:
-            self.fail(
-                stmt,
-                f"tile_mma's K ({k}) must be whole instruction steps: kind {kind} takes K = {instruction.k} "
-                f"{a_dtype} elements per instruction",
-            )
+        return m, n, k
 
     def check_wgmma(self, mma, stmt) -> None:
         """The rules of a tile_mma that lowers to wgmma (module docstring, **wgmma**)."""
@@ -359,25 +365,7 @@ class _Verifier:
             self.fail(stmt, f"tile_mma's A ({a.name}) must be in shared memory or registers; it is in {a.scope()!r}")
         if b.scope() not in SHARED_SCOPES:
             self.fail(stmt, f"tile_mma's B ({b.name}) must be in shared memory; it is in {b.scope()!r}")
-        shapes = {}
-        for name, region in operands.items():
-            extents = [int(r.extent) if isinstance(r.extent, tirx.IntImm) else None for r in region.region]
-            if None in extents:
-                self.fail(stmt, f"tile_mma's {name} region {region} has a symbolic extent")
-            shapes[name] = tuple(e for e in extents if e != 1)
-        if any(len(shape) != 2 for shape in shapes.values()):
-            self.fail(
-                stmt,
-                "tile_mma takes 2-D tiles D (M, N), A (M, K), B (N, K), got "
-                + ", ".join(f"{n} {s}" for n, s in shapes.items()),
-            )
-        (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
-        if (m_a, n_b, k_b) != (m, n, k):
-            self.fail(
-                stmt,
-                f"tile_mma computes D = A @ B.T: D is (M, N), A (M, K), B (N, K); got D {shapes['D']}, A "
-                f"{shapes['A']}, B {shapes['B']}",
-            )
+        m, n, k = self.mma_shape(operands, stmt)
         warpgroups = m // WGMMA_M
         if m % WGMMA_M or warpgroups < 1:
             self.fail(stmt, f"tile_mma's D has M = {m}; wgmma computes 64 rows per warpgroup (M = 64 w)")
