@@ -52,7 +52,7 @@ def test_a_transposed_load_prints_a_sixth_argument_and_reads_back_while_other_co
     text = KERNEL.replace(
         'T.tile_copy_async(As, A[128:256, 0:64], bars[1], expect_tx=False, scope="warp")',
         "T.tile_copy_async(As, A[0:128, 0:64], bars[0])\n"
-        "    T.tile_copy_async(As[0:64, 0:128], A[0:128, 0:64], bars[1], scope=\"thread\", transposed=True)",
+        '    T.tile_copy_async(As[0:64, 0:128], A[0:128, 0:64], bars[1], scope="thread", transposed=True)',
     )
     func = parse(text)
     printed = func.script()

@@ -251,7 +251,7 @@ def test_a_global_buffer_allocated_inside_the_kernel_is_refused_naming_it():
 
 
 def transposed_kernel(dtype="float32", mode="128B_base32B", k=32, extra=", transposed=True", region=None):
-    region = region or "At[32 : 32 + {k}, 128:256]".format(k=k)
+    region = region or f"At[32 : 32 + {k}, 128:256]"
     return f"""
 @T.prim_func
 def k(a: T.handle, B: T.Buffer((128, {k}), "{dtype}")):

@@ -166,7 +166,9 @@ def test_writers_publishing_through_an_mbarrier_arrive_need_no_fence_at_the_copy
         sim.run(parse(fenced), {"SA": np.ones((128, 4), ml_dtypes.float8_e8m0fnu)})
     # the issuing thread alone writes the tile and copies it at once: nothing fenced its generic stores
     alone = SCOPED.replace("SCOPE", "thread").replace("    T.tile_copy(sa, SA)\n    T.cuda.cta_sync()\n", "")
-    alone = alone.replace("if tx // 32 == 1:", "if tx == 32:\n        for r in range(128):\n            sa[r, 0] = SA[r, 0]")
+    alone = alone.replace(
+        "if tx // 32 == 1:", "if tx == 32:\n        for r in range(128):\n            sa[r, 0] = SA[r, 0]"
+    )
     with pytest.raises(sim.DataRace, match=r"tcgen05.cp.32x128b.warpx4 issued by thread 32 .*no fence.proxy.async"):
         sim.run(parse(alone), {"SA": np.ones((128, 4), ml_dtypes.float8_e8m0fnu)})
 

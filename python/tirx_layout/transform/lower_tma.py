@@ -10,6 +10,12 @@ Every number comes from the operands (facts: ``docs/notes/tma-facts.md``):
   region's first element (a symbolic stage index must move the region by whole swizzle repeats);
 * the mbarrier's transaction bytes from the box (``TensorMap.transaction_bytes``).
 
+A ``transposed=True`` load fills an MN-major operand ``(rows, K)`` from a global tensor stored ``(K, rows)``: the
+shared region is the global one with its last two dimensions swapped, the map is ``tensor_map_for(...,
+transposed=True)`` of a ``(K, atom)`` box (``atom`` = the swizzle span in elements, ``hw.tma.box_row_elements``),
+and a tile of several atom columns is one such box per column, every box from the one map and the one
+``expect_tx`` counting all their bytes.
+
 The host side: each distinct map gets a 128-byte slot on the host function's stack (``tvm_stack_alloca
 ("tensormap", 1)``) filled by ``tensormap_encode_tiled`` before the kernel's ``T.device_entry`` region; the kernel
 uses ``&map``, which TVM's host/device split turns into a ``const __grid_constant__ CUtensorMap`` kernel parameter.
@@ -283,12 +289,8 @@ class _TmaLowering:
             before = []
         else:
             ((var, tmap, address, coords, piece),) = copies
-            rank = tmap.rank
-            issue = [
-                helper_call(
-                    f"tma_store_{rank}d", store_source(rank), tvm.tirx.address_of(var), address, *coords, piece.buffer.data
-                )
-            ]
+            map_address, rank, data = tvm.tirx.address_of(var), tmap.rank, piece.buffer.data
+            issue = [helper_call(f"tma_store_{rank}d", store_source(rank), map_address, address, *coords, data)]
             before = [calls.simple("fence_proxy_async"), *self.scope_barrier(copy.scope)]
         return sequence([*before, self.guard_issue(copy.scope, sequence([shared.declaration(), *issue]))])
 
