@@ -11,7 +11,7 @@
 * ``gemm_tma_MN_float32_128B_base32B``, ``gemm_tma_MN_bfloat16_128B``: both operands stored transposed in global
   memory (``At`` (K, M), ``Bt`` (K, N), M and N contiguous) and loaded by TMA into MN-major shared tiles
   (``T.tile_copy_async(..., transposed=True)``: one box of (K, one swizzle atom of rows) per atom column, all
-  completing on one mbarrier), ``D = At.T @ Bt``.
+  completing on the copy's mbarrier), ``D = At.T @ Bt``.
 * ``gemm_m64_n112`` (datapath F: 64 rows over the four warps' 16-lane slabs), ``gemm_m128_n112``,
   ``gemm_m64_n200``: N need not be a power of two.
 * ``gemm_tmem_a_st``, ``gemm_tmem_a_cp``: A in tensor memory, filled from registers with ``tcgen05.st`` or from
@@ -212,13 +212,15 @@ def tma_mn_major_gemm(dtype: str, mode: str, m: int = 128, n: int = 128, k: int 
         tx = T.thread_id([128])
         a_tile = T.alloc_shared((m, k), dtype, layout=a_layout, align=1024)
         b_tile = T.alloc_shared((n, k), dtype, layout=b_layout, align=1024)
-        bars = T.alloc_shared((1,), "uint64")
+        bars = T.alloc_shared((2,), "uint64")
         acc = T.alloc_tmem((m, n), "float32", layout=accumulator)
         out = T.alloc_local((m, n), "float32")
-        T.mbarrier_init(bars[0], 2)
+        T.mbarrier_init(bars[0], 1)
+        T.mbarrier_init(bars[1], 1)
         T.tile_copy_async(a_tile, At[0:k, 0:m], bars[0], transposed=True)
-        T.tile_copy_async(b_tile, Bt[0:k, 0:n], bars[0], transposed=True)
+        T.tile_copy_async(b_tile, Bt[0:k, 0:n], bars[1], transposed=True)
         T.mbarrier_wait(bars[0], 0)
+        T.mbarrier_wait(bars[1], 0)
         T.tile_mma(acc, a_tile, b_tile)
         T.tile_copy(out, acc, "warpgroup")
         T.tile_copy(D, out, "warpgroup")

@@ -326,9 +326,14 @@ class _TmaLowering:
         """The (global, shared) operand pairs the copy moves, one TMA box each: the copy itself, or for a transposed
         copy wider than its swizzle atom (an MN-major tile of several atom columns) one box per atom column -- the
         global region's innermost dimension and the shared region's next-to-last cut into atom-wide pieces."""
+        if not copy.transposed:
+            return [(glob, shared)]
         layout = shared.layout if shared.layout is not None else TileLayout(S[tuple(shared.shape)])
-        width = box_row_elements(layout, shared.dtype)
-        if not copy.transposed or width is None or box[-1] <= width or box[-1] % width:
+        try:
+            width = box_row_elements(layout, shared.dtype)
+        except (TypeError, ValueError):
+            width = None  # a layout no TMA mode takes: tensor_map_for refuses it below, naming the copy
+        if width is None or box[-1] <= width or box[-1] % width:
             return [(glob, shared)]  # (a row the swizzle cannot take is refused by tensor_map_for, naming why)
         pieces = []
         for j in range(box[-1] // width):
