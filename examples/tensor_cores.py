@@ -8,6 +8,10 @@
   MN-major (``mma_shared_layout(..., major=)``) for A and for B, the other operand 128B K-major.
 * ``gemm_<dtype>``: bfloat16, tfloat32 (float32 storage), float8 e4m3 and e5m2, int8 (int32 accumulator);
   ``gemm_float32_MN_128B_base32B``: tf32 with both operands MN-major in the 128B swizzle of 32-byte atoms.
+* ``gemm_tma_MN_float32_128B_base32B``, ``gemm_tma_MN_bfloat16_128B``: both operands stored transposed in global
+  memory (``At`` (K, M), ``Bt`` (K, N), M and N contiguous) and loaded by TMA into MN-major shared tiles
+  (``T.tile_copy_async(..., transposed=True)``: one box of (K, one swizzle atom of rows) per atom column, all
+  completing on the copy's mbarrier), ``D = At.T @ Bt``.
 * ``gemm_m64_n112`` (datapath F: 64 rows over the four warps' 16-lane slabs), ``gemm_m128_n112``,
   ``gemm_m64_n200``: N need not be a power of two.
 * ``gemm_tmem_a_st``, ``gemm_tmem_a_cp``: A in tensor memory, filled from registers with ``tcgen05.st`` or from
@@ -190,6 +194,40 @@ def k_loop_gemm(m: int, n: int, k: int, grid: tuple[int, int] = (1, 1), k_tile: 
     return gemm
 
 
+def gemm_transposed_reference():
+    """What the TMA MN-major GEMMs compute from ``At`` (K, M) and ``Bt`` (K, N): ``D = At.T @ Bt``, exactly."""
+    return Expected(lambda at, bt: at.astype(np.float64).T @ bt.astype(np.float64), inputs=2)
+
+
+def tma_mn_major_gemm(dtype: str, mode: str, m: int = 128, n: int = 128, k: int = 32):
+    """Both operands MN-major, loaded by TMA from global tensors stored transposed: ``At`` (k, m) and ``Bt``
+    (k, n). Each ``T.tile_copy_async(..., transposed=True)`` copies one (k, atom) box per swizzle atom column of
+    the (rows, k) tile; the two copies complete on ``bars[0]`` (two arrivals: one per copy)."""
+    a_layout, b_layout = mn_major(dtype, mode, m, k), mn_major(dtype, mode, n, k)
+    accumulator = tmem_datapath_layout("D", m, n)
+
+    @T.prim_func
+    def gemm(At: T.Buffer((k, m), dtype), Bt: T.Buffer((k, n), dtype), D: T.Buffer((m, n), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        a_tile = T.alloc_shared((m, k), dtype, layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((n, k), dtype, layout=b_layout, align=1024)
+        bars = T.alloc_shared((2,), "uint64")
+        acc = T.alloc_tmem((m, n), "float32", layout=accumulator)
+        out = T.alloc_local((m, n), "float32")
+        T.mbarrier_init(bars[0], 1)
+        T.mbarrier_init(bars[1], 1)
+        T.tile_copy_async(a_tile, At[0:k, 0:m], bars[0], transposed=True)
+        T.tile_copy_async(b_tile, Bt[0:k, 0:n], bars[1], transposed=True)
+        T.mbarrier_wait(bars[0], 0)
+        T.mbarrier_wait(bars[1], 0)
+        T.tile_mma(acc, a_tile, b_tile)
+        T.tile_copy(out, acc, "warpgroup")
+        T.tile_copy(D, out, "warpgroup")
+
+    return gemm
+
+
 def k_major(dtype: str, mode: str, rows: int, k: int):
     return mma_shared_layout(dtype, mode, (rows, k))
 
@@ -272,6 +310,8 @@ KERNELS.add(
     mn_major("float32", "128B_base32B", 128, 32),
     mn_major("float32", "128B_base32B", 128, 32),
 )
+for _dtype, _mode, _k in (("float32", "128B_base32B", 32), ("bfloat16", "128B", 64)):
+    KERNELS.add(f"gemm_tma_MN_{_dtype}_{_mode}", gemm_transposed_reference(), tma_mn_major_gemm, _dtype, _mode, k=_k)
 KERNELS.add("gemm_tmem_a_st", gemm_reference("float32"), tmem_a_gemm)
 KERNELS.add("gemm_tmem_a_cp", gemm_reference("float32"), tmem_a_cp_gemm)
 KERNELS.add("gemm_k_loop_async", gemm_reference("float32"), k_loop_gemm, 128, 128, 256)

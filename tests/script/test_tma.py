@@ -39,9 +39,25 @@ def test_the_ops_carry_their_operands_and_the_printed_kernel_reads_back_equal():
         ("T.tile_copy_async(As, A[0:128, 0:64], bars[0], expect_tx=1)", TypeError, "expect_tx must be True or False"),
         ("T.tile_copy_async(As, A[0:128, 0:64], A[0, 0])", TypeError, "shared uint64 buffer"),
         ("T.tile_copy_async(As, 3, bars[0])", TypeError, "src must be a buffer or a region"),
+        ("T.tile_copy_async(As, A[0:128, 0:64], bars[0], transposed=1)", TypeError, "transposed must be True or"),
     ],
 )
 def test_bad_arguments_are_refused_when_the_kernel_is_parsed(call, error, match):
     text = KERNEL.replace('T.tile_copy_async(As, A[128:256, 0:64], bars[1], expect_tx=False, scope="warp")', call)
     with pytest.raises((error, tvm.error.DiagnosticError), match=match):
         parse(text)
+
+
+def test_a_transposed_load_prints_a_sixth_argument_and_reads_back_while_other_copies_print_as_before():
+    text = KERNEL.replace(
+        'T.tile_copy_async(As, A[128:256, 0:64], bars[1], expect_tx=False, scope="warp")',
+        "T.tile_copy_async(As, A[0:128, 0:64], bars[0])\n"
+        '    T.tile_copy_async(As[0:64, 0:128], A[0:128, 0:64], bars[1], scope="thread", transposed=True)',
+    )
+    func = parse(text)
+    printed = func.script()
+    assert 'T.tile_copy_async(As[0:128, 0:64], A[0:128, 0:64], bars[0], T.bool(True), "cta")\n' in printed
+    assert 'A[0:128, 0:64], bars[1], T.bool(True), "thread", T.bool(True))' in printed
+    copies = [as_tma_copy(s) for s in func.body.body.seq if as_tma_copy(s)]
+    assert [c.transposed for c in copies] == [False, True, False]
+    tvm.ir.assert_structural_equal(parse(printed), func, map_free_vars=True)

@@ -313,3 +313,68 @@ def test_a_refill_after_waiting_on_the_wrong_empty_phase_is_a_data_race():
     text = RING.replace("EMPTY_WAIT", "T.mbarrier_wait(empty[kt % 2], 1)")
     with pytest.raises(DataRace, match=r"A_s\[\d+\]: a store \(thread 128\) before it has seen the TMA load into A_s"):
         sim.run(parse(text), {"A": a, "B": b})
+
+
+def _transposed_image_kernel(dtype, mode, k, rows=128):
+    words = rows * k
+    return f"""
+@T.prim_func
+def k(At: T.Buffer(({k + 16}, {rows + 64}), "{dtype}"), R: T.Buffer(({words},), "{dtype}")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared(({rows}, {k}), "{dtype}", layout=mma_shared_layout("{dtype}", "{mode}", ({rows}, {k}),
+                        major="MN"), align=1024)
+    bars = T.alloc_shared((2,), "uint64")
+    T.mbarrier_init(bars[0], 1)
+    T.tile_copy_async(As, At[16:{16 + k}, 64:{64 + rows}], bars[0], transposed=True)
+    T.mbarrier_wait(bars[0], 0)
+    raw = T.decl_buffer(({words},), "{dtype}", data=As.data, scope="shared", layout=None)
+    for i in range({words // 128}):
+        R[i * 128 + tx] = raw[i * 128 + tx]
+"""
+
+
+@pytest.mark.parametrize(
+    "dtype, mode, k",
+    [
+        ("float32", "128B_base32B", 32),
+        ("bfloat16", "128B", 64),
+        ("float16", "64B", 32),
+        ("bfloat16", "32B", 16),
+        ("float8_e4m3fn", "128B", 64),
+    ],
+)
+def test_a_transposed_load_puts_each_element_of_the_mn_major_operand_where_its_layout_says(dtype, mode, k):
+    at = inputs(dtype, k + 16, 128 + 64)  # stored (K, rows), rows contiguous; the copy takes K 16.., rows 64..
+    raw = sim.run(parse(_transposed_image_kernel(dtype, mode, k)), {"At": at}).outputs["R"]
+    layout = mma_shared_layout(dtype, mode, (128, k), major="MN")
+    rows, ks = np.meshgrid(np.arange(128), np.arange(k), indexing="ij")
+    where = np.asarray(layout.apply(rows, ks, shape=(128, k))["m"])  # enumerate every element of (rows, K)
+    want = np.zeros_like(raw)
+    want[where.ravel()] = at[16 + ks.ravel(), 64 + rows.ravel()]
+    np.testing.assert_array_equal(raw.view(np.uint8), want.view(np.uint8))
+
+
+def test_transposed_loads_into_a_ring_stage_chosen_at_run_time_read_back_as_the_operand():
+    # two K tiles of (32, 128) from At (K, M) into the stages of an MN-major tf32 ring; stage kt % 2 is a run-time
+    # index, each copy four atom-column boxes; read back through the layout they equal the transposed tiles
+    text = """
+@T.prim_func
+def k(At: T.Buffer((64, 256), "float32"), R: T.Buffer((2, 128, 32), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared((2, 128, 32), "float32",
+                        layout=mma_shared_layout("float32", "128B_base32B", (2, 128, 32), major="MN"), align=1024)
+    bars = T.alloc_shared((2,), "uint64")
+    T.mbarrier_init(bars[0], 1)
+    T.mbarrier_init(bars[1], 1)
+    for kt in range(2):
+        T.tile_copy_async(As[kt % 2, 0:128, 0:32], At[kt * 32 : kt * 32 + 32, 128:256], bars[kt % 2], transposed=True)
+    for kt in range(2):
+        T.mbarrier_wait(bars[kt], 0)
+        T.tile_copy(R[kt, 0:128, 0:32], As[kt, 0:128, 0:32])
+"""
+    at = inputs("float32", 64, 256)
+    out = sim.run(parse(text), {"At": at}).outputs["R"]
+    want = np.stack([at[0:32, 128:256].T, at[32:64, 128:256].T])
+    np.testing.assert_array_equal(out, want)

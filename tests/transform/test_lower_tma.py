@@ -248,3 +248,82 @@ def test_a_global_buffer_allocated_inside_the_kernel_is_refused_naming_it():
         'bars = T.alloc_shared((1,), "uint64")\n    G = T.alloc_buffer((256, 64), "bfloat16", scope="global")',
     )
     _refused(text.replace(REGION, "G[128:256, 0:64]"), "global buffer G is allocated inside the kernel")
+
+
+def transposed_kernel(dtype="float32", mode="128B_base32B", k=32, extra=", transposed=True", region=None):
+    region = region or f"At[32 : 32 + {k}, 128:256]"
+    return f"""
+@T.prim_func
+def k(a: T.handle, B: T.Buffer((128, {k}), "{dtype}")):
+    At = T.match_buffer(a, (64, 256), "{dtype}")
+    T.device_entry()
+    tx = T.thread_id([128])
+    As = T.alloc_shared((128, {k}), "{dtype}", layout=mma_shared_layout("{dtype}", "{mode}", (128, {k}), major="MN"),
+                        align=1024)
+    bars = T.alloc_shared((1,), "uint64")
+    T.mbarrier_init(bars[0], 1)
+    T.tile_copy_async(As, {region}, bars[0]{extra})
+    T.mbarrier_wait(bars[0], 0)
+    T.tile_copy(B, As)
+"""
+
+
+@pytest.mark.parametrize(
+    "dtype, mode, k, swizzle",
+    # MN-major (rows, K) from a (K, rows) tensor: one box of K rows x one swizzle atom (span / element size) of rows;
+    # swizzle codes 128B_ATOM_32B 4, 128B 3, 64B 2
+    [("float32", "128B_base32B", 32, 4), ("bfloat16", "128B", 64, 3), ("float16", "64B", 32, 2)],
+)
+def test_a_transposed_load_is_one_box_per_swizzle_atom_column_under_one_expect_tx(dtype, mode, k, swizzle):
+    func = lower_tma(parse(transposed_kernel(dtype, mode, k)))
+    atom = {"128B_base32B": 128, "128B": 128, "64B": 64}[mode] // SIZE[dtype]
+    boxes = 128 // atom
+    assert helper_names(func) == ["elect_sync", "mbarrier_arrive_expect_tx", *["tma_load_2d"] * boxes]
+    (call,) = encode_call(func)  # one map for every box
+    # global dims (256, 64) innermost first, byte stride of a K row, box (atom rows, K), element strides (1, 1)
+    assert [int(a) for a in call.args[2:]] == [256, 64, 256 * SIZE[dtype], atom, k, 1, 1]
+    assert int(call.attrs.swizzle) == swizzle and str(call.attrs.descriptor_dtype) == dtype
+    text = func.script()
+    assert f"T.uint32({128 * k * SIZE[dtype]})" in text  # the bytes of all the boxes, one arrival
+    # coordinates innermost first: rows 128 + j * atom, K row 32; box j lands atom column j (atom * K elements on)
+    starts = re.findall(r"T.address_of\(As(?:_\w+)?\[(\d+)\]\), T.address_of\(bars(?:\[0\])?\), (\d+), (\d+), At", text)
+    assert starts == [(str(j * atom * k), str(128 + j * atom), "32") for j in range(boxes)]
+
+
+def test_the_transposed_load_builds_for_sm100a_and_assembles():
+    cuda = build(parse(transposed_kernel())).imports[0].inspect_source()
+    assert cuda.count("tirx_layout_tcgen05_tma_load_2d(") == 1 + 4  # the helper's definition and four boxes
+    assembled = nvcc_assembles(cuda)
+    if assembled is not None:
+        assert assembled[0], assembled[1]
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        # one MN-major atom column copied without transposed=True: the hint says to swap the box and transpose
+        (
+            transposed_kernel(extra="", region="At[0:32, 0:32]").replace("(As, At", "(As[0:32, 0:32], At"),
+            r"At <-> As.*the row-major image of the box transposed .*last two dimensions swapped, transposed=True",
+        ),
+        # transposed, but the global region is not the shared one swapped
+        (transposed_kernel(region="At[0:128, 0:32]").replace("(64, 256)", "(256, 64)"), r"last two dimensions swapped"),
+        # a K-major shared tile cannot hold a transposed box
+        (
+            transposed_kernel("bfloat16", "128B", 64).replace(', major="MN"', ""),
+            r"shared layout .* puts box element .* \(shared element",
+        ),
+    ],
+)
+def test_a_transposed_load_that_cannot_be_one_is_refused_naming_the_fix(text, match):
+    with pytest.raises(ValueError, match=match):
+        lower_tma(parse(text))
+
+
+def test_a_transposed_store_is_refused():
+    text = transposed_kernel().replace(
+        "T.tile_copy_async(As, At[32 : 32 + 32, 128:256], bars[0], transposed=True)",
+        "T.tile_copy_async(At[32 : 32 + 32, 128:256], As, transposed=True)",
+    )
+    with pytest.raises(ValueError, match=r"transposed=True is for loads.*store As without it"):
+        lower_tma(parse(text))

@@ -145,10 +145,32 @@ def test_a_warp_copy_publishes_the_warps_writes_then_lane_0_issues_and_nothing_w
     assert "mbarrier_wait" not in calls[:6] and "commit" not in calls[:6]
 
 
-def test_a_thread_copy_is_issued_by_the_thread_after_its_proxy_fence():
+def test_a_thread_copy_is_issued_by_the_thread_with_no_proxy_fence_of_its_own():
+    # its source reaches it through an mbarrier whose writers' arrive fenced the proxy (or a TMA load)
     calls = _helpers(parse(SCOPED.replace("SCOPE", "thread")))
-    assert calls[:2] == ["fence_proxy_async", "cp_32x128b_warpx4"]
-    assert "mbarrier_wait" not in calls[:3] and "commit" not in calls[:3]
+    assert calls[:1] == ["cp_32x128b_warpx4"]
+    assert "fence_proxy_async" not in calls and "mbarrier_wait" not in calls[:2] and "commit" not in calls[:2]
+
+
+def test_writers_publishing_through_an_mbarrier_arrive_need_no_fence_at_the_copy_and_a_bare_write_races():
+    # the arrive is the writers' proxy fence: the thread-scope copy after the wait reads every write
+    fenced = SCOPED.replace("SCOPE", "thread").replace(
+        "    T.cuda.cta_sync()\n    if tx // 32 == 1:",
+        '    bars = T.alloc_shared((1,), "uint64")\n    T.mbarrier_init(bars[0], 128)\n    T.cuda.cta_sync()\n'
+        "    T.mbarrier_arrive(bars[0])\n    if tx == 32:\n        T.mbarrier_wait(bars[0], 0)",
+    )
+    fenced = fenced.replace("    T.tile_copy(sa, SA)\n", "    T.cuda.cta_sync()\n    T.tile_copy(sa, SA)\n", 1)
+    # (no MMA commits the copy here, so the run stops at the TMEM dealloc -- past the copy's read, which raced
+    # nothing; the block-scaled pipelined example runs this pattern to the end)
+    with pytest.raises(sim.SimulationError, match=r"tcgen05.dealloc while warp 1's tcgen05.cp .* has not completed"):
+        sim.run(parse(fenced), {"SA": np.ones((128, 4), ml_dtypes.float8_e8m0fnu)})
+    # the issuing thread alone writes the tile and copies it at once: nothing fenced its generic stores
+    alone = SCOPED.replace("SCOPE", "thread").replace("    T.tile_copy(sa, SA)\n    T.cuda.cta_sync()\n", "")
+    alone = alone.replace(
+        "if tx // 32 == 1:", "if tx == 32:\n        for r in range(128):\n            sa[r, 0] = SA[r, 0]"
+    )
+    with pytest.raises(sim.DataRace, match=r"tcgen05.cp.32x128b.warpx4 issued by thread 32 .*no fence.proxy.async"):
+        sim.run(parse(alone), {"SA": np.ones((128, 4), ml_dtypes.float8_e8m0fnu)})
 
 
 def test_scope_thread_is_for_tcgen05_cp_only():

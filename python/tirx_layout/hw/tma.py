@@ -343,6 +343,22 @@ def _layout_mode(shared_layout, dtype) -> tuple[str, TileLayout]:
     return _TMA_NAME_OF_MODE[mode], shared_layout.tile_layout
 
 
+def box_row_elements(shared_layout, dtype) -> int | None:
+    """How many elements one TMA box row into ``shared_layout`` holds: the span of its swizzle over the element size
+    (a swizzled box row is exactly the span), ``None`` for an unswizzled layout (any row that fits the box limits).
+    A row wider than this is copied as one box per swizzle atom.
+
+    Example:
+        >>> from tirx_layout.hw.constructors import mma_shared_layout
+        >>> box_row_elements(mma_shared_layout("bfloat16", "128B", (128, 64), major="MN"), "bfloat16")
+        64
+        >>> box_row_elements(mma_shared_layout("float32", "128B_base32B", (128, 32), major="MN"), "float32")
+        32
+    """
+    mode, _ = _layout_mode(shared_layout, dtype)
+    return None if mode == "none" else SWIZZLE_SPAN[mode] // dtype_bytes(dtype)
+
+
 def _same_swizzle(a, b) -> bool:
     fields = ("per_element", "swizzle_len", "atom_len", "swizzle_inner")
     return all(getattr(a, f) == getattr(b, f) for f in fields)

@@ -10,6 +10,12 @@ Every number comes from the operands (facts: ``docs/notes/tma-facts.md``):
   region's first element (a symbolic stage index must move the region by whole swizzle repeats);
 * the mbarrier's transaction bytes from the box (``TensorMap.transaction_bytes``).
 
+A ``transposed=True`` load fills an MN-major operand ``(rows, K)`` from a global tensor stored ``(K, rows)``: the
+shared region is the global one with its last two dimensions swapped, the map is ``tensor_map_for(...,
+transposed=True)`` of a ``(K, atom)`` box (``atom`` = the swizzle span in elements, ``hw.tma.box_row_elements``),
+and a tile of several atom columns is one such box per column, every box from the one map and the one
+``expect_tx`` counting all their bytes.
+
 The host side: each distinct map gets a 128-byte slot on the host function's stack (``tvm_stack_alloca
 ("tensormap", 1)``) filled by ``tensormap_encode_tiled`` before the kernel's ``T.device_entry`` region; the kernel
 uses ``&map``, which TVM's host/device split turns into a ``const __grid_constant__ CUtensorMap`` kernel parameter.
@@ -37,7 +43,7 @@ from tvm import tirx
 
 from ..hw.memory import dtype_bytes
 from ..hw.threads import WARP_THREADS
-from ..hw.tma import TensorMap, driver_data_type, tensor_map_for
+from ..hw.tma import TensorMap, box_row_elements, driver_data_type, tensor_map_for
 from ..ir.annotations import buffer_layouts
 from ..ir.device_calls import cta_barrier, helper_call, warp_barrier
 from ..ir.rewrite import map_function, sequence, walk
@@ -163,15 +169,18 @@ class _TmaLowering:
             return elected
         return tirx.IfThenElse(self.threads.index < WARP_THREADS, elected, None)
 
-    def tensor_map(self, glob: MemoryOperand, box: list[int], shared: MemoryOperand, name: str):
-        """The map variable and :class:`TensorMap` of a copy between ``glob`` and ``shared`` with ``box``."""
+    def tensor_map(self, glob: MemoryOperand, box: list[int], shared: MemoryOperand, name: str, transposed: bool):
+        """The map variable and :class:`TensorMap` of a copy between ``glob`` and ``shared`` with ``box`` (held
+        with its last two dimensions swapped in shared memory when ``transposed``)."""
         layout = shared.layout if shared.layout is not None else TileLayout(S[tuple(shared.shape)])
         _, _, static = _stage_offset(_tile(layout), list(shared.shape), shared.begins, shared.extents, name)
         sliced = layout.slice(list(shared.shape), [(b, b + e) for b, e in zip(static, shared.extents, strict=True)])
         if sliced is None:
             raise ValueError(f"{name}: the region {shared.region} is not an affine sub-box of its layout {layout}")
         try:
-            tmap = tensor_map_for(list(glob.buffer.shape), glob.dtype, box, _from_its_start(sliced))
+            tmap = tensor_map_for(
+                list(glob.buffer.shape), glob.dtype, box, _from_its_start(sliced), transposed=transposed
+            )
         except ValueError as err:
             raise ValueError(f"{name} ({glob.buffer.name} <-> {shared.buffer.name}): {err}") from None
         key = (glob.buffer, str(tmap))
@@ -196,7 +205,9 @@ class _TmaLowering:
             self.maps[key] = (var, tmap)
         return self.maps[key]
 
-    def shared_address(self, shared: MemoryOperand, tmap: TensorMap, name: str):
+    def shared_address(self, shared: MemoryOperand, tmap: TensorMap, name: str, view):
+        """``&view[first element of the region]``: ``view`` is the flat view the copy declares (one for every box
+        of a copy cut into atom-wide boxes)."""
         layout = shared.layout if shared.layout is not None else TileLayout(S[tuple(shared.shape)])
         offset, terms, _ = _stage_offset(_tile(layout), list(shared.shape), shared.begins, shared.extents, name)
         size = dtype_bytes(shared.dtype)
@@ -216,7 +227,7 @@ class _TmaLowering:
         for begin, step in terms:
             offset = offset + begin * step
         index = tirx.IntImm("int32", offset) if isinstance(offset, int) else offset
-        return tvm.tirx.address_of(tvm.tirx.BufferLoad(shared.view, [index]))
+        return tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [index]))
 
     def lower(self, copy: TmaCopy):
         dst = operand(copy.dst, self.layouts, "destination")
@@ -250,41 +261,88 @@ class _TmaLowering:
                 "(T.tma_store_wait())"
             )
         box = list(glob.extents)
-        if tuple(e for e in box if e != 1) != shared.tile_shape:
-            raise ValueError(
-                f"{what}: the global region {glob.region} ({tuple(box)}) and the shared region {shared.region} "
-                f"({tuple(shared.extents)}) differ in shape"
-            )
-        var, tmap = self.tensor_map(glob, box, shared, what)
-        address = self.shared_address(shared, tmap, what)
-        coords = [_int32(b) for b in glob.begins]
-        coords = coords[::-1]
+        self.check_shapes(copy, glob, shared, box, what)
         if not load and any(isinstance(b, int) and b < 0 for b in glob.begins):
             raise ValueError(f"{what}: a store's coordinates must be non-negative, {glob.region} starts below 0")
-        extra = [glob.buffer.data]
-        map_address = tvm.tirx.address_of(var)
-        rank = tmap.rank
+        copies = []  # (map variable, TensorMap, shared address, coordinates innermost first, global operand)
+        for glob_piece, shared_piece in self.atom_boxes(copy, glob, shared, box):
+            var, tmap = self.tensor_map(glob_piece, list(glob_piece.extents), shared_piece, what, copy.transposed)
+            address = self.shared_address(shared_piece, tmap, what, shared.view)
+            copies.append((var, tmap, address, [_int32(b) for b in glob_piece.begins][::-1], glob_piece))
         if load:
             issue = []
-            if copy.expect_tx:
+            if copy.expect_tx:  # one arrival for the whole copy: the bytes of all its boxes
                 bar = tvm.tirx.address_of(copy.barrier)
-                issue.append(calls.mbarrier_arrive_expect_tx(bar, tmap.transaction_bytes))
-            issue.append(
-                helper_call(
-                    f"tma_load_{rank}d",
-                    load_source(rank),
-                    map_address,
-                    address,
-                    tvm.tirx.address_of(copy.barrier),
-                    *coords,
-                    *extra,
+                issue.append(calls.mbarrier_arrive_expect_tx(bar, sum(c[1].transaction_bytes for c in copies)))
+            for var, tmap, address, coords, piece in copies:
+                issue.append(
+                    helper_call(
+                        f"tma_load_{tmap.rank}d",
+                        load_source(tmap.rank),
+                        tvm.tirx.address_of(var),
+                        address,
+                        tvm.tirx.address_of(copy.barrier),
+                        *coords,
+                        piece.buffer.data,
+                    )
                 )
-            )
             before = []
         else:
-            issue = [helper_call(f"tma_store_{rank}d", store_source(rank), map_address, address, *coords, *extra)]
+            ((var, tmap, address, coords, piece),) = copies
+            map_address, rank, data = tvm.tirx.address_of(var), tmap.rank, piece.buffer.data
+            issue = [helper_call(f"tma_store_{rank}d", store_source(rank), map_address, address, *coords, data)]
             before = [calls.simple("fence_proxy_async"), *self.scope_barrier(copy.scope)]
         return sequence([*before, self.guard_issue(copy.scope, sequence([shared.declaration(), *issue]))])
+
+    def check_shapes(self, copy: TmaCopy, glob: MemoryOperand, shared: MemoryOperand, box: list, what: str):
+        """The shared region must have the global region's shape (its last two dimensions swapped when
+        ``transposed``), dimensions of one index aside."""
+        if not copy.transposed:
+            if tuple(e for e in box if e != 1) != shared.tile_shape:
+                raise ValueError(
+                    f"{what}: the global region {glob.region} ({tuple(box)}) and the shared region {shared.region} "
+                    f"({tuple(shared.extents)}) differ in shape"
+                )
+            return
+        if copy.barrier is None:
+            raise ValueError(
+                f"{what}: transposed=True is for loads (a global (K, rows) box into an MN-major shared tile); "
+                f"store {shared.buffer.name} without it"
+            )
+        swapped = (*box[:-2], box[-1], box[-2]) if len(box) >= 2 else tuple(box)
+        extents = tuple(shared.extents)
+        if (
+            len(box) < 2
+            or len(extents) < 2
+            or extents[-2:] != swapped[-2:]
+            or tuple(e for e in swapped if e != 1) != shared.tile_shape
+        ):
+            raise ValueError(
+                f"{what}: with transposed=True the shared region {shared.region} ({extents}) must be the global "
+                f"region {glob.region} ({tuple(box)}) with its last two dimensions swapped: {tuple(swapped)}"
+            )
+
+    def atom_boxes(self, copy: TmaCopy, glob: MemoryOperand, shared: MemoryOperand, box: list):
+        """The (global, shared) operand pairs the copy moves, one TMA box each: the copy itself, or for a transposed
+        copy wider than its swizzle atom (an MN-major tile of several atom columns) one box per atom column -- the
+        global region's innermost dimension and the shared region's next-to-last cut into atom-wide pieces."""
+        if not copy.transposed:
+            return [(glob, shared)]
+        layout = shared.layout if shared.layout is not None else TileLayout(S[tuple(shared.shape)])
+        try:
+            width = box_row_elements(layout, shared.dtype)
+        except (TypeError, ValueError):
+            width = None  # a layout no TMA mode takes: tensor_map_for refuses it below, naming the copy
+        if width is None or box[-1] <= width or box[-1] % width:
+            return [(glob, shared)]  # (a row the swizzle cannot take is refused by tensor_map_for, naming why)
+        pieces = []
+        for j in range(box[-1] // width):
+            glob_region = _region_moved(glob, -1, j * width, width)
+            shared_region = _region_moved(shared, -2, j * width, width)
+            pieces.append(
+                (operand(glob_region, self.layouts, "source"), operand(shared_region, self.layouts, "destination"))
+            )
+        return pieces
 
     def scope_barrier(self, scope: str) -> list:
         if scope == "cta":
@@ -309,6 +367,15 @@ def _check_visible_to_host(body, maps: dict) -> None:
                 f"tile_copy_async: the global buffer {glob.name} is allocated inside the kernel, but its tensor map "
                 "is encoded by the host before the launch; copy from a buffer the kernel receives as a parameter"
             )
+
+
+def _region_moved(side: MemoryOperand, dim: int, shift: int, extent: int):
+    """``side``'s region with dimension ``dim`` starting ``shift`` further and ``extent`` long."""
+    begins = list(side.begins)
+    extents = list(side.extents)
+    begins[dim] = begins[dim] + shift
+    extents[dim] = extent
+    return side.buffer[tuple(slice(b, b + e) for b, e in zip(begins, extents, strict=True))]
 
 
 def _int32(value):

@@ -276,8 +276,9 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta", own_b
     a copy in a loop must not initialise an mbarrier other threads may still be waiting on).
     ``scope="warp"`` (the warp reaching it; a warp-specialised kernel): the warp's shared writes are made visible to
     the async proxy, a warp barrier, then lane 0 issues and nothing waits. ``scope="thread"``: the one thread
-    reaching it issues after its own ``fence.proxy.async``; other threads' writes of the shared tile must reach it
-    through an mbarrier arrive or a barrier. Both are asynchronous: an MMA the same thread issues next reads what
+    reaching it issues, with no proxy fence of its own: the tile's writers publish it to the async proxy (an
+    mbarrier arrive fences the proxy, a TMA load writes through it, a thread writing the tile itself fences before
+    issuing). Both are asynchronous: an MMA the same thread issues next reads what
     was copied (``tcgen05.cp`` -> ``tcgen05.mma`` is a pipelined pair, PTX ISA tcgen05 memory consistency), and the
     copy is complete only once a later ``tcgen05.commit`` of that thread (a ``T.tile_mma``'s) has arrived and been
     waited for: before the TMEM is read by others, freed, or the shared tile overwritten.
@@ -326,8 +327,12 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta", own_b
         if not isinstance(column_shift, int):
             address = address + tirx.Cast("uint32", column_shift)
         copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
-    if scope == "thread":  # what it reads was published to the async proxy by its writers (mbarrier, barrier)
-        return sequence([shared.declaration(), calls.simple("fence_proxy_async"), *copies])
+    if scope == "thread":
+        # The warp-specialised form: its source was published to the issuer through an mbarrier (the writers'
+        # arrive fences the proxy; a TMA load writes through the async proxy), so a fence here (MEMBAR +
+        # FENCE.VIEW.ASYNC in SASS, per copy) would order only this thread's own writes. As for T.tile_mma at thread
+        # scope with barrier=; the simulator names an unfenced writer.
+        return sequence([shared.declaration(), *copies])
     if scope == "warp":
         lane0 = tvm.tirx.floormod(threads.index, WARP_THREADS) == 0
         return sequence(
