@@ -16,6 +16,7 @@ from tirx_layout import sim
 from tirx_layout.sim.tmem_order import TmemOrder
 
 from kernels import parse
+from kernels.helper_calls import call, u32, u64
 from oracles.canonical_operands import Operand
 
 # --- the ISA's field tables, restated for the tests ---
@@ -61,20 +62,6 @@ def pow2_chunks(n):
         chunks.append((start, min(size, 128)))
         start, n = start + min(size, 128), n - min(size, 128)
     return chunks
-
-
-def call(name, *args):
-    operands = ", ".join([f'"tirx_layout_tcgen05_{name}"', *args, '""'])
-    return f'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", {operands}))'
-
-
-def u32(v):
-    return f"T.uint32({v})"
-
-
-def u64(v):
-    """A 64-bit constant as TVMScript builds it (its parser takes no literal above 2^63 - 1): two 32-bit halves."""
-    return f"(T.Cast('uint64', T.uint32({v >> 32})) << T.uint64(32) | T.Cast('uint64', T.uint32({v & 0xFFFFFFFF})))"
 
 
 def smem_desc(buffer, index, descriptor):

@@ -8,6 +8,8 @@ expected results come from numpy. Values are chosen exactly representable, so ev
 
 from __future__ import annotations
 
+from functools import partial
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -18,6 +20,8 @@ from tirx_layout.sim.matrix_operands import DescriptorError
 from tirx_layout.sim.memory import DataRace, SimulationError
 
 from kernels import parse
+from kernels.helper_calls import call as helper_call
+from kernels.helper_calls import u32, u64
 from oracles.canonical_operands import Operand
 
 # --- the ISA's tables and figures, restated for the tests ---
@@ -154,19 +158,8 @@ def test_helper_names_parse():
 
 # --- kernels ---
 
-
-def call(name, *args, family="wgmma"):
-    operands = ", ".join([f'"tirx_layout_{family}_{name}"', *args, '""'])
-    return f'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", {operands}))'
-
-
-def u32(v):
-    return f"T.uint32({v})"
-
-
-def u64(v):
-    """A 64-bit constant as TVMScript builds it (its parser takes no literal above 2^63 - 1): two 32-bit halves."""
-    return f"(T.Cast('uint64', T.uint32({v >> 32})) << T.uint64(32) | T.Cast('uint64', T.uint32({v & 0xFFFFFFFF})))"
+#: wgmma helpers by default; ``family="tcgen05"`` for the mbarrier and fence helpers
+call = partial(helper_call, family="wgmma")
 
 
 def small_values(rng, shape, dtype):
