@@ -59,8 +59,14 @@ DEVICE_ENTRY = "tirx.device_entry"
 _GLOBAL_PARAM = "const void* global_address"
 
 
-def _coords(rank: int) -> tuple[str, str]:
-    return ", ".join(f"int c{i}" for i in range(rank)), ", ".join(f"%{i + 3}" for i in range(rank))
+def _coords(rank: int, first_operand: int) -> tuple[str, str, str]:
+    """A rank-``rank`` helper's coordinate parameters, their asm operand numbers from ``first_operand``, and their
+    asm input constraints."""
+    return (
+        ", ".join(f"int c{i}" for i in range(rank)),
+        ", ".join(f"%{i + first_operand}" for i in range(rank)),
+        ", ".join(f'"r"(c{i})' for i in range(rank)),
+    )
 
 
 def load_source(rank: int) -> str:
@@ -70,8 +76,7 @@ def load_source(rank: int) -> str:
         >>> "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in load_source(2)
         True
     """
-    params, operands = _coords(rank)
-    coords = ", ".join(f'"r"(c{i})' for i in range(rank))
+    params, operands, coords = _coords(rank, 3)
     return f"""
 __device__ __forceinline__ void tirx_layout_tcgen05_tma_load_{rank}d(unsigned long long map, void* dst, void* bar,
     {params}, {_GLOBAL_PARAM}) {{
@@ -91,9 +96,7 @@ def store_source(rank: int) -> str:
         >>> "cp.async.bulk.commit_group" in store_source(2)
         True
     """
-    params, _ = _coords(rank)
-    operands = ", ".join(f"%{i + 2}" for i in range(rank))
-    coords = ", ".join(f'"r"(c{i})' for i in range(rank))
+    params, operands, coords = _coords(rank, 2)
     return f"""
 __device__ __forceinline__ void tirx_layout_tcgen05_tma_store_{rank}d(unsigned long long map, void* src,
     {params}, {_GLOBAL_PARAM}) {{
