@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from tirx_layout import S, TCol, TileLayout, TLane, mma_accumulator_layout, mma_shared_layout, tmem_datapath_layout
-from tirx_layout.hw.mma import accumulator_taddr_offset, shared_matrix_descriptor
+from tirx_layout.hw.smem_descriptor import shared_matrix_descriptor
+from tirx_layout.hw.tmem_addressing import accumulator_taddr_offset
 
 from oracles import mma_isa
 

@@ -1,4 +1,4 @@
-"""Issue 22, must-hold 3 and the Hopper facts (``hw/wgmma.py``, ``hw/mma.py`` with ``family="wgmma"``,
+"""Issue 22, must-hold 3 and the Hopper facts (``hw/wgmma.py``, ``hw/smem_descriptor.py`` with ``family="wgmma"``,
 ``hw/constructors.py``): the wgmma descriptor bits derived from an operand's layout equal those of an independent
 encoder written from the ISA's "Matrix Descriptor Format" table (``tests/oracles/wgmma_isa.py``), and the ISA's
 canonical reading of those bits finds exactly the elements the layout places, for every (dtype x majorness x swizzle)
@@ -31,8 +31,17 @@ from tirx_layout.hw.constructors import (
     wgmma_operand_a_check,
     wgmma_operand_a_layout,
 )
-from tirx_layout.hw.mma import SharedDescriptor, advance_k, shared_matrix_descriptor
-from tirx_layout.hw.wgmma import WgmmaInstruction, valid_n, wgmma_kind
+from tirx_layout.hw.smem_descriptor import SharedDescriptor, advance_k, shared_matrix_descriptor
+from tirx_layout.hw.wgmma import (
+    ACCUMULATOR_DTYPES,
+    OPERAND_DTYPES,
+    WGMMA_M,
+    WGMMA_SHAPES,
+    WgmmaInstruction,
+    k_per_instruction,
+    valid_n,
+    wgmma_kind,
+)
 
 from oracles import mma_isa, wgmma_isa
 from oracles.optional import pycute
@@ -237,6 +246,18 @@ def test_valid_n_and_k_follow_the_isa_lists(dtype):
         else:
             with pytest.raises(ValueError, match=f"takes N in .*, got N={n}"):
                 WgmmaInstruction(dtype, dtype, d, n=n)
+
+
+def test_one_shape_record_per_kind_all_m64_k_32_bytes():
+    assert set(WGMMA_SHAPES) == set(OPERAND_DTYPES) == set(ACCUMULATOR_DTYPES)
+    assert WGMMA_M == 64 and {shape.m for shape in WGMMA_SHAPES.values()} == {64}
+    for kind, shape in WGMMA_SHAPES.items():
+        assert shape.kind == kind
+        for dtype in OPERAND_DTYPES[kind]:
+            assert shape.k == k_per_instruction(dtype) == wgmma_isa.K_OF[dtype]
+            assert shape.k * wgmma_isa.ELEMENT_BYTES[dtype] == 32
+    with pytest.raises(ValueError, match=r"unknown wgmma kind 'f8'; expected one of \['bf16', 'f16'"):
+        valid_n("f8")
 
 
 @pytest.mark.parametrize(("a", "b"), list(itertools.product(DTYPES, DTYPES)))

@@ -1,7 +1,7 @@
 """A test-side model of the ``tcgen05.mma`` descriptors, written from the PTX ISA's tables as restated in
 ``docs/notes/tcgen05-mma-facts.md`` §3-§4 ("Instruction descriptor" Tables 42-43, "Shared memory descriptor"
 Table 40, "Canonical layouts", "Shared memory layout and swizzling" Tables 54-55). It imports nothing of
-``tirx_layout``: it is the independent side the encoders (``hw/mma.py``) and the layout constructors are compared
+``tirx_layout``: it is the independent side the encoders (``hw/tcgen05_mma.py``, ``hw/smem_descriptor.py``) and the layout constructors are compared
 with.
 
 Every function here is a field table or a formula of the ISA, spelled out once, field by field.

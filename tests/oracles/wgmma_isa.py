@@ -1,7 +1,7 @@
 """A test-side model of Hopper's ``wgmma.mma_async``, written from the PTX ISA's text as restated in
 ``docs/notes/wgmma-facts.md`` ("Matrix Descriptor Format", "Register Fragments", "Matrix Shape", the syntax of
 ``wgmma.mma_async``). It imports nothing of ``tirx_layout``: it is the independent side the encoder
-(``hw/mma.py``, ``family="wgmma"``), the instruction facts (``hw/wgmma.py``) and the fragment constructors
+(``hw/smem_descriptor.py``, ``family="wgmma"``), the instruction facts (``hw/wgmma.py``) and the fragment constructors
 (``hw/constructors.py``) are compared with.
 
 The canonical layouts (which bytes a descriptor's start, LBO and SBO select) are the same text for wgmma and tcgen05;

@@ -1,5 +1,5 @@
 """The two halves of issue 20's descriptors meet: the encoder derives a shared-memory descriptor from an operand's
-layout (``hw.mma``), the simulator's model (``sim.tcgen05_mma``, written from the ISA, never from our layout code)
+layout (``hw.smem_descriptor``), the simulator's model (``sim.tcgen05_mma``, written from the ISA, never from our layout code)
 decodes the 64 bits and computes where each element of each K step lies. For every K-major operand layout
 ``mma_shared_layout`` makes, the simulator must read exactly the address the layout gives each element."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from tirx_layout.hw.constructors import mma_shared_layout
 from tirx_layout.hw.memory import SWIZZLE_BYTES, dtype_bytes
-from tirx_layout.hw.mma import advance_k, shared_matrix_descriptor
+from tirx_layout.hw.smem_descriptor import advance_k, shared_matrix_descriptor
 from tirx_layout.sim.tcgen05_mma import decode_shared_descriptor, operand_byte_address
 
 DTYPES = ["float16", "bfloat16", "float8_e4m3fn", "int8", "float32"]

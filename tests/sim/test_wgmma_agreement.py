@@ -1,7 +1,7 @@
 """The simulator's wgmma decoding (``sim/wgmma.py``, written from the ISA) against the test-side ISA model
 (``tests/oracles/wgmma_isa.py``, wgmma-desc's encoder from the ISA tables) and against the project's own encoder
-(``hw/mma.shared_matrix_descriptor(..., family="wgmma")``): descriptor bits, register fragments, and for every
-operand layout the encoder accepts, the byte each element is read from."""
+(``hw/smem_descriptor.shared_matrix_descriptor(..., family="wgmma")``): descriptor bits, register fragments, and for
+every operand layout the encoder accepts, the byte each element is read from."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from tirx_layout.hw.constructors import mma_shared_layout
 from tirx_layout.hw.memory import SWIZZLE_BYTES, dtype_bytes
-from tirx_layout.hw.mma import advance_k, shared_matrix_descriptor
+from tirx_layout.hw.smem_descriptor import advance_k, shared_matrix_descriptor
 from tirx_layout.sim import wgmma
 from tirx_layout.sim.matrix_operands import DescriptorError, operand_byte_address
 from tirx_layout.sim.memory import SimulationError

@@ -1,6 +1,6 @@
 """Block-scaled ``T.tile_mma`` (``kind::mxf8f6f4.block_scale.scale_vec::1X``): the instruction descriptors and
 scale-factor addresses of every K step against the ISA's block-scaled descriptor table (encoded here, not by
-``hw/mma.py``; facts note §3.2, §5), nvcc assembly, a simulated GEMM equal to numpy's
+``hw/tcgen05_mma.py``; facts note §3.2, §5), nvcc assembly, a simulated GEMM equal to numpy's
 ``(A * 2^(sfa-127)) @ (B * 2^(sfb-127)).T``, and every refusal."""
 
 import re

@@ -1,7 +1,7 @@
 """LowerTileMma: ``T.tile_mma`` and the ``T.mbarrier_*`` operations lowered, compared structurally with TIR written
 here by hand. The descriptor values are encoded in this file from the PTX ISA field tables ("Instruction descriptor",
-"Shared memory descriptor"; restated in docs/notes/tcgen05-mma-facts.md §3-§4), not by ``hw/mma.py``. Every kind
-builds for sm_100a and nvcc assembles it; every refusal is a clear error."""
+"Shared memory descriptor"; restated in docs/notes/tcgen05-mma-facts.md §3-§4), not by ``hw/tcgen05_mma.py`` and
+``hw/smem_descriptor.py``. Every kind builds for sm_100a and nvcc assembles it; every refusal is a clear error."""
 
 import re
 
@@ -26,7 +26,7 @@ from kernels import example_kernels, parse
 
 SM100A = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})
 
-# ---- the ISA's field tables, encoded independently of hw/mma.py ------------------------------------------------
+# ---- the ISA's field tables, encoded independently of hw/tcgen05_mma.py and hw/smem_descriptor.py ---------------
 
 D_FORMAT = {"float16": 0, "float32": 1, "int32": 2}
 AB_FORMAT = {

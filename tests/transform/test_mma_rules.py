@@ -6,7 +6,7 @@ import pytest
 
 from tirx_layout import S, TileLayout, laneid, mma_shared_layout, warpid
 from tirx_layout.analysis.thread_placement import same_placement
-from tirx_layout.hw.mma import shared_matrix_descriptor
+from tirx_layout.hw.smem_descriptor import shared_matrix_descriptor
 from tirx_layout.script import buffer_layouts
 from tirx_layout.tools.measurement import kernel_accesses
 from tirx_layout.transform import explain_layouts, infer_layouts

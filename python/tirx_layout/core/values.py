@@ -1,9 +1,11 @@
-"""Checks that turn user-supplied numbers into the values the core stores: static ints and symbolic offsets."""
+"""Checks that turn user-supplied numbers into the values the core stores: static ints and symbolic offsets; and
+the allowed ints of a hardware table as the table writes them (:class:`IntChoices`)."""
 
 from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import tvm
@@ -143,3 +145,45 @@ def range_bounds(bounds) -> tuple[object, int]:
     if tvm.ir.is_prim_expr(begin) and not isinstance(begin, tvm.tirx.IntImm):
         return begin, extent
     return static_int(begin, "a slice begin"), extent
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class IntChoices:
+    """A list of allowed ints as a table writes it: single ints and ``range``s, in order (``parts``). ``in`` tests
+    membership, :attr:`values` lists them all, ``str`` names them in a message.
+
+    Example:
+        >>> n = IntChoices(8, 16, 24, 32, range(48, 257, 16))
+        >>> 40 in n, 208 in n, n.values[:6], str(n)
+        (False, True, (8, 16, 24, 32, 48, 64), '8, 16, 24, 32, 48..256 step 16')
+    """
+
+    parts: tuple[int | range, ...]
+
+    def __init__(self, *parts: int | range) -> None:
+        for part in parts:
+            if isinstance(part, bool) or not isinstance(part, int | range) or (isinstance(part, range) and not part):
+                raise TypeError(f"IntChoices takes ints and non-empty ranges, got {part!r}")
+        object.__setattr__(self, "parts", parts)
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        """Every allowed int, in the order of the parts.
+
+        Example:
+            >>> IntChoices(8, range(16, 41, 8)).values
+            (8, 16, 24, 32, 40)
+        """
+        return tuple(v for part in self.parts for v in (part if isinstance(part, range) else (part,)))
+
+    def __contains__(self, value) -> bool:
+        return any(value in part if isinstance(part, range) else value == part for part in self.parts)
+
+    def __str__(self) -> str:
+        return ", ".join(
+            f"{part.start}..{part[-1]} step {part.step}" if isinstance(part, range) else str(part)
+            for part in self.parts
+        )
+
+    def __repr__(self) -> str:
+        return f"IntChoices({', '.join(map(repr, self.parts))})"

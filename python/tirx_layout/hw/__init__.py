@@ -1,6 +1,7 @@
 """Hardware facts as data — memories (element sizes, banks, swizzle modes), the CUDA thread hierarchy, tensor memory
-and the ``tcgen05`` instruction shapes, the shared-memory matrix descriptors of ``tcgen05.mma`` and ``wgmma``, the
-``wgmma`` instruction facts — and the layout constructors built from them."""
+and the ``tcgen05`` instruction shapes, the ``tcgen05.mma`` instruction and where it addresses tensor memory, the
+shared-memory matrix descriptors of ``tcgen05`` and ``wgmma``, the ``wgmma`` instruction facts — and the layout
+constructors built from them."""
 
 from .constructors import (
     mma_accumulator_layout,
@@ -17,16 +18,9 @@ from .constructors import (
     wgmma_operand_a_layout,
 )
 from .memory import SWIZZLE_MODES, dtype_bytes
-from .mma import (
-    MmaInstruction,
-    SharedDescriptor,
-    accumulator_taddr_offset,
-    advance_k,
-    instruction_descriptor,
-    scale_factor_taddr,
-    shared_matrix_descriptor,
-    tmem_operand_offset,
-)
+from .smem_descriptor import SharedDescriptor, advance_k, shared_matrix_descriptor
+from .tcgen05_mma import MmaInstruction, instruction_descriptor
+from .tmem_addressing import accumulator_taddr_offset, scale_factor_taddr, tmem_operand_offset
 from .wgmma import WgmmaInstruction, wgmma_kind
 
 __all__ = [

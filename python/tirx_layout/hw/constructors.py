@@ -28,9 +28,9 @@ from .memory import (
     swizzle_128b_base32b,
     swizzle_for_mode,
 )
-from .mma import ACCUMULATOR_DTYPES
 from .tcgen05 import LANES_PER_WARP, LD_ST_SHAPES, SCALE_FACTORS_PER_COLUMN, TMEM_COLUMNS, TMEM_LANES
 from .threads import WARPGROUP_THREADS, thread_unit
+from .tmem_addressing import ACCUMULATOR_DTYPES
 from .wgmma import ACCUMULATOR_DTYPES as WGMMA_ACCUMULATOR_DTYPES
 from .wgmma import OPERAND_DTYPES as WGMMA_OPERAND_DTYPES
 from .wgmma import WGMMA_M, k_per_instruction

@@ -1,6 +1,7 @@
 """Tensor memory and the ``tcgen05`` data-movement instructions as data (PTX ISA 9.2, tcgen05 chapter; section
 numbers shift between releases, so titles are given too): one record per ``tcgen05.ld/st`` shape and per
-``tcgen05.cp`` shape, the TMEM geometry, and the shared-memory descriptor's swizzle field.
+``tcgen05.cp`` shape, and the TMEM geometry. The shared-memory descriptor ``tcgen05.cp`` reads (the same as
+``tcgen05.mma``'s) is :data:`tirx_layout.hw.smem_descriptor.TCGEN05_DESCRIPTOR`.
 
 The lowering and the constructors read these records; the simulator (``tirx_layout.sim``) deliberately does not:
 its model of the same instructions is written separately from the ISA text, so that the two can disagree.
@@ -80,6 +81,3 @@ CP_SHAPES = {
         CpShape("4x256b", 4, 256, (0,), lambda r: 32 * r),
     )
 }
-
-#: The shared-memory matrix descriptor's swizzle field (bits 61-63) of each swizzle mode ("Shared Memory Descriptor").
-DESCRIPTOR_SWIZZLE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}

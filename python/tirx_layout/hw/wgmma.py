@@ -4,23 +4,19 @@ Fragments", "Matrix Descriptor Format"; restated with each fact's section in ``d
 
 One warpgroup (128 threads, all of them, ``.sync.aligned``) computes a ``64 x N`` block of D per instruction; D (and
 A, when it comes from registers) is a register fragment spread over the warpgroup, B (and A otherwise) is read from
-shared memory through a 64-bit matrix descriptor. The descriptor's layout logic is shared with ``tcgen05`` and lives
-in :mod:`tirx_layout.hw.mma` (``shared_matrix_descriptor(..., family="wgmma")``); the fragment layouts are
-constructors in :mod:`tirx_layout.hw.constructors`. This module holds what is wgmma's own: kinds, shapes, types,
-which operands may be transposed, register counts, and the descriptor's swizzle codes.
+shared memory through a 64-bit matrix descriptor. The descriptor is shared with ``tcgen05`` and lives in
+:mod:`tirx_layout.hw.smem_descriptor` (its bits and limits: ``WGMMA_DESCRIPTOR``; the derivation:
+``shared_matrix_descriptor(..., family="wgmma")``); the fragment layouts are constructors in
+:mod:`tirx_layout.hw.constructors`. This module holds what is wgmma's own: kinds, one :class:`WgmmaShape` record per
+kind, types, which operands may be transposed, register counts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.values import static_int
+from ..core.values import IntChoices, static_int
 from .memory import dtype_bytes
-
-#: Rows of D (and of A) one warpgroup's wgmma computes: the ISA's shapes are all ``m64nNkK``.
-WGMMA_M = 64
-#: Bytes of each A/B row one instruction reads along K: K = 16 for 16-bit types, 8 for tf32, 32 for 8-bit types.
-K_BYTES = 32
 
 #: Operand element types of each kind ("Matrix Data-types"). A and B of ``fp8`` and ``int8`` may differ
 #: (e4m3 x e5m2; u8 x s8, the mixed integer form needs PTX ISA 8.4).
@@ -59,25 +55,55 @@ PTX_TYPE = {
     "uint8": "u8",
     "int32": "s32",
 }
-#: The matrix descriptor's swizzle field, bits 62-63 ("Matrix Descriptor Format"): no 128B-with-32B-atom mode here.
-DESCRIPTOR_SWIZZLE = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
 #: 32-bit registers per thread holding one instruction's A fragment (any kind: 64 x 32 bytes over 128 threads).
 A_REGISTERS = 4
 
 
+@dataclass(frozen=True)
+class WgmmaShape:
+    """The ``m<m>n<N>k<k>`` shapes of one wgmma ``kind`` ("Matrix Shape"): one warpgroup computes an ``m x N`` block
+    of D over ``k`` elements of K, N any of ``n`` (written as the ISA's list reads).
+
+    Example:
+        >>> shape = WgmmaShape("int8", m=64, n=IntChoices(8, 16, 24, 32, range(48, 257, 16)), k=32)
+        >>> 40 in shape.n, str(shape.n)
+        (False, '8, 16, 24, 32, 48..256 step 16')
+    """
+
+    kind: str
+    m: int
+    n: IntChoices
+    k: int
+
+
+#: N of every kind but ``int8``: 8..256 in steps of 8.
+_N_STEP_8 = IntChoices(range(8, 257, 8))
+#: The ISA's ``.shape`` list per kind, K 32 bytes of A/B per row. ``int8`` takes 8, 16, 24, 32, then steps of 16
+#: (``ptxas`` rejects ``m64n40k32`` and ``m64n200k32`` for integer types).
+WGMMA_SHAPES = {
+    shape.kind: shape
+    for shape in (
+        WgmmaShape("f16", m=64, n=_N_STEP_8, k=16),
+        WgmmaShape("bf16", m=64, n=_N_STEP_8, k=16),
+        WgmmaShape("tf32", m=64, n=_N_STEP_8, k=8),
+        WgmmaShape("fp8", m=64, n=_N_STEP_8, k=32),
+        WgmmaShape("int8", m=64, n=IntChoices(8, 16, 24, 32, range(48, 257, 16)), k=32),
+    )
+}
+#: Rows of D (and of A) one warpgroup's wgmma computes: every shape is ``m64nNkK`` (unpacking refuses a second M).
+(WGMMA_M,) = {shape.m for shape in WGMMA_SHAPES.values()}
+
+
 def valid_n(kind: str) -> tuple[int, ...]:
-    """The N values of the ISA's ``.shape`` list for ``kind``: 8..256 in steps of 8, except ``int8`` (8, 16, 24, 32,
-    then 48..256 in steps of 16; ``ptxas`` rejects ``m64n40k32`` and ``m64n200k32`` for integer types).
+    """The N values of the ISA's ``.shape`` list for ``kind``: its :class:`WgmmaShape`'s.
 
     Example:
         >>> valid_n("int8")[:6], len(valid_n("bf16"))
         ((8, 16, 24, 32, 48, 64), 32)
     """
-    if kind not in OPERAND_DTYPES:
-        raise ValueError(f"unknown wgmma kind {kind!r}; expected one of {sorted(OPERAND_DTYPES)}")
-    if kind == "int8":
-        return (8, 16, 24, 32, *range(48, 257, 16))
-    return tuple(range(8, 257, 8))
+    if kind not in WGMMA_SHAPES:
+        raise ValueError(f"unknown wgmma kind {kind!r}; expected one of {sorted(WGMMA_SHAPES)}")
+    return WGMMA_SHAPES[kind].n.values
 
 
 def wgmma_kind(a_dtype, b_dtype) -> str:
@@ -104,13 +130,14 @@ def wgmma_kind(a_dtype, b_dtype) -> str:
 
 
 def k_per_instruction(dtype) -> int:
-    """K of one wgmma for operands of ``dtype``: 32 bytes of each row (16 for f16/bf16, 8 for tf32, 32 for 8-bit).
+    """K of one wgmma for operands of ``dtype``: the K of the kind that multiplies two of them (32 bytes of each
+    row: 16 for f16/bf16, 8 for tf32, 32 for 8-bit).
 
     Example:
         >>> k_per_instruction("bfloat16"), k_per_instruction("float32"), k_per_instruction("int8")
         (16, 8, 32)
     """
-    return K_BYTES // dtype_bytes(dtype)
+    return WGMMA_SHAPES[wgmma_kind(dtype, dtype)].k
 
 
 def ptx_type(dtype, accumulator: bool = False) -> str:
@@ -173,9 +200,9 @@ class WgmmaInstruction:
             )
         n = static_int(self.n, "N")
         object.__setattr__(self, "n", n)
-        if n not in valid_n(kind):
-            steps = "8, 16, 24, 32, 48..256 step 16" if kind == "int8" else "8..256 step 8"
-            raise ValueError(f"wgmma kind {kind} takes N in {steps}, got N={n}")
+        shape = WGMMA_SHAPES[kind]
+        if n not in shape.n:
+            raise ValueError(f"wgmma kind {kind} takes N in {shape.n}, got N={n}")
         if not isinstance(self.a_in_registers, bool):
             raise TypeError(f"a_in_registers must be a bool, got {self.a_in_registers!r}")
         for side, major, dtype in (("A", self.a_major, self.a_dtype), ("B", self.b_major, self.b_dtype)):
@@ -193,8 +220,8 @@ class WgmmaInstruction:
 
     @property
     def k(self) -> int:
-        """K of the instruction: 32 bytes of A and B per row."""
-        return k_per_instruction(self.a_dtype)
+        """K of the instruction, its kind's shape record's: 32 bytes of A and B per row."""
+        return WGMMA_SHAPES[self.kind].k
 
     @property
     def shape(self) -> str:

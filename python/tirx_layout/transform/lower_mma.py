@@ -9,9 +9,9 @@ number the instructions need comes from the operands' layouts and dtypes:
 
 * the kind from the dtypes (``float16``/``bfloat16`` f16, ``float32`` tf32, ``float8_*`` f8f6f4, ``int8``/``uint8``
   i8); the instruction descriptor from the kind, dtypes, M, N and each operand's majorness
-  (``hw.mma.instruction_descriptor``);
-* each shared operand's matrix descriptor from its layout (``hw.mma.shared_matrix_descriptor``, which refuses a
-  layout the MMA cannot read) and the start of every K step (``k_offsets``): the issuing thread makes the full
+  (``hw.tcgen05_mma.instruction_descriptor``);
+* each shared operand's matrix descriptor from its layout (``hw.smem_descriptor.shared_matrix_descriptor``, which
+  refuses a layout the MMA cannot read) and the start of every K step (``k_offsets``): the issuing thread makes the full
   descriptor once (``smem_descriptor``: the fields ORed with the shared address of the first step's first
   element), and K step ``s`` adds its offset ``>> 4`` to it;
 * the accumulator's TMEM address from D's layout: the lane of row 0 and the column of column 0 of the region, on top
@@ -54,17 +54,9 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from ..hw.mma import (
-    K_BYTES_PER_INSTRUCTION,
-    SCALE_DTYPE,
-    MmaInstruction,
-    accumulator_taddr_offset,
-    instruction_descriptor,
-    mma_kind,
-    scale_factor_taddr,
-    tmem_operand_offset,
-)
+from ..hw.tcgen05_mma import K_BYTES_PER_INSTRUCTION, SCALE_DTYPE, MmaInstruction, instruction_descriptor, mma_kind
 from ..hw.threads import WARP_THREADS
+from ..hw.tmem_addressing import accumulator_taddr_offset, scale_factor_taddr, tmem_operand_offset
 from ..ir.annotations import buffer_layouts, target_arch
 from ..ir.device_calls import cta_barrier, warp_barrier
 from ..ir.mma_ops import TileMma, as_mbarrier, as_mma, as_mma_wait, tmem_base_address
@@ -119,8 +111,8 @@ def _block_scaled(mma: TileMma) -> bool:
 def _scale_factor_steps(mma: TileMma, layouts: dict, m: int, n: int, steps: int) -> list:
     """Per K step of a block-scaled MMA: ``((scale_a TMEM address, SF id), (scale_b address, SF id))``. Each scale
     operand is a ``(rows, K / 32)`` region (rows = M for ``scale_a``, N for ``scale_b``) of a ``float8_e8m0fnu``
-    TMEM buffer laid out as the MMA reads it (``hw.mma.scale_factor_taddr``; ``mma_scale_factor_layout`` makes
-    one); a leading (stage) index may be an expression when each stage moves the scales by whole columns."""
+    TMEM buffer laid out as the MMA reads it (``hw.tmem_addressing.scale_factor_taddr``; ``mma_scale_factor_layout``
+    makes one); a leading (stage) index may be an expression when each stage moves the scales by whole columns."""
     per_operand = []
     for name, region, rows in (("scale_a", mma.scale_a, m), ("scale_b", mma.scale_b, n)):
         side = operand(region, layouts, name)

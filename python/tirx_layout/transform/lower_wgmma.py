@@ -8,7 +8,7 @@
   ``m64nNkK`` instructions on them;
 * ``A`` is in shared memory (the ``_ss`` form: a matrix descriptor) or a register fragment in the ISA's A layout
   (``wgmma_operand_a_layout``; the ``_rs`` form, K-major), ``B`` in shared memory. Each shared operand's descriptor
-  comes from its layout through the one derivation (``hw.mma.shared_matrix_descriptor``, via
+  comes from its layout through the one derivation (``hw.smem_descriptor.shared_matrix_descriptor``, via
   ``transform/mma_operands``); warpgroup ``g``'s A is the 64-row slice ``64 g ..`` of A, whose start moves by a
   fixed offset per warpgroup. MN-major ("transposed") shared operands only for 16-bit types (the ISA's
   imm-trans-a/b), every other kind K-major;

@@ -1,7 +1,7 @@
 """What both MMA lowerings (``tcgen05.mma`` in ``lower_mma``, ``wgmma`` in ``lower_wgmma``) read off a shared-memory
-operand: its matrix descriptor (through the one derivation, ``hw.mma.shared_matrix_descriptor``), where its first K
-step starts (an expression where the region starts at a symbolic stage) and where each later K step starts, and the
-pointer the device helpers take."""
+operand: its matrix descriptor (through the one derivation, ``hw.smem_descriptor.shared_matrix_descriptor``), where
+its first K step starts (an expression where the region starts at a symbolic stage) and where each later K step
+starts, and the pointer the device helpers take."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import tvm
 from tvm import tirx
 
 from ..hw.memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES
-from ..hw.mma import shared_matrix_descriptor
+from ..hw.smem_descriptor import shared_matrix_descriptor
 from ..layout import ComposeLayout, S, TileLayout
 from .copy_plan import MemoryOperand
 

@@ -20,7 +20,7 @@ Every layout a function carries is checked against its buffer, and every ``T.til
 * **tile_mma** — a ``tcgen05`` target; D in tensor memory, A in shared or tensor memory, B in shared memory, scale
   factors (both or neither) in tensor memory as ``float8_e8m0fnu``, the mbarrier an element of a shared ``uint64``
   buffer; 2-D tiles D (M, N), A (M, K), B (N, K) whose dtypes name a kind and whose M, N, accumulator type are
-  ones that kind takes (``hw/mma.py``), K whole instruction steps; regions inside their buffers; a cta-scope
+  ones that kind takes (``hw/tcgen05_mma.py``), K whole instruction steps; regions inside their buffers; a cta-scope
   tile_mma or a ``T.mbarrier_init`` (both end in a CTA barrier) not under a condition on the thread index. The
   operands' layouts are checked where they are known, when the MMA is lowered (LowerTileMma);
 * **wgmma** (a target with ``wgmma``, sm_90a) — D a register fragment in the wgmma accumulator layout (checked
@@ -46,9 +46,9 @@ from tvm import tirx
 from ..analysis.injectivity import MAX_PLACES, injectivity
 from ..analysis.shape_fit import layout_dims, reinterprets
 from ..hw.constructors import wgmma_accumulator_check, wgmma_operand_a_check
-from ..hw.mma import SCALE_DTYPE, MmaInstruction, mma_kind
 from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
+from ..hw.tcgen05_mma import SCALE_DTYPE, MmaInstruction, mma_kind
 from ..hw.threads import LEVEL_THREADS, WARPGROUP_THREADS, cta_thread_axis, thread_axis_place, thread_unit
 from ..hw.wgmma import WGMMA_M, WgmmaInstruction
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites, target_arch

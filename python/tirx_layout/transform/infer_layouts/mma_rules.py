@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...hw.constructors import mma_shared_layout
 from ...hw.memory import SWIZZLE_BYTES
-from ...hw.mma import shared_matrix_descriptor
+from ...hw.smem_descriptor import shared_matrix_descriptor
 from ...ir.mma_ops import as_mma
 from ...ir.spans import source_location
 from .infer import OperandLayouts, register_operand_rule

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import tvm
 
-from ...hw.tcgen05 import CP_SHAPES, DESCRIPTOR_SWIZZLE, LD_ST_SHAPES
+from ...hw.smem_descriptor import TCGEN05_DESCRIPTOR
+from ...hw.tcgen05 import CP_SHAPES, LD_ST_SHAPES
 from ...ir.device_calls import called_helper, helper_call, helper_name
 
 _ALLOC = helper_name("alloc")
@@ -219,7 +220,7 @@ def cp(shape: str, taddr, smem_address, lbo: int, sbo: int, swizzle: str):
         >>> "cp_128x128b" in str(cp("128x128b", tvm.tirx.const(0, "uint32"), tvm.tirx.const(0), 0, 128, "none"))
         True
     """
-    u32 = [tvm.tirx.const(v, "uint32") for v in (lbo, sbo, DESCRIPTOR_SWIZZLE[swizzle])]
+    u32 = [tvm.tirx.const(v, "uint32") for v in (lbo, sbo, TCGEN05_DESCRIPTOR.swizzle_codes[swizzle])]
     return helper_call(cp_name(shape), cp_source(shape), taddr, smem_address, *u32)
 
 

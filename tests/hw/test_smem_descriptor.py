@@ -1,7 +1,7 @@
-"""The tcgen05.mma descriptors (hw/mma.py) against (a) the test-side encoders written from the PTX ISA's field tables
-(``tests/oracles/mma_isa.py``), (b) upstream TVM's own encoders (``tvm.backend.cuda.cpp.descriptors``, an oracle
-in tests only) and (c) an enumerating twin of the ISA's canonical layouts: every element's byte address implied by
-the descriptor bits equals the one the operand's layout gives."""
+"""The shared-memory matrix descriptor (hw/smem_descriptor.py) against (a) the test-side encoders written from the
+PTX ISA's field tables (``tests/oracles/mma_isa.py``, ``tests/oracles/wgmma_isa.py``), (b) upstream TVM's own encoder
+(``tvm.backend.cuda.cpp.descriptors``, an oracle in tests only) and (c) an enumerating twin of the ISA's canonical
+layouts: every element's byte address implied by the descriptor bits equals the one the operand's layout gives."""
 
 from __future__ import annotations
 
@@ -13,164 +13,36 @@ from tvm.backend.cuda.cpp import descriptors as upstream
 
 from tirx_layout import ComposeLayout, S, TileLayout, mma_shared_layout
 from tirx_layout.hw.memory import swizzle_128b_base32b, swizzle_for_mode
-from tirx_layout.hw.mma import (
-    MmaInstruction,
+from tirx_layout.hw.smem_descriptor import (
+    DESCRIPTOR_FAMILIES,
+    TCGEN05_DESCRIPTOR,
+    WGMMA_DESCRIPTOR,
     SharedDescriptor,
     advance_k,
-    instruction_descriptor,
     shared_matrix_descriptor,
 )
 from tirx_layout.layout.swizzle import SwizzleLayout
 
-from oracles import mma_isa
-
-# (a) is tests/oracles/mma_isa.py: the ISA's descriptor tables and canonical layouts, restated once for all tests.
-ISA_IDESC_FIELDS, ISA_BLOCK_SCALED_FIELDS = mma_isa.DENSE_FIELDS, mma_isa.BLOCK_SCALED_FIELDS
-pack = mma_isa.put
+from oracles import mma_isa, wgmma_isa
 
 
-def test_worked_instruction_descriptors():
-    # Values computed from the ISA tables in docs/notes/tcgen05-mma-facts.md §3.3.
-    bf16 = MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128)
-    f16 = MmaInstruction("f16", "float16", "float16", "float16", m=64, n=200)
-    mx = MmaInstruction(
-        "mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=112, scale_a_id=2, scale_b_id=2
-    )
-    assert [instruction_descriptor(i) for i in (bf16, f16, mx)] == [0x08200490, 0x04320000, 0x489C0020]
-
-
-DENSE_CASES = [
-    ("f16", "float16", "float16", "float32"),
-    ("f16", "bfloat16", "bfloat16", "float32"),
-    ("f16", "float16", "float16", "float16"),
-    ("tf32", "float32", "float32", "float32"),
-    ("f8f6f4", "float8_e4m3fn", "float8_e5m2", "float32"),
-    ("f8f6f4", "float8_e5m2", "float8_e4m3fn", "float16"),
-    ("i8", "int8", "uint8", "int32"),
-    ("i8", "uint8", "int8", "int32"),
-]
-
-
-@pytest.mark.parametrize("a, b", [("float16", "bfloat16"), ("bfloat16", "float16")])
-def test_kind_f16_refuses_mixed_float16_and_bfloat16_operands(a, b):
-    # the ISA's kind::f16 rows list f16 and bf16 operands and no mixed pair (kind::f8f6f4 and i8 document theirs)
-    with pytest.raises(ValueError, match=f"the ISA lists no mixed pair, got A {a}, B {b}"):
-        MmaInstruction("f16", a, b, "float32", m=128, n=128)
-
-
-@pytest.mark.parametrize("kind, a, b, d", DENSE_CASES)
-@pytest.mark.parametrize("m, n", [(64, 8), (64, 200), (128, 112), (128, 256), (128, 16)])
-@pytest.mark.parametrize("majors", [("K", "K"), ("MN", "K"), ("K", "MN"), ("MN", "MN")])
-def test_dense_descriptor_matches_isa_table_and_upstream(kind, a, b, d, m, n, majors):
-    if kind == "i8" and n == 200:
-        n = 208  # the ISA's i8 N: 48..256 step 16
-    negate = kind != "i8"
-    if majors[1] == "MN" and kind in ("f8f6f4", "i8") and n % 16:  # ISA Table 54: 8-bit MN-major B, N step 16
-        with pytest.raises(ValueError, match=f"MN-major 8-bit B needs N a multiple of 16, got N={n}"):
-            MmaInstruction(kind, a, b, d, m=m, n=n, a_major=majors[0], b_major="MN")
-        return
-    inst = MmaInstruction(kind, a, b, d, m=m, n=n, a_major=majors[0], b_major=majors[1], negate_a=negate)
-    isa = pack(
-        {
-            "d_type": mma_isa.D_TYPE_CODE[d],
-            "a_type": mma_isa.TYPE_CODE[kind][a],
-            "b_type": mma_isa.TYPE_CODE[kind][b],
-            "negate_a": int(negate),
-            "transpose_a": int(majors[0] == "MN"),
-            "transpose_b": int(majors[1] == "MN"),
-            "n_shr_3": n // 8,
-            "m_shr_4": m // 16,
-        },
-        ISA_IDESC_FIELDS,
-    )
-    assert instruction_descriptor(inst) == isa
-    alias = {"float32": "tf32"} if kind == "tf32" else {}
-    if m == 128 and n % 16:
-        return  # upstream requires N % 16 for M = 128 (stricter than the ISA table): no oracle here
-    oracle = upstream.encode_instr_descriptor_dense_uint32(
-        m,
-        n,
-        inst.k,
-        d,
-        alias.get(a, a),
-        alias.get(b, b),
-        majors[0] == "MN",
-        majors[1] == "MN",
-        neg_a=negate,
-    )
-    assert instruction_descriptor(inst) == oracle
-
-
-@pytest.mark.parametrize("sfa, sfb", [(0, 0), (1, 3), (3, 2)])
-@pytest.mark.parametrize("n", [8, 112, 256])
-def test_block_scaled_descriptor_matches_isa_table_and_upstream(sfa, sfb, n):
-    inst = MmaInstruction(
-        "mxf8f6f4", "float8_e5m2", "float8_e4m3fn", "float32", m=128, n=n, scale_a_id=sfa, scale_b_id=sfb
-    )
-    isa = pack(
-        {"sfb_id": sfb, "a_type": 1, "b_type": 0, "n_shr_3": n // 8, "scale_type": 1, "m_shr_7": 1, "sfa_id": sfa},
-        ISA_BLOCK_SCALED_FIELDS,
-    )
-    assert instruction_descriptor(inst) == isa
-    oracle = upstream.encode_instr_descriptor_block_scaled_uint32(
-        128, n, 32, "float32", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu", False, False
-    )
-    assert instruction_descriptor(inst) == oracle | sfb << 4 | sfa << 29  # upstream leaves the ids to the caller
-
-
-@pytest.mark.parametrize(
-    "fields, message",
-    [
-        ({"kind": "f17"}, "unknown tcgen05.mma kind 'f17'"),
-        ({"a_dtype": "float8_e4m3fn"}, "A must be one of"),
-        ({"d_dtype": "int32"}, "accumulator must be one of"),
-        (
-            {"a_dtype": "bfloat16", "b_dtype": "bfloat16", "d_dtype": "float16"},
-            "float16 accumulator needs float16 A and B",
-        ),
-        ({"m": 256}, "M in (64, 128), got M=256"),
-        ({"n": 260}, "got N=260"),
-        ({"n": 12}, "got N=12"),
-        ({"a_major": "M"}, "got 'M'"),
-        ({"saturate": True}, "saturate is for kind i8 only"),
-        ({"scale_a_id": 1}, "scale_a_id is for block-scaled kinds only"),
-    ],
-)
-def test_instruction_refusals(fields, message):
-    base = {"kind": "f16", "a_dtype": "float16", "b_dtype": "float16", "d_dtype": "float32", "m": 128, "n": 128}
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        MmaInstruction(**{**base, **fields})
-
-
-@pytest.mark.parametrize("a, code", [("float6_e2m3fn", 3), ("float6_e3m2fn", 4), ("float4_e2m1fn", 5)])
-def test_sub_byte_f8f6f4_types(a, code):
-    # ISA f8f6f4 type codes: E2M3 = 3, E3M2 = 4, E2M1 = 5; K stays 32 (8-bit containers)
-    inst = MmaInstruction("f8f6f4", a, "float8_e4m3fn", "float32", m=128, n=64)
-    isa = pack({"d_type": 1, "a_type": code, "b_type": 0, "n_shr_3": 8, "m_shr_4": 8}, ISA_IDESC_FIELDS)
-    assert (instruction_descriptor(inst), inst.k) == (isa, 32)
+# ---- the family records
+def test_the_family_records_hold_the_isas_fields():
+    assert list(DESCRIPTOR_FAMILIES) == ["tcgen05", "wgmma"]
+    assert TCGEN05_DESCRIPTOR.swizzle_codes == mma_isa.SWIZZLE_CODE
+    assert WGMMA_DESCRIPTOR.swizzle_codes == wgmma_isa.SWIZZLE_CODE
+    assert WGMMA_DESCRIPTOR.mn_major_dtypes == {d for d in wgmma_isa.ELEMENT_BYTES if wgmma_isa.may_transpose(d)}
+    isa_encoders = {"tcgen05": mma_isa.shared_descriptor, "wgmma": wgmma_isa.descriptor}
+    for name, family in DESCRIPTOR_FAMILIES.items():
+        for mode in family.swizzle_modes:
+            value = SharedDescriptor(0x3F0, 0x100, 0x400, 2, mode, "MN").encode(family=name)
+            assert value == isa_encoders[name](0x3F0, 0x100, 0x400, mode, base_offset=2), (name, mode)
 
 
 def test_refuses_an_operand_outside_the_window():
     layout = mma_shared_layout("float16", "128B", (128, 64))  # 16 KiB
     with pytest.raises(ValueError, match=r"^B occupies shared bytes 253952\.\.270335, outside the 2\^18 bytes"):
         shared_matrix_descriptor(layout, (128, 64), "float16", (1 << 18) - 8192, operand="B")
-
-
-def test_instruction_refusals_per_kind():
-    with pytest.raises(ValueError, match="i8 cannot negate"):
-        MmaInstruction("i8", "int8", "int8", "int32", m=128, n=128, negate_b=True)
-    with pytest.raises(ValueError, match="got N=40"):  # i8 N: 8, 16, 24, 32, then step 16 from 48
-        MmaInstruction("i8", "int8", "int8", "int32", m=64, n=40)
-    with pytest.raises(ValueError, match="MN-major 8-bit B needs N a multiple of 16"):
-        MmaInstruction("f8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=24, b_major="MN")
-    with pytest.raises(ValueError, match=r"reads only .* MN-major"):
-        MmaInstruction("f8f6f4", "float6_e2m3fn", "float8_e4m3fn", "float32", m=128, n=32, a_major="MN")
-    with pytest.raises(ValueError, match=r"M in \(128,\), got M=64"):
-        MmaInstruction("mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=64, n=32)
-    with pytest.raises(ValueError, match=r"scale_b_id must be in 0\.\.3"):
-        MmaInstruction("mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=32, scale_b_id=4)
-    with pytest.raises(TypeError, match="negate_a must be a bool"):
-        MmaInstruction("f16", "float16", "float16", "float32", m=128, n=32, negate_a=1)
 
 
 # ---- the shared-memory descriptor (the ISA's table and canonical layouts: tests/oracles/mma_isa.py)

@@ -1,9 +1,10 @@
-"""Issue 20, must-hold 2: for every (dtype, majorness, swizzle) the ISA allows, the descriptor bits derived from an
-operand's layout (``hw/mma.py``) equal those of an independent encoder written from the ISA's field tables
-(``tests/oracles/mma_isa.py``), and the simulator's decoding of those bits (``sim/tcgen05_mma.py``, written from the
-ISA) reads exactly the elements the layout places, every element of every K step; every combination the ISA does
-not allow is refused naming the operand. Layouts come from ``mma_shared_layout`` (whose documented atom order gives
-the expected LBO/SBO below) and, for the ISA's own worked examples, are built here from the canonical formulas."""
+"""Issue 20, must-hold 2: for every (dtype, majorness, swizzle) the ISA allows, the shared-memory descriptor bits
+derived from an operand's layout (``hw/smem_descriptor.py``) equal those of an independent encoder written from the
+ISA's field tables (``tests/oracles/mma_isa.py``), and the simulator's decoding of those bits
+(``sim/tcgen05_mma.py``, written from the ISA) reads exactly the elements the layout places, every element of every
+K step; every combination the ISA does not allow is refused naming the operand. Layouts come from
+``mma_shared_layout`` (whose documented atom order gives the expected LBO/SBO below) and, for the ISA's own worked
+examples, are built here from the canonical formulas."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from tirx_layout import ComposeLayout, S, SwizzleLayout, TileLayout, mma_shared_layout
-from tirx_layout.hw.mma import MmaInstruction, advance_k, instruction_descriptor, shared_matrix_descriptor
+from tirx_layout.hw.smem_descriptor import advance_k, shared_matrix_descriptor
 from tirx_layout.sim.tcgen05_mma import decode_shared_descriptor, operand_byte_address
 
 from oracles import mma_isa
@@ -90,51 +91,12 @@ def test_descriptor_bits_equal_the_isa_encoders_and_the_simulator_reads_the_layo
                 assert mma_isa.swizzled(START + offset + oracle, mode) == want
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [8, 16, 112, 256])
-@pytest.mark.parametrize(("a_major", "b_major"), [("K", "K"), ("MN", "K"), ("K", "MN"), ("MN", "MN")])
-def test_instruction_descriptor_bits_equal_the_isa_table(dtype, n, a_major, b_major):
-    kind = mma_isa.KIND_OF[dtype]
-    accumulators = {"f16": ["float32", "float16"], "tf32": ["float32"], "f8f6f4": ["float32", "float16"]}
-    for d, m in itertools.product(accumulators.get(kind, ["int32"]), (64, 128)):
-        if d == "float16" and kind == "f16" and dtype != "float16":
-            continue  # an f16 accumulator needs f16 inputs, refused elsewhere
-        if b_major == "MN" and mma_isa.ELEMENT_BYTES[dtype] == 1 and n % 16:
-            continue  # an MN-major 8-bit B needs N % 16 (Table 54), refused elsewhere
-        instruction = MmaInstruction(kind, dtype, dtype, d, m=m, n=n, a_major=a_major, b_major=b_major)
-        assert instruction_descriptor(instruction) == mma_isa.instruction_descriptor(
-            kind, dtype, dtype, d, m, n, a_major, b_major
-        )
-    if kind == "f8f6f4" and not (b_major == "MN" and n % 16):
-        for sfa, sfb in itertools.product(range(4), range(4)):
-            scaled = MmaInstruction(
-                "mxf8f6f4", dtype, dtype, "float32", m=128, n=n, a_major=a_major, b_major=b_major,
-                scale_a_id=sfa, scale_b_id=sfb,
-            )  # fmt: skip
-            assert instruction_descriptor(scaled) == mma_isa.instruction_descriptor(
-                "mxf8f6f4", dtype, dtype, "float32", 128, n, a_major, b_major, sfa_id=sfa, sfb_id=sfb
-            )
-
-
 def test_the_worked_values_of_the_facts_note():
-    # facts §3.3, computed by hand from the tables
-    f16 = MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128)
-    assert instruction_descriptor(f16) == mma_isa.instruction_descriptor(*f16_args(f16)) == 0x08200490
-    half = MmaInstruction("f16", "float16", "float16", "float16", m=64, n=200)
-    assert instruction_descriptor(half) == mma_isa.instruction_descriptor(*f16_args(half)) == 0x04320000
-    scaled = MmaInstruction(
-        "mxf8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=128, n=112, scale_a_id=2, scale_b_id=2
-    )
-    assert instruction_descriptor(scaled) == 0x489C0020
-    assert mma_isa.instruction_descriptor(*f16_args(scaled), sfa_id=2, sfb_id=2) == 0x489C0020
-    # facts §4.1: bf16 K-major 128B at 0x400, SBO 1024, LBO field 1
+    # facts §4.1: bf16 K-major 128B at 0x400, SBO 1024, LBO field 1 (§3.3's instruction descriptors:
+    # test_tcgen05_mma.py)
     layout = mma_shared_layout("bfloat16", "128B", (128, 64))
     derived = shared_matrix_descriptor(layout, (128, 64), "bfloat16", 0x400, operand="A")
     assert derived.encode() == mma_isa.shared_descriptor(0x400, 16, 1024, "128B") == 0x4000404000010040
-
-
-def f16_args(i: MmaInstruction):
-    return i.kind, i.a_dtype, i.b_dtype, i.d_dtype, i.m, i.n, i.a_major, i.b_major
 
 
 def canonical_layout(dtype, major, mode, rows, cols, lbo, sbo) -> TileLayout | ComposeLayout:
@@ -194,7 +156,7 @@ def test_combinations_the_isa_does_not_allow_are_refused(dtype, major, mode):
         mma_shared_layout(dtype, mode, (rows, cols), major=major)
 
 
-# ---- refusals in the user's terms: one per path of shared_matrix_descriptor not covered in test_mma.py -----------
+# ---- refusals in the user's terms: one per path of shared_matrix_descriptor test_smem_descriptor.py does not cover
 
 
 def mn_64b_bf16(k_row_pitch: int) -> ComposeLayout:

@@ -1,4 +1,4 @@
-"""Where an MMA's accumulator D and a tensor-memory A sit (hw/mma.py ``accumulator_taddr_offset``,
+"""Where an MMA's accumulator D and a tensor-memory A sit (hw/tmem_addressing.py ``accumulator_taddr_offset``,
 ``tmem_operand_offset``), against the ISA's datapath layouts ("Data path layout organization": Layout D, row i on
 lane i; Layout F, lane 32(i//16) + i%16 plus the lane alignment 0 or 16; "Packing formats": D unpacked, one 32-bit
 cell per element; A packed along K) restated here as an element-by-element twin, and the guide's two-stage
@@ -13,7 +13,7 @@ import pytest
 import tvm
 
 from tirx_layout import R, S, TCol, TileLayout, TLane, mma_shared_layout, tmem_datapath_layout
-from tirx_layout.hw.mma import accumulator_taddr_offset, tmem_operand_offset
+from tirx_layout.hw.tmem_addressing import accumulator_taddr_offset, tmem_operand_offset
 
 GUIDE_TWO_STAGES = TileLayout(S[(2, 128, 112) : (112 @ TCol, 1 @ TLane, 1 @ TCol)])
 
