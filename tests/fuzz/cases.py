@@ -15,16 +15,21 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 #: Integers that sit on the edges the core must check: signs, powers of two, the int32 and int64 limits, beyond.
 EDGE_INTS = [
-    0, 1, -1, 2, 3, 4, 5, 7, 8, 16, 32, 64, 128, 512, -2, -3, -8,
-    2**31 - 1, 2**31, -(2**31), 2**32, 2**40, 2**62, -(2**62), INT64_MAX, INT64_MIN, INT64_MIN + 1, INT64_MAX - 1,
-    2**63, INT64_MIN - 1, 2**64, -(10**30),
-]  # fmt: skip
+    *(0, 1, -1, 2, 3, 4, 5, 7, 8, 16, 32, 64, 128, 512, -2, -3, -8),  # small, signed, powers of two
+    *(2**31 - 1, 2**31, -(2**31), 2**32),  # around int32
+    *(2**40, 2**62, -(2**62), INT64_MAX, INT64_MIN, INT64_MIN + 1, INT64_MAX - 1),  # up to the int64 limits
+    *(2**63, INT64_MIN - 1, 2**64, -(10**30)),  # beyond int64
+]
 #: Source text of values of the wrong kind.
 JUNK = [
-    "None", "1.5", "float('nan')", "float('inf')", "True", "'m'", "'nope'", "''", "'4'", "x", "x * 2", "fx",
-    "np.int8(3)", "np.uint64(2**64 - 1)", "np.arange(3)", "np.array([])", "[]", "()", "[2, 3]", "(4, 'm')",
-    "Iter(4, 1)", "laneid", "S[4:1]", "{}", "{'m': 1}", "object()", "b'4'", "tvm.tirx.IntImm('int64', 3)",
-]  # fmt: skip
+    *("None", "1.5", "float('nan')", "float('inf')", "True"),  # no int
+    *("'m'", "'nope'", "''", "'4'"),  # strings
+    *("x", "x * 2", "fx"),  # symbolic (fx is a float)
+    *("np.int8(3)", "np.uint64(2**64 - 1)", "np.arange(3)", "np.array([])"),  # numpy
+    *("[]", "()", "[2, 3]", "(4, 'm')"),  # sequences
+    *("Iter(4, 1)", "laneid", "S[4:1]"),  # layout pieces
+    *("{}", "{'m': 1}", "object()", "b'4'", "tvm.tirx.IntImm('int64', 3)"),  # other objects
+]
 THREAD_AXES = ["laneid", "warpid", "tx", "tid_in_wg", "wid_in_wg", "wgid", "bx", "cbx"]
 MEMORY_AXES = ["m", "TLane", "TCol", "P", "F", "Bank"]
 AXES = THREAD_AXES + MEMORY_AXES
@@ -475,43 +480,49 @@ def hardware(rng: random.Random) -> Case:
 
 
 #: Calls across the public API with holes ``{0}``, ``{1}``, ``{2}`` for junk: every entry point must refuse what it
-#: cannot take with an error that names it. ``L`` is a small layout of the case.
+#: cannot take with an error that names it. ``L`` is a small layout of the case. One row per family of calls.
 CALLS = [
-    "TileLayout(S[{0}:{1}])", "TileLayout(S[{0}])", "TileLayout(S[4:1] + R[{0}:{1}])", "TileLayout(S[4:1] + {0})",
-    "TileLayout(S[4:1] + {0} @ laneid)", "TileLayout({0})", "TileLayout.from_iters({0}, {1}, {2})",
-    "L.apply({0})", "L.apply({0}, {1})", "L.apply({0}, shape={1})", "L.apply_all({0}, shape=[{1}, 4])",
-    "L.apply({0}, {1}, shape=[{2}, 4])", "L.size({0})", "L.span({0})", "L.group({0})", "L.group([{0}, {1}])",
-    "L.group_many([{0}], [{1}])", "L.tile({0}, [{1}], [8])", "L.tile(L, [{0}], [{1}])", "L.tile_to([{0}], [{1}])",
-    "L.tile_to({0}, {1})", "L.is_tile_inner({0}, [16], [8])", "L.is_tile_outer(L, [{0}], [{1}])",
-    "L.direct_sum(L, [{0}], [{1}])", "L.is_direct_sum_left(L, [{0}], [8])", "L.is_direct_sum_right({0}, [8], [4])",
-    "L.slice([{0}], [({1}, {2})])", "L.slice([8], [{0}])", "L.slice({0}, {1})", "L.slice([8], [(0, {0})])",
-    "L.pack({0})", "L.unpack({0})", "L.broadcast({0}, {1})", "L.broadcast(2, 0, {0})", "L.permute_dims({0})",
-    "L.permute_by_groups({0}, {1})", "L.apply_to_shape({0}, {1})", "TileLayout.trainium({0}, {1})",
-    "TileLayout.trainium('PF', [{0}, {1}], {2})", "Axis.get({0})", "L == {0}", "L.canonicalize().apply({0})",
-    "SwizzleLayout(3, 3, 3).apply({0})", "SwizzleLayout(3, 3, 3).pack({0})", "SwizzleLayout(3, 3, 3).unpack({0})",
-    "ComposeLayout({0}, {1})", "ComposeLayout(SwizzleLayout(3, 3, 3), {0})",
+    *("TileLayout(S[{0}:{1}])", "TileLayout(S[{0}])", "TileLayout(S[4:1] + R[{0}:{1}])", "TileLayout(S[4:1] + {0})"),
+    *("TileLayout(S[4:1] + {0} @ laneid)", "TileLayout({0})", "TileLayout.from_iters({0}, {1}, {2})"),
+    *("L.apply({0})", "L.apply({0}, {1})", "L.apply({0}, shape={1})", "L.apply_all({0}, shape=[{1}, 4])"),
+    *("L.apply({0}, {1}, shape=[{2}, 4])", "L.size({0})", "L.span({0})"),
+    *("L.group({0})", "L.group([{0}, {1}])", "L.group_many([{0}], [{1}])"),
+    *("L.tile({0}, [{1}], [8])", "L.tile(L, [{0}], [{1}])", "L.tile_to([{0}], [{1}])", "L.tile_to({0}, {1})"),
+    *("L.is_tile_inner({0}, [16], [8])", "L.is_tile_outer(L, [{0}], [{1}])"),
+    *("L.direct_sum(L, [{0}], [{1}])", "L.is_direct_sum_left(L, [{0}], [8])", "L.is_direct_sum_right({0}, [8], [4])"),
+    *("L.slice([{0}], [({1}, {2})])", "L.slice([8], [{0}])", "L.slice({0}, {1})", "L.slice([8], [(0, {0})])"),
+    *("L.pack({0})", "L.unpack({0})", "L.broadcast({0}, {1})", "L.broadcast(2, 0, {0})"),
+    *("L.permute_dims({0})", "L.permute_by_groups({0}, {1})", "L.apply_to_shape({0}, {1})"),
+    *("TileLayout.trainium({0}, {1})", "TileLayout.trainium('PF', [{0}, {1}], {2})"),
+    *("Axis.get({0})", "L == {0}", "L.canonicalize().apply({0})"),
+    *("SwizzleLayout(3, 3, 3).apply({0})", "SwizzleLayout(3, 3, 3).pack({0})", "SwizzleLayout(3, 3, 3).unpack({0})"),
+    *("ComposeLayout({0}, {1})", "ComposeLayout(SwizzleLayout(3, 3, 3), {0})"),
     "ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[64:1])).slice([64], [({0}, {1})])",
     "ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[64:1])).apply({0})",
     "ComposeLayout(per_element={0}, swizzle_len={1}, atom_len={2}, tile_layout=TileLayout(S[64:1]))",
-    "parse_layout({0})", "parse_layout('S[4:1]', swizzle_alone={0})", "Layout({0}, {1})", "Layout.parse({0})",
-    "Layout(4, 1)({0})", "Layout((2, 4), (1, 2))({0}, {1})", "composition(Layout(4, 1), {0})",
-    "complement(Layout(4, 1), {0})", "logical_divide(Layout(8, 1), {0})", "zipped_divide(Layout(8, 1), {0})",
-    "tiled_divide(Layout(8, 1), {0})", "logical_product(Layout(2, 1), {0})", "blocked_product(Layout(2, 1), {0})",
-    "raked_product({0}, Layout(2, 1))", "coalesce({0})", "coalesce(Layout((2, 4), (1, 2)), {0})",
-    "right_inverse({0})", "left_inverse({0})", "with_shape(Layout(8, 1), {0})",
-    "restrict(Layout((2, 4), (1, 2)), {0}, {1})", "to_cute(L, {0})", "to_cute({0})", "to_tile_layout({0})",
-    "to_tile_layout(Layout((2, 4), (1, 2)), {0})", "Swizzle({0}, {1}, {2})", "make_layout({0})", "size({0})",
-    "cosize(Layout(4, 2), {0})", "wg_local_layout({0}, {1})", "tmem_datapath_layout({0}, {1}, {2})",
-    "tcgen05_atom_layout({0}, {1}, {2})", "mma_shared_layout({0}, {1}, {2})", "swizzle_mode({0}, {1})",
-    "swizzle_mode(L, {0})", "Iter({0}, {1}, {2})", "{0} @ laneid", "Iter(4, 1, {0})",
-]  # fmt: skip
+    *("parse_layout({0})", "parse_layout('S[4:1]', swizzle_alone={0})"),
+    *("Layout({0}, {1})", "Layout.parse({0})", "Layout(4, 1)({0})", "Layout((2, 4), (1, 2))({0}, {1})"),
+    *("composition(Layout(4, 1), {0})", "complement(Layout(4, 1), {0})"),
+    *("logical_divide(Layout(8, 1), {0})", "zipped_divide(Layout(8, 1), {0})", "tiled_divide(Layout(8, 1), {0})"),
+    *("logical_product(Layout(2, 1), {0})", "blocked_product(Layout(2, 1), {0})", "raked_product({0}, Layout(2, 1))"),
+    *("coalesce({0})", "coalesce(Layout((2, 4), (1, 2)), {0})", "right_inverse({0})", "left_inverse({0})"),
+    *("with_shape(Layout(8, 1), {0})", "restrict(Layout((2, 4), (1, 2)), {0}, {1})"),
+    *("to_cute(L, {0})", "to_cute({0})", "to_tile_layout({0})", "to_tile_layout(Layout((2, 4), (1, 2)), {0})"),
+    *("Swizzle({0}, {1}, {2})", "make_layout({0})", "size({0})", "cosize(Layout(4, 2), {0})"),
+    *("wg_local_layout({0}, {1})", "tmem_datapath_layout({0}, {1}, {2})", "tcgen05_atom_layout({0}, {1}, {2})"),
+    *("mma_shared_layout({0}, {1}, {2})", "swizzle_mode({0}, {1})", "swizzle_mode(L, {0})"),
+    *("Iter({0}, {1}, {2})", "{0} @ laneid", "Iter(4, 1, {0})"),
+]
 #: More junk for the API calls: symbolic values in every position, ranges, nested lists.
 CALL_JUNK = [
-    "x", "x + 1", "tvm.tirx.Var('y', 'int64')", "[x]", "[x, 4]", "(x, 1)", "[(0, x)]", "tvm.ir.Range(0, x)",
-    "tvm.ir.Range(0, 4)", "np.int64(4)", "[4, 4]", "[[4]]", "[(0, 4)]", "[(4, 0)]", "L", "Layout(4, 1)",
-    "SwizzleLayout(3, 3, 3)", "'PF'", "'P'", "'float16'", "'128B'", "'32x32b'", "'D'", "(64, 64)", "(128, 64)",
-    "m", "'laneid'", "[0]", "[1, 0]", "[0, 1, 2]", "(2,)", "((2, 2), 2)", "'4:1'", "'(2,4):(1,2)'", "'S[4:1]'",
-]  # fmt: skip
+    *("x", "x + 1", "tvm.tirx.Var('y', 'int64')", "[x]", "[x, 4]", "(x, 1)", "[(0, x)]", "tvm.ir.Range(0, x)"),
+    *("tvm.ir.Range(0, 4)", "np.int64(4)", "[4, 4]", "[[4]]", "[(0, 4)]", "[(4, 0)]"),  # ranges, lists
+    *("L", "Layout(4, 1)", "SwizzleLayout(3, 3, 3)"),  # layouts
+    *("'PF'", "'P'", "'float16'", "'128B'", "'32x32b'", "'D'"),  # names
+    *("(64, 64)", "(128, 64)", "m", "'laneid'"),  # shapes and axes
+    *("[0]", "[1, 0]", "[0, 1, 2]", "(2,)", "((2, 2), 2)"),  # lists and nested shapes
+    *("'4:1'", "'(2,4):(1,2)'", "'S[4:1]'"),  # layout text
+]
 
 
 def junk_call(rng: random.Random) -> Case:

@@ -187,11 +187,9 @@ def test_instruction_descriptor_bits_equal_the_isa_table(dtype, n, a_major, b_ma
             kind, dtype, dtype, d, m, n, a_major, b_major
         )
     if kind == "f8f6f4" and not (b_major == "MN" and n % 16):
+        shape = {"m": 128, "n": n, "a_major": a_major, "b_major": b_major}
         for sfa, sfb in itertools.product(range(4), range(4)):
-            scaled = MmaInstruction(
-                "mxf8f6f4", dtype, dtype, "float32", m=128, n=n, a_major=a_major, b_major=b_major,
-                scale_a_id=sfa, scale_b_id=sfb,
-            )  # fmt: skip
+            scaled = MmaInstruction("mxf8f6f4", dtype, dtype, "float32", **shape, scale_a_id=sfa, scale_b_id=sfb)
             assert instruction_descriptor(scaled) == mma_isa.instruction_descriptor(
                 "mxf8f6f4", dtype, dtype, "float32", 128, n, a_major, b_major, sfa_id=sfa, sfb_id=sfb
             )

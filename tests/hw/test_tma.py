@@ -19,11 +19,15 @@ from tirx_layout.layout.swizzle import ComposeLayout, SwizzleLayout
 from tirx_layout.layout.tile import TileLayout
 
 # cuda.h, CUtensorMapDataType and CUtensorMapSwizzle, copied by hand from the header's enum order.
-CUDA_DATA_TYPE = {"uint8": 0, "uint16": 1, "uint32": 2, "int32": 3, "uint64": 4, "int64": 5, "float16": 6,
-                  "float32": 7, "float64": 8, "bfloat16": 9}  # fmt: skip
+CUDA_DATA_TYPE_ORDER = "uint8 uint16 uint32 int32 uint64 int64 float16 float32 float64 bfloat16"
+CUDA_DATA_TYPE = {name: code for code, name in enumerate(CUDA_DATA_TYPE_ORDER.split())}
 CUDA_SWIZZLE = {"none": 0, "32B": 1, "64B": 2, "128B": 3, "128B_atom_32B": 4}
-BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "uint8": 1,
-         "float64": 8, "int32": 4}  # fmt: skip
+BYTES = {
+    **dict.fromkeys(("float8_e4m3fn", "float8_e5m2", "int8", "uint8"), 1),
+    **dict.fromkeys(("float16", "bfloat16"), 2),
+    **dict.fromkeys(("float32", "int32"), 4),
+    "float64": 8,
+}
 # Programming guide TMA swizzle table ("swizzle width") and the PTX ISA's "starting address of the repeating pattern".
 SPAN = {"none": 16, "32B": 32, "64B": 64, "128B": 128}
 REPEAT = {"none": 128, "32B": 256, "64B": 512, "128B": 1024}
@@ -123,9 +127,20 @@ def test_symbolic_extents_and_strides_are_left_to_the_driver():
 
 @pytest.mark.parametrize(
     ("dtype", "code"),
-    [("float16", 6), ("bfloat16", 9), ("float32", 7), ("float64", 8), ("int32", 3), ("int64", 5), ("uint16", 1),
-     ("float8_e4m3fn", 0), ("float8_e5m2", 0), ("int8", 0), ("int16", 1)],
-)  # fmt: skip
+    [
+        ("float16", 6),
+        ("bfloat16", 9),
+        ("float32", 7),
+        ("float64", 8),
+        ("int32", 3),
+        ("int64", 5),
+        ("uint16", 1),
+        ("float8_e4m3fn", 0),
+        ("float8_e5m2", 0),
+        ("int8", 0),
+        ("int16", 1),
+    ],
+)
 def test_driver_data_type_is_the_named_type_or_the_unsigned_of_its_width(dtype, code):
     assert CUDA_DATA_TYPE[driver_data_type(dtype)] == code
 
@@ -185,8 +200,13 @@ def test_strided_and_symbolic_global_buffers():
     layout = mma_shared_layout("bfloat16", "128B", (128, 64))
     m = tensor_map_for((n, 4096), "bfloat16", (128, 64), layout)
     assert m.global_dims[0] == 4096 and m.global_dims[1].same_as(n) and m.global_strides == (8192,)
-    wide = tensor_map_for((3, 256, 64), "bfloat16", (1, 128, 64), mma_shared_layout("bfloat16", "128B", (1, 128, 64)),
-                          global_strides=(256 * 128, 128, 1))  # fmt: skip
+    wide = tensor_map_for(
+        (3, 256, 64),
+        "bfloat16",
+        (1, 128, 64),
+        mma_shared_layout("bfloat16", "128B", (1, 128, 64)),
+        global_strides=(256 * 128, 128, 1),
+    )
     assert wide.global_dims == (64, 256, 3) and wide.global_strides == (256, 65536)
 
 
@@ -245,14 +265,42 @@ UPSTREAM_BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "uint8": 8, "int3
 def upstream_spec(tma, dtype, dims, strides, box, steps, interleave, swizzle, l2_promotion, oob_fill):
     """Upstream's TensorMapSpec for a plain global-to-shared tile copy; only the map's fields vary."""
     return tma.TensorMapSpec(
-        descriptor_dtype=dtype, descriptor_bits=UPSTREAM_BITS[dtype], effective_bytes=UPSTREAM_BITS[dtype] // 8,
-        packed_kind=None, force_cu_dtype=-1, base=None, base_key="", descriptor_name="m", base_byte_offset=0,
-        global_dims=dims, global_strides=strides, inner_stride=1, box_dims=box, element_strides=steps,
-        interleave=interleave, swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill, direction="g2s",
-        load_mode="tile", target_arch="sm_100a", coordinates=(0,) * len(dims), gather4=(), smem_buffer=None,
-        smem_start=(), smem_base_offset=0, mbar=object(), mbar_is_shared_addr=True, cta_group=1, cta_mask=0,
-        cache_hint=None, cache_policy=None, use_tma_reduce=None, payload_bits=0, transaction_bits=0,
-    )  # fmt: skip
+        descriptor_dtype=dtype,
+        descriptor_bits=UPSTREAM_BITS[dtype],
+        effective_bytes=UPSTREAM_BITS[dtype] // 8,
+        packed_kind=None,
+        force_cu_dtype=-1,
+        base=None,
+        base_key="",
+        descriptor_name="m",
+        base_byte_offset=0,
+        global_dims=dims,
+        global_strides=strides,
+        inner_stride=1,
+        box_dims=box,
+        element_strides=steps,
+        interleave=interleave,
+        swizzle=swizzle,
+        l2_promotion=l2_promotion,
+        oob_fill=oob_fill,
+        direction="g2s",
+        load_mode="tile",
+        target_arch="sm_100a",
+        coordinates=(0,) * len(dims),
+        gather4=(),
+        smem_buffer=None,
+        smem_start=(),
+        smem_base_offset=0,
+        mbar=object(),
+        mbar_is_shared_addr=True,
+        cta_group=1,
+        cta_mask=0,
+        cache_hint=None,
+        cache_policy=None,
+        use_tma_reduce=None,
+        payload_bits=0,
+        transaction_bits=0,
+    )
 
 
 def test_limits_agree_with_upstreams_tensor_map_validator():

@@ -120,8 +120,18 @@ def test_the_128b_32b_atom_mode_places_elements_like_the_mma_swizzle():
 
 def hand_written_fields(**changes):
     """A 2-D float16 map written by hand from the driver's parameter list: a 20 x 24 tensor, an 8 x 16 box."""
-    fields = {"data_type": 6, "rank": 2, "global_dim": (24, 20), "global_strides": (48,), "box_dim": (8, 16),
-              "element_strides": (1, 1), "interleave": 0, "swizzle": 0, "l2_promotion": 0, "oob_fill": 0}  # fmt: skip
+    fields = {
+        "data_type": 6,
+        "rank": 2,
+        "global_dim": (24, 20),
+        "global_strides": (48,),
+        "box_dim": (8, 16),
+        "element_strides": (1, 1),
+        "interleave": 0,
+        "swizzle": 0,
+        "l2_promotion": 0,
+        "oob_fill": 0,
+    }
     return {**fields, **changes}
 
 

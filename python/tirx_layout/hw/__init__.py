@@ -1,7 +1,20 @@
 """Hardware facts as data — memories (element sizes, banks, swizzle modes), the CUDA thread hierarchy, tensor memory
 and the ``tcgen05`` instruction shapes, the ``tcgen05.mma`` instruction and where it addresses tensor memory, the
 shared-memory matrix descriptors of ``tcgen05`` and ``wgmma``, the ``wgmma`` instruction facts — and the layout
-constructors built from them."""
+constructors built from them.
+
+Example: the facts are plain values, and a constructor turns them into the layout an instruction wants (here the
+shared-memory tile ``tcgen05.mma`` reads with the 128-byte swizzle), which ``swizzle_mode`` reads back.
+
+    >>> from tirx_layout.hw import SWIZZLE_MODES, dtype_bytes, mma_shared_layout, swizzle_mode
+    >>> dtype_bytes("bfloat16"), SWIZZLE_MODES
+    (2, ('none', '32B', '64B', '128B'))
+    >>> tile = mma_shared_layout("float16", "128B", (64, 64))
+    >>> tile
+    ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(64, 64):(64, 1)]))
+    >>> swizzle_mode(tile, "float16")
+    '128B'
+"""
 
 from .constructors import (
     mma_accumulator_layout,

@@ -5,6 +5,17 @@ numbers shift between releases, so titles are given too): one record per ``tcgen
 
 The lowering and the constructors read these records; the simulator (``tirx_layout.sim``) deliberately does not:
 its model of the same instructions is written separately from the ISA text, so that the two can disagree.
+
+Example: the TMEM lanes one warp reaches with ``tcgen05.ld.sync.aligned.16x256b.x4.b32`` and the columns and
+registers it moves per thread; and the lanes a source row lands on in a ``tcgen05.cp`` whose multicast gives each
+32-row half of the source to its own pair of warps (rows 0-31 to warps 0 and 1, rows 32-63 to warps 2 and 3).
+
+    >>> shape = LD_ST_SHAPES["16x256b"]
+    >>> shape.lanes, 4 * shape.columns_per_num, 4 * shape.registers_per_num
+    (16, 32, 16)
+    >>> cp = CP_SHAPES["64x128b.warpx2::01_23"]
+    >>> [cp.lane_of(40) + copy for copy in cp.replica_lanes]  # row 40, in the first copy and the second
+    [72, 104]
 """
 
 from __future__ import annotations

@@ -1,6 +1,29 @@
 """What a lowered host function hands to its device kernel: for each argument of the kernel launch
 (``call_ffi_kernel``), which parameter of the original kernel it is, found by following the host code's own data
-flow (buffer declarations and bindings) back to the packed argument it was read from."""
+flow (buffer declarations and bindings) back to the packed argument it was read from.
+
+Example: TVM orders the device kernel's parameters its own way (``add_kernel`` takes ``A, B, C``, ``add`` takes
+``C, A, B``); the host function says which parameter of ``add`` each pointer is. The two numbers after them are the
+launch extents: 2 CTAs of 128 threads.
+
+    >>> import tvm
+    >>> from tirx_layout.sim import lower
+    >>> kernel = tvm.script.from_source('''
+    ... @T.prim_func
+    ... def add(C: T.Buffer((256,), "float32"), A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    ...     T.device_entry()
+    ...     bx = T.cta_id([2])
+    ...     tx = T.thread_id([128])
+    ...     C[bx * 128 + tx] = A[bx * 128 + tx] + B[bx * 128 + tx]
+    ... ''')
+    >>> host, (device,) = lower(kernel)
+    >>> [param.name for param in device.params]
+    ['A_ptr', 'B_ptr', 'C_ptr']
+    >>> launch_arguments(host, "add_kernel")
+    [1, 2, 0, None, None]
+    >>> launch_argument_expressions(host, "add_kernel")
+    [A.data, B.data, C.data, 2, 128]
+"""
 
 from __future__ import annotations
 

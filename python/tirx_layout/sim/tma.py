@@ -92,8 +92,8 @@ def _read_map(fields: dict) -> dict:
     counts and swizzle."""
     if not isinstance(fields, dict):
         raise TensorMapError(f"a tensor map is a dict of driver fields, got {fields!r}")
-    missing = {"data_type", "rank", "global_dim", "global_strides", "box_dim", "element_strides", "interleave",
-               "swizzle", "oob_fill"} - set(fields)  # fmt: skip
+    required = "data_type rank global_dim global_strides box_dim element_strides interleave swizzle oob_fill"
+    missing = set(required.split()) - set(fields)
     if missing:
         raise TensorMapError(f"tensor map lacks the fields {sorted(missing)}")
     if fields["data_type"] not in _ELEMENT_BYTES:

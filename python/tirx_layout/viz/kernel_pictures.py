@@ -1,6 +1,28 @@
 """What layout inference chose, as pictures: for a kernel, one SVG per buffer that carries a layout after
 ``infer_layouts`` (the buffers the user annotated and the ones inference filled in), named after the buffer.
-``tirx-layout compile --show-layouts DIR`` writes them; TileLang's layout-visualisation pass config is the model."""
+``tirx-layout compile --show-layouts DIR`` writes them; TileLang's layout-visualisation pass config is the model.
+
+Example: the author gave the shared tile its layout and left the fragment's open; inference chose one, and each is
+drawn into its own file.
+
+    >>> import tempfile, tvm
+    >>> kernel = tvm.script.from_source('''
+    ... @T.prim_func
+    ... def k(A: T.Buffer((32, 8), "float16"), B: T.Buffer((32, 8), "float16")):
+    ...     T.device_entry()
+    ...     tx = T.thread_id([32])
+    ...     Sm = T.alloc_shared((32, 8), "float16", layout=T.layout("S[(32, 8):(8, 1)]"))
+    ...     frag = T.alloc_local((32, 8), "float16")
+    ...     T.tile_copy(Sm, A)
+    ...     T.tile_copy(frag, Sm)
+    ...     T.tile_copy(B, frag)
+    ... ''')
+    >>> inferred_layouts(kernel)
+    {'Sm': TileLayout(S[(32, 8):(8, 1)]), 'frag': TileLayout(S[(32, 8):(1@tid_in_wg, 1)])}
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     [path.name for path in write_layout_pictures(kernel, directory, prefix="k.")]
+    ['k.Sm.svg', 'k.frag.svg']
+"""
 
 from __future__ import annotations
 
@@ -22,8 +44,7 @@ def inferred_layouts(kernel) -> dict:
     """``{buffer name: layout}`` of every buffer of ``kernel`` (a ``PrimFunc``) that carries a layout once
     inference has run.
 
-    Example: for ``infer_layouts``' example kernel, ``inferred_layouts(func)`` is
-    ``{"frag": TileLayout(S[(32, 4):(1@tid_in_wg, 1)])}``.
+    Example: the module's example.
     """
     return {buffer.name: layout for buffer, layout in buffer_layouts(infer_layouts(kernel)).items()}
 
@@ -41,8 +62,7 @@ def write_layout_pictures(kernel, directory, prefix: str = "") -> list[Path]:
     layout after inference: the picture over the buffer's shape and dtype (a summary for big tiles). Returns the
     files written; a layout too big to draw gets a ``.txt`` saying so instead of a picture.
 
-    Example: ``write_layout_pictures(func, "pictures", "k.")`` for ``infer_layouts``' example kernel writes
-    ``pictures/k.frag.svg``.
+    Example: the module's example.
     """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
