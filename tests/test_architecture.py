@@ -1,6 +1,7 @@
 """The package's import structure, read from the source: layers import only downward (the order is the one
 ``docs/architecture.md`` states), no circles but the two operator pairs, no pass imports another, the simulator reads
-IR conventions only, and no module takes a ``_private`` name from another.
+IR conventions only, the device helpers import ``ir``, ``hw`` and below only, and no module takes a ``_private`` name
+from another.
 
 The passes are not listed here: they are the ``tirx_layout.*`` passes of the pipeline ``tirx_layout_pipeline()``
 builds, each found in the module whose source registers it (``prim_func_pass(..., name="tirx_layout.X")`` and the
@@ -42,6 +43,8 @@ NAMED_LIKE_A_PASS = {
 }
 #: What the simulator may import from the package: IR conventions (and itself). Its hardware models are its own.
 SIMULATOR_MAY_IMPORT = ("ir", "sim")
+#: What the device helpers (``ops/helpers``) may import: the IR naming, the hardware facts and what lies below them.
+HELPERS_MAY_IMPORT = ("core", "layout", "hw", "cute", "ir")
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,20 @@ def test_only_passes_are_named_like_one():
 def test_the_simulator_reads_ir_conventions_only():
     reached = {layer(e.target) for e in EDGES if layer(e.source) == "sim"}
     assert reached <= set(SIMULATOR_MAY_IMPORT), reached
+
+
+def test_the_device_helpers_import_ir_hw_and_below_only():
+    helpers = "tirx_layout.ops.helpers"
+    sources = {e.source for e in EDGES if e.source.startswith(helpers)}
+    assert {f"{helpers}.{family}" for family in ("mbarrier", "tma", "sync", "tcgen05", "wgmma")} <= sources
+    reached = {
+        e.target
+        for e in EDGES
+        if e.source.startswith(helpers)
+        and not e.target.startswith(helpers)
+        and layer(e.target) not in HELPERS_MAY_IMPORT
+    }
+    assert reached == set()
 
 
 def test_no_module_takes_a_private_name_from_another():

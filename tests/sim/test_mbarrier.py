@@ -9,6 +9,7 @@ from tirx_layout.sim.mbarrier import Mbarrier
 from tirx_layout.sim.memory import AsyncWrite, SyncClocks
 
 from kernels import parse
+from kernels.helper_calls import call, u32
 
 
 def test_a_phase_completes_when_arrivals_and_tx_count_both_reach_zero():
@@ -39,12 +40,9 @@ def test_mbarrier_counts_and_tx_counts_outside_the_isa_ranges_are_errors():
 
 
 def _hand_off(consumer_waits=True):
-    wait = 'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_mbarrier_wait", '
-    wait += 'T.address_of(bars[0]), T.uint32(0), ""))'
-    arrive = 'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_mbarrier_arrive", '
-    arrive += 'T.address_of(bars[0]), ""))'
-    init = 'T.evaluate(T.call_intrin("void", "tirx.cuda.func_call", "tirx_layout_tcgen05_mbarrier_init", '
-    init += 'T.address_of(bars[0]), T.uint32(32), ""))'
+    wait = call("mbarrier", "wait", "T.address_of(bars[0])", u32(0))
+    arrive = call("mbarrier", "arrive", "T.address_of(bars[0])")
+    init = call("mbarrier", "init", "T.address_of(bars[0])", u32(32))
     return parse(f"""
 @T.prim_func
 def k(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
@@ -70,6 +68,11 @@ def test_generic_shared_memory_handed_over_through_an_mbarrier_phase_is_ordered(
     np.testing.assert_array_equal(sim.run(_hand_off(), [a])["B"], a[::-1])
     with pytest.raises(sim.DataRace, match=r"data race on shared buf\[\d+\]: a store after a load"):
         sim.run(_hand_off(consumer_waits=False), [a])
+
+
+def test_mbarrier_helpers_run_without_tensor_memory():
+    # an mbarrier touches no TMEM: the CTA of a kernel of mbarriers and shared memory ends with none made
+    assert sim.run(_hand_off(), [np.arange(32, dtype=np.float32)]).tmem == [None]
 
 
 def test_a_completed_phase_publishes_its_own_count_next_to_the_arrivals_clocks():

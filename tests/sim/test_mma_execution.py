@@ -16,7 +16,7 @@ from tirx_layout import sim
 from tirx_layout.sim.tmem_order import TmemOrder
 
 from kernels import parse
-from kernels.helper_calls import call, u32, u64
+from kernels.helper_calls import call, u32, u64, value
 from oracles.canonical_operands import Operand
 
 # --- the ISA's field tables, restated for the tests ---
@@ -68,7 +68,7 @@ def smem_desc(buffer, index, descriptor):
     """The full descriptor of the operand at ``buffer[index]``: ``smem_descriptor`` ORs the element's shared address
     >> 4 into ``descriptor`` (start field 0), MMA_DESIGN §3 as tuned."""
     pointer = f"T.address_of({buffer}[{index}])"
-    return f'T.call_intrin("uint64", "tirx.cuda.func_call", "tirx_layout_tcgen05_smem_descriptor", {pointer}, {u64(descriptor)}, "")'
+    return value("tcgen05", "smem_descriptor", "uint64", pointer, u64(descriptor))
 
 
 def kernel_source(
@@ -104,20 +104,22 @@ def kernel_source(
     if preload_cols:
         lines.append(f"for j in range({preload_cols}):\n        r[j] = P[tx * {preload_cols} + j]")
         for start, size in pow2_chunks(preload_cols):
-            lines.append(call(f"st_32x32b_x{size}", f"{lane_base} + T.uint32({start})", f"T.address_of(r[{start}])"))
-        lines.append(call("wait_st"))
-        lines.append(call("fence_before"))
+            lines.append(
+                call("tcgen05", f"st_32x32b_x{size}", f"{lane_base} + T.uint32({start})", f"T.address_of(r[{start}])")
+            )
+        lines.append(call("tcgen05", "wait_st"))
+        lines.append(call("tcgen05", "fence_before"))
         lines.append("T.cuda.cta_sync()")
     if fence_proxy:
-        lines.append(call("fence_proxy_async"))
+        lines.append(call("sync", "fence_proxy_async"))
     if barrier_before_mma:
         lines.append("T.cuda.cta_sync()")
-    lines.append(call("fence_after"))
-    issue = "\n        ".join([*mmas, call("commit", "T.address_of(bars[0])")])
+    lines.append(call("tcgen05", "fence_after"))
+    issue = "\n        ".join([*mmas, call("tcgen05", "commit", "T.address_of(bars[0])")])
     lines.append(f"if {issue_guard}:\n        {issue}")
     if after_issue:
         lines.append(after_issue)
-    waited = call("mbarrier_wait", "T.address_of(bars[0])", u32(0))
+    waited = call("mbarrier", "wait", "T.address_of(bars[0])", u32(0))
     if wait == "all":
         lines.append(waited)
     elif wait == "warp0":
@@ -125,16 +127,18 @@ def kernel_source(
     if after_wait:
         lines.append(after_wait)
     if fence_after_wait:
-        lines.append(call("fence_after"))
+        lines.append(call("tcgen05", "fence_after"))
     for start, size in pow2_chunks(n_read):
-        lines.append(call(f"ld_32x32b_x{size}", f"{lane_base} + T.uint32({start})", f"T.address_of(r[{start}])"))
-    lines.append(call("wait_ld"))
+        lines.append(
+            call("tcgen05", f"ld_32x32b_x{size}", f"{lane_base} + T.uint32({start})", f"T.address_of(r[{start}])")
+        )
+    lines.append(call("tcgen05", "wait_ld"))
     lines.append(f"for j in range({n_read}):\n        D[tx * {n_read} + j] = r[j]")
     if after_read:
         lines.append(after_read)
-    lines.append(call("fence_before"))
+    lines.append(call("tcgen05", "fence_before"))
     lines.append("T.cuda.cta_sync()")
-    lines.append(f"if warp == 0:\n        {call('dealloc', 'slot[0]', u32(ncols))}")
+    lines.append(f"if warp == 0:\n        {call('tcgen05', 'dealloc', 'slot[0]', u32(ncols))}")
     body = "\n    ".join(lines)
     body = body.replace("A_WORDS", str(a_words)).replace("B_WORDS", str(b_words))
     return f"""
@@ -150,11 +154,11 @@ def k(A: T.Buffer(({a_words},), "uint32"), B: T.Buffer(({b_words},), "uint32"),
     sB = T.alloc_shared(({b_words},), "uint32", align=1024)
     r = T.alloc_local(({regs},), "uint32")
     if warp == 0:
-        {call("alloc", "T.address_of(slot[0])", u32(ncols))}
+        {call("tcgen05", "alloc", "T.address_of(slot[0])", u32(ncols))}
     if tx == 0:
-        {call("mbarrier_init", "T.address_of(bars[0])", u32(1))}
-        {call("mbarrier_init", "T.address_of(bars[1])", u32(128))}
-        {call("mbarrier_init", "T.address_of(bars[2])", u32(32))}
+        {call("mbarrier", "init", "T.address_of(bars[0])", u32(1))}
+        {call("mbarrier", "init", "T.address_of(bars[1])", u32(128))}
+        {call("mbarrier", "init", "T.address_of(bars[2])", u32(32))}
     T.cuda.cta_sync()
     {body}
 """
@@ -210,7 +214,7 @@ def dense_gemm(
         else:
             a_args = [smem_desc("sA", a_op.starts[s] // 4, a_op.descriptor)]
         form = "ts" if a_in_tmem else "ss"
-        mmas.append(call(f"mma_{kind}_{form}", d_addr, *a_args, *b_args, u32(idesc), enable))
+        mmas.append(call("tcgen05", f"mma_{kind}_{form}", d_addr, *a_args, *b_args, u32(idesc), enable))
     preload = image.shape[1] if (accumulate or a_in_tmem) else 0
     source = kernel_source(
         mmas=mmas, n_read=n, a_words=a_op.words.size, b_words=b_op.words.size, preload_cols=preload, **switches
@@ -329,7 +333,9 @@ def scaled_gemm(n=112, steps=2, seed=1, break_replica=None, a_in_tmem=False, sca
     if scales_by_cp:  # no swizzle, 16-byte rows 16 bytes apart: SBO = 8 rows x 16 B
         for which, column in enumerate((n, n + 4)):
             source = f"T.address_of(sA[{a_op.words.size + 128 * which}])"
-            issue.append(call("cp_32x128b_warpx4", f"slot[0] + T.uint32({column})", source, u32(0), u32(128), u32(0)))
+            issue.append(
+                call("tcgen05", "cp_32x128b_warpx4", f"slot[0] + T.uint32({column})", source, u32(0), u32(128), u32(0))
+            )
     for s in range(steps):
         idesc = idesc_scaled(m, n, "e4m3", "e5m2", sf_a=s, sf_b=s)
         if a_in_tmem:
@@ -338,6 +344,7 @@ def scaled_gemm(n=112, steps=2, seed=1, break_replica=None, a_in_tmem=False, sca
             a_args = [smem_desc("sA", a_op.starts[s] // 4, a_op.descriptor)]
         issue.append(
             call(
+                "tcgen05",
                 f"mma_mxf8f6f4_{'ts' if a_in_tmem else 'ss'}",
                 "slot[0]",
                 *a_args,
@@ -394,7 +401,7 @@ def test_reading_d_with_no_wait_at_all_is_a_data_race_naming_the_missing_wait():
 
 def test_reading_d_with_no_commit_and_no_wait_is_a_data_race_naming_both():
     source, inputs, _, _ = dense_gemm(m=128, n=32, steps=2, wait=None)
-    kernel = parse(source.replace(call("commit", "T.address_of(bars[0])"), "T.evaluate(0)"))
+    kernel = parse(source.replace(call("tcgen05", "commit", "T.address_of(bars[0])"), "T.evaluate(0)"))
     with pytest.raises(sim.DataRace, match=r"its own tcgen05\.mma has not finished with: put tcgen05\.commit and an "):
         sim.run(kernel, inputs)
 
@@ -432,11 +439,11 @@ def test_overwriting_an_operand_an_mma_still_reads_is_a_data_race_until_the_wait
 
 def test_a_thread_may_overwrite_an_operand_once_an_arrive_by_a_thread_that_saw_the_mma_complete_reaches_it():
     def handoff(warp0_waits):
-        wait0 = call("mbarrier_wait", "T.address_of(bars[0])", u32(0)) if warp0_waits else "T.evaluate(0)"
+        wait0 = call("mbarrier", "wait", "T.address_of(bars[0])", u32(0)) if warp0_waits else "T.evaluate(0)"
         return "\n    ".join(
             [
-                f"if warp == 0:\n        {wait0}\n        {call('mbarrier_arrive', 'T.address_of(bars[2])')}",
-                call("mbarrier_wait", "T.address_of(bars[2])", u32(0)),
+                f"if warp == 0:\n        {wait0}\n        {call('mbarrier', 'arrive', 'T.address_of(bars[2])')}",
+                call("mbarrier", "wait", "T.address_of(bars[2])", u32(0)),
                 SA_STORE,
             ]
         )
@@ -475,7 +482,7 @@ def test_mmas_into_one_accumulator_from_two_threads_are_a_data_race():
 
 
 def test_a_wait_on_a_phase_nothing_completes_never_returns():
-    kernel, inputs = race_kernel(after_wait=call("mbarrier_wait", "T.address_of(bars[0])", u32(1)))
+    kernel, inputs = race_kernel(after_wait=call("mbarrier", "wait", "T.address_of(bars[0])", u32(1)))
     with pytest.raises(
         sim.SimulationError,
         match=r"bars\[0\] for phase parity 1 never returns: phase 1 \(parity 1\) "
@@ -485,6 +492,7 @@ def test_a_wait_on_a_phase_nothing_completes_never_returns():
 
 
 SECOND_MMA = call(
+    "tcgen05",
     "mma_f16_ss",
     "slot[0]",
     smem_desc("sA", 0, sdesc(16, 1024, "128B")),
@@ -495,18 +503,18 @@ SECOND_MMA = call(
 
 
 def test_the_next_mma_into_d_waits_for_every_reader_through_an_mbarrier():
-    unordered = f"if tx == 0:\n        {SECOND_MMA}\n        {call('commit', 'T.address_of(bars[0])')}"
+    unordered = f"if tx == 0:\n        {SECOND_MMA}\n        {call('tcgen05', 'commit', 'T.address_of(bars[0])')}"
     kernel, inputs = race_kernel(after_read=unordered)
     with pytest.raises(sim.DataRace, match=r"an MMA's write after a load by warp 1"):
         sim.run(kernel, inputs)
     handshake = "\n    ".join(
         [
-            call("fence_before"),
-            call("mbarrier_arrive", "T.address_of(bars[1])"),  # all 128 threads: the readers are done with D
-            f"if tx == 0:\n        {call('mbarrier_wait', 'T.address_of(bars[1])', u32(0))}",
-            call("fence_after"),
+            call("tcgen05", "fence_before"),
+            call("mbarrier", "arrive", "T.address_of(bars[1])"),  # all 128 threads: the readers are done with D
+            f"if tx == 0:\n        {call('mbarrier', 'wait', 'T.address_of(bars[1])', u32(0))}",
+            call("tcgen05", "fence_after"),
             unordered,
-            call("mbarrier_wait", "T.address_of(bars[0])", u32(1)),
+            call("mbarrier", "wait", "T.address_of(bars[0])", u32(1)),
         ]
     )
     kernel, inputs = race_kernel(after_read=handshake)
@@ -514,8 +522,8 @@ def test_the_next_mma_into_d_waits_for_every_reader_through_an_mbarrier():
 
 
 def test_arrive_expect_tx_in_a_kernel_holds_the_phase_until_the_bytes_arrive():
-    wait = call("mbarrier_wait", "T.address_of(bars[1])", u32(0))
-    expect = call("mbarrier_arrive_expect_tx", "T.address_of(bars[1])", u32(16))
+    wait = call("mbarrier", "wait", "T.address_of(bars[1])", u32(0))
+    expect = call("mbarrier", "arrive_expect_tx", "T.address_of(bars[1])", u32(16))
     kernel, inputs = race_kernel(after_read=f"{expect}\n    {wait}")
     with pytest.raises(
         sim.SimulationError,
@@ -523,8 +531,8 @@ def test_arrive_expect_tx_in_a_kernel_holds_the_phase_until_the_bytes_arrive():
         r"arrivals pending and a tx-count of 2048",
     ):
         sim.run(kernel, inputs)
-    plain = call("mbarrier_expect_tx", "T.address_of(bars[1])", u32(0))
-    arrive = call("mbarrier_arrive", "T.address_of(bars[1])")
+    plain = call("mbarrier", "expect_tx", "T.address_of(bars[1])", u32(0))
+    arrive = call("mbarrier", "arrive", "T.address_of(bars[1])")
     kernel, inputs = race_kernel(after_read=f"{plain}\n    {arrive}\n    {wait}")
     sim.run(kernel, inputs)
 
@@ -603,10 +611,10 @@ def k():
     tx = T.thread_id([64])
     bars = T.alloc_shared((1,), "uint64")
     if {init_guard}:
-        {call("mbarrier_init", "T.address_of(bars[0])", u32(64))}
+        {call("mbarrier", "init", "T.address_of(bars[0])", u32(64))}
     {"T.cuda.cta_sync()" if barrier_after_init else "T.evaluate(0)"}
-    {call("mbarrier_arrive", "T.address_of(bars[0])")}
-    {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
+    {call("mbarrier", "arrive", "T.address_of(bars[0])")}
+    {call("mbarrier", "wait", "T.address_of(bars[0])", u32(0))}
 """)
 
 
@@ -635,17 +643,17 @@ def k(A: T.Buffer(({inputs["A"].size},), "uint32"), B: T.Buffer(({inputs["B"].si
     sA = T.alloc_shared(({inputs["A"].size},), "uint32", align=1024)
     sB = T.alloc_shared(({inputs["B"].size},), "uint32", align=1024)
     if warp == 0:
-        {call("alloc", "T.address_of(slot[0])", u32(32))}
+        {call("tcgen05", "alloc", "T.address_of(slot[0])", u32(32))}
     if tx == 0:
-        {call("mbarrier_init", "T.address_of(bars[0])", u32(1))}
+        {call("mbarrier", "init", "T.address_of(bars[0])", u32(1))}
         {mma}
-        {call("commit", "T.address_of(bars[0])")}
+        {call("tcgen05", "commit", "T.address_of(bars[0])")}
     T.cuda.cta_sync()
     if {waiters}:
-        {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
+        {call("mbarrier", "wait", "T.address_of(bars[0])", u32(0))}
     T.cuda.cta_sync()
     if warp == 0:
-        {call("dealloc", "slot[0]", u32(32))}
+        {call("tcgen05", "dealloc", "slot[0]", u32(32))}
 """)
     return kernel, {"A": inputs["A"], "B": inputs["B"]}
 
@@ -701,6 +709,7 @@ def _ping_pong(consumer_fence=True, producer_waits=True, roles="if-else"):
     a_op, b_op = Operand(av, "K", "128B", sdesc), Operand(bv, "K", "128B", sdesc)
     idesc = idesc_dense(128, 32, "float16", "float16", "float32")
     mma = call(
+        "tcgen05",
         "mma_f16_ss",
         "slot[0] + T.Cast('uint32', t % 2 * 32)",
         smem_desc("sA", f"t % 2 * {a_op.starts[1] // 4}", a_op.descriptor),
@@ -709,7 +718,7 @@ def _ping_pong(consumer_fence=True, producer_waits=True, roles="if-else"):
         u32(0),
     )
     lane_base = "slot[0] + T.Cast('uint32', warp * 32 * 65536 + t % 2 * 32)"
-    empty_wait = call("mbarrier_wait", "T.address_of(empty[t % 2])", "T.Cast('uint32', (t // 2 + 1) % 2)")
+    empty_wait = call("mbarrier", "wait", "T.address_of(empty[t % 2])", "T.Cast('uint32', (t // 2 + 1) % 2)")
     kernel = parse(f"""
 @T.prim_func
 def k(A: T.Buffer(({a_op.words.size},), "uint32"), B: T.Buffer(({b_op.words.size},), "uint32"),
@@ -728,33 +737,33 @@ def k(A: T.Buffer(({a_op.words.size},), "uint32"), B: T.Buffer(({b_op.words.size
     for i in range({b_op.words.size // 256}):
         sB[i * 256 + tx] = B[i * 256 + tx]
     if warp == 0:
-        {call("alloc", "T.address_of(slot[0])", u32(64))}
+        {call("tcgen05", "alloc", "T.address_of(slot[0])", u32(64))}
     if tx == 0:
         for s in range(2):
-            {call("mbarrier_init", "T.address_of(full[s])", u32(1))}
-            {call("mbarrier_init", "T.address_of(empty[s])", u32(128))}
-    {call("fence_proxy_async")}
+            {call("mbarrier", "init", "T.address_of(full[s])", u32(1))}
+            {call("mbarrier", "init", "T.address_of(empty[s])", u32(128))}
+    {call("sync", "fence_proxy_async")}
     T.cuda.cta_sync()
     if warp < 4:
         for t in range(4):
-            {call("mbarrier_wait", "T.address_of(full[t % 2])", "T.Cast('uint32', t // 2 % 2)")}
-            {call("fence_after") if consumer_fence else "T.evaluate(0)"}
-            {call("ld_32x32b_x32", lane_base, "T.address_of(r[0])")}
-            {call("wait_ld")}
+            {call("mbarrier", "wait", "T.address_of(full[t % 2])", "T.Cast('uint32', t // 2 % 2)")}
+            {call("tcgen05", "fence_after") if consumer_fence else "T.evaluate(0)"}
+            {call("tcgen05", "ld_32x32b_x32", lane_base, "T.address_of(r[0])")}
+            {call("tcgen05", "wait_ld")}
             for j in range(32):
                 D[(t * 128 + tx) * 32 + j] = r[j]
-            {call("fence_before")}
-            {call("mbarrier_arrive", "T.address_of(empty[t % 2])")}
+            {call("tcgen05", "fence_before")}
+            {call("mbarrier", "arrive", "T.address_of(empty[t % 2])")}
     {"else:" if roles == "if-else" else "if warp >= 4:"}
         if tx == 128:
             for t in range(4):
                 {empty_wait if producer_waits else "T.evaluate(0)"}
-                {call("fence_after")}
+                {call("tcgen05", "fence_after")}
                 {mma}
-                {call("commit", "T.address_of(full[t % 2])")}
+                {call("tcgen05", "commit", "T.address_of(full[t % 2])")}
     T.cuda.cta_sync()
     if warp == 0:
-        {call("dealloc", "slot[0]", u32(64))}
+        {call("tcgen05", "dealloc", "slot[0]", u32(64))}
 """)
     halves = [
         av[:, 16 * s : 16 * s + 16].astype(np.float32) @ bv[:, 16 * s : 16 * s + 16].astype(np.float32).T
@@ -794,8 +803,8 @@ def _producer_warps(arrive_first=False, fence=True):
         f"for i in range({words[name] // 128}):\n            s{name}[i * 128 + tx - 128] = {name}[i * 128 + tx - 128]"
         for name in ("A", "B")
     )
-    arrive = call("mbarrier_arrive", "T.address_of(bars[0])")
-    fenced = call("fence_proxy_async") if fence else ""
+    arrive = call("mbarrier", "arrive", "T.address_of(bars[0])")
+    fenced = call("sync", "fence_proxy_async") if fence else ""
     produce = [arrive, stores, fenced] if arrive_first else [stores, fenced, arrive]
     lane_base = "slot[0] + T.Cast('uint32', warp * 32 * 65536)"
     kernel = parse(f"""
@@ -810,29 +819,29 @@ def k(A: T.Buffer(({words["A"]},), "uint32"), B: T.Buffer(({words["B"]},), "uint
     sB = T.alloc_shared(({words["B"]},), "uint32", align=1024)
     r = T.alloc_local((32,), "uint32")
     if warp == 0:
-        {call("alloc", "T.address_of(slot[0])", u32(32))}
+        {call("tcgen05", "alloc", "T.address_of(slot[0])", u32(32))}
     if tx == 0:
-        {call("mbarrier_init", "T.address_of(bars[0])", u32(128))}
-        {call("mbarrier_init", "T.address_of(bars[1])", u32(1))}
+        {call("mbarrier", "init", "T.address_of(bars[0])", u32(128))}
+        {call("mbarrier", "init", "T.address_of(bars[1])", u32(1))}
     T.cuda.cta_sync()
     if warp < 4:
         if tx == 0:
-            {call("mbarrier_wait", "T.address_of(bars[0])", u32(0))}
-            {call("fence_after")}
+            {call("mbarrier", "wait", "T.address_of(bars[0])", u32(0))}
+            {call("tcgen05", "fence_after")}
             {mma}
-            {call("commit", "T.address_of(bars[1])")}
-        {call("mbarrier_wait", "T.address_of(bars[1])", u32(0))}
-        {call("fence_after")}
-        {call("ld_32x32b_x32", lane_base, "T.address_of(r[0])")}
-        {call("wait_ld")}
+            {call("tcgen05", "commit", "T.address_of(bars[1])")}
+        {call("mbarrier", "wait", "T.address_of(bars[1])", u32(0))}
+        {call("tcgen05", "fence_after")}
+        {call("tcgen05", "ld_32x32b_x32", lane_base, "T.address_of(r[0])")}
+        {call("tcgen05", "wait_ld")}
         for j in range(32):
             D[tx * 32 + j] = r[j]
     else:
         {(chr(10) + "        ").join(p for p in produce if p)}
-    {call("fence_before")}
+    {call("tcgen05", "fence_before")}
     T.cuda.cta_sync()
     if warp == 0:
-        {call("dealloc", "slot[0]", u32(32))}
+        {call("tcgen05", "dealloc", "slot[0]", u32(32))}
 """)
     return kernel, {"A": inputs["A"], "B": inputs["B"]}, expected
 
@@ -881,25 +890,25 @@ def k(P: T.Buffer((256,), "uint32"), H: T.Buffer((256,), "float16"), E: T.Buffer
     r = T.alloc_local((4,), "uint32")
     h = T.alloc_local((2,), "float16")
     if warp == 0:
-        {call("alloc", "T.address_of(slot[0])", u32(32))}
+        {call("tcgen05", "alloc", "T.address_of(slot[0])", u32(32))}
     T.cuda.cta_sync()
     r[0] = P[tx * 2]
     r[1] = P[tx * 2 + 1]
-    {call("st_32x32b_x2", lane_base, "T.address_of(r[0])")}
-    {call("wait_st")}
-    {call("ld_32x32b_x1_pack16b", lane_base, "T.address_of(h[0])")}
-    {call("wait_ld")}
+    {call("tcgen05", "st_32x32b_x2", lane_base, "T.address_of(r[0])")}
+    {call("tcgen05", "wait_st")}
+    {call("tcgen05", "ld_32x32b_x1_pack16b", lane_base, "T.address_of(h[0])")}
+    {call("tcgen05", "wait_ld")}
     H[tx * 2] = h[0]
     H[tx * 2 + 1] = h[1]
-    {call("st_32x32b_x1_pack16b", lane_base + " + T.uint32(2)", "T.address_of(h[0])")}
-    {call("wait_st")}
-    {call("ld_32x32b_x4", lane_base, "T.address_of(r[0])")}
-    {call("wait_ld")}
+    {call("tcgen05", "st_32x32b_x1_pack16b", lane_base + " + T.uint32(2)", "T.address_of(h[0])")}
+    {call("tcgen05", "wait_st")}
+    {call("tcgen05", "ld_32x32b_x4", lane_base, "T.address_of(r[0])")}
+    {call("tcgen05", "wait_ld")}
     for i in range(4):
         E[tx * 4 + i] = r[i]
     T.cuda.cta_sync()
     if warp == 0:
-        {call("dealloc", "slot[0]", u32(32))}
+        {call("tcgen05", "dealloc", "slot[0]", u32(32))}
 """)
     out = sim.run(kernel, {"P": words.ravel()})
     low = (words & 0xFFFF).astype(np.uint16)

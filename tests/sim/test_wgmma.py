@@ -158,8 +158,8 @@ def test_helper_names_parse():
 
 # --- kernels ---
 
-#: wgmma helpers by default; ``family="tcgen05"`` for the mbarrier and fence helpers
-call = partial(helper_call, family="wgmma")
+#: wgmma helpers; the mbarrier and proxy-fence helpers through ``helper_call`` with their family
+call = partial(helper_call, "wgmma")
 
 
 def small_values(rng, shape, dtype):
@@ -279,7 +279,7 @@ class Gemm:
             f"for i in range({self.b_op.words.size // t}):\n        sB[i * {t} + tx] = B[i * {t} + tx]",
         ]
         if fence_proxy:
-            lines.append(call("fence_proxy_async", family="tcgen05"))
+            lines.append(helper_call("sync", "fence_proxy_async"))
         if barrier:
             lines.append("T.cuda.cta_sync()")
         lines.append(f"for j in range({c}):\n        d[j] = P[tx * {c} + j]")
@@ -562,7 +562,7 @@ def producer_consumer(gemm, consumer):
     D; warpgroup 1 waits on the mbarrier, then overwrites B's tile (a producer refilling a stage)."""
     c = gemm.count
     words_a, words_b = gemm.a_op.words.size, gemm.b_op.words.size
-    arrive = call("mbarrier_arrive", "T.address_of(bars[0])", family="tcgen05")
+    arrive = helper_call("mbarrier", "arrive", "T.address_of(bars[0])")
     consumer = [line.replace("ARRIVE", arrive) for line in consumer]
     return f"""
 @T.prim_func
@@ -575,12 +575,12 @@ def k(A: T.Buffer(({words_a},), "uint32"), B: T.Buffer(({words_b},), "uint32"), 
     bars = T.alloc_shared((1,), "uint64")
     d = T.alloc_local(({c},), "float32")
     if tx == 0:
-        {call("mbarrier_init", "T.address_of(bars[0])", u32(128), family="tcgen05")}
+        {helper_call("mbarrier", "init", "T.address_of(bars[0])", u32(128))}
     for i in range({words_a // 256}):
         sA[i * 256 + tx] = A[i * 256 + tx]
     for i in range({words_b // 256}):
         sB[i * 256 + tx] = B[i * 256 + tx]
-    {call("fence_proxy_async", family="tcgen05")}
+    {helper_call("sync", "fence_proxy_async")}
     T.cuda.cta_sync()
     if wg == 0:
         {call("fence")}
@@ -590,7 +590,7 @@ def k(A: T.Buffer(({words_a},), "uint32"), B: T.Buffer(({words_b},), "uint32"), 
         for j in range({c}):
             D[tx * {c} + j] = d[j]
     if wg == 1:
-        {call("mbarrier_wait", "T.address_of(bars[0])", u32(0), family="tcgen05")}
+        {helper_call("mbarrier", "wait", "T.address_of(bars[0])", u32(0))}
         sB[tx - 128] = T.uint32(0)
 """
 

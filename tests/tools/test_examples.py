@@ -11,14 +11,21 @@ from tirx_layout.tools.kernel_report import (
     KernelTable,
     kernel_source,
     load_example_module,
+    load_full_size,
     report,
     sample_input,
 )
 from tirx_layout.transform import build
 
-from kernels import EXAMPLES, example_kernels
+from kernels import EXAMPLES, example_kernels, example_module
 
 KERNELS = example_kernels()
+#: The example modules built for Hopper (their ``ARCH``), and their kernels: the table's and the full-size ones.
+HOPPER_MODULES = [
+    p.stem for p in sorted(EXAMPLES.glob("*.py")) if getattr(example_module(p.stem), "ARCH", "") == "sm_90a"
+]
+HOPPER_KERNELS = [name for stem in HOPPER_MODULES for name in getattr(example_module(stem), "KERNELS", {})]
+HOPPER_FULL_SIZE = [name for name, (_, arch) in load_full_size(EXAMPLES).items() if arch == "sm_90a"]
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
@@ -28,6 +35,25 @@ def test_example_builds_assembles_and_simulates(name):
         assert found.assembled[0], found.assembled[1]
     assert found.matches
     assert found.written_once
+
+
+def test_the_hopper_examples_are_found():
+    assert HOPPER_MODULES == ["hopper_gemm", "hopper_pipelined_gemm"]
+    assert "wgmma_rs" in HOPPER_KERNELS and "hopper_pipelined_gemm_256" in HOPPER_KERNELS
+    assert HOPPER_FULL_SIZE == ["hopper_pipelined_gemm_4096_bf16", "hopper_pipelined_gemm_4096_fp8"]
+
+
+@pytest.mark.parametrize("name", [*HOPPER_KERNELS, *(f"full:{name}" for name in HOPPER_FULL_SIZE)])
+def test_an_sm_90a_kernel_names_nothing_tcgen05(name):
+    # Hopper has no tcgen05: not an instruction, and not a helper's name either (its mbarrier, TMA and sync
+    # helpers are families of their own, ir/device_calls.HELPER_FAMILIES)
+    if name.startswith("full:"):
+        make, arch = load_full_size(EXAMPLES)[name.removeprefix("full:")]
+        kernel = make()
+    else:
+        kernel, *_, arch = KERNELS[name]
+    assert arch == "sm_90a"
+    assert "tcgen05" not in build(kernel, arch).imports[0].inspect_source()
 
 
 def test_128B_swizzled_staging_addresses_shared_memory_with_xor_and_no_division():

@@ -40,7 +40,7 @@ def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_sourc
     # are a multiple of 4): two TMA loads per stage in the producer's loop body
     (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384\) gemm_kernel\(([^)]*)\)", big_source))
     assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", signature) == ["A", "B"]
-    assert len(re.findall(r"tirx_layout_tcgen05_tma_load_2d\(", body)) == 2 * 4
+    assert len(re.findall(r"tirx_layout_tma_load_2d\(", body)) == 2 * 4
     # 4 stages of 128 x 64 and 256 x 64 bf16 tiles (196608 bytes, so in the dynamic shared pool: a_tile at element
     # 0, b_tile at 4 x 128 x 64 = 32768 bf16 elements); each unrolled stage's descriptors start at a constant
     # address (stage s: s x 128 x 64 or s x 256 x 64 elements on), so nvcc computes them once, outside the loop

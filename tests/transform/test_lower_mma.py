@@ -150,7 +150,7 @@ def gemm():
     phase = T.alloc_local((1,), "uint32")
     phase[0] = T.uint32(0)
     if tx == 0:  # no CTA barrier here: the one before the issue publishes the initialisation
-        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(bar[0]), T.uint32(1), source_code="")
+        T.cuda.func_call("tirx_layout_mbarrier_init", T.address_of(bar[0]), T.uint32(1), source_code="")
     As = T.alloc_shared((128, 64), "float16", align=1024, layout={SWIZZLED_128B})
     Bs = T.alloc_shared((128, 64), "float16", align=1024, layout={SWIZZLED_128B})
     slot = T.alloc_shared((1,), "uint32")
@@ -161,15 +161,15 @@ def gemm():
     acc_taddr: T.let[T.uint32] = slot[0]
     As_flat = T.decl_buffer((8192,), "float16", data=As.data, scope="shared", layout=None)
     Bs_flat = T.decl_buffer((8192,), "float16", data=Bs.data, scope="shared", layout=None)
-    T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+    T.cuda.func_call("tirx_layout_sync_fence_proxy_async", source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
     T.cuda.cta_sync()
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     if tx < 32:
-        if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+        if T.cuda.func_call("tirx_layout_sync_elect", source_code="", return_type="uint32") != T.uint32(0):
 {mma}
             T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
-    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bar[0]), phase[0], source_code="")
+    T.cuda.func_call("tirx_layout_mbarrier_wait", T.address_of(bar[0]), phase[0], source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     phase[0] = phase[0] ^ T.uint32(1)
     T.cuda.cta_sync()
@@ -229,17 +229,17 @@ def gemm():
     T.cuda.cta_sync()
     acc_taddr: T.let[T.uint32] = slot[0]
     if tx == 0:
-        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(bars[1]), T.uint32(1), source_code="")
+        T.cuda.func_call("tirx_layout_mbarrier_init", T.address_of(bars[1]), T.uint32(1), source_code="")
     T.cuda.cta_sync()
     for k in range(4):
         As_flat = T.decl_buffer((8192,), "bfloat16", data=As.data, scope="shared", layout=None)
         Bs_flat = T.decl_buffer((4096,), "bfloat16", data=Bs.data, scope="shared", layout=None)
-        T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+        T.cuda.func_call("tirx_layout_sync_fence_proxy_async", source_code="")
         T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
         T.cuda.cta_sync()
         T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
         if tx < 32:
-            if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+            if T.cuda.func_call("tirx_layout_sync_elect", source_code="", return_type="uint32") != T.uint32(0):
                 a_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", {a0}, {d},
                                                            source_code="", return_type="uint64") + {a_stage}
                 b_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", {b0}, {d},
@@ -249,7 +249,7 @@ def gemm():
                 T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ss", acc_taddr, a_desc + T.uint64(2),
                                  b_desc + T.uint64(2), {i}, T.uint32(1), source_code="")
                 T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bars[1]), source_code="")
-        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bars[1]), k % 2,  # int32: see below
+        T.cuda.func_call("tirx_layout_mbarrier_wait", T.address_of(bars[1]), k % 2,  # int32: see below
                          source_code="")
         T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     T.cuda.cta_sync()
@@ -292,7 +292,7 @@ def gemm():
     phase = T.alloc_local((1,), "uint32")
     phase[0] = T.uint32(0)
     if tx == 0:  # no CTA barrier here: the one before the issue publishes the initialisation
-        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(bar[0]), T.uint32(1), source_code="")
+        T.cuda.func_call("tirx_layout_mbarrier_init", T.address_of(bar[0]), T.uint32(1), source_code="")
     a_slot = T.alloc_shared((1,), "uint32")
     if tx // 32 == 0:
         T.cuda.func_call("tirx_layout_tcgen05_alloc", T.address_of(a_slot[0]), T.uint32(32), source_code="")
@@ -306,12 +306,12 @@ def gemm():
     T.cuda.cta_sync()
     d_taddr: T.let[T.uint32] = d_slot[0]
     Bs_flat = T.decl_buffer((2048,), "float16", data=Bs.data, scope="shared", layout=None)
-    T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+    T.cuda.func_call("tirx_layout_sync_fence_proxy_async", source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
     T.cuda.cta_sync()
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     if tx < 32:
-        if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+        if T.cuda.func_call("tirx_layout_sync_elect", source_code="", return_type="uint32") != T.uint32(0):
             b_desc: T.let[T.uint64] = T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor",
                                                        T.address_of(Bs_flat[0]), DESC, source_code="",
                                                        return_type="uint64")
@@ -320,7 +320,7 @@ def gemm():
             T.cuda.func_call("tirx_layout_tcgen05_mma_f16_ts", d_taddr, a_taddr + T.uint32(8), b_desc + T.uint64(2),
                              T.uint32({idesc}), T.uint32(1), source_code="")
             T.cuda.func_call("tirx_layout_tcgen05_commit", T.address_of(bar[0]), source_code="")
-    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bar[0]), phase[0], source_code="")
+    T.cuda.func_call("tirx_layout_mbarrier_wait", T.address_of(bar[0]), phase[0], source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
     phase[0] = phase[0] ^ T.uint32(1)
     T.cuda.cta_sync()
@@ -422,9 +422,9 @@ def test_shapes_swizzles_scopes_and_forms_build_and_assemble(m, n, mode, scope, 
     body = _body(cuda)
     assert len(re.findall(r"tirx_layout_tcgen05_mma_f16_ss\(", body)) == 4
     # "cta": an elect.sync lane of warp 0; "warp": an elect.sync lane of the warp reaching it; "thread": itself
-    guard = {"cta": "threadIdx.x) < 32)", "warp": "tirx_layout_tcgen05_elect_sync()", "thread": "threadIdx.x) == 5)"}
+    guard = {"cta": "threadIdx.x) < 32)", "warp": "tirx_layout_sync_elect()", "thread": "threadIdx.x) == 5)"}
     assert guard[scope] in body
-    assert ("tirx_layout_tcgen05_elect_sync()" in body) == (scope != "thread")
+    assert ("tirx_layout_sync_elect()" in body) == (scope != "thread")
     assert ("__syncwarp()" in cuda) == (scope == "warp")
     assert ("tile_mma_bar_0" in body) == (form == "sync")
     assembles(cuda)
@@ -453,19 +453,19 @@ def bars_kernel():
     tx = T.thread_id([128])
     bars = T.alloc_shared((2,), "uint64")
     if tx == 0:
-        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(bars[1]), T.uint32(128), source_code="")
+        T.cuda.func_call("tirx_layout_mbarrier_init", T.address_of(bars[1]), T.uint32(128), source_code="")
     T.cuda.cta_sync()
-    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_expect_tx", T.address_of(bars[1]), T.uint32(4096), source_code="")
-    T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+    T.cuda.func_call("tirx_layout_mbarrier_expect_tx", T.address_of(bars[1]), T.uint32(4096), source_code="")
+    T.cuda.func_call("tirx_layout_sync_fence_proxy_async", source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
-    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive", T.address_of(bars[1]), source_code="")
-    T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+    T.cuda.func_call("tirx_layout_mbarrier_arrive", T.address_of(bars[1]), source_code="")
+    T.cuda.func_call("tirx_layout_sync_fence_proxy_async", source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
-    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive_expect_tx", T.address_of(bars[0]), T.uint32(64),
+    T.cuda.func_call("tirx_layout_mbarrier_arrive_expect_tx", T.address_of(bars[0]), T.uint32(64),
                      source_code="")
     # an expression parity reaches the helper as the int32 it was written as (lower_mma._signed_parity: a uint32
     # cast that TVM's CSE hoists out of its guard can fail StmtSimplify)
-    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_wait", T.address_of(bars[1]), tx % 2, source_code="")
+    T.cuda.func_call("tirx_layout_mbarrier_wait", T.address_of(bars[1]), tx % 2, source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_after", source_code="")
 """)
     assert_lowers_to(func, expected)
@@ -511,16 +511,16 @@ def inits():
     late = T.alloc_shared((2,), "uint64")
     if tx == 0:
         for s in T.unroll(2):
-            T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(full[s]), T.uint32(1), source_code="")
-            T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(empty[s]), T.uint32(128),
+            T.cuda.func_call("tirx_layout_mbarrier_init", T.address_of(full[s]), T.uint32(1), source_code="")
+            T.cuda.func_call("tirx_layout_mbarrier_init", T.address_of(empty[s]), T.uint32(128),
                              source_code="")
-        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(late[0]), T.uint32(1), source_code="")
+        T.cuda.func_call("tirx_layout_mbarrier_init", T.address_of(late[0]), T.uint32(1), source_code="")
     T.cuda.cta_sync()
-    T.cuda.func_call("tirx_layout_tcgen05_fence_proxy_async", source_code="")
+    T.cuda.func_call("tirx_layout_sync_fence_proxy_async", source_code="")
     T.cuda.func_call("tirx_layout_tcgen05_fence_before", source_code="")
-    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive", T.address_of(late[0]), source_code="")
+    T.cuda.func_call("tirx_layout_mbarrier_arrive", T.address_of(late[0]), source_code="")
     if tx == 0:
-        T.cuda.func_call("tirx_layout_tcgen05_mbarrier_init", T.address_of(late[1]), T.uint32(1), source_code="")
+        T.cuda.func_call("tirx_layout_mbarrier_init", T.address_of(late[1]), T.uint32(1), source_code="")
     T.cuda.cta_sync()
 """)
     assert_lowers_to(parse(INITS), expected)
@@ -531,7 +531,7 @@ def test_unrolled_inits_share_one_barrier_and_every_mbarrier_is_initialised_befo
     with tvm.transform.PassContext(config={"tirx.UnrollLoop": {"explicit_unroll": True}}):
         unrolled = tvm.tirx.transform.UnrollLoop()(tvm.IRModule({"main": parse(INITS)}))["main"]
     script = lower_tile_mma(unrolled).script()
-    order = re.findall(r'func_call\("tirx_layout_tcgen05_(mbarrier_init|mbarrier_arrive)"|(cta_sync)', script)
+    order = re.findall(r'func_call\("tirx_layout_(mbarrier_init|mbarrier_arrive)"|(cta_sync)', script)
     assert ["".join(o) for o in order] == [
         *["mbarrier_init"] * 5,
         "cta_sync",
@@ -659,12 +659,13 @@ def test_a_thread_scope_mma_fed_through_an_mbarrier_issues_without_a_proxy_fence
     a = rng.integers(-4, 5, (128, 128)).astype(np.float16)
     b = rng.integers(-4, 5, (64, 128)).astype(np.float16)
     kernel = parse(THREAD_SCOPE_GEMM)
-    calls = re.findall(r'func_call\("tirx_layout_tcgen05_(\w+)"', lower_tile_mma(kernel).script())
+    calls = re.findall(r'func_call\("tirx_layout_(\w+)"', lower_tile_mma(kernel).script())
     # per K tile: the arrive (proxy fence, fence before, arrive), the issuer's wait (+ fence after), its MMAs and
     # commit, everyone's wait on the commit (+ fence after): no other proxy fence
-    issue = calls[calls.index("mbarrier_arrive") + 1 : calls.index("commit")]
-    assert issue == ["mbarrier_wait", "fence_after", "smem_descriptor", "smem_descriptor"] + ["mma_f16_ss"] * 4
-    assert calls.count("fence_proxy_async") == 1  # the arrive's, in the loop body
+    issue = calls[calls.index("mbarrier_arrive") + 1 : calls.index("tcgen05_commit")]
+    descriptors = ["tcgen05_smem_descriptor"] * 2
+    assert issue == ["mbarrier_wait", "tcgen05_fence_after", *descriptors] + ["tcgen05_mma_f16_ss"] * 4
+    assert calls.count("sync_fence_proxy_async") == 1  # the arrive's, in the loop body
     result = sim.run(kernel, {"A": a, "B": b})
     np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
 
@@ -1041,5 +1042,5 @@ def mma():
     {guard}T.tile_mma(acc, A, B, scope="{scope}")
 """)
     lines = [line.strip() for line in lower_tile_mma(kernel).script().splitlines()]
-    init = next(i for i, line in enumerate(lines) if "tcgen05_mbarrier_init" in line)
+    init = next(i for i, line in enumerate(lines) if "tirx_layout_mbarrier_init" in line)
     assert (lines[init + 1] == "T.cuda.cta_sync()") == barrier_after_init

@@ -54,7 +54,7 @@ def encode_call(func):
 
 
 def helper_names(func):
-    return re.findall(r'func_call\("tirx_layout_tcgen05_(\w+)"', func.script())
+    return re.findall(r'func_call\("tirx_layout_(\w+)"', func.script())
 
 
 @pytest.mark.parametrize(
@@ -77,9 +77,9 @@ def test_the_built_host_encodes_the_driver_fields_of_the_global_shape_box_and_sh
 
 def test_a_load_is_an_expect_tx_of_the_box_bytes_then_the_copy_at_the_reversed_region_start_by_one_lane():
     func = lower_tma(parse(load_kernel("bfloat16", "128B")))
-    assert helper_names(func) == ["elect_sync", "mbarrier_arrive_expect_tx", "tma_load_2d"]
+    assert helper_names(func) == ["sync_elect", "mbarrier_arrive_expect_tx", "tma_load_2d"]
     text = func.script()
-    assert "if tx < 32:" in text and "elect_sync" in text
+    assert "if tx < 32:" in text and "tirx_layout_sync_elect" in text
     assert "T.uint32(16384)" in text  # 128 x 64 bf16
     # coordinates innermost first: column 0, row 128
     assert re.search(r"T.address_of\(bars(\[0\])?\), 0, 128, A.data", text)
@@ -87,7 +87,7 @@ def test_a_load_is_an_expect_tx_of_the_box_bytes_then_the_copy_at_the_reversed_r
 
 def test_expect_tx_false_leaves_the_bytes_to_the_user():
     func = lower_tma(parse(load_kernel("bfloat16", "128B", extra=", expect_tx=False")))
-    assert helper_names(func) == ["elect_sync", "tma_load_2d"]
+    assert helper_names(func) == ["sync_elect", "tma_load_2d"]
 
 
 def test_a_symbolic_global_extent_stays_a_host_expression_and_the_start_a_device_one():
@@ -155,11 +155,11 @@ def k(A: T.Buffer(("M", 64), "bfloat16")):
                             layout=T.layout("ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(2, 128, 64):(8192, 64, 1)]))"))
         for k in range(4):
             if tx < 32:
-                if T.cuda.func_call("tirx_layout_tcgen05_elect_sync", source_code="", return_type="uint32") != T.uint32(0):
+                if T.cuda.func_call("tirx_layout_sync_elect", source_code="", return_type="uint32") != T.uint32(0):
                     As_flat = T.decl_buffer((16384,), "bfloat16", data=As.data, scope="shared", layout=None)
-                    T.cuda.func_call("tirx_layout_tcgen05_mbarrier_arrive_expect_tx", T.address_of(bars[k % 2]),
+                    T.cuda.func_call("tirx_layout_mbarrier_arrive_expect_tx", T.address_of(bars[k % 2]),
                                      T.uint32(16384), source_code="")
-                    T.cuda.func_call("tirx_layout_tcgen05_tma_load_2d", T.address_of(A_tensormap_0),
+                    T.cuda.func_call("tirx_layout_tma_load_2d", T.address_of(A_tensormap_0),
                                      T.address_of(As_flat[k % 2 * 8192]), T.address_of(bars[k % 2]), 0, k * 128,
                                      A.data, source_code="")
 """
@@ -278,7 +278,7 @@ def test_a_transposed_load_is_one_box_per_swizzle_atom_column_under_one_expect_t
     func = lower_tma(parse(transposed_kernel(dtype, mode, k)))
     atom = {"128B_base32B": 128, "128B": 128, "64B": 64}[mode] // SIZE[dtype]
     boxes = 128 // atom
-    assert helper_names(func) == ["elect_sync", "mbarrier_arrive_expect_tx", *["tma_load_2d"] * boxes]
+    assert helper_names(func) == ["sync_elect", "mbarrier_arrive_expect_tx", *["tma_load_2d"] * boxes]
     (call,) = encode_call(func)  # one map for every box
     # global dims (256, 64) innermost first, byte stride of a K row, box (atom rows, K), element strides (1, 1)
     assert [int(a) for a in call.args[2:]] == [256, 64, 256 * SIZE[dtype], atom, k, 1, 1]
@@ -292,7 +292,7 @@ def test_a_transposed_load_is_one_box_per_swizzle_atom_column_under_one_expect_t
 
 def test_the_transposed_load_builds_for_sm100a_and_assembles():
     cuda = build(parse(transposed_kernel())).imports[0].inspect_source()
-    assert cuda.count("tirx_layout_tcgen05_tma_load_2d(") == 1 + 4  # the helper's definition and four boxes
+    assert cuda.count("tirx_layout_tma_load_2d(") == 1 + 4  # the helper's definition and four boxes
     assembled = nvcc_assembles(cuda)
     if assembled is not None:
         assert assembled[0], assembled[1]

@@ -94,7 +94,7 @@ def gemm():
     acc_flat = T.decl_buffer((32,), "float32", data=acc.data, scope="local", layout=None)
     As_flat = T.decl_buffer((2048,), "bfloat16", data=As.data, scope="shared", layout=None)
     Bs_flat = T.decl_buffer((2048,), "bfloat16", data=Bs.data, scope="shared", layout=None)
-    {_call("tcgen05_fence_proxy_async")}
+    {_call("sync_fence_proxy_async")}
     T.cuda.cta_sync()
     {_call("wgmma_keep_f32_x32", "T.address_of(acc_flat[0])")}
     {_call("wgmma_fence")}
@@ -164,7 +164,7 @@ def gemm():
     acc_flat = T.decl_buffer((64,), "float16", data=acc.data, scope="local", layout=None)
     Ar_flat = T.decl_buffer((16,), "float16", data=Ar.data, scope="local", layout=None)
     Bs_flat = T.decl_buffer((4096,), "float16", data=Bs.data, scope="shared", layout=None)
-    {_call("tcgen05_fence_proxy_async")}
+    {_call("sync_fence_proxy_async")}
     T.cuda.cta_sync()
     {_call("wgmma_keep_b32_x32", "T.address_of(acc_flat[0])")}
     {_call("wgmma_keep_b32_x8", "T.address_of(Ar_flat[0])")}
@@ -222,7 +222,7 @@ def test_the_asynchronous_form_commits_without_waiting_and_tile_mma_wait_waits_f
     text = lower_tile_mma(parse(ASYNC_LOOP)).script()
     calls = re.findall(r'func_call\("tirx_layout_(\w+)"', text)
     mma = "wgmma_mma_m64n64k16_f32_bf16_bf16_ss_t00"
-    group = ["tcgen05_fence_proxy_async", "wgmma_keep_f32_x32", "wgmma_fence", *[mma] * 4, "wgmma_commit_group"]
+    group = ["sync_fence_proxy_async", "wgmma_keep_f32_x32", "wgmma_fence", *[mma] * 4, "wgmma_commit_group"]
     assert calls == [*group, "wgmma_wait_group_1", "wgmma_keep_f32_x32", "wgmma_wait_group_0", "wgmma_keep_f32_x32"]
     # the stage moves A and B by 64 x 64 elements (whole 1024-byte swizzle repeats)
     assert "As_flat[kt % 2 * 4096]" in text and "Bs_flat[kt % 2 * 4096 + 48]" in text
@@ -251,12 +251,12 @@ def k():
     T.mbarrier_arrive_expect_tx(bars[0], 64)
     T.mbarrier_wait(bars[0], 0)
 """)
-    calls = re.findall(r'func_call\("tirx_layout_tcgen05_(\w+)"', lower_tile_mma(func).script())
+    calls = re.findall(r'func_call\("tirx_layout_(\w+)"', lower_tile_mma(func).script())
     assert calls == [
         "mbarrier_init",
-        "fence_proxy_async",
+        "sync_fence_proxy_async",
         "mbarrier_arrive",
-        "fence_proxy_async",
+        "sync_fence_proxy_async",
         "mbarrier_arrive_expect_tx",
         "mbarrier_wait",
     ]
@@ -409,7 +409,7 @@ def test_the_asynchronous_forms_are_refused_where_they_do_not_exist():
     ("scope", "threads", "condition", "before"),
     [
         # cta: every thread's proxy fence, then the CTA barrier that orders all writers before every warpgroup's wgmma
-        ("cta", 128, None, ["tcgen05_fence_proxy_async", "cta_sync"]),
+        ("cta", 128, None, ["sync_fence_proxy_async", "cta_sync"]),
         # warpgroup: nothing; the operands were published before the op (TMA + mbarrier wait, or a writer's arrive)
         ("warpgroup", 256, "tx // 128 == 1", []),
     ],

@@ -136,12 +136,13 @@ def k(SA: T.Buffer((128, 4), "float8_e8m0fnu")):
 def _helpers(func) -> list:
     body = kernel_source(build(func).imports[0].inspect_source())
     start = body.index("if ((((int)threadIdx.x) >> 5) == 1)")
-    return [a or b for a, b in re.findall(r"tirx_layout_tcgen05_(\w+)\(|tvm_builtin_cuda_(\w+)\(", body[start:])]
+    # tcgen05 helpers by their what, the others (mbarrier_wait, sync_fence_proxy_async) with their family
+    return [a or b for a, b in re.findall(r"tirx_layout_(?:tcgen05_)?(\w+)\(|tvm_builtin_cuda_(\w+)\(", body[start:])]
 
 
 def test_a_warp_copy_publishes_the_warps_writes_then_lane_0_issues_and_nothing_waits():
     calls = _helpers(parse(SCOPED.replace("SCOPE", "warp")))
-    assert calls[:5] == ["fence_proxy_async", "fence_before", "warp_sync", "fence_after", "cp_32x128b_warpx4"]
+    assert calls[:5] == ["sync_fence_proxy_async", "fence_before", "warp_sync", "fence_after", "cp_32x128b_warpx4"]
     assert "mbarrier_wait" not in calls[:6] and "commit" not in calls[:6]
 
 
@@ -149,7 +150,7 @@ def test_a_thread_copy_is_issued_by_the_thread_with_no_proxy_fence_of_its_own():
     # its source reaches it through an mbarrier whose writers' arrive fenced the proxy (or a TMA load)
     calls = _helpers(parse(SCOPED.replace("SCOPE", "thread")))
     assert calls[:1] == ["cp_32x128b_warpx4"]
-    assert "fence_proxy_async" not in calls and "mbarrier_wait" not in calls[:2] and "commit" not in calls[:2]
+    assert "sync_fence_proxy_async" not in calls and "mbarrier_wait" not in calls[:2] and "commit" not in calls[:2]
 
 
 def test_writers_publishing_through_an_mbarrier_arrive_need_no_fence_at_the_copy_and_a_bare_write_races():

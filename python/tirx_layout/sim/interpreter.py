@@ -28,9 +28,19 @@ from tvm.ir import Call, TensorLoad
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import mbarrier, tmem, warps, wgmma
+from . import mbarrier, sync, tma_exec, tmem, warps, wgmma
 from .addresses import SharedSpace
 from .memory import Memory, OutOfBounds, SimulationError
+
+#: The executor of each device-helper family (``ir/device_calls.HELPER_FAMILIES``): a ``dispatch.HelperTable`` that
+#: runs a call as ``executor(interpreter, what, args)`` and returns its value (``None`` for a statement).
+EXECUTORS = {
+    "mbarrier": mbarrier.HELPERS,
+    "tma": tma_exec.HELPERS,
+    "sync": sync.HELPERS,
+    "tcgen05": tmem.HELPERS,
+    "wgmma": wgmma.HELPERS,
+}
 
 # Sub-byte and 8-bit float types come from ml_dtypes (TVM's own dependency); the simulator keeps one element per
 # numpy item whatever its width, since it addresses elements, never bytes.
@@ -560,12 +570,8 @@ class CtaInterpreter:
             return np.uint64(high << 32 | low)
         helper = called_helper(expr)
         if helper is not None:
-            value = tmem.execute(self, *helper)
+            value = EXECUTORS[helper.family](self, helper.what, helper.args)
             return np.int32(0) if value is None else value
-        helper = called_helper(expr, family="wgmma")
-        if helper is not None:
-            wgmma.execute(self, *helper)
-            return np.int32(0)
         raise SimulationError(f"the simulator does not implement the intrinsic {name}")
 
     def _guarded_select(self, args):

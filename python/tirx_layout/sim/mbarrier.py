@@ -44,20 +44,22 @@ from __future__ import annotations
 import numpy as np
 
 from .addresses import shared_address
+from .dispatch import HelperTable
 from .memory import DataRace, SimulationError, SyncClocks, join, stamp
 
 #: The tx-count's range (PTX ISA, mbarrier: "tx-count ... in the range [-(2^20 - 1), 2^20 - 1]").
 TX_LIMIT = (1 << 20) - 1
 
 __all__ = [
+    "ARGUMENTS",
     "HELPERS",
     "TX_LIMIT",
     "Mbarrier",
     "WaitBlocked",
     "clocks",
+    "commit",
     "drop_async_reads",
     "drop_async_writes",
-    "execute",
     "find",
 ]
 
@@ -176,17 +178,11 @@ class Mbarrier:
         )
 
 
-# ---- the helpers (``ir/device_calls`` names) that act on mbarriers ---------------------------------------------------
+# ---- the helpers (``ir/device_calls`` family ``mbarrier``) -----------------------------------------------------------
 
-#: The mbarrier helpers and how many arguments each takes (MMA_DESIGN §3); ``execute`` also runs ``commit``
-#: (``tcgen05.commit ... mbarrier::arrive::one``, one argument).
-HELPERS = {
-    "mbarrier_init": 2,
-    "mbarrier_arrive": 1,
-    "mbarrier_expect_tx": 2,
-    "mbarrier_arrive_expect_tx": 2,
-    "mbarrier_wait": 2,
-}
+#: How many arguments each mbarrier helper takes (MMA_DESIGN §3): the barrier's address, then the count, the bytes or
+#: the parity.
+ARGUMENTS = {"init": 2, "arrive": 1, "expect_tx": 2, "arrive_expect_tx": 2, "wait": 2}
 
 
 def find(interp, memory, index: int, what: str) -> Mbarrier:
@@ -201,76 +197,137 @@ def find(interp, memory, index: int, what: str) -> Mbarrier:
     return interp.mbarriers[key]
 
 
-def execute(interp, what: str, args) -> None:
-    """Run mbarrier helper ``what`` (one of :data:`HELPERS`, or ``commit``) with TIR ``args`` for every active
-    thread of ``interp`` (a ``CtaInterpreter`` whose ``tmem`` exists).
+class _Call:
+    """One call of an mbarrier helper (or of ``tcgen05.commit``, which arrives on one): the active threads, the
+    barrier element each names, and their second operand (``None`` for a helper of one argument)."""
 
-    Example: ``execute(interp, "mbarrier_arrive", [address_of(bars[0])])`` arrives once per active thread.
-    """
-    expected = HELPERS.get(what, 1)
-    if len(args) != expected:
-        raise SimulationError(f"the {what} helper takes {expected} argument(s) (MMA_DESIGN §3), got {len(args)}")
-    memory, index = shared_address(interp, args[0], what)
-    order = interp.tmem.order
-    threads = np.nonzero(interp.mask)[0]
-    operand = None if len(args) < 2 else np.broadcast_to(np.asarray(interp.eval(args[1]), np.int64), (interp.count,))
-    interval = interp.launch.interval
-    if what == "mbarrier_wait":  # all of the threads' waits return, or none does (they are suspended together)
-        for t in threads.tolist():
-            bar = find(interp, memory, int(index[t]), what)
-            if not bar.wait_returns(int(operand[t])):
-                raise WaitBlocked(
-                    f"mbarrier wait by thread {t} on {bar.name} for phase parity {int(operand[t])} never returns: "
-                    f"{bar.describe()}"
-                )
-    waited: set = set()
-    for t in threads.tolist():
-        i, warp = int(index[t]), t // 32
-        if what == "mbarrier_init":
-            earlier = interp.mbarriers.get((memory.name, i))
-            if earlier is not None and earlier.init_interval == interval and earlier.init_thread != t:
+    def __init__(self, interp, label: str, args, expected: int):
+        if len(args) != expected:
+            raise SimulationError(f"the {label} helper takes {expected} argument(s) (MMA_DESIGN §3), got {len(args)}")
+        self.interp, self.label = interp, label
+        self.memory, self.index = shared_address(interp, args[0], label)
+        self.threads = np.nonzero(interp.mask)[0].tolist()
+        self.operand = (
+            None if len(args) < 2 else np.broadcast_to(np.asarray(interp.eval(args[1]), np.int64), (interp.count,))
+        )
+
+    def barriers(self):
+        """``(thread, its Mbarrier)`` for each active thread, the barrier initialised and that initialisation
+        ordered before this use."""
+        for t in self.threads:
+            bar = find(self.interp, self.memory, int(self.index[t]), self.label)
+            if bar.init_thread != t and bar.init_interval == self.interp.launch.interval:
                 raise DataRace(
-                    f"data race on shared {memory.name}[{i}]: threads {earlier.init_thread} and {t} both initialise "
-                    "the mbarrier with no barrier between them; one thread initialises it"
+                    f"data race on shared {bar.name}: thread {t} uses the mbarrier thread {bar.init_thread} "
+                    "initialised with no barrier between them (mbarrier.init, fence.mbarrier_init, then a CTA barrier)"
                 )
-            name = f"{memory.name}[{i}]"
-            if earlier is None:
-                agent, phases = clocks(interp).add_agent(), 0
-            else:
-                agent, phases = earlier.agent, earlier.earlier_phases + earlier.completed
-            bar = Mbarrier(int(operand[t]), order.warps, name, t, interval, agent, phases)
-            interp.mbarriers[(memory.name, i)] = bar
-            continue
-        bar = find(interp, memory, i, what)
-        if bar.init_thread != t and bar.init_interval == interval:
+            yield t, bar
+
+
+def _tcgen05_order(interp):
+    """The CTA's tcgen05 ordering model (``tmem_order.TmemOrder``), or ``None`` while no tcgen05 instruction has
+    run: then an arrive has nothing of it to publish and a wait nothing to take in."""
+    return None if interp.tmem is None else interp.tmem.order
+
+
+def _seen_reads(interp, thread: int) -> list:
+    """The in-flight shared-memory reads ``thread`` has seen complete (an arrive passes them on)."""
+    return [read for read in interp.async_reads if read.observed[thread]]
+
+
+def _init(interp, args) -> None:
+    call = _Call(interp, "mbarrier_init", args, ARGUMENTS["init"])
+    interval = interp.launch.interval
+    for t in call.threads:
+        i = int(call.index[t])
+        earlier = interp.mbarriers.get((call.memory.name, i))
+        if earlier is not None and earlier.init_interval == interval and earlier.init_thread != t:
             raise DataRace(
-                f"data race on shared {bar.name}: thread {t} uses the mbarrier thread {bar.init_thread} initialised "
-                "with no barrier between them (mbarrier.init, fence.mbarrier_init, then a CTA barrier)"
+                f"data race on shared {call.memory.name}[{i}]: threads {earlier.init_thread} and {t} both initialise "
+                "the mbarrier with no barrier between them; one thread initialises it"
             )
-        seen = [read for read in interp.async_reads if read.observed[t]]
-        done = order.seen_done(warp)
-        if what == "commit":
-            published, generation = order.commit(warp)
-            bar.arrive(published, warp, generation, seen, done, clocks=clocks(interp).view(t))
-        elif what == "mbarrier_arrive":
-            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done, clocks=clocks(interp).release(t))
-        elif what == "mbarrier_expect_tx":
-            bar.expect_tx(int(operand[t]))
-        elif what == "mbarrier_arrive_expect_tx":
-            bar.expect_tx(int(operand[t]))
-            bar.arrive(order.publish(warp), seen_reads=seen, seen_done=done, clocks=clocks(interp).release(t))
-        elif what == "mbarrier_wait":
-            if bar.done_clocks is not None:
-                clocks(interp).acquire(t, bar.done_clocks)
-            if (warp, i) not in waited:  # the TMEM model is per warp: once per warp and barrier
-                waited.add((warp, i))
-                order.mbarrier_wait(warp, bar.done_published, bar.done_generations)
-            _observe_async_reads(interp, t, bar)
+        name = f"{call.memory.name}[{i}]"
+        if earlier is None:
+            agent, phases = clocks(interp).add_agent(), 0
         else:
-            raise SimulationError(f"the simulator does not implement the mbarrier helper {what}")
-    if what == "mbarrier_wait" and interp.mask.all():
+            agent, phases = earlier.agent, earlier.earlier_phases + earlier.completed
+        warps = interp.count // 32
+        interp.mbarriers[(call.memory.name, i)] = Mbarrier(
+            int(call.operand[t]), warps, name, t, interval, agent, phases
+        )
+
+
+def _arrive_once(interp, thread: int, bar: Mbarrier) -> None:
+    """``mbarrier.arrive`` by ``thread``: it publishes its memory clock, the in-flight reads it has seen complete
+    and, for the tcgen05 ordering model, its warp's released windows and the commits it has seen complete."""
+    order, warp = _tcgen05_order(interp), thread // 32
+    published, done = (None, None) if order is None else (order.publish(warp), order.seen_done(warp))
+    seen = _seen_reads(interp, thread)
+    bar.arrive(published, seen_reads=seen, seen_done=done, clocks=clocks(interp).release(thread))
+
+
+def _arrive(interp, args) -> None:
+    for t, bar in _Call(interp, "mbarrier_arrive", args, ARGUMENTS["arrive"]).barriers():
+        _arrive_once(interp, t, bar)
+
+
+def _expect_tx(interp, args) -> None:
+    call = _Call(interp, "mbarrier_expect_tx", args, ARGUMENTS["expect_tx"])
+    for t, bar in call.barriers():
+        bar.expect_tx(int(call.operand[t]))
+
+
+def _arrive_expect_tx(interp, args) -> None:
+    call = _Call(interp, "mbarrier_arrive_expect_tx", args, ARGUMENTS["arrive_expect_tx"])
+    for t, bar in call.barriers():
+        bar.expect_tx(int(call.operand[t]))
+        _arrive_once(interp, t, bar)
+
+
+def _wait(interp, args) -> None:
+    call = _Call(interp, "mbarrier_wait", args, ARGUMENTS["wait"])
+    # all of the threads' waits return, or none does (they are suspended together)
+    for t in call.threads:
+        bar = find(interp, call.memory, int(call.index[t]), call.label)
+        if not bar.wait_returns(int(call.operand[t])):
+            raise WaitBlocked(
+                f"mbarrier wait by thread {t} on {bar.name} for phase parity {int(call.operand[t])} never returns: "
+                f"{bar.describe()}"
+            )
+    order, waited = _tcgen05_order(interp), set()
+    for t, bar in call.barriers():
+        if bar.done_clocks is not None:
+            clocks(interp).acquire(t, bar.done_clocks)
+        key = (t // 32, int(call.index[t]))
+        if order is not None and key not in waited:  # the tcgen05 model is per warp: once per warp and barrier
+            waited.add(key)
+            order.mbarrier_wait(t // 32, bar.done_published, bar.done_generations)
+        _observe_async_reads(interp, t, bar)
+    if interp.mask.all():
         # Every thread of the CTA waited: later shared/global accesses are ordered after earlier ones.
         interp.launch.interval += 1
+
+
+def commit(interp, args, order) -> None:
+    """``tcgen05.commit ... mbarrier::arrive::one`` by every active thread of ``interp``: one arrival on the mbarrier
+    at ``args[0]`` once the thread's earlier ``tcgen05.mma``/``cp`` are complete (the simulator performs them at
+    issue, so the arrival is now), carrying the commit's generation of the tcgen05 ordering model ``order``
+    (``tmem_order.TmemOrder``) and what the thread had acquired. The tcgen05 executor (``tmem.py``) calls it.
+
+    Example: ``commit(interp, [address_of(bars[0])], interp.tmem.order)`` arrives once per active thread.
+    """
+    for t, bar in _Call(interp, "commit", args, 1).barriers():
+        warp = t // 32
+        seen, done = _seen_reads(interp, t), order.seen_done(warp)
+        published, generation = order.commit(warp)
+        bar.arrive(published, warp, generation, seen, done, clocks=clocks(interp).view(t))
+
+
+#: The mbarrier executor: every helper of the family by its exact name.
+HELPERS = HelperTable(
+    "mbarrier",
+    {"init": _init, "arrive": _arrive, "expect_tx": _expect_tx, "arrive_expect_tx": _arrive_expect_tx, "wait": _wait},
+)
 
 
 def clocks(interp) -> SyncClocks:

@@ -15,8 +15,9 @@ The canonical layouts, the swizzles and the arithmetic are the same text for ``w
 * :func:`load_operand` gathers one instruction's operand out of a shared-memory byte image by those addresses.
 * :func:`mma_reference` is the arithmetic of one MMA step on numpy arrays; :func:`accumulator_place` is where
   element ``(row, col)`` of D sits in tensor memory.
-* :func:`execute` runs the MMA helpers of a lowered kernel (``mma_<kind>_ss`` / ``_ts``, named by
-  ``ir/device_calls``) inside the interpreter: it reads A, B (and scale factors) as the ISA's descriptors and
+* :func:`issue` runs the MMA helpers of a lowered kernel (``mma_<kind>_ss`` / ``_ts``, named by
+  ``ir/device_calls``; the tcgen05 executor, ``tmem.HELPERS``, reads the kind and form from the name) inside the
+  interpreter: it reads A, B (and scale factors) as the ISA's descriptors and
   datapaths say, computes with :func:`mma_reference`, writes D into tensor memory, and records the instruction as
   asynchronous (``tmem_order``: TMEM accesses of kind ``mma``; ``memory.AsyncRead``: shared bytes in flight)
   until a ``tcgen05.commit`` and an mbarrier wait complete it (``mbarrier.py``).
@@ -26,7 +27,6 @@ Bad encodings raise :class:`DescriptorError` (a :class:`SimulationError` and a `
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import ml_dtypes
@@ -51,8 +51,7 @@ __all__ = [
     "accumulator_place",
     "decode_instruction_descriptor",
     "decode_shared_descriptor",
-    "execute",
-    "is_mma_helper",
+    "issue",
     "load_operand",
     "mma_reference",
     "operand_byte_address",
@@ -270,20 +269,8 @@ def accumulator_place(m_rows: int, row: int, col: int, lane_offset: int = 0) -> 
 
 # --- Executing the MMA helpers (``ir/device_calls`` names ``mma_<kind>_<ss|ts>``) ---
 
-#: A helper's kind and where A comes from: ``ss`` (A and B from shared memory) or ``ts`` (A from tensor memory).
-_HELPER = re.compile(r"mma_(f16|tf32|f8f6f4|i8|mxf8f6f4)_(ss|ts)$")
 #: TMEM geometry (PTX ISA, "Tensor Memory"): lanes x 32-bit columns of one CTA.
 _LANES, _COLUMNS = 128, 512
-
-
-def is_mma_helper(what: str) -> bool:
-    """Whether helper ``what`` is one ``tcgen05.mma`` (``mma_<kind>_ss`` or ``mma_<kind>_ts``).
-
-    Example:
-        >>> is_mma_helper("mma_f16_ss"), is_mma_helper("mma_mxf8f6f4_ts"), is_mma_helper("commit")
-        (True, True, False)
-    """
-    return _HELPER.match(what) is not None
 
 
 def _datapath_lanes(m: int, lane_field: int, what: str) -> np.ndarray:
@@ -452,16 +439,13 @@ class _Mma:
             self.interp.async_reads.append(read)
 
 
-def execute(interp, what: str, args) -> None:
-    """Run the MMA helper ``what`` (``mma_<kind>_ss`` / ``mma_<kind>_ts``, MMA_DESIGN §3) with TIR ``args``: one
-    ``tcgen05.mma`` per active thread, each read and computed when it is issued and recorded as an asynchronous
-    access of its warp (TMEM) and an in-flight read (shared memory) until a commit and a wait complete it.
+def issue(interp, args, kind: str, form: str) -> None:
+    """Run the MMA helper ``mma_<kind>_<form>`` (MMA_DESIGN §3; ``form`` ``ss``: A and B from shared memory,
+    ``ts``: A from tensor memory) with TIR ``args``: one ``tcgen05.mma`` per active thread, each read and computed
+    when it is issued and recorded as an asynchronous access of its warp (TMEM, ``interp.tmem``, which the tcgen05
+    executor has made) and an in-flight read (shared memory) until a commit and a wait complete it.
 
-    Example: ``execute(interp, "mma_f16_ss", args)`` for ``args`` = (d_taddr, a_desc, b_desc, idesc,
-    enable_input_d).
+    Example: ``issue(interp, args, "f16", "ss")`` for ``args`` = (d_taddr, a_desc, b_desc, idesc, enable_input_d).
     """
-    match = _HELPER.match(what)
-    if match is None:
-        raise SimulationError(f"the simulator does not implement the MMA helper {what}")
     for thread in np.nonzero(interp.mask)[0].tolist():
-        _Mma(interp, match.group(1), match.group(2), args, thread).run()
+        _Mma(interp, kind, form, args, thread).run()

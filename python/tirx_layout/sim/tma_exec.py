@@ -3,7 +3,7 @@
 * The map: a kernel parameter of type tensormap carries the fields the host function encodes into it (``sim.run``
   reads its ``tensormap_encode_tiled`` call: :func:`host_tensor_map_fields`); the helper's last argument is the
   global tensor's address.
-* ``tma_load_<r>d(&map, &dst, &bar, c0.., global)``: the issuing thread writes the box into shared memory (as a
+* ``load_<r>d(&map, &dst, &bar, c0.., global)``: the issuing thread writes the box into shared memory (as a
   store of that thread, so earlier unordered accesses of the destination race with it), the write is an
   asynchronous-proxy write (readable by the MMA without a proxy fence), recorded as an :class:`AsyncWrite` of the
   mbarrier's current phase, and complete-tx of the box's bytes is performed on the mbarrier. Any thread that reads
@@ -11,16 +11,14 @@
   mbarrier's clock (``memory.SyncClocks``): the thread's own ``mbarrier_wait``, or a wait on a phase that a thread
   which had seen it arrived at (an arrive, or the ``tcgen05.commit`` of MMAs it issued after its wait: how a
   producer refilling a ring stage is ordered after the stage's previous load), or a CTA barrier after one.
-* ``tma_store_<r>d(&map, &src, c0.., global)``: an asynchronous-proxy read of the shared box by the issuing thread
+* ``store_<r>d(&map, &src, c0.., global)``: an asynchronous-proxy read of the shared box by the issuing thread
   (its writers must have fenced the proxy and be ordered before it), then the clipped write of global memory.
   The global write happens at issue; the read of the tile stays in flight (an ``AsyncRead``) until the issuing
-  thread's ``tma_store_wait``: overwriting the tile before it (or before a barrier after it) is a DataRace, and so
+  thread's ``store_wait``: overwriting the tile before it (or before a barrier after it) is a DataRace, and so
   is a kernel that ends with a store not waited for (:func:`finish`).
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import tvm
@@ -29,10 +27,10 @@ from tvm.ir import Call
 from ..ir.rewrite import walk
 from . import mbarrier
 from .addresses import shared_address
+from .dispatch import HelperTable
 from .memory import AsyncRead, AsyncWrite, SimulationError
 from .tma import load_box, store_box
 
-_HELPER = re.compile(r"tma_(load|store)_([1-5])d")
 _ENCODE = "tirx.tensormap_encode_tiled"
 #: A TMA store's read of shared memory is ordered by the issuing thread's wait_group, never by a tcgen05.commit.
 _NEVER_COMMITTED = np.iinfo(np.int64).max
@@ -51,17 +49,7 @@ _DRIVER_DATA_TYPES = {
     "bfloat16": 9,
 }
 
-__all__ = ["execute", "host_tensor_map_fields", "is_tensor_map_param", "is_tma_helper"]
-
-
-def is_tma_helper(what: str) -> bool:
-    """Whether helper ``what`` is one this module executes.
-
-    Example:
-        >>> is_tma_helper("tma_load_2d"), is_tma_helper("tma_store_wait"), is_tma_helper("commit")
-        (True, True, False)
-    """
-    return what == "tma_store_wait" or _HELPER.fullmatch(what) is not None
+__all__ = ["HELPERS", "finish", "host_tensor_map_fields", "is_tensor_map_param"]
 
 
 def is_tensor_map_param(param) -> bool:
@@ -155,25 +143,22 @@ def _global_box(fields, coords, global_size: int, place: int, element: int, shar
     return np.unique(np.nonzero(marker != 1)[0] // element)
 
 
-def execute(interp, what: str, args) -> None:
-    """Run TMA helper ``what`` with TIR ``args`` for every active thread of ``interp`` (a ``CtaInterpreter``).
+def _store_wait(interp, args) -> None:
+    """``cp.async.bulk.wait_group 0``: the issuing threads' committed stores have read their tiles."""
+    for read in interp.async_reads:
+        if read.issuer is not None and interp.mask[read.issuer]:
+            read.observed[read.issuer] = True
+    mbarrier.drop_async_reads(interp, lambda read: read.observed.all())
 
-    Example: ``execute(interp, "tma_load_2d", [address_of(map), address_of(As[0]), address_of(bars[0]), 0, 128,
-    A])`` copies the box at (0, 128) into ``As`` and performs complete-tx on ``bars[0]``.
-    """
-    if what == "tma_store_wait":  # cp.async.bulk.wait_group 0: the thread's stores have read their tiles
-        for read in interp.async_reads:
-            if read.issuer is not None and interp.mask[read.issuer]:
-                read.observed[read.issuer] = True
-        mbarrier.drop_async_reads(interp, lambda read: read.observed.all())
-        return
-    direction, rank = _HELPER.fullmatch(what).groups()
-    rank = int(rank)
+
+def _copy(interp, args, direction: str, rank: str) -> None:
+    """A rank-``rank`` TMA load (``direction`` ``"load"``) or store by every active thread of ``interp``."""
+    what = f"tma_{direction}_{rank}d"
     load = direction == "load"
     fields = _fields(interp, args[0], what)
-    first = 3 if load else 2
-    if len(args) != first + rank + 1:
-        raise SimulationError(f"{what} takes {first + rank + 1} arguments, got {len(args)}")
+    first = 3 if load else 2  # the map, the shared address (and the load's mbarrier), then the coordinates
+    if len(args) != first + int(rank) + 1:
+        raise SimulationError(f"{what} takes {first + int(rank) + 1} arguments, got {len(args)}")
     memory, index = shared_address(interp, args[1], what)
     coord_values = [np.broadcast_to(np.asarray(interp.eval(c), np.int64), (interp.count,)) for c in args[first:-1]]
     glob = _global(interp, args[-1], what)
@@ -221,3 +206,9 @@ def finish(interp) -> None:
     for read in interp.async_reads:
         if read.issuer is not None and not read.observed[read.issuer]:
             raise SimulationError(f"the kernel ends while the {read.what} still reads shared memory; {_STORE_HINT}")
+
+
+#: The TMA executor: ``store_wait`` by name, the loads and stores of rank 1 to 5 by pattern. E.g.
+#: ``HELPERS(interp, "load_2d", [address_of(map), address_of(As[0]), address_of(bars[0]), 0, 128, A])`` copies the
+#: box at (0, 128) into ``As`` and performs complete-tx on ``bars[0]``.
+HELPERS = HelperTable("tma", {"store_wait": _store_wait}, [(r"(?P<direction>load|store)_(?P<rank>[1-5])d", _copy)])

@@ -19,34 +19,29 @@ only, not from ``tirx_layout.hw.tcgen05`` or the lowering, so that the two are i
 * ``wait_ld`` / ``wait_st`` / ``fence_before`` / ``fence_after`` / ``commit``: the simulator performs every access
   when it is issued, and checks that the kernel orders it as the ISA's tcgen05 memory model asks
   (``tmem_order.TmemOrder``): a TMEM access that nothing orders after a conflicting one is an error.
-* ``mma_<kind>_ss/_ts``: ``tcgen05.mma`` (``tcgen05_mma.execute``); ``commit`` and the ``mbarrier_*`` helpers:
-  mbarrier phases (``mbarrier.py``); ``fence_proxy_async``: marks the threads' shared-memory writes visible to
-  the async proxy the MMA reads through.
+* ``cp_<shape>``: ``tcgen05.cp`` from a shared-memory matrix descriptor; ``mma_<kind>_ss/_ts``: ``tcgen05.mma``
+  (``tcgen05_mma.issue``); ``commit``: ``tcgen05.commit``, an arrive on an mbarrier (``mbarrier.commit``) once the
+  thread's earlier copies and MMAs are complete; ``smem_descriptor``: a shared-memory descriptor's start field.
+
+:data:`HELPERS` is the family's executor (``ir/device_calls`` family ``tcgen05``): the exact names, then the
+patterns of ``ld``/``st``, ``cp`` and ``mma``. Only the instructions that touch tensor memory or its ordering make
+the CTA's :class:`TensorMemory` (:func:`tensor_memory`); ``smem_descriptor`` does not.
 """
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from tvm.ir import Call
 
-from . import mbarrier, tcgen05_mma, tma_exec
+from . import mbarrier, tcgen05_mma
 from .addresses import register_address, shared_address, shared_byte_address
+from .dispatch import HelperTable
 from .memory import AsyncRead, OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
-from .warps import elect_sync
 
 LANES, COLUMNS = 128, 512
-_LD_ST = re.compile(r"(ld|st)_(32x32b|16x64b|16x128b|16x256b)_x(\d+)(_pack16b)?$")
 #: The 16-bit qualifiers of ld/st helpers named ``..._pack16b`` (PTX ISA, tcgen05.ld/st).
 _PACK16 = {"ld": "pack::16b", "st": "unpack::16b"}
-_ORDERING = {
-    "wait_ld": lambda tm, w: tm.wait_ld(w),
-    "wait_st": lambda tm, w: tm.order.complete(w, "st"),
-    "fence_before": lambda tm, w: tm.order.fence_before(w),
-    "fence_after": lambda tm, w: tm.order.fence_after(w),
-}
 # tcgen05.cp (PTX ISA, tcgen05.cp shapes and multicast): rows, 128-bit pieces per row, lane(s) of row r relative
 # to taddr's lane.
 _CP = {
@@ -177,6 +172,16 @@ class TensorMemory:
         self.check_columns(cols, what)
 
 
+def tensor_memory(interp) -> TensorMemory:
+    """The CTA's :class:`TensorMemory`, made by the first instruction that touches it (or its ordering).
+
+    Example: ``tensor_memory(interp).allocated`` is ``{}`` before the CTA's first ``tcgen05.alloc``.
+    """
+    if interp.tmem is None:
+        interp.tmem = TensorMemory(interp.count // 32)
+    return interp.tmem
+
+
 def _register_target(interp, expr):
     """The register buffer (its var and its array) and per-thread element index an ``address_of(buffer[index])``
     argument points at."""
@@ -203,89 +208,82 @@ def _warp_uniform(values, w: int, what: str) -> int:
     return int(part[0])
 
 
-def execute(interp, what: str, args) -> None:
-    """Run helper ``what`` (the name after the helper prefix) with TIR ``args`` for the active threads of ``interp``
-    (a ``CtaInterpreter``).
+def _smem_descriptor(interp, args):
+    """The descriptor's fields ORed with (shared address & 0x3FFFF) >> 4: no tensor memory involved."""
+    address = shared_byte_address(interp, args[0], "smem_descriptor")
+    bits = np.asarray(interp.eval(args[1])).astype(np.uint64)
+    return bits | ((address.astype(np.uint64) & np.uint64(0x3FFFF)) >> np.uint64(4))
 
-    Example: ``execute(interp, "wait_ld", [])`` does nothing; an unknown helper raises ``SimulationError``.
-    """
-    if what == "elect_sync":
-        return elect_sync(interp)
-    if what == "smem_descriptor":  # the descriptor's fields ORed with (shared address & 0x3FFFF) >> 4
-        address = shared_byte_address(interp, args[0], "smem_descriptor")
-        bits = np.asarray(interp.eval(args[1])).astype(np.uint64)
-        return bits | ((address.astype(np.uint64) & np.uint64(0x3FFFF)) >> np.uint64(4))
-    if interp.tmem is None:
-        interp.tmem = TensorMemory(interp.count // 32)
-    tm = interp.tmem
-    if what == "fence_proxy_async":
-        # fence.proxy.async.shared::cta: the threads' generic writes to shared memory become visible to the async
-        # proxy that tcgen05.mma and tcgen05.cp read through
-        threads = interp.global_ids[interp.mask]
-        for memory in {id(m): m for m in interp.memories.values()}.values():
-            if memory.scope == "shared":
-                memory.fence_proxy(threads)
-        return
-    if what in mbarrier.HELPERS or what == "commit":
-        mbarrier.execute(interp, what, args)
-        return
-    if tma_exec.is_tma_helper(what):
-        tma_exec.execute(interp, what, args)
-        return
-    if tcgen05_mma.is_mma_helper(what):
-        tcgen05_mma.execute(interp, what, args)
-        return
-    if what in _ORDERING:
-        # tcgen05.wait is .sync.aligned (whole warps); the fences are not, and count for the warps they run in
-        fenced = what.startswith("fence")
-        for w in np.unique(np.nonzero(interp.mask)[0] // 32).tolist() if fenced else _warps(interp):
-            _ORDERING[what](tm, w)
-        return
-    if what == "relinquish_alloc_permit":
-        if _warps(interp):
-            tm.relinquished = True
-        return
-    if what == "alloc":
-        warps = _warps(interp)
-        if len(warps) != 1:
-            raise SimulationError(f"tcgen05.alloc is issued by exactly one warp, here by warps {warps}")
-        slot = args[0]
-        if not (isinstance(slot, Call) and slot.op.name.endswith("address_of")):
-            raise SimulationError(f"tcgen05.alloc needs a shared-memory address, got {slot}")
-        load = slot.args[0]
-        ncols = int(np.asarray(interp.eval(args[1])).flat[0])
-        column = tm.alloc(ncols)
-        index = int(np.asarray(interp.element_index(load.source, load.indices)).flat[0])
-        memory = interp._memory(load.source)
-        if memory.scope != "shared":
-            raise SimulationError("tcgen05.alloc writes its address to shared memory")
-        thread = interp.launch.block * interp.count + 32 * warps[0]
-        memory.store(
-            np.array([index]),
-            np.array([column], memory.data.dtype),
-            np.array([thread]),
-            interp.launch.block,
-            interp.launch.interval,
-        )
-        return
-    if what == "dealloc":
-        for w in _warps(interp):
-            taddr = _warp_uniform(interp.eval(args[0]), w, "the tcgen05.dealloc address")
-            ncols = _warp_uniform(interp.eval(args[1]), w, "the tcgen05.dealloc column count")
-            if taddr >> 16:
-                raise SimulationError(f"tcgen05.dealloc address {taddr:#x} has a lane field")
-            tm.order.check_dealloc(w)
-            tm.dealloc(taddr & 0xFFFF, ncols)
-        return
-    if what.startswith("cp_"):
-        _cp(interp, tm, what[3:], args)
-        return
-    match = _LD_ST.match(what)
-    if match is None:
-        raise SimulationError(f"the simulator does not implement the tcgen05 helper {what}")
-    kind, shape, num = match.group(1), match.group(2), int(match.group(3))
-    lane_off, col_off = fragment_offsets(shape, num)
-    pack16 = match.group(4) is not None
+
+def _per_warp(step, whole_warps: bool):
+    """The handler running ``step(tensor memory, warp)`` for each warp executing the call: whole warps only for a
+    ``.sync.aligned`` instruction (``tcgen05.wait``); the fences are not, and count for the warps they run in."""
+
+    def handler(interp, args) -> None:
+        tm = tensor_memory(interp)
+        for w in _warps(interp) if whole_warps else np.unique(np.nonzero(interp.mask)[0] // 32).tolist():
+            step(tm, w)
+
+    return handler
+
+
+def _relinquish(interp, args) -> None:
+    tm = tensor_memory(interp)
+    if _warps(interp):
+        tm.relinquished = True
+
+
+def _alloc(interp, args) -> None:
+    tm = tensor_memory(interp)
+    warps = _warps(interp)
+    if len(warps) != 1:
+        raise SimulationError(f"tcgen05.alloc is issued by exactly one warp, here by warps {warps}")
+    slot = args[0]
+    if not (isinstance(slot, Call) and slot.op.name.endswith("address_of")):
+        raise SimulationError(f"tcgen05.alloc needs a shared-memory address, got {slot}")
+    load = slot.args[0]
+    ncols = int(np.asarray(interp.eval(args[1])).flat[0])
+    column = tm.alloc(ncols)
+    index = int(np.asarray(interp.element_index(load.source, load.indices)).flat[0])
+    memory = interp._memory(load.source)
+    if memory.scope != "shared":
+        raise SimulationError("tcgen05.alloc writes its address to shared memory")
+    thread = interp.launch.block * interp.count + 32 * warps[0]
+    memory.store(
+        np.array([index]),
+        np.array([column], memory.data.dtype),
+        np.array([thread]),
+        interp.launch.block,
+        interp.launch.interval,
+    )
+
+
+def _dealloc(interp, args) -> None:
+    tm = tensor_memory(interp)
+    for w in _warps(interp):
+        taddr = _warp_uniform(interp.eval(args[0]), w, "the tcgen05.dealloc address")
+        ncols = _warp_uniform(interp.eval(args[1]), w, "the tcgen05.dealloc column count")
+        if taddr >> 16:
+            raise SimulationError(f"tcgen05.dealloc address {taddr:#x} has a lane field")
+        tm.order.check_dealloc(w)
+        tm.dealloc(taddr & 0xFFFF, ncols)
+
+
+def _commit(interp, args) -> None:
+    """``tcgen05.commit``: an arrive on an mbarrier, by the mbarrier model, with the commit's tcgen05 generation."""
+    mbarrier.commit(interp, args, tensor_memory(interp).order)
+
+
+def _mma(interp, args, kind: str, form: str) -> None:
+    tensor_memory(interp)
+    tcgen05_mma.issue(interp, args, kind, form)
+
+
+def _ld_st(interp, args, kind: str, shape: str, num: str, pack16: str | None) -> None:
+    """``tcgen05.ld`` / ``tcgen05.st`` of ``shape`` and ``.x<num>``, with ``.pack::16b`` / ``.unpack::16b`` when
+    ``pack16``, by whole warps."""
+    tm = tensor_memory(interp)
+    lane_off, col_off = fragment_offsets(shape, int(num))
     if pack16:  # each register holds the low halves of two adjacent columns: fragment column c is columns 2c, 2c+1
         lane_off = np.repeat(lane_off, 2, axis=1)
         col_off = (2 * col_off[:, :, None] + np.arange(2)[None, None, :]).reshape(32, -1)
@@ -320,7 +318,7 @@ def execute(interp, what: str, args) -> None:
             tm.write(lanes, cols, w, values)
 
 
-def _cp(interp, tm, shape: str, args) -> None:
+def _cp(interp, args, shape: str) -> None:
     """tcgen05.cp, per issuing thread: the descriptor's canonical address walk, then its swizzle (PTX ISA
     "Shared Memory Descriptor"), on the CTA's shared addresses (``addresses.SharedSpace``: the buffer's base at its
     declared alignment), as the hardware swizzles them; the bytes read must stay in the pointed-to buffer.
@@ -331,6 +329,7 @@ def _cp(interp, tm, shape: str, args) -> None:
     (``memory.AsyncRead``) until the issuing warp's next commit is seen complete."""
     if shape not in _CP:
         raise SimulationError(f"the simulator does not implement tcgen05.cp.{shape}")
+    tm = tensor_memory(interp)
     rows, pieces, lanes_of = _CP[shape]
     memory, start = shared_address(interp, args[1], "tcgen05.cp")
     taddrs = np.broadcast_to(np.asarray(interp.eval(args[0]), np.int64), (interp.count,))
@@ -385,4 +384,26 @@ def finish(interp) -> None:
         raise SimulationError(f"the CTA exits with TMEM columns still allocated: {interp.tmem.allocated}")
 
 
-__all__ = ["COLUMNS", "LANES", "TensorMemory", "execute", "finish", "fragment_offsets"]
+__all__ = ["COLUMNS", "HELPERS", "LANES", "TensorMemory", "finish", "fragment_offsets", "tensor_memory"]
+
+
+#: The tcgen05 executor: the instructions of one name, then the parameterised ones by pattern.
+HELPERS = HelperTable(
+    "tcgen05",
+    {
+        "alloc": _alloc,
+        "dealloc": _dealloc,
+        "relinquish_alloc_permit": _relinquish,
+        "wait_ld": _per_warp(lambda tm, w: tm.wait_ld(w), whole_warps=True),
+        "wait_st": _per_warp(lambda tm, w: tm.order.complete(w, "st"), whole_warps=True),
+        "fence_before": _per_warp(lambda tm, w: tm.order.fence_before(w), whole_warps=False),
+        "fence_after": _per_warp(lambda tm, w: tm.order.fence_after(w), whole_warps=False),
+        "commit": _commit,
+        "smem_descriptor": _smem_descriptor,
+    },
+    [
+        (r"(?P<kind>ld|st)_(?P<shape>32x32b|16x64b|16x128b|16x256b)_x(?P<num>\d+)(?P<pack16>_pack16b)?", _ld_st),
+        (r"cp_(?P<shape>\w+)", _cp),
+        (r"mma_(?P<kind>f16|tf32|f8f6f4|i8|mxf8f6f4)_(?P<form>ss|ts)", _mma),
+    ],
+)

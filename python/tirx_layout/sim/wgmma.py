@@ -56,6 +56,7 @@ import numpy as np
 
 from . import mbarrier
 from .addresses import register_address, shared_byte_address
+from .dispatch import HelperTable
 from .matrix_operands import (
     ACCUMULATOR_TYPES,
     K_BYTES,
@@ -70,11 +71,11 @@ from .matrix_operands import (
 from .memory import AsyncRead, DataRace, OutOfBounds, SimulationError
 
 __all__ = [
+    "HELPERS",
     "MmaHelper",
     "WgmmaUnit",
     "accumulator_fragment",
     "decode_wgmma_descriptor",
-    "execute",
     "finish",
     "operand_a_fragment",
     "parse_mma_helper",
@@ -171,7 +172,6 @@ _MMA = re.compile(
     r"mma_m64n(\d+)k(\d+)_(f32|f16|s32)_(f16|bf16|tf32|e4m3|e5m2|s8|u8)_(f16|bf16|tf32|e4m3|e5m2|s8|u8)"
     r"_(?:ss_t([01])([01])|rs_t([01]))$"
 )
-_WAIT = re.compile(r"wait_group_(\d+)$")
 #: PTX type -> the element type name of ``matrix_operands`` (and its numpy dtype).
 _TYPES = {
     "f32": "float32",
@@ -513,36 +513,43 @@ def _retire(interp, wg: _Warpgroup, keep: int) -> None:
     mbarrier.drop_async_reads(interp, lambda read: read.observed.all())
 
 
-def execute(interp, what: str, args) -> None:
-    """Run ``wgmma`` helper ``what`` (the name after ``tirx_layout_wgmma_``, WGMMA_DESIGN §3) with TIR ``args`` for
-    the active threads of ``interp`` (a ``CtaInterpreter``), whole warpgroups each.
-
-    Example: ``execute(interp, "commit_group", [])`` closes each executing warpgroup's group; an unknown helper
-    raises ``SimulationError``.
-    """
-    if what.startswith("keep_"):  # compiler-only fences on registers: nothing happens on the hardware
-        return
+def _each_warpgroup(interp, instruction: str):
+    """``(unit, g, warpgroup g's state)`` for each warpgroup executing ``instruction`` (whole ones, checked), the
+    CTA's :class:`WgmmaUnit` made by its first wgmma instruction."""
     if interp.wgmma is None:
         interp.wgmma = WgmmaUnit()
     unit = interp.wgmma
-    helper = parse_mma_helper(what)
-    wait = _WAIT.match(what)
-    if helper is None and wait is None and what not in ("fence", "commit_group"):
-        raise SimulationError(f"the simulator does not implement the wgmma helper {what}")
-    instruction = helper.instruction if helper is not None else f"wgmma.{what.replace('_group_', '_group ')}"
     for g in _warpgroups(interp, instruction):
-        wg = unit.warpgroup(g)
-        threads = np.arange(WARPGROUP_THREADS * g, WARPGROUP_THREADS * (g + 1))
-        if helper is not None:
-            _issue(interp, unit, helper, args, g)
-        elif what == "fence":
-            wg.fenced = True
-            unit.fence(threads)
-        elif what == "commit_group":
-            wg.groups.append(wg.uncommitted)
-            wg.uncommitted = []
-        else:
-            _retire(interp, wg, int(wait.group(1)))
+        yield unit, g, unit.warpgroup(g)
+
+
+def _fence(interp, args) -> None:
+    for unit, g, wg in _each_warpgroup(interp, "wgmma.fence"):
+        wg.fenced = True
+        unit.fence(np.arange(WARPGROUP_THREADS * g, WARPGROUP_THREADS * (g + 1)))
+
+
+def _commit_group(interp, args) -> None:
+    for _, _, wg in _each_warpgroup(interp, "wgmma.commit_group"):
+        wg.groups.append(wg.uncommitted)
+        wg.uncommitted = []
+
+
+def _wait_group(interp, args, pending: str) -> None:
+    for _, _, wg in _each_warpgroup(interp, f"wgmma.wait_group {pending}"):
+        _retire(interp, wg, int(pending))
+
+
+def _mma(interp, args, name: str) -> None:
+    helper = parse_mma_helper(name)
+    if helper is None:
+        raise SimulationError(f"the simulator does not implement the wgmma helper {name}")
+    for unit, g, _ in _each_warpgroup(interp, helper.instruction):
+        _issue(interp, unit, helper, args, g)
+
+
+def _keep(interp, args) -> None:
+    """A compiler-only fence on registers (``keep_<f32|b32>_x<count>``): nothing happens on the hardware."""
 
 
 def finish(interp) -> None:
@@ -560,3 +567,17 @@ def finish(interp) -> None:
             f"the CTA exits while {len(pending)} wgmma.mma_async are pending (the first: {pending[0].what}); "
             "wgmma.commit_group and wgmma.wait_group 0 before the end"
         )
+
+
+#: The wgmma executor (WGMMA_DESIGN §3): ``fence`` and ``commit_group`` by name; the register fences, the waits and
+#: the MMAs by pattern (an MMA's name is read by :func:`parse_mma_helper`). E.g. ``HELPERS(interp, "commit_group",
+#: [])`` closes each executing warpgroup's group.
+HELPERS = HelperTable(
+    "wgmma",
+    {"fence": _fence, "commit_group": _commit_group},
+    [
+        (r"keep_(?:f32|b32)_x\d+", _keep),
+        (r"wait_group_(?P<pending>\d+)", _wait_group),
+        (r"(?P<name>mma_m64n\d+k\d+_\w+)", _mma),
+    ],
+)

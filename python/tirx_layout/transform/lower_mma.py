@@ -63,12 +63,12 @@ from ..ir.mma_ops import TileMma, as_mbarrier, as_mma, as_mma_wait, tmem_base_ad
 from ..ir.rewrite import AllocBuffer, map_function, sequence, store
 from ..ir.spans import located_errors
 from ..ir.threads import cta_threads
+from ..ops.helpers import mbarrier, sync, tcgen05
 from .copy_plan import MemoryOperand, TmemOperand, operand
 from .lower_wgmma import WgmmaLowering
 from .mma_operands import OPERAND_ALIGNMENT
 from .mma_operands import as_u32 as _as_u32
 from .mma_operands import shared_operand as _shared_operand
-from .tmem import calls, mma_calls
 
 
 def _trailing(side, name: str) -> None:
@@ -85,7 +85,7 @@ def _descriptor(view, start: int, stage_units, bits: int):
     14-bit start field: the field holds a shared address >> 4 inside the CTA's shared memory (below 2^18 bytes,
     228 KiB on sm_100), for stage 0 and for the stage the units reach alike."""
     pointer = tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [tirx.IntImm("int32", start)]))
-    descriptor = mma_calls.smem_descriptor(pointer, bits)
+    descriptor = tcgen05.smem_descriptor(pointer, bits)
     return descriptor if stage_units is None else descriptor + tirx.Cast("uint64", stage_units)
 
 
@@ -207,7 +207,7 @@ class _MmaLowering:
         (which a ``threadIdx.x == 0`` guard costs, measured in bench_mma)."""
         if scope == "thread":
             return issue
-        elected = tirx.IfThenElse(mma_calls.elect_sync() != tirx.const(0, "uint32"), issue, None)
+        elected = tirx.IfThenElse(sync.elect() != tirx.const(0, "uint32"), issue, None)
         if scope == "warp":
             return elected
         return tirx.IfThenElse(self.threads.index < WARP_THREADS, elected, None)
@@ -286,12 +286,12 @@ class _MmaLowering:
                 a_arg = _advanced(a_base, a_steps[s])
             in_tmem = a_desc is None
             if scales is None:
-                issue.append(mma_calls.mma(kind, d_taddr, a_arg, b_arg, idesc, enable, a_in_tmem=in_tmem))
+                issue.append(tcgen05.mma(kind, d_taddr, a_arg, b_arg, idesc, enable, a_in_tmem=in_tmem))
                 continue
             (sfa, sfa_id), (sfb, sfb_id) = scales[s]  # K step s reads K-block s: the SF ids pick its byte
             step_idesc = instruction_descriptor(dataclasses.replace(instruction, scale_a_id=sfa_id, scale_b_id=sfb_id))
             issue.append(
-                mma_calls.block_scaled_mma(d_taddr, a_arg, b_arg, step_idesc, sfa, sfb, enable, a_in_tmem=in_tmem)
+                tcgen05.block_scaled_mma(d_taddr, a_arg, b_arg, step_idesc, sfa, sfb, enable, a_in_tmem=in_tmem)
             )
         return self.complete(mma, declarations, issue)
 
@@ -303,24 +303,24 @@ class _MmaLowering:
         # A "thread"-scope MMA with barrier= is the warp-specialised issuer: its operands reach it through
         # mbarriers, published by their writers (an arrive fences the proxy; a TMA load writes through the async
         # proxy already), so a fence of its own (MEMBAR + FENCE.VIEW.ASYNC in SASS, per MMA) orders nothing.
-        before = [] if mma.scope == "thread" and mma.barrier is not None else [calls.simple("fence_proxy_async")]
+        before = [] if mma.scope == "thread" and mma.barrier is not None else [sync.fence_proxy_async()]
         if mma.scope == "cta":
-            before += [calls.simple("fence_before"), cta_barrier(), calls.simple("fence_after")]
+            before += [tcgen05.simple("fence_before"), cta_barrier(), tcgen05.simple("fence_after")]
         elif mma.scope == "warp":
-            before += [calls.simple("fence_before"), warp_barrier(), calls.simple("fence_after")]
+            before += [tcgen05.simple("fence_before"), warp_barrier(), tcgen05.simple("fence_after")]
         if mma.barrier is None:
             bar, phase = self.own_barrier()
             self.unbarriered_sites |= mma.scope != "cta"
             bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
         else:
             bar_address = tvm.tirx.address_of(mma.barrier)
-        guarded = self.guard_issue(mma.scope, sequence([*issue, calls.commit(bar_address)]))
+        guarded = self.guard_issue(mma.scope, sequence([*issue, tcgen05.commit(bar_address)]))
         after = []
         if mma.barrier is None:
             parity = tvm.tirx.BufferLoad(phase, [tirx.IntImm("int32", 0)])
             after = [
-                calls.mbarrier_wait(bar_address, parity),
-                calls.simple("fence_after"),
+                mbarrier.wait(bar_address, parity),
+                tcgen05.simple("fence_after"),
                 store(phase, parity ^ tirx.const(1, "uint32"), tirx.IntImm("int32", 0)),
             ]
         return sequence([*declarations, *before, guarded, *after])
@@ -338,7 +338,7 @@ class _MmaLowering:
         does, else ``None``."""
         op = as_mbarrier(stmt)
         if op is not None:
-            return calls.mbarrier_init(tvm.tirx.address_of(op.bar), op.value) if op.what == "init" else None
+            return mbarrier.init(tvm.tirx.address_of(op.bar), op.value) if op.what == "init" else None
         if isinstance(stmt, tirx.SeqStmt):
             parts = [self.thread0_inits(part) for part in stmt.seq]
             return None if any(part is None for part in parts) else sequence(parts)
@@ -385,23 +385,23 @@ class _MmaLowering:
         address = tvm.tirx.address_of(op.bar)
         if op.what == "init":  # one on its own; a run of them is grouped by group_inits
             return sequence(
-                [tirx.IfThenElse(self.threads.index == 0, calls.mbarrier_init(address, op.value), None), cta_barrier()]
+                [tirx.IfThenElse(self.threads.index == 0, mbarrier.init(address, op.value), None), cta_barrier()]
             )
         if op.what == "wait":
-            wait = calls.mbarrier_wait(address, _signed_parity(op.value))
+            wait = mbarrier.wait(address, _signed_parity(op.value))
             if not self.tcgen05:  # no tcgen05 accesses to order on a wgmma target
                 return wait
-            return sequence([wait, calls.simple("fence_after")])
+            return sequence([wait, tcgen05.simple("fence_after")])
         if op.what == "expect_tx":
-            return calls.mbarrier_expect_tx(address, op.value)
+            return mbarrier.expect_tx(address, op.value)
         # An arrival publishes this thread's shared-memory writes to whoever waits on the mbarrier; an MMA (or
         # tcgen05.cp) the waiter issues reads them through the async proxy, so they are made visible to it first.
         # It also hands over the thread's completed tcgen05 accesses (an epilogue's tcgen05.ld of an accumulator the
         # waiter's next MMA overwrites): tcgen05.fence::before_thread_sync, paired with the wait's fence after.
-        fences = [calls.simple("fence_proxy_async")] + ([calls.simple("fence_before")] if self.tcgen05 else [])
+        fences = [sync.fence_proxy_async()] + ([tcgen05.simple("fence_before")] if self.tcgen05 else [])
         if op.what == "arrive":
-            return sequence([*fences, calls.mbarrier_arrive(address)])
-        return sequence([*fences, calls.mbarrier_arrive_expect_tx(address, op.value)])
+            return sequence([*fences, mbarrier.arrive(address)])
+        return sequence([*fences, mbarrier.arrive_expect_tx(address, op.value)])
 
     def prologue(self):
         """The call sites' own mbarriers: allocated, each thread's phase counter zeroed, initialised by thread 0
@@ -412,7 +412,7 @@ class _MmaLowering:
         for bar, phase in self.own_barriers:
             stmts += [AllocBuffer(bar), AllocBuffer(phase), store(phase, tirx.const(0, "uint32"), 0)]
         inits = [
-            calls.mbarrier_init(tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)])), 1)
+            mbarrier.init(tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)])), 1)
             for bar, _ in self.own_barriers
         ]
         init = tirx.IfThenElse(self.threads.index == 0, sequence(inits), None)
@@ -460,10 +460,11 @@ def lower_tile_mma(func):
         ...     T.tile_mma(acc, A, B)
         ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": mma_shared_layout,
         ...                 "tmem_datapath_layout": tmem_datapath_layout})
-        >>> re.findall(r'func_call\\("tirx_layout_tcgen05_(\\w+)"', lower_tile_mma(func).script())
+        >>> re.findall(r'func_call\\("tirx_layout_(\\w+)"', lower_tile_mma(func).script())
         ... # doctest: +NORMALIZE_WHITESPACE
-        ['mbarrier_init', 'fence_proxy_async', 'fence_before', 'fence_after', 'elect_sync', 'smem_descriptor',
-         'smem_descriptor', 'mma_f16_ss', 'mma_f16_ss', 'commit', 'mbarrier_wait', 'fence_after']
+        ['mbarrier_init', 'sync_fence_proxy_async', 'tcgen05_fence_before', 'tcgen05_fence_after', 'sync_elect',
+         'tcgen05_smem_descriptor', 'tcgen05_smem_descriptor', 'tcgen05_mma_f16_ss', 'tcgen05_mma_f16_ss',
+         'tcgen05_commit', 'mbarrier_wait', 'tcgen05_fence_after']
     """
     lowering = _MmaLowering(func)
 

@@ -45,74 +45,16 @@ from ..hw.memory import dtype_bytes
 from ..hw.threads import WARP_THREADS
 from ..hw.tma import TensorMap, box_row_elements, driver_data_type, tensor_map_for
 from ..ir.annotations import buffer_layouts
-from ..ir.device_calls import cta_barrier, helper_call, warp_barrier
+from ..ir.device_calls import cta_barrier, warp_barrier
 from ..ir.rewrite import map_function, sequence, walk
 from ..ir.spans import located_errors
 from ..ir.threads import cta_threads
 from ..ir.tma_ops import TmaCopy, as_tma_copy, as_tma_store_wait
 from ..layout import ComposeLayout, S, TileLayout
+from ..ops.helpers import mbarrier, sync, tma
 from .copy_plan import MemoryOperand, operand
-from .tmem import calls, mma_calls
 
 DEVICE_ENTRY = "tirx.device_entry"
-#: After the PTX operands, every TMA helper takes the global tensor's address (for the simulator; see above).
-_GLOBAL_PARAM = "const void* global_address"
-
-
-def _coords(rank: int, first_operand: int) -> tuple[str, str, str]:
-    """A rank-``rank`` helper's coordinate parameters, their asm operand numbers from ``first_operand``, and their
-    asm input constraints."""
-    return (
-        ", ".join(f"int c{i}" for i in range(rank)),
-        ", ".join(f"%{i + first_operand}" for i in range(rank)),
-        ", ".join(f'"r"(c{i})' for i in range(rank)),
-    )
-
-
-def load_source(rank: int) -> str:
-    """The CUDA helper of a rank-``rank`` tiled TMA load.
-
-    Example:
-        >>> "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in load_source(2)
-        True
-    """
-    params, operands, coords = _coords(rank, 3)
-    return f"""
-__device__ __forceinline__ void tirx_layout_tcgen05_tma_load_{rank}d(unsigned long long map, void* dst, void* bar,
-    {params}, {_GLOBAL_PARAM}) {{
-  unsigned int dst_addr = (unsigned int)__cvta_generic_to_shared(dst);
-  unsigned int bar_addr = (unsigned int)__cvta_generic_to_shared(bar);
-  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-               " [%0], [%1, {{{operands}}}], [%2];"
-               :: "r"(dst_addr), "l"(map), "r"(bar_addr), {coords} : "memory");
-}}
-"""
-
-
-def store_source(rank: int) -> str:
-    """The CUDA helper of a rank-``rank`` tiled TMA store, committed to the thread's bulk async-group.
-
-    Example:
-        >>> "cp.async.bulk.commit_group" in store_source(2)
-        True
-    """
-    params, operands, coords = _coords(rank, 2)
-    return f"""
-__device__ __forceinline__ void tirx_layout_tcgen05_tma_store_{rank}d(unsigned long long map, void* src,
-    {params}, {_GLOBAL_PARAM}) {{
-  unsigned int src_addr = (unsigned int)__cvta_generic_to_shared(src);
-  asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group [%1, {{{operands}}}], [%0];"
-               :: "r"(src_addr), "l"(map), {coords} : "memory");
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}}
-"""
-
-
-_STORE_WAIT_SRC = """
-__device__ __forceinline__ void tirx_layout_tcgen05_tma_store_wait() {
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-}
-"""
 
 
 def _stage_offset(tile: TileLayout, shape: list[int], begins: list, extents: list[int], name: str):
@@ -167,7 +109,7 @@ class _TmaLowering:
         thread.)"""
         if scope == "thread":
             return issue
-        elected = tirx.IfThenElse(mma_calls.elect_sync() != tirx.const(0, "uint32"), issue, None)
+        elected = tirx.IfThenElse(sync.elect() != tirx.const(0, "uint32"), issue, None)
         if scope == "warp":
             return elected
         return tirx.IfThenElse(self.threads.index < WARP_THREADS, elected, None)
@@ -276,16 +218,15 @@ class _TmaLowering:
             issue = []
             if copy.expect_tx:  # one arrival for the whole copy: the bytes of all its boxes
                 bar = tvm.tirx.address_of(copy.barrier)
-                issue.append(calls.mbarrier_arrive_expect_tx(bar, sum(c[1].transaction_bytes for c in copies)))
+                issue.append(mbarrier.arrive_expect_tx(bar, sum(c[1].transaction_bytes for c in copies)))
             for var, tmap, address, coords, piece in copies:
                 issue.append(
-                    helper_call(
-                        f"tma_load_{tmap.rank}d",
-                        load_source(tmap.rank),
+                    tma.load(
+                        tmap.rank,
                         tvm.tirx.address_of(var),
                         address,
                         tvm.tirx.address_of(copy.barrier),
-                        *coords,
+                        coords,
                         piece.buffer.data,
                     )
                 )
@@ -293,8 +234,8 @@ class _TmaLowering:
         else:
             ((var, tmap, address, coords, piece),) = copies
             map_address, rank, data = tvm.tirx.address_of(var), tmap.rank, piece.buffer.data
-            issue = [helper_call(f"tma_store_{rank}d", store_source(rank), map_address, address, *coords, data)]
-            before = [calls.simple("fence_proxy_async"), *self.scope_barrier(copy.scope)]
+            issue = [tma.store(rank, map_address, address, coords, data)]
+            before = [sync.fence_proxy_async(), *self.scope_barrier(copy.scope)]
         return sequence([*before, self.guard_issue(copy.scope, sequence([shared.declaration(), *issue]))])
 
     def check_shapes(self, copy: TmaCopy, glob: MemoryOperand, shared: MemoryOperand, box: list, what: str):
@@ -355,7 +296,7 @@ class _TmaLowering:
         return []
 
     def lower_store_wait(self, scope: str):
-        wait = helper_call("tma_store_wait", _STORE_WAIT_SRC)
+        wait = tma.store_wait()
         return sequence([self.guard_issue(scope, wait), *self.scope_barrier(scope)])
 
 
@@ -426,8 +367,8 @@ def lower_tma(func):
         ...     T.tile_copy_async(As, A[128:256, 0:64], bars[0])
         ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": tirx_layout.mma_shared_layout})
         >>> text = lower_tma(func).script()
-        >>> re.findall(r'func_call\\("tirx_layout_tcgen05_(\\w+)"', text)
-        ['elect_sync', 'mbarrier_arrive_expect_tx', 'tma_load_2d']
+        >>> re.findall(r'func_call\\("tirx_layout_(\\w+)"', text)
+        ['sync_elect', 'mbarrier_arrive_expect_tx', 'tma_load_2d']
         >>> "T.tensormap_encode_tiled" in text
         True
     """
@@ -472,4 +413,4 @@ class LowerTma:
         return lower_tma(func)
 
 
-__all__ = ["LowerTma", "load_source", "lower_tma", "store_source"]
+__all__ = ["LowerTma", "lower_tma"]

@@ -45,16 +45,15 @@ from ..ir.device_calls import cta_barrier
 from ..ir.mma_ops import TileMma, as_mma
 from ..ir.rewrite import sequence, walk
 from ..ir.tile_ops import full_region
-from . import wgmma_calls
+from ..ops.helpers import sync, wgmma
 from .copy_plan import FragmentOperand, MemoryOperand, TmemOperand, operand
 from .mma_operands import as_u32, operand_pointer, shared_operand
-from .tmem import calls
 
 
 def _register_fence(side: FragmentOperand):
     """A compiler fence on every 32-bit register of fragment ``side``."""
     registers = side.extent * side.element_bytes // 4
-    return wgmma_calls.keep(registers, side.dtype == "float32", _registers(side, 0))
+    return wgmma.keep(registers, side.dtype == "float32", _registers(side, 0))
 
 
 def _registers(side: FragmentOperand, slot: int):
@@ -92,7 +91,7 @@ class WgmmaLowering:
         ...                 "wgmma_accumulator_layout": wgmma_accumulator_layout})
         >>> re.findall(r'func_call\\("tirx_layout_(\\w+)"', lower_tile_mma(func).script())
         ... # doctest: +NORMALIZE_WHITESPACE
-        ['tcgen05_fence_proxy_async', 'wgmma_keep_f32_x32', 'wgmma_fence', 'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00',
+        ['sync_fence_proxy_async', 'wgmma_keep_f32_x32', 'wgmma_fence', 'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00',
          'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00', 'wgmma_commit_group', 'wgmma_wait_group_0', 'wgmma_keep_f32_x32']
     """
 
@@ -171,15 +170,15 @@ class WgmmaLowering:
             b_ptr = operand_pointer(b.view, b_start + b_steps[s] * 16 // b.element_bytes)
             if in_registers:  # step s reads the fragment's slots s * a_elements .. (wgmma_operand_a_layout)
                 a_regs = _registers(a, s * instruction.a_elements)
-                loop.append(wgmma_calls.mma_rs(instruction, d_regs, a_regs, b_ptr, b_bits, scale_d))
+                loop.append(wgmma.mma_rs(instruction, d_regs, a_regs, b_ptr, b_bits, scale_d))
             else:
                 a_ptr = operand_pointer(a.view, a_start + a_steps[s] * 16 // a.element_bytes)
                 a_bits = a_desc.encode(family="wgmma")
-                loop.append(wgmma_calls.mma_ss(instruction, d_regs, a_ptr, a_bits, b_ptr, b_bits, scale_d))
-        before = [calls.simple("fence_proxy_async"), cta_barrier()] if mma.scope == "cta" else []
-        after = [wgmma_calls.wait_group(0, d_regs), _register_fence(d)] if mma.wait else []
+                loop.append(wgmma.mma_ss(instruction, d_regs, a_ptr, a_bits, b_ptr, b_bits, scale_d))
+        before = [sync.fence_proxy_async(), cta_barrier()] if mma.scope == "cta" else []
+        after = [wgmma.wait_group(0, d_regs), _register_fence(d)] if mma.wait else []
         declarations = [d.declaration(), a.declaration(), b.declaration()]
-        body = [*before, *fences, wgmma_calls.fence(), *loop, wgmma_calls.commit_group(), *after]
+        body = [*before, *fences, wgmma.fence(), *loop, wgmma.commit_group(), *after]
         return sequence([*declarations, *body])
 
     def _warpgroups(self, mma: TileMma, m: int) -> int:
@@ -243,7 +242,7 @@ class WgmmaLowering:
         for side in accumulators:
             if not isinstance(side, FragmentOperand):
                 raise ValueError(f"D of a wgmma tile_mma must be a register fragment, {side.buffer.name} is not")
-        wait = wgmma_calls.wait_group(pending, _registers(accumulators[0], 0))
+        wait = wgmma.wait_group(pending, _registers(accumulators[0], 0))
         return sequence([*(s.declaration() for s in accumulators), wait, *(_register_fence(s) for s in accumulators)])
 
 

@@ -27,8 +27,8 @@ from ...ir.device_calls import cta_barrier
 from ...ir.mma_ops import tmem_base_buffer
 from ...ir.rewrite import AllocBuffer, sequence, store, walk
 from ...layout import TileLayout
+from ...ops.helpers import mbarrier, tcgen05
 from ..copy_plan import FragmentOperand, MemoryOperand, TmemOperand
-from . import calls
 from .cp import lower_shared_to_tmem
 from .fences import fence_barriers_between_accesses
 from .ld_st import layout_places, lower_tmem_fragment_copy
@@ -273,9 +273,9 @@ class TmemLowering:
         buffer = next(b for b in self.slots if b.same_as(buffer))
         slot, ncols = self.slots[buffer], self.columns[buffer]
         first_warp = tvm.tirx.floordiv(self._threads_of().index, WARP_THREADS) == 0
-        issue = [calls.alloc(tvm.tirx.address_of(tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])), ncols)]
+        issue = [tcgen05.alloc(tvm.tirx.address_of(tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])), ncols)]
         if buffer.same_as(self.last):
-            issue.append(calls.relinquish())
+            issue.append(tcgen05.relinquish())
         # No tcgen05 fences around these two barriers: alloc and dealloc are synchronous tcgen05 instructions,
         # which the thread-sync fences do not order (PTX ISA 9.7.16.6.1, 9.7.16.6.3). The address reaches the other
         # warps through shared memory, which the barrier orders (alloc's shared-memory write keeps same-address
@@ -290,7 +290,7 @@ class TmemLowering:
         if sites:
             first = self._threads_of().index == 0
             addresses = [tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)])) for bar, _ in sites]
-            inits.append(tirx.IfThenElse(first, sequence([calls.mbarrier_init(a) for a in addresses]), None))
+            inits.append(tirx.IfThenElse(first, sequence([mbarrier.init(a) for a in addresses]), None))
         head = [
             AllocBuffer(slot),
             tirx.IfThenElse(first_warp, sequence(issue), None),
@@ -298,5 +298,5 @@ class TmemLowering:
             cta_barrier(),
             tirx.Bind(self.taddr(buffer), tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])),
         ]
-        tail = [cta_barrier(), tirx.IfThenElse(first_warp, calls.dealloc(self.taddr(buffer), ncols), None)]
+        tail = [cta_barrier(), tirx.IfThenElse(first_warp, tcgen05.dealloc(self.taddr(buffer), ncols), None)]
         return [*head, fence_barriers_between_accesses(sequence(rest)), *tail]

@@ -33,8 +33,8 @@ from ...ir.device_calls import cta_barrier, warp_barrier
 from ...ir.rewrite import sequence, store
 from ...layout import ComposeLayout, S, TileLayout
 from ...layout.indexing import flatten
+from ...ops.helpers import mbarrier, sync, tcgen05
 from ..copy_plan import operand
-from . import calls
 from .ld_st import layout_places
 
 
@@ -326,7 +326,7 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta", own_b
         address = taddr + tirx.IntImm("uint32", column + i * bits // 32)
         if not isinstance(column_shift, int):
             address = address + tirx.Cast("uint32", column_shift)
-        copies.append(calls.cp(shape, address, source, lbo, sbo, mode))
+        copies.append(tcgen05.cp(shape, address, source, lbo, sbo, mode))
     if scope == "thread":
         # The warp-specialised form: its source was published to the issuer through an mbarrier (the writers'
         # arrive fences the proxy; a TMA load writes through the async proxy), so a fence here (MEMBAR +
@@ -338,10 +338,10 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta", own_b
         return sequence(
             [
                 shared.declaration(),
-                calls.simple("fence_proxy_async"),
-                calls.simple("fence_before"),
+                sync.fence_proxy_async(),
+                tcgen05.simple("fence_before"),
                 warp_barrier(),
-                calls.simple("fence_after"),
+                tcgen05.simple("fence_after"),
                 tirx.IfThenElse(lane0, sequence(copies), None),
             ]
         )
@@ -354,11 +354,11 @@ def lower_shared_to_tmem(tmem, shared, threads, taddr, scope: str = "cta", own_b
     return sequence(
         [
             shared.declaration(),
-            calls.simple("fence_proxy_async"),
+            sync.fence_proxy_async(),
             cta_barrier(),
-            tirx.IfThenElse(first, sequence([*copies, calls.commit(bar_address)]), None),
-            calls.mbarrier_wait(bar_address, parity),
-            calls.simple("fence_after"),
+            tirx.IfThenElse(first, sequence([*copies, tcgen05.commit(bar_address)]), None),
+            mbarrier.wait(bar_address, parity),
+            tcgen05.simple("fence_after"),
             store(phase, parity ^ tirx.const(1, "uint32"), tirx.IntImm("int32", 0)),
         ]
     )

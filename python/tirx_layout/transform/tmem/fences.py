@@ -6,7 +6,7 @@ from tvm import tirx
 
 from ...ir.device_calls import called_helper, is_cta_barrier
 from ...ir.rewrite import map_stmt, sequence, walk
-from . import calls
+from ...ops.helpers import tcgen05
 
 
 def fence_barriers_between_accesses(body):
@@ -41,7 +41,7 @@ def fence_barriers_between_accesses(body):
                 scan(stmt.else_case, loops)
         elif isinstance(stmt, tirx.For | tirx.While):
             scan(stmt.body, (*loops, stmt))
-        elif is_cta_barrier(stmt) or calls.is_asynchronous(stmt):
+        elif is_cta_barrier(stmt) or tcgen05.is_asynchronous(stmt):
             events.append((is_cta_barrier(stmt), stmt, loops))
         elif isinstance(getattr(stmt, "body", None), tirx.Stmt):
             scan(stmt.body, loops)
@@ -71,11 +71,11 @@ def fence_barriers_between_accesses(body):
     def fence(stmt):
         if not any(stmt.same_as(b) for b in fenced):
             return stmt
-        return sequence([calls.simple("fence_before"), stmt, calls.simple("fence_after")])
+        return sequence([tcgen05.simple("fence_before"), stmt, tcgen05.simple("fence_after")])
 
     return map_stmt(body, [(tirx.Evaluate, fence), (tirx.SeqStmt, lambda seq: sequence(seq.seq))])
 
 
 def _is(stmt, what: str) -> bool:
     called = called_helper(stmt) if isinstance(stmt, tirx.Evaluate) else None
-    return called is not None and called[0] == what
+    return called is not None and called[:2] == (tcgen05.FAMILY, what)

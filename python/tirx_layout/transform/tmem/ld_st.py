@@ -24,7 +24,7 @@ from ...ir.threads import bind_threads
 from ...layout import R, S, TileLayout
 from ...layout.axis import Iter, tid_in_wg
 from ...layout.placement import slot_count
-from . import calls
+from ...ops.helpers import tcgen05
 
 
 def layout_places(layout, coords, shape, every_replica: bool = False) -> dict:
@@ -403,6 +403,6 @@ def lower_tmem_fragment_copy(tmem, fragment, loading: bool, threads, taddr, scop
         address = taddr + tirx.Cast("uint32", offset)
         registers = tvm.tirx.address_of(tvm.tirx.BufferLoad(fragment.view, [tirx.IntImm("int32", slot)]))
         kind = "ld" if loading else "st"
-        stmts.append(calls.ld_st(kind, plan.shape, num, address, registers, unpacked16=plan.unpacked16))
-    stmts.append(calls.simple("wait_ld" if loading else "wait_st"))
+        stmts.append(tcgen05.ld_st(kind, plan.shape, num, address, registers, unpacked16=plan.unpacked16))
+    stmts.append(tcgen05.simple("wait_ld" if loading else "wait_st"))
     return sequence([fragment.declaration(), *stmts])

@@ -1,6 +1,6 @@
 """The ``wgmma`` helpers the Hopper MMA lowering emits (sm_90a): CUDA ``__device__`` functions with inline PTX, named
 ``tirx_layout_wgmma_<what>`` through ``tirx_layout.ir.device_calls``. Their names and arguments are the ABI the
-simulator executes (WGMMA_DESIGN.md §3, ``docs/decisions.md``):
+simulator (``sim/wgmma.py``) executes (WGMMA_DESIGN.md §3, ``docs/decisions.md``):
 
 * ``mma_m64n<N>k<K>_<dD>_<dA>_<dB>_ss_t<ta><tb>(d_regs, a_ptr, a_desc, b_ptr, b_desc, scale_d)`` and
   ``..._rs_t<tb>(d_regs, a_regs, b_ptr, b_desc, scale_d)``: one ``wgmma.mma_async`` (one K step). ``d_regs`` and
@@ -24,10 +24,9 @@ imm-trans-a when A is in registers), ``d, a, b-desc, scale-d, imm-scale-a, imm-s
 
 from __future__ import annotations
 
-import tvm
-
-from ..hw.wgmma import A_REGISTERS, WgmmaInstruction, ptx_type
-from ..ir.device_calls import helper_call, helper_name
+from ...hw.wgmma import A_REGISTERS, WgmmaInstruction, ptx_type
+from ...ir.device_calls import helper_call, helper_name
+from .emit import asm_source, u64
 
 FAMILY = "wgmma"
 
@@ -71,7 +70,7 @@ def mma_source(instruction: WgmmaInstruction) -> str:
         ...     WgmmaInstruction("int8", "int8", "int32", 8, a_in_registers=True))
         True
     """
-    name = helper_name(mma_name(instruction), FAMILY)
+    name = helper_name(FAMILY, mma_name(instruction))
     count = instruction.d_registers
     d_type, d_constraint = ("float", "+f") if instruction.d_dtype == "float32" else ("unsigned int", "+r")
     d_list = ", ".join(f"%{i}" for i in range(count))
@@ -108,15 +107,12 @@ __device__ __forceinline__ void {name}(void* d_regs, {a_param}const void* b_ptr,
 """
 
 
-def _u64(value):
-    return tvm.tirx.const(value, "uint64") if isinstance(value, int) else value
-
-
 def mma_ss(instruction: WgmmaInstruction, d_regs, a_ptr, a_desc, b_ptr, b_desc, scale_d):
     """One ``wgmma.mma_async`` with A and B in shared memory (the ``_ss`` helper); the descriptors without their
     start field, which the helper fills from ``a_ptr``/``b_ptr``.
 
     Example:
+        >>> import tvm
         >>> z = tvm.tirx.const(0, "uint32")
         >>> "mma_m64n8k16_f32_f16_f16_ss_t00" in str(mma_ss(WgmmaInstruction("float16", "float16", "float32", 8),
         ...                                                 z, z, 0, z, 0, z))
@@ -124,14 +120,15 @@ def mma_ss(instruction: WgmmaInstruction, d_regs, a_ptr, a_desc, b_ptr, b_desc, 
     """
     if instruction.a_in_registers:
         raise ValueError("mma_ss issues a wgmma with A in shared memory; this instruction reads A from registers")
-    args = (d_regs, a_ptr, _u64(a_desc), b_ptr, _u64(b_desc), scale_d)
-    return helper_call(mma_name(instruction), mma_source(instruction), *args, family=FAMILY)
+    args = (d_regs, a_ptr, u64(a_desc), b_ptr, u64(b_desc), scale_d)
+    return helper_call(FAMILY, mma_name(instruction), mma_source(instruction), *args)
 
 
 def mma_rs(instruction: WgmmaInstruction, d_regs, a_regs, b_ptr, b_desc, scale_d):
     """One ``wgmma.mma_async`` with A in registers (the ``_rs`` helper).
 
     Example:
+        >>> import tvm
         >>> z = tvm.tirx.const(0, "uint32")
         >>> rs = WgmmaInstruction("bfloat16", "bfloat16", "float32", 8, a_in_registers=True)
         >>> "mma_m64n8k16_f32_bf16_bf16_rs_t0" in str(mma_rs(rs, z, z, z, 0, z))
@@ -139,15 +136,8 @@ def mma_rs(instruction: WgmmaInstruction, d_regs, a_regs, b_ptr, b_desc, scale_d
     """
     if not instruction.a_in_registers:
         raise ValueError("mma_rs issues a wgmma with A in registers; this instruction reads A from shared memory")
-    args = (d_regs, a_regs, b_ptr, _u64(b_desc), scale_d)
-    return helper_call(mma_name(instruction), mma_source(instruction), *args, family=FAMILY)
-
-
-def _simple_source(what: str, ptx: str, params: str = "") -> str:
-    return (
-        f"\n__device__ __forceinline__ void {helper_name(what, FAMILY)}({params}) {{\n"
-        f'  asm volatile("{ptx}" ::: "memory");\n}}\n'
-    )
+    args = (d_regs, a_regs, b_ptr, u64(b_desc), scale_d)
+    return helper_call(FAMILY, mma_name(instruction), mma_source(instruction), *args)
 
 
 def fence():
@@ -158,7 +148,7 @@ def fence():
         >>> "tirx_layout_wgmma_fence" in str(fence())
         True
     """
-    return helper_call("fence", _simple_source("fence", "wgmma.fence.sync.aligned;"), family=FAMILY)
+    return helper_call(FAMILY, "fence", asm_source(FAMILY, "fence", "wgmma.fence.sync.aligned;"))
 
 
 def commit_group():
@@ -168,8 +158,8 @@ def commit_group():
         >>> "commit_group" in str(commit_group())
         True
     """
-    source = _simple_source("commit_group", "wgmma.commit_group.sync.aligned;")
-    return helper_call("commit_group", source, family=FAMILY)
+    source = asm_source(FAMILY, "commit_group", "wgmma.commit_group.sync.aligned;")
+    return helper_call(FAMILY, "commit_group", source)
 
 
 def wait_group(pending: int, d_regs):
@@ -177,33 +167,36 @@ def wait_group(pending: int, d_regs):
     outstanding; ``d_regs`` (the accumulator it releases) is for the simulator.
 
     Example:
+        >>> import tvm
         >>> "wait_group_1" in str(wait_group(1, tvm.tirx.const(0, "uint32")))
         True
     """
     what = f"wait_group_{int(pending)}"
-    source = _simple_source(what, f"wgmma.wait_group.sync.aligned {int(pending)};", "void* d_regs")
-    return helper_call(what, source, d_regs, family=FAMILY)
+    source = asm_source(FAMILY, what, f"wgmma.wait_group.sync.aligned {int(pending)};", "void* d_regs")
+    return helper_call(FAMILY, what, source, d_regs)
 
 
 def keep(registers: int, floating: bool, regs):
     """A compiler fence on ``registers`` 32-bit registers at ``regs`` (``"+f"`` when ``floating``, else ``"+r"``).
 
     Example:
+        >>> import tvm
         >>> "keep_f32_x64" in str(keep(64, True, tvm.tirx.const(0, "uint32")))
         True
     """
     what = f"keep_{'f32' if floating else 'b32'}_x{registers}"
     c_type, constraint = ("float", "+f") if floating else ("unsigned int", "+r")
     source = (
-        f"\n__device__ __forceinline__ void {helper_name(what, FAMILY)}(void* regs) {{\n"
+        f"\n__device__ __forceinline__ void {helper_name(FAMILY, what)}(void* regs) {{\n"
         f"  {c_type}* r = ({c_type}*)regs;\n"
         f"#pragma unroll\n  for (int i = 0; i < {registers}; ++i) {{\n"
         f'    asm volatile("" : "{constraint}"(r[i]) :: "memory");\n  }}\n}}\n'
     )
-    return helper_call(what, source, regs, family=FAMILY)
+    return helper_call(FAMILY, what, source, regs)
 
 
 __all__ = [
+    "FAMILY",
     "commit_group",
     "fence",
     "keep",

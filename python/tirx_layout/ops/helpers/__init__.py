@@ -1,0 +1,14 @@
+"""The device helpers the lowerings emit, one module per family (``ir/device_calls.HELPER_FAMILIES``): each holds
+its family's CUDA ``__device__`` sources with inline PTX and the functions that emit their calls.
+
+* ``mbarrier`` -- ``mbarrier.init`` / ``arrive`` / ``expect_tx`` / ``arrive.expect_tx`` / ``try_wait.parity``;
+* ``tma`` -- tiled ``cp.async.bulk.tensor`` loads and stores of rank 1-5, and the store's ``wait_group``;
+* ``sync`` -- ``elect.sync`` and ``fence.proxy.async.shared::cta``;
+* ``tcgen05`` -- tensor memory (alloc, dealloc, ld/st, waits, thread-sync fences, cp, commit), ``tcgen05.mma``
+  (dense and block-scaled) and its shared-memory descriptor;
+* ``wgmma`` -- Hopper's ``wgmma.mma_async``, fence, commit_group, wait_group and the register fences;
+* ``emit`` -- what they share: constant operands and the source of a helper that is one ``asm`` statement.
+
+The names come from ``tirx_layout.ir.device_calls`` (``tirx_layout_<family>_<what>``), the instruction facts from
+``tirx_layout.hw``; nothing here imports a layer above ``ir``.
+"""
