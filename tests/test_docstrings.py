@@ -16,17 +16,9 @@ MODULES = sorted(
     if not info.name.endswith((".demo", ".libtirx_layout"))  # the demo prints; the core library is no module
 )
 
-RESTRUCTURED = "restructured by issue 28; its example comes with the move"
 #: The modules that may have no docstring example yet, each with the reason. An entry whose module gains an example
 #: (or goes away) fails ``test_the_exemptions_are_current``, so the table only ever shrinks.
-WITHOUT_EXAMPLE = {
-    "tirx_layout.sim.warps": RESTRUCTURED,
-    "tirx_layout.transform.infer_layouts": RESTRUCTURED,
-    "tirx_layout.transform.infer_layouts.tmem_rules": RESTRUCTURED,
-    "tirx_layout.transform.tmem": RESTRUCTURED,
-    "tirx_layout.transform.tmem.cp": RESTRUCTURED,
-    "tirx_layout.transform.tmem.fences": RESTRUCTURED,
-}
+WITHOUT_EXAMPLE: dict[str, str] = {}
 
 
 def examples(module) -> int:

@@ -1,5 +1,6 @@
 """CUDA architectures and the instructions they have, against the PTX ISA's lists (tcgen05 "Target ISA notes":
-sm_100a, sm_101a renamed sm_110a, and the f targets of those families, sm_103 included; wgmma: sm_90a)."""
+sm_100a, sm_101a renamed sm_110a, and the f targets of those families, sm_103 included; wgmma: sm_90a;
+cp.async.bulk.tensor: sm_90 and later)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,14 @@ def test_unknown_architectures_are_refused_by_name(name):
         parse_arch(name)
 
 
+@pytest.mark.parametrize(
+    ("name", "tma"),
+    [("sm_90", True), ("sm_90a", True), ("sm_100a", True), ("sm_120", True), ("sm_89", False), ("sm_80", False)],
+)
+def test_tma_targets(name, tma):
+    assert parse_arch(name).has("tma") is tma
+
+
 def test_unknown_instruction_is_a_key_error():
-    with pytest.raises(KeyError, match="no target facts for instruction 'tma'"):
-        parse_arch("sm_100a").has("tma")
+    with pytest.raises(KeyError, match="no target facts for instruction 'ldmatrix'"):
+        parse_arch("sm_100a").has("ldmatrix")

@@ -4,7 +4,7 @@ bad arguments refused."""
 import pytest
 import tvm
 
-from tirx_layout.ir.tma_ops import as_tma_copy, as_tma_store_wait
+from tirx_layout.ops import find
 
 from kernels import parse
 
@@ -24,11 +24,15 @@ def k(A: T.Buffer((256, 64), "bfloat16")):
 def test_the_ops_carry_their_operands_and_the_printed_kernel_reads_back_equal():
     func = parse(KERNEL)
     stmts = list(func.body.body.seq)
-    load, store, wait = (s for s in stmts if as_tma_copy(s) or as_tma_store_wait(s))
-    load, store = as_tma_copy(load), as_tma_copy(store)
-    assert (load.expect_tx, load.scope, str(load.barrier)) == (False, "warp", "bars[1]")
+    load, store, wait = (call for call in map(find, stmts) if call is not None)
+    assert (load.spec.name, load.expect_tx, load.scope, str(load.barrier)) == (
+        "tile_copy_async",
+        False,
+        "warp",
+        "bars[1]",
+    )
     assert (store.barrier, store.expect_tx, store.scope) == (None, True, "cta")
-    assert as_tma_store_wait(wait) == "thread"
+    assert (wait.spec.name, wait.scope) == ("tma_store_wait", "thread")
     tvm.ir.assert_structural_equal(parse(func.script()), func, map_free_vars=True)
 
 
@@ -48,7 +52,7 @@ def test_bad_arguments_are_refused_when_the_kernel_is_parsed(call, error, match)
         parse(text)
 
 
-def test_a_transposed_load_prints_a_sixth_argument_and_reads_back_while_other_copies_print_as_before():
+def test_a_transposed_load_prints_its_keyword_and_reads_back_while_other_copies_print_without_it():
     text = KERNEL.replace(
         'T.tile_copy_async(As, A[128:256, 0:64], bars[1], expect_tx=False, scope="warp")',
         "T.tile_copy_async(As, A[0:128, 0:64], bars[0])\n"
@@ -56,8 +60,10 @@ def test_a_transposed_load_prints_a_sixth_argument_and_reads_back_while_other_co
     )
     func = parse(text)
     printed = func.script()
-    assert 'T.tile_copy_async(As[0:128, 0:64], A[0:128, 0:64], bars[0], T.bool(True), "cta")\n' in printed
-    assert 'A[0:128, 0:64], bars[1], T.bool(True), "thread", T.bool(True))' in printed
-    copies = [as_tma_copy(s) for s in func.body.body.seq if as_tma_copy(s)]
+    assert "T.tile_copy_async(As[0:128, 0:64], A[0:128, 0:64], barrier=bars[0])\n" in printed
+    assert 'A[0:128, 0:64], barrier=bars[1], scope="thread", transposed=True)' in printed
+    copies = [
+        call for call in map(find, func.body.body.seq) if call is not None and call.spec.name == "tile_copy_async"
+    ]
     assert [c.transposed for c in copies] == [False, True, False]
     tvm.ir.assert_structural_equal(parse(printed), func, map_free_vars=True)

@@ -70,9 +70,15 @@ def test_patterns_hand_their_named_groups_to_the_handler():
 
 @pytest.mark.parametrize(
     ("family", "what"),
-    [("tcgen05", "mbarrier_wait"), ("tcgen05", "elect_sync"), ("tma", "load_6d"), ("sync", "elect_sync"),
-     ("wgmma", "mma_m64n8k16_f32_bf16_ss"), ("wgmma", "keep_f16_x4")],
-)  # fmt: skip
+    [
+        ("tcgen05", "mbarrier_wait"),  # (names of before the families, and what no instruction is)
+        ("tcgen05", "elect_sync"),
+        ("tma", "load_6d"),
+        ("sync", "elect_sync"),
+        ("wgmma", "mma_m64n8k16_f32_bf16_ss"),
+        ("wgmma", "keep_f16_x4"),
+    ],
+)
 def test_a_helper_no_handler_knows_is_refused_naming_it(family, what):
     with pytest.raises(sim.SimulationError, match=f"does not implement the {family} helper {what}"):
         EXECUTORS[family](None, what, [])

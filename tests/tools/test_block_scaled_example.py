@@ -11,7 +11,8 @@ import tvm
 import tvm_ffi
 
 from tirx_layout import sim
-from tirx_layout.ir.mma_ops import as_mbarrier
+from tirx_layout.ops import find
+from tirx_layout.ops.mbarrier import MBARRIER_WAIT
 from tirx_layout.sim import DataRace
 from tirx_layout.tools.kernel_report import kernel_source
 from tirx_layout.transform import build
@@ -85,8 +86,8 @@ def test_simulates_equal_to_numpy_on_random_inputs(kernel):
 
 def _without_waits_on(kernel, name: str):
     def drop(stmt):
-        op = as_mbarrier(stmt)
-        if op is not None and op.what == "wait" and op.bar.source.name == name:
+        op = find(stmt)
+        if op is not None and op.spec is MBARRIER_WAIT and op.bar.source.name == name:
             return tvm.tirx.Evaluate(0)
         return stmt
 

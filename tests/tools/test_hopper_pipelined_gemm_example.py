@@ -15,7 +15,9 @@ import tvm
 import tvm_ffi
 
 from tirx_layout import sim
-from tirx_layout.ir.mma_ops import as_mbarrier, as_mma_wait
+from tirx_layout.ops import find
+from tirx_layout.ops.mbarrier import MBARRIER_WAIT
+from tirx_layout.ops.mma import TILE_MMA_WAIT
 from tirx_layout.sim import DataRace
 from tirx_layout.tools.kernel_report import find_nvcc, kernel_source, load_full_size
 from tirx_layout.tools.measurement import launch_values, lower, measure_cuda
@@ -134,10 +136,16 @@ def _without(kernel, is_dropped):
     return kernel.with_body(body)
 
 
+def _pending_of_wait(stmt):
+    """The ``pending`` count of a ``T.tile_mma_wait`` statement, else ``None``."""
+    op = find(stmt)
+    return op.pending if op is not None and op.spec is TILE_MMA_WAIT else None
+
+
 def _mbarrier_wait_on(name):
     def found(stmt):
-        op = as_mbarrier(stmt)
-        return op is not None and op.what == "wait" and op.bar.source.name == name
+        op = find(stmt)
+        return op is not None and op.spec is MBARRIER_WAIT and op.bar.source.name == name
 
     return found
 
@@ -158,9 +166,15 @@ _WGMMA = r"the wgmma.mma_async.m64n64k16.f32.bf16.bf16 \(SS\) of warpgroup 0"
         # the producer refills stage 0 before the consumers released it (nor has it seen its first fill complete)
         (_mbarrier_wait_on("empty"), r"a_tile\[0\]: a store \(thread 256\) before it has seen the TMA load"),
         # without wait_group 1 the arrival on empty releases a stage whose wgmma group is still pending
-        (lambda stmt: as_mma_wait(stmt) == 1, rf"a_tile\[0\]: a store by thread 256 while {_WGMMA} still reads it"),
+        (
+            lambda stmt: _pending_of_wait(stmt) == 1,
+            rf"a_tile\[0\]: a store by thread 256 while {_WGMMA} still reads it",
+        ),
         # without wait_group 0 the epilogue reads accumulator registers the last group still writes
-        (lambda stmt: as_mma_wait(stmt) == 0, r"registers acc_flat\[0\] of thread 0: ordinary code reads them while"),
+        (
+            lambda stmt: _pending_of_wait(stmt) == 0,
+            r"registers acc_flat\[0\] of thread 0: ordinary code reads them while",
+        ),
     ],
     ids=["full", "empty", "tile_mma_wait_1", "tile_mma_wait_0"],
 )

@@ -15,7 +15,8 @@ import tvm
 import tvm_ffi
 
 from tirx_layout import sim
-from tirx_layout.ir.mma_ops import as_mbarrier, mbarrier_call
+from tirx_layout.ops import find
+from tirx_layout.ops.mbarrier import MBARRIER_WAIT
 from tirx_layout.sim import DataRace, SimulationError
 from tirx_layout.tools.kernel_report import kernel_source, nvcc_assembles
 from tirx_layout.transform import build
@@ -108,8 +109,8 @@ def _without_wait(kernel, name: str, occurrence: int = 0):
     seen = []
 
     def drop(stmt):
-        op = as_mbarrier(stmt)
-        if op is not None and op.what == "wait" and op.bar.source.name == name:
+        op = find(stmt)
+        if op is not None and op.spec is MBARRIER_WAIT and op.bar.source.name == name:
             seen.append(stmt)
             if len(seen) - 1 == occurrence:
                 return tvm.tirx.Evaluate(0)
@@ -156,16 +157,22 @@ def test_dropping_a_wait_is_caught_by_the_simulator(small, name, occurrence, err
         sim.run(_without_wait(small, name, occurrence), {"A": a, "B": b})
 
 
+def _waiting_for_the_other_phase(kernel, name: str):
+    """``kernel`` with every ``T.mbarrier_wait`` on buffer ``name`` waiting for the other parity."""
+
+    def flip(stmt):
+        op = find(stmt)
+        if op is not None and op.spec is MBARRIER_WAIT and op.bar.source.name == name:
+            return tvm.tirx.Evaluate(MBARRIER_WAIT(op.bar, 1 - op.parity))
+        return stmt
+
+    return kernel.with_body(tvm_ffi.structural_map(kernel.body, [(tvm.tirx.Evaluate, flip)], order="pre"))
+
+
 def test_waiting_for_the_wrong_phase_is_caught_by_the_simulator(small):
     # the MMA thread waits on full[s] for the other parity: once the producer has filled a stage its phase is done,
     # so a wait for the next parity blocks while the producer blocks on empty[s]: the run cannot finish
-    def flip(stmt):
-        op = as_mbarrier(stmt)
-        if op is not None and op.what == "wait" and op.bar.source.name == "full":
-            return tvm.tirx.Evaluate(mbarrier_call("wait", op.bar, 1 - op.value))
-        return stmt
-
-    wrong = small.with_body(tvm_ffi.structural_map(small.body, [(tvm.tirx.Evaluate, flip)], order="pre"))
+    wrong = _waiting_for_the_other_phase(small, "full")
     a, b = _inputs(256, 128, 256, "bfloat16", seed=3)
     with pytest.raises(SimulationError, match=r"mbarrier wait by thread \d+ on \w+\[0\] .* never returns"):
         sim.run(wrong, {"A": a, "B": b})
@@ -210,13 +217,7 @@ def test_dropping_a_wait_in_the_tma_kernel_is_caught_by_the_simulator(small_tma,
 def test_a_tma_refill_after_waiting_for_the_wrong_empty_phase_is_a_data_race(small_tma):
     # parity 1 of a barrier whose phase 0 is still open returns at once: the producer overwrites a stage whose
     # previous load no thread it is ordered after has seen complete
-    def flip(stmt):
-        op = as_mbarrier(stmt)
-        if op is not None and op.what == "wait" and op.bar.source.name == "empty":
-            return tvm.tirx.Evaluate(mbarrier_call("wait", op.bar, 1 - op.value))
-        return stmt
-
-    wrong = small_tma.with_body(tvm_ffi.structural_map(small_tma.body, [(tvm.tirx.Evaluate, flip)], order="pre"))
+    wrong = _waiting_for_the_other_phase(small_tma, "empty")
     a, b = _inputs(256, 128, 256, "bfloat16", seed=4)
     with pytest.raises(DataRace, match=r"a_tile\[0\]: a store \(thread 128\) " + _UNSEEN_LOAD):
         sim.run(wrong, {"A": a, "B": b})

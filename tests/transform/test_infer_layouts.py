@@ -8,6 +8,10 @@ import pytest
 import tvm
 
 from tirx_layout import S, TileLayout, laneid, layout_of, sim, warpid, wg_local_layout
+from tirx_layout.ir.annotations import function_buffers
+from tirx_layout.ir.rewrite import AllocBuffer, map_function, sequence
+from tirx_layout.layout.placement import layout_threads
+from tirx_layout.ops import REGISTRY, Derived, OpSpec, RegionField
 from tirx_layout.transform import (
     InferLayouts,
     LayoutConflict,
@@ -15,12 +19,11 @@ from tirx_layout.transform import (
     infer_layouts,
     lower_tile_ops,
     pipeline_name,
-    register_strict_rule,
 )
-from tirx_layout.transform.infer_layouts import STRICT_RULES, infer
+from tirx_layout.transform.infer_layouts import infer
 from tirx_layout.transform.infer_layouts.cost_model import io_aware
 
-from kernels import example_module
+from kernels import example_module, parse
 from kernels import staged as ik
 
 tile_copies = example_module("tile_copies")
@@ -187,21 +190,72 @@ def test_cost_model_is_selectable_per_build():
         InferLayouts("fastest")
 
 
-def test_strict_rules_come_first_and_are_recorded():
+class _Relating(OpSpec):
+    """A test op whose one relation is given: its inference relation is all the solver reads of it."""
+
+    name = "test_relating"
+    description = "relates layouts for a test"
+    fields = (RegionField("dst", writes=True),)
+    relation = None
+
+    def relations(self, call):
+        return (self.relation(call.dst.source),)
+
+
+@pytest.fixture
+def relating():
+    spec = _Relating()
+    yield spec
+    del REGISTRY[spec.name]  # (TVM keeps the op registered: it is never built again)
+
+
+def _with_op_after_alloc(kernel, spec, buffer_name: str):
+    """``kernel`` with ``spec``'s call on buffer ``buffer_name`` right after its allocation."""
+
+    def after(stmt):
+        if isinstance(stmt, tvm.tirx.SeqStmt):
+            parts = []
+            for part in stmt.seq:
+                parts.append(part)
+                if isinstance(part, AllocBuffer) and part.buffer.name == buffer_name:
+                    parts.append(tvm.tirx.Evaluate(spec(part.buffer)))
+            return sequence(parts)
+        return stmt
+
+    return map_function(kernel, [(tvm.tirx.SeqStmt, after)])
+
+
+def test_a_derived_relation_with_its_sources_given_decides_at_the_strict_level(relating):
     forced = TileLayout(S[(4, 32, 8) : (1 @ warpid, 1 @ laneid, 1)])
+    relating.relation = lambda frag: Derived(frag, (), lambda layouts: forced, "the test op")
+    kernel = ik.round_trip("float32", 128, 128, shared_layout=tile_copies.staging_layout("float32", "128B", "wg_local"))
+    _chosen, decisions = infer(_with_op_after_alloc(kernel, relating, "frag"))
+    assert [d.level for d in decisions] == ["strict"] and str(decisions[0].layout) == str(forced)
+    assert decisions[0].reason == "forced by the test op"
 
-    def rule(copy, known, threads):
-        return {b: forced for b in copy.buffers if b.name == "frag"}
 
-    register_strict_rule(rule)
-    try:
-        kernel = ik.round_trip(
-            "float32", 128, 128, shared_layout=tile_copies.staging_layout("float32", "128B", "wg_local")
-        )
-        _chosen, decisions = infer(kernel)
-        assert [d.level for d in decisions] == ["strict"] and str(decisions[0].layout) == str(forced)
-    finally:
-        STRICT_RULES.remove(rule)
+DERIVED_KERNEL = """
+@T.prim_func
+def k(A: T.Buffer((128, 64), "float32"), B: T.Buffer((128, 64), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    frag = T.alloc_local((128, 64), "float32")
+    out = T.alloc_local((128, 64), "float32")
+    T.tile_copy(frag, A)
+    T.tile_copy(B, frag)
+"""
+
+
+def test_a_derived_relation_fires_once_inference_has_decided_its_source(relating):
+    # ``out`` is only derived, from the open ``frag``: it is decided after ``frag``, at the common level, whatever
+    # the cost model chose for ``frag``
+    kernel = parse(DERIVED_KERNEL)
+    frag = next(buffer for buffer in function_buffers(kernel) if buffer.name == "frag")
+    relating.relation = lambda out: Derived(out, (frag,), lambda layouts: layouts[frag], "the test op")
+    chosen, decisions = infer(_with_op_after_alloc(kernel, relating, "out"))
+    by_name = {buffer.name: layout for buffer, layout in chosen.items()}
+    assert by_name["out"] == by_name["frag"] and layout_threads(by_name["out"])
+    assert [(d.buffer, d.level) for d in decisions] == [("frag", "free"), ("out", "common")]
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -167,7 +167,7 @@ def k(A: T.Buffer((24, 2), "float32"), B: T.Buffer((24, 2), "float32")):
     ("frag_layout", "shape", "threads", "message"),
     [
         ("S[(4, 8):(1@laneid, 1@laneid)]", (4, 8), 32, "not invertible by place on axis laneid"),
-        ("S[(64, 2):(1@laneid, 1)]", (64, 2), 32, "uses laneid up to 63 but the kernel has 32 places"),
+        ("S[(64, 2):(1@laneid, 1)]", (64, 2), 32, "uses laneid up to 63 but the kernel.s 32 threads give 32 places"),
         ("S[(16, 2):(1@bx, 1)]", (16, 2), 32, "cannot be laid out on axis 'bx'"),
     ],
 )
@@ -198,7 +198,7 @@ def k(A: T.Buffer((8, 8), "float32"), H: T.Buffer((8, 8), "float16")):
         ("T.tile_copy(H, A)", "dtypes differ"),
         ("T.tile_copy(A[0:4, 0:8], A[0:8, 0:4])", "region shapes"),
         ("T.tile_copy(f2, f1)", "different layouts .* would move data between threads"),
-        ("T.tile_copy(f1[0:4, 0:8], A[0:4, 0:8])", "a register fragment is copied whole"),
+        ("T.tile_copy(f1[0:4, 0:8], A[0:4, 0:8])", "a register fragment is an operand as a whole: f1 has shape"),
     ]
     for body, message in cases:
         with pytest.raises(ValueError, match=message):

@@ -10,10 +10,10 @@ import pytest
 import tvm
 
 from tirx_layout import S, TileLayout, sim
+from tirx_layout.ops.operands import operand, provably_multiple
 from tirx_layout.tools.kernel_report import kernel_source
 from tirx_layout.tools.measurement import kernel_accesses, summarize
 from tirx_layout.transform import build, lower_tile_ops
-from tirx_layout.transform.copy_plan import operand, provably_multiple
 from tirx_layout.transform.infer_layouts import copy_cost
 
 from kernels import example_kernels, example_module, parse

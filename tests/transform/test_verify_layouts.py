@@ -183,7 +183,7 @@ def test_copy_scope_wider_than_the_kernel_is_refused():
         shape=(32, 2),
         threads=32,
     )
-    refused(func, LayoutVerificationError, "warpgroup-scope tile_copy of F needs 128 threads", "the kernel has 32")
+    refused(func, LayoutVerificationError, "a warpgroup-scope T.tile_copy needs 128 threads", "the kernel has 32")
 
 
 # ---- other TIR pipelines --------------------------------------------------------------------------------------------

@@ -22,10 +22,22 @@ KNOWN_SM = (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101
 ARCH_SPECIFIC_SM = (90, 100, 101, 103, 110, 120, 121)
 FAMILY_SPECIFIC_SM = (100, 101, 103, 110, 120, 121)
 
-#: Instruction family -> the architectures that have it (by ``(number, suffix)``).
+
+def _defined(sm: int, suffix: str) -> bool:
+    """Whether the PTX ISA defines ``sm_<sm><suffix>``."""
+    return sm in KNOWN_SM and (
+        suffix == "" or (suffix == "a" and sm in ARCH_SPECIFIC_SM) or (suffix == "f" and sm in FAMILY_SPECIFIC_SM)
+    )
+
+
+#: Instruction family -> the architectures that have it (by ``(number, suffix)``): tensor memory and its MMA on the
+#: datacenter Blackwell parts' ``a``/``f`` targets, Hopper's warpgroup MMA on ``sm_90a`` only, the Tensor Memory
+#: Accelerator (``cp.async.bulk.tensor``) on every target from ``sm_90`` (PTX ISA, each instruction's "Target ISA
+#: notes").
 INSTRUCTION_TARGETS = {
     "tcgen05": {(sm, suffix) for sm in (100, 101, 103, 110) for suffix in ("a", "f")},
     "wgmma": {(90, "a")},
+    "tma": {(sm, suffix) for sm in KNOWN_SM if sm >= 90 for suffix in ("", "a", "f") if _defined(sm, suffix)},
 }
 
 _ARCH = re.compile(r"sm_(\d+)([af]?)")
@@ -67,10 +79,7 @@ def parse_arch(name: str) -> Arch:
     match = _ARCH.fullmatch(str(name))
     sm = int(match.group(1)) if match else None
     suffix = match.group(2) if match else ""
-    known = sm in KNOWN_SM and (
-        suffix == "" or (suffix == "a" and sm in ARCH_SPECIFIC_SM) or (suffix == "f" and sm in FAMILY_SPECIFIC_SM)
-    )
-    if not known:
+    if sm is None or not _defined(sm, suffix):
         numbers = ", ".join(str(n) for n in KNOWN_SM)
         raise ValueError(
             f"unknown CUDA architecture {name!r}: expected sm_<number>[a|f] with a number in {numbers}"

@@ -1,2 +1,70 @@
-"""The tile ops: what each op of our TIR is and how it lowers; ``helpers``: the device helpers their lowerings
-emit, by family (``mbarrier``, ``tma``, ``sync``, ``tcgen05``, ``wgmma``)."""
+"""The tile ops: every tile-level operation of tirx_layout is one spec (``spec.py``: its fields, its rules stated once
+as a validated record, its inference relation, its lowering per target family), in a package of its own with its
+lowerings:
+
+* ``copy`` -- ``T.tile_copy`` (per-thread copies by a plan: ``copy/plan.py``);
+* ``tmem`` -- the tensor-memory side of ``T.tile_copy`` (``tcgen05.ld/st/cp``) and the TMEM allocations;
+* ``mma`` -- ``T.tile_mma`` and ``T.tile_mma_wait`` (``tcgen05.mma`` and Hopper's ``wgmma``);
+* ``tma`` -- ``T.tile_copy_async`` and ``T.tma_store_wait`` (the Tensor Memory Accelerator);
+* ``mbarrier`` -- the ``T.mbarrier_*`` ops;
+
+and what they share: ``context.py`` (the one context every rule and lowering reads), ``operands.py`` (an op's
+operands as the lowerings see them), ``helpers/`` (the CUDA device helpers the lowerings emit, by family). The
+passes (``tirx_layout.transform``), the pipeline guard, the printer and the TVMScript names iterate
+:data:`REGISTRY` and name no op.
+
+Example:
+    >>> sorted(REGISTRY)[:3]
+    ['mbarrier_arrive', 'mbarrier_arrive_expect_tx', 'mbarrier_expect_tx']
+    >>> REGISTRY["tile_copy"].families
+    ('any',)
+"""
+
+from . import copy, mbarrier, mma, tma
+from .spec import (
+    REGISTRY,
+    REQUIRED,
+    ChoiceField,
+    ConditionField,
+    CountField,
+    Derived,
+    Equal,
+    Field,
+    FlagField,
+    MbarrierField,
+    OneOf,
+    OpCall,
+    OpSpec,
+    Reach,
+    Record,
+    RegionField,
+    ScopeField,
+    Uint32Field,
+    find,
+)
+
+__all__ = [
+    "REGISTRY",
+    "REQUIRED",
+    "ChoiceField",
+    "ConditionField",
+    "CountField",
+    "Derived",
+    "Equal",
+    "Field",
+    "FlagField",
+    "MbarrierField",
+    "OneOf",
+    "OpCall",
+    "OpSpec",
+    "Reach",
+    "Record",
+    "RegionField",
+    "ScopeField",
+    "Uint32Field",
+    "copy",
+    "find",
+    "mbarrier",
+    "mma",
+    "tma",
+]

@@ -1,8 +1,8 @@
 """The TVMScript surface: ``T.alloc_shared(..., layout=L)`` and friends, ``T.decl_buffer(..., layout=L)``,
-``T.local_view(fragment)``, ``T.layout("...")``, ``T.tile_copy(dst, src)``, ``T.tile_mma(D, A, B)``,
-``T.tile_mma_wait``, the ``T.mbarrier_*`` operations, ``T.tile_copy_async`` and ``T.tma_store_wait``, registered on
-``from tvm.script import tirx as T`` when ``tirx_layout`` is imported; and printing that shows layouts as
-``T.layout("...")``.
+``T.local_view(fragment)``, ``T.layout("...")``, and ``T.<op>`` for every tile op of the registry (``ops.py``:
+``T.tile_copy``, ``T.tile_mma``, ``T.mbarrier_wait``, ...), registered on ``from tvm.script import tirx as T`` when
+``tirx_layout`` is imported; and printing that shows layouts as ``T.layout("...")`` and the ops' named arguments as
+keywords.
 
 Example:
     >>> import tirx_layout
@@ -17,7 +17,7 @@ from tvm.tirx.script.builder.ir import register_script_namespace
 
 from ..ir.annotations import LAYOUT_KEY, buffer_layouts, layout_of
 from ..layout.text import parse_layout
-from . import buffers, mma, tile, tma
+from . import buffers, ops
 from .buffers import local_view
 from .printing import layout_source, print_layouts_lazily
 
@@ -42,30 +42,22 @@ _SCRIPT_NAMES = {
     "decl_buffer": buffers.decl_buffer,
     "local_view": local_view,
     "layout": script_layout,
-    "tile_copy": tile.tile_copy,
-    "tile_mma": mma.tile_mma,
-    "tile_mma_wait": mma.tile_mma_wait,
-    "mbarrier_init": mma.mbarrier_init,
-    "mbarrier_arrive": mma.mbarrier_arrive,
-    "mbarrier_expect_tx": mma.mbarrier_expect_tx,
-    "mbarrier_arrive_expect_tx": mma.mbarrier_arrive_expect_tx,
-    "mbarrier_wait": mma.mbarrier_wait,
-    "tile_copy_async": tma.tile_copy_async,
-    "tma_store_wait": tma.tma_store_wait,
 }
 
 
 def install() -> None:
-    """Register the ``T.`` names above, and the printer rules for the first print (idempotent; done on import).
+    """Register the ``T.`` names above and the ops', and the printer rules for the first print (idempotent; done on
+    import).
 
     Example:
         >>> install()
         >>> from tvm.script import tirx as T
-        >>> T.tile_copy is tile.tile_copy
-        True
+        >>> T.local_view is local_view, T.tile_copy.__name__
+        (True, 'tile_copy')
     """
     for name, fn in _SCRIPT_NAMES.items():
         register_script_namespace(name, fn)
+    ops.install()
     print_layouts_lazily()
 
 

@@ -103,7 +103,7 @@ def alloc_local(shape, dtype="float32", *args, **kwargs):
 def alloc_tmem(shape, dtype="float32", *args, layout=None, within=None, **kwargs):
     """``T.alloc_tmem``: a tensor-memory buffer whose ``layout`` (a TileLayout on ``TLane``/``TCol``, replicas
     allowed) says where each element lives. LowerTileOps turns it into ``tcgen05.alloc`` ... ``tcgen05.dealloc``
-    (``transform/tmem/``); it prints as ``T.alloc_buffer(..., scope=TMEM_SCOPE, layout=...)``, which parses back.
+    (``ops/tmem/``); it prints as ``T.alloc_buffer(..., scope=TMEM_SCOPE, layout=...)``, which parses back.
 
     ``within=acc`` places the buffer inside the allocation of the TMEM buffer ``acc`` instead of a fresh one: its
     layout's columns count from ``acc``'s first column (in its own dtype's units), they must not overlap ``acc``'s,

@@ -1,9 +1,10 @@
-"""TVMScript printing of tirx_layout layouts.
+"""TVMScript printing of tirx_layout layouts and tile ops.
 
 Layouts print as ``T.layout("<text>")`` with the text ``repr`` gives (a TileLayout as its bare ``S[...]`` spec), and an
 allocation that carries one prints its layout as the ``layout=`` argument, the way it was written. ``T.layout`` parses
 the text back with :func:`tirx_layout.parse_layout`, so printed kernels re-parse to structurally equal
-functions. The rules go into TVM's printer table through the core's ``PrinterRule*`` functions (see
+functions. A tile op's named arguments (``ir/op_calls.py``) print as keywords: ``T.tile_copy(B[0:8], A[0:8],
+scope="warp")``. The rules go into TVM's printer table through the core's ``PrinterRule*`` functions (see
 ``src/ffi/printer_hook.cc`` for why that table is reached the way it is).
 
 That table is private to TVM, so touching it is lazy and never fatal: importing the package changes nothing; the
@@ -26,20 +27,22 @@ from tvm.script.printer import doc
 
 from ..core import ffi
 from ..ir.annotations import LAYOUT_KEY
+from ..ir.op_calls import read_op_call
 from ..layout import LAYOUT_TYPES, TileLayout
+from ..ops import REGISTRY
 
 #: The apache-tvm release whose printer table ``src/ffi/printer_hook.cc`` was written against.
 PRINTER_TABLE_TVM = "0.27.0.post1"
 #: The exported accessor of the table: ``tvm::script::printer::IRDocsifier::vtable()``.
 VTABLE_SYMBOL = "_ZN3tvm6script7printer11IRDocsifier6vtableEv"
-#: A kernel whose printed form shows whether the rules work: its allocation must print as ``PROBE_EXPECTED``.
+#: A kernel whose printed form shows whether the rules work: it must print the lines of ``PROBE_EXPECTED``.
 PROBE_SOURCE = """
 @T.prim_func
 def probe(A: T.Buffer((8,), "float32")):
     s = T.alloc_shared((8,), "float32", layout=T.layout("S[8:1]"))
-    s[0] = A[0]
+    T.tile_copy(s, A, "warp")
 """
-PROBE_EXPECTED = "s = T.alloc_shared((8,), layout=T.layout('S[8:1]'))"
+PROBE_EXPECTED = ("s = T.alloc_shared((8,), layout=T.layout('S[8:1]'))", 'T.tile_copy(s[0:8], A[0:8], scope="warp")')
 
 
 class PrinterHookWarning(UserWarning):
@@ -108,6 +111,32 @@ def _alloc_rule(upstream):
     return rule
 
 
+def _op_rule(upstream):
+    """TVM's rule for ``Evaluate``, with a tile op's named arguments (its ``"name", value`` pairs) printed as keywords,
+    a constant flag as Python's ``True``/``False`` (``Field.literal``)."""
+
+    def rule(stmt, path, docsifier):
+        printed = upstream(stmt, path, docsifier)
+        found = read_op_call(stmt)
+        spec = REGISTRY.get(found.name) if found is not None else None
+        call = getattr(printed, "expr", None)
+        if spec is None or not isinstance(call, doc.CallDoc):
+            return printed
+        required = sum(f.required for f in spec.fields)
+        try:
+            _, named = found.split(required)
+        except ValueError:
+            return printed  # not the encoding ops write: print it as it is
+        fields = {f.name: f for f in spec.fields}
+        kwargs = {}
+        for (name, value), value_doc in zip(named.items(), list(call.args)[required + 1 :: 2], strict=True):
+            literal = fields[name].literal(value) if name in fields else None
+            kwargs[name] = value_doc if literal is None else doc.LiteralDoc(literal)
+        return doc.ExprStmtDoc(doc.CallDoc(call.callee, *list(call.args)[:required], **kwargs))
+
+    return rule
+
+
 def _plain_allocation(stmt) -> str:
     buffer = stmt.buffer
     shape = ", ".join(str(int(e)) for e in buffer.shape)
@@ -146,7 +175,8 @@ def _probe_prints_layouts() -> bool:
     from tvm.script import tirx as T
 
     probe = tvm.script.from_source(PROBE_SOURCE, extra_vars={"T": T})
-    return PROBE_EXPECTED in _upstream_script(probe, None)
+    printed = _upstream_script(probe, None)
+    return all(line in printed for line in PROBE_EXPECTED)
 
 
 def _install(table_address: int) -> None:
@@ -158,16 +188,19 @@ def _install(table_address: int) -> None:
         raise LookupError(f"TVM's printer table is not as expected ({problem})")
     _RULES.table = table_address
     alloc_index = _type_index(tvm.tirx.AllocBuffer)
+    evaluate_index = _type_index(tvm.tirx.Evaluate)
     upstream = ffi.PrinterRuleLookup(table_address, "", alloc_index)
-    if upstream is None:
-        raise LookupError("TVM's printer has no rule for AllocBuffer")
+    evaluate = ffi.PrinterRuleLookup(table_address, "", evaluate_index)
+    if upstream is None or evaluate is None:
+        raise LookupError("TVM's printer has no rule for AllocBuffer or Evaluate")
     for cls in LAYOUT_TYPES:
         _RULES.install(_type_index(cls), _layout_rule)
     _RULES.install(alloc_index, _alloc_rule(upstream))
+    _RULES.install(evaluate_index, _op_rule(evaluate))
     atexit.register(_RULES.restore)
     if not _probe_prints_layouts():
         _RULES.restore()
-        raise LookupError("a probe kernel did not print its layout as T.layout(...)")
+        raise LookupError("a probe kernel did not print its layout as T.layout(...) and its op's keywords")
 
 
 def install_printer_rules(table_address: int | None = None) -> bool:
@@ -178,8 +211,8 @@ def install_printer_rules(table_address: int | None = None) -> bool:
     Example:
         >>> install_printer_rules()
         True
-        >>> len(_RULES.replaced)  # the three layout classes and AllocBuffer
-        4
+        >>> len(_RULES.replaced)  # the three layout classes, AllocBuffer and Evaluate
+        5
     """
     if _RULES.active is not None:
         return _RULES.active

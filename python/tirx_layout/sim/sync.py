@@ -4,6 +4,10 @@
 * ``fence_proxy_async``: ``fence.proxy.async.shared::cta`` -- the executing threads' generic-proxy writes to shared
   memory become visible to the async proxy, through which ``tcgen05.mma``/``cp``, ``wgmma`` and TMA stores read
   (``memory.Memory.fence_proxy``); an async-proxy read of a write its writer has not fenced is an error there.
+
+Example:
+    >>> HELPERS.knows("elect"), HELPERS.knows("fence_proxy_async"), HELPERS.knows("fence_proxy_global")
+    (True, True, False)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The simulator's execution of the TMA helpers ``LowerTma`` emits, on the copy model of ``sim/tma.py``.
+"""The simulator's execution of the TMA helpers ``ops/tma`` emits, on the copy model of ``sim/tma.py``.
 
 * The map: a kernel parameter of type tensormap carries the fields the host function encodes into it (``sim.run``
   reads its ``tensormap_encode_tiled`` call: :func:`host_tensor_map_fields`); the helper's last argument is the

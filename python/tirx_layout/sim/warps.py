@@ -5,6 +5,24 @@ A warp some of whose lanes reach one without the others is an error here (on har
 or a hang). ``elect.sync`` gives true to one lane, the lowest active one; ``bar.warp.sync`` also orders memory among
 the warp's lanes ("bar.warp.sync ... guarantees memory ordering among threads participating in barrier"), modelled
 with the CTA's :class:`~tirx_layout.sim.memory.SyncClocks`: every lane acquires what every lane has done so far.
+
+Example (a ``__syncwarp()`` that lanes 16..31 of warp 1 skip):
+    >>> import tvm
+    >>> from tirx_layout import sim
+    >>> kernel = tvm.script.from_source('''
+    ... @T.prim_func
+    ... def k(A: T.Buffer((64,), "float32")):
+    ...     T.device_entry()
+    ...     tx = T.thread_id([64])
+    ...     if tx < 48:
+    ...         T.cuda.warp_sync()
+    ...     A[tx] = T.float32(1)
+    ... ''')
+    >>> try:
+    ...     sim.run(kernel)
+    ... except sim.SimulationError as err:
+    ...     print(str(err)[:81])
+    __syncwarp() with member mask 0xffffffff is executed by only some lanes of warp 1
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The ``"tirx_layout"`` pipeline: VerifyLayouts, InferLayouts, LowerTileMma, LowerTma, LowerTileOps,
-LowerLayoutAccess, PoolSharedMemory (every shared buffer a window of one dynamic shared-memory pool), then TVM's
-standard TIRx lowering. (LowerTileMma comes before LowerTileOps, which allocates TMEM
-and fills in the TMEM addresses the MMA lowering asks for; LowerTma needs the shared layouts LowerLayoutAccess
-removes, and puts its tensor maps' host encoding before the kernel region, which TVM's lowering then splits off.)
+"""The ``"tirx_layout"`` pipeline: VerifyLayouts, InferLayouts, LowerTileOps (every tile op, by its spec's lowering:
+``tirx_layout.ops``), LowerLayoutAccess, PoolSharedMemory (every shared buffer a window of one dynamic shared-memory
+pool), then TVM's standard TIRx lowering. (LowerTileOps comes before LowerLayoutAccess, which removes the layouts
+the ops' lowerings read, and puts the TMA tensor maps' host encoding before the kernel region, which TVM's lowering
+then splits off.)
 
 Layout inference scores candidates with the ``"io-aware"`` cost model; the pipeline ``"tirx_layout.register-count"``
 (or ``build(kernel, cost_model="register-count")``) uses the register-count model instead. (TVM's PassContext accepts
@@ -27,15 +27,12 @@ import tvm_ffi
 
 from ..hw.targets import parse_arch
 from ..ir.annotations import LAYOUT_KEY
-from ..ir.mma_ops import as_mbarrier, as_mma
+from ..ir.op_calls import read_op_call
 from ..ir.rewrite import walk
-from ..ir.tile_ops import as_copy
-from ..ir.tma_ops import as_tma_copy, as_tma_store_wait
+from ..ops import REGISTRY
 from .infer_layouts import COST_MODELS, DEFAULT_COST_MODEL, InferLayouts
 from .lower_layout_access import LowerLayoutAccess
-from .lower_mma import LowerTileMma
 from .lower_tile_ops import LowerTileOps
-from .lower_tma import LowerTma
 from .shared_pool import PoolSharedMemory
 from .verify_layouts import VerifyLayouts
 
@@ -72,16 +69,9 @@ def carries_tirx_layout(func) -> str | None:
             found.append(f"the layout of buffer {stmt.value.name}")
 
     def on_evaluate(stmt):
-        if as_copy(stmt) is not None:
-            found.append("T.tile_copy")
-        elif as_mma(stmt) is not None:
-            found.append("T.tile_mma")
-        elif as_tma_copy(stmt) is not None:
-            found.append("T.tile_copy_async")
-        elif as_tma_store_wait(stmt) is not None:
-            found.append("T.tma_store_wait")
-        elif (op := as_mbarrier(stmt)) is not None:
-            found.append(f"T.mbarrier_{op.what}")
+        call = read_op_call(stmt)
+        if call is not None and call.name in REGISTRY:
+            found.append(REGISTRY[call.name].title)
 
     walk(func.body, [(tvm.tirx.AllocBuffer, on_alloc), (tvm.tirx.AttrStmt, on_attr), (tvm.tirx.Evaluate, on_evaluate)])
     return found[0] if found else None
@@ -148,8 +138,6 @@ def tirx_layout_pipeline(cost_model: str = DEFAULT_COST_MODEL):
         [
             VerifyLayouts(),
             InferLayouts(cost_model),
-            LowerTileMma(),
-            LowerTma(),
             LowerTileOps(),
             LowerLayoutAccess(),
             PoolSharedMemory(),

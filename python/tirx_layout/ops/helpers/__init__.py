@@ -11,4 +11,12 @@ its family's CUDA ``__device__`` sources with inline PTX and the functions that 
 
 The names come from ``tirx_layout.ir.device_calls`` (``tirx_layout_<family>_<what>``), the instruction facts from
 ``tirx_layout.hw``; nothing here imports a layer above ``ir``.
+
+Example (each call names its family, which is all the simulator needs to find its executor):
+    >>> from tirx_layout.ir.device_calls import called_helper
+    >>> from tirx_layout.ops.helpers import mbarrier, sync, tcgen05
+    >>> import tvm
+    >>> bar = tvm.tirx.const(0)
+    >>> [called_helper(call)[:2] for call in (mbarrier.wait(bar, 1), sync.fence_proxy_async(), tcgen05.commit(bar))]
+    [('mbarrier', 'wait'), ('sync', 'fence_proxy_async'), ('tcgen05', 'commit')]
 """

@@ -1,6 +1,6 @@
 """The ``tma`` helpers: tiled tensor copies of the tensor memory accelerator between global and shared memory, named
 ``tirx_layout_tma_<what>`` through ``tirx_layout.ir.device_calls``; the simulator (``sim/tma_exec.py``) executes a
-call from its name and arguments alone. (What the copies move, and the host side, are ``transform/lower_tma.py``'s.)
+call from its name and arguments alone. (What the copies move, and the host side, are ``ops/tma/lower.py``'s.)
 
 * ``load_<rank>d(&map, &dst, &bar, c0, ..., global)``: ``cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile
   .mbarrier::complete_tx::bytes`` -- the box at coordinates ``c0..`` (innermost first, ``.s32``) of the tensor map

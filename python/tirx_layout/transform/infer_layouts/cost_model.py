@@ -1,7 +1,7 @@
 """What a tile copy costs under candidate layouts, computed statically, and the cost models that turn those counts
 into a score for layout inference.
 
-A copy's counts come from its plan (:mod:`tirx_layout.transform.copy_plan`), the one LowerTileOps writes down as
+A copy's counts come from its plan (:mod:`tirx_layout.ops.copy.plan`), the one LowerTileOps writes down as
 TIR: the plan's step formulas are evaluated on numpy arrays of thread ids and steps instead of TIR variables, giving
 every thread's addresses and guards, and each access is counted as one memory instruction per warp. So the counts
 are those of the kernel as compiled; ``tests/transform/test_cost_model.py`` checks them against the simulator
@@ -34,15 +34,8 @@ from ...hw.memory import dtype_bytes
 from ...hw.tcgen05 import TMEM_SCOPE
 from ...hw.threads import running_warps
 from ...layout.placement import slot_count
-from ..copy_plan import (
-    FragmentOperand,
-    LayoutTables,
-    MemoryCopy,
-    Operand,
-    operand,
-    plan_copy,
-    representative_start,
-)
+from ...ops.copy.plan import MemoryCopy, plan_copy
+from ...ops.operands import FragmentOperand, LayoutTables, Operand, operand, representative_start
 
 
 @dataclass

@@ -1,18 +1,19 @@
-"""InferLayouts: every register fragment (scope ``local``) and shared buffer that a ``T.tile_copy`` uses and that
-was declared without a layout gets one, in three levels:
+"""InferLayouts: every register fragment (scope ``local``) and shared buffer that a tile op relates to others and
+that was declared without a layout gets one. What relates them is each op's inference relation (``OpSpec.relations``
+in ``tirx_layout.ops``): :class:`~tirx_layout.ops.Equal` (a copy: the two sides hold equal tiles),
+:class:`~tirx_layout.ops.OneOf` (the op reads the buffer in one of a few layouts only) and
+:class:`~tirx_layout.ops.Derived` (the buffer's layout is a function of others'). They are solved in three levels:
 
-* **strict** — layouts the hardware forces. Rules live in ``STRICT_RULES`` (:func:`register_strict_rule`); the
-  TMEM / ``tcgen05`` rules (``tmem_rules``: a fragment copied to or from tensor memory gets the matching
-  ``tcgen05_atom_layout``) register theirs here. An operation that is not a copy may restrict its operands to a
-  list of legal layouts (``OPERAND_RULES``, :func:`register_operand_rule`; ``mma_rules``: a shared operand of
-  ``T.tile_mma`` takes a canonical MMA layout); such a buffer takes the legal layout cheapest for its copies.
-* **common** — propagation through copies. Two fragments copied into each other must have the same layout (anything
-  else moves data between threads), so an open fragment takes a known partner's layout. An open buffer whose every
-  partner is known takes the candidate cheapest against those partners: a fragment copied from a shared tile
-  inherits the thread partition that reads that tile best.
+* **strict** — layouts the hardware forces: a ``Derived`` relation whose sources are given (a fragment copied to or
+  from tensor memory takes the ``tcgen05.ld/st`` register image of the TMEM tile); a ``OneOf`` buffer (a shared
+  operand of ``T.tile_mma`` takes a canonical MMA layout) takes the legal layout cheapest for its copies.
+* **common** — propagation. Two fragments copied into each other must have the same layout (anything else moves
+  data between threads), so an open fragment takes a known partner's layout; a ``Derived`` relation fires as soon as
+  its sources are decided. An open buffer whose every partner is known takes the candidate cheapest against those
+  partners: a fragment copied from a shared tile inherits the thread partition that reads that tile best.
 * **free** — each connected group of open buffers: every member is tried as the root with each of its candidates,
   the others then choose greedily (breadth first, each the cheapest against what is fixed); the cheapest attempt
-  is kept. Ties go to the earlier root and candidate.
+  is kept. Ties go to the earlier root and candidate. Propagation runs again after each group.
 
 Candidates: for a shared tile, the layouts :func:`~tirx_layout.analysis.swizzle_candidates` lists (row-major, MMA
 swizzles, every XOR swizzle; row-major only for non-2-D tiles); for a fragment of ``n`` threads, one row per thread
@@ -27,7 +28,6 @@ both buffers, both copies, both layouts and the first coordinate where they disa
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tvm
@@ -39,11 +39,10 @@ from ...analysis.thread_placement import placement_difference, same_placement
 from ...hw.memory import dtype_bytes
 from ...ir.annotations import LAYOUT_KEY, buffer_layouts
 from ...ir.rewrite import AllocBuffer, DeclBuffer, map_function, walk
-from ...ir.spans import source_location
 from ...ir.threads import cta_threads
-from ...ir.tile_ops import as_copy
 from ...layout.placement import layout_threads
-from ..copy_plan import LayoutTables
+from ...ops import Derived, Equal, OneOf, find
+from ...ops.operands import LayoutTables
 from .candidates import fragment_candidates, shared_candidates
 from .cost_model import DEFAULT_COST_MODEL, Cost, copy_cost, fragment_registers, score_function, worst_case
 
@@ -109,68 +108,8 @@ class Decision:
         ).rstrip()
 
 
-# ---- strict rules ---------------------------------------------------------------------------------------------
-
-#: ``rule(copy, known, threads) -> {buffer: layout}``: layouts the hardware forces on a copy's buffers.
-STRICT_RULES: list[Callable] = []
-
-
-def register_strict_rule(rule: Callable) -> Callable:
-    """Add a strict rule (usable as a decorator): ``rule(copy: CopyOp, known: dict, threads: int)`` returns the
-    layouts the hardware forces on the copy's buffers (``{buffer: layout}``, empty if none). The tensor-memory
-    copies register the ``tcgen05`` fragment rule here.
-
-    Example:
-        >>> rule = register_strict_rule(lambda copy, known, threads: {})
-        >>> STRICT_RULES.remove(rule)
-    """
-    STRICT_RULES.append(rule)
-    return rule
-
-
-#: ``rule(stmt) -> {buffer: OperandLayouts}``: the layouts a statement other than a tile copy (an MMA) can read its
-#: operand buffers in; inference gives an open operand the one of them cheapest for its copies.
-OPERAND_RULES: list[Callable] = []
-
-
-@dataclass(frozen=True)
-class OperandLayouts:
-    """The layouts a statement can read one operand buffer in, in preference order (ties go to the earlier), each
-    with a short label for explanations and the byte alignment its storage then needs (hardware that swizzles
-    absolute addresses needs the buffer aligned to the swizzle's repeat; 0: none); ``why``: the statement and the
-    operand, for the decision's reason; ``requirement``: what a layout must satisfy, for the error when none fits
-    an open buffer.
-
-    Example:
-        >>> from tirx_layout import S, TileLayout
-        >>> OperandLayouts("A of an MMA", (("row-major", TileLayout(S[(8, 8):(8, 1)]), 0),)).labels
-        ('row-major',)
-    """
-
-    why: str
-    options: tuple  # ((label, layout, alignment bytes), ...)
-    requirement: str = ""
-
-    @property
-    def labels(self) -> tuple:
-        return tuple(option[0] for option in self.options)
-
-
-def register_operand_rule(rule: Callable) -> Callable:
-    """Add an operand rule (usable as a decorator): ``rule(stmt)`` returns, for a statement it recognises, the
-    layouts each operand buffer may take (``{buffer: OperandLayouts}``, empty otherwise). ``mma_rules`` registers
-    the ``T.tile_mma`` rule here.
-
-    Example:
-        >>> rule = register_operand_rule(lambda stmt: {})
-        >>> OPERAND_RULES.remove(rule)
-    """
-    OPERAND_RULES.append(rule)
-    return rule
-
-
-def _merge_operand_layouts(buffer, first: OperandLayouts, second: OperandLayouts) -> OperandLayouts:
-    """The layouts both statements can read ``buffer`` in (by label); a :class:`LayoutConflict` if none."""
+def _merge_one_of(buffer, first: OneOf, second: OneOf) -> OneOf:
+    """The layouts two ops can both read ``buffer`` in (by label); a :class:`LayoutConflict` if none."""
     labels = set(second.labels)
     kept = tuple(option for option in first.options if option[0] in labels)
     if not kept and first.options and second.options:
@@ -179,7 +118,7 @@ def _merge_operand_layouts(buffer, first: OperandLayouts, second: OperandLayouts
             f"{second.why} in one of {list(second.labels)}; no layout serves both"
         )
     requirement = "; ".join(r for r in (first.requirement, second.requirement) if r)
-    return OperandLayouts(f"{first.why} and {second.why}", kept, requirement)
+    return OneOf(buffer, f"{first.why} and {second.why}", kept, requirement)
 
 
 # ---- the analysis ---------------------------------------------------------------------------------------------
@@ -187,22 +126,24 @@ def _merge_operand_layouts(buffer, first: OperandLayouts, second: OperandLayouts
 
 @dataclass
 class KernelCopies:
-    """What inference sees of a kernel: its tile copies in program order, the buffers it may lay out (``open``:
-    buffer -> its allocation), the layouts the author gave (``known``) and the direct element accesses of open
-    buffers, which the cost model charges the worst case."""
+    """What inference sees of a kernel: its ops' relations -- the copies (:class:`CopyOp`, from ``Equal``) in program
+    order, the legal layouts of operands (``OneOf``, merged per buffer) and the derived layouts (``Derived``) --,
+    the buffers it may lay out (``open``: buffer -> its allocation), the layouts the author gave (``known``) and the
+    direct element accesses of open buffers, which the cost model charges the worst case."""
 
     copies: list = field(default_factory=list)
     open: dict = field(default_factory=dict)  # buffer -> AllocBuffer statement
     known: dict = field(default_factory=dict)
     direct: dict = field(default_factory=dict)  # open buffer -> direct element accesses (charged worst case)
-    operands: dict = field(default_factory=dict)  # buffer -> OperandLayouts (the operand rules' legal layouts)
+    operands: dict = field(default_factory=dict)  # buffer -> OneOf (the layouts its ops can read it in)
+    derived: list = field(default_factory=list)  # Derived relations, in program order
 
 
 def scan(func) -> KernelCopies:
     """The copies, open buffers and known layouts of ``func`` (see :class:`KernelCopies`).
 
     Example: ``scan(func).copies`` lists a :class:`CopyOp` per ``T.tile_copy``; ``scan(func).open`` holds every
-    ``T.alloc_local``/``T.alloc_shared`` buffer without a layout that a copy uses.
+    ``T.alloc_local``/``T.alloc_shared`` buffer without a layout that some op's relation names.
     """
     kernel = KernelCopies(known=dict(buffer_layouts(func)))
     allocs = {}
@@ -212,14 +153,19 @@ def scan(func) -> KernelCopies:
             allocs[stmt.buffer] = stmt
 
     def on_evaluate(stmt):
-        copy = as_copy(stmt)
-        if copy is not None:
-            kernel.copies.append(CopyOp(len(kernel.copies), copy.dst, copy.src, copy.scope, source_location(stmt)))
+        call = find(stmt)
+        if call is None:
             return
-        for rule in OPERAND_RULES:
-            for buffer, legal in (rule(stmt) or {}).items():
-                seen = kernel.operands.get(buffer)
-                kernel.operands[buffer] = legal if seen is None else _merge_operand_layouts(buffer, seen, legal)
+        for relation in call.spec.relations(call):
+            if isinstance(relation, Equal):
+                copy = CopyOp(len(kernel.copies), relation.dst, relation.src, relation.scope, relation.where)
+                kernel.copies.append(copy)
+            elif isinstance(relation, OneOf):
+                seen = kernel.operands.get(relation.buffer)
+                merged = relation if seen is None else _merge_one_of(relation.buffer, seen, relation)
+                kernel.operands[relation.buffer] = merged
+            elif isinstance(relation, Derived):
+                kernel.derived.append(relation)
 
     def on_load(node):
         if node.source in allocs:
@@ -239,7 +185,7 @@ def scan(func) -> KernelCopies:
     allocs = {b: s for b, s in allocs.items() if b.data not in viewed}
     walk(func.body, [(tirx.Evaluate, on_evaluate), (tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
     # The copy regions' own loads are not direct accesses; only copies count.
-    used = {b for c in kernel.copies for b in c.buffers} | set(kernel.operands)
+    used = {b for c in kernel.copies for b in c.buffers} | set(kernel.operands) | {d.target for d in kernel.derived}
     kernel.open = {b: s for b, s in allocs.items() if b in used}
     return kernel
 
@@ -328,20 +274,26 @@ class _Inference:
             cost = self.buffer_cost(buffer, self.fixed)
         self.decisions.append(Decision(buffer.name, layout, level, cost, self.model, candidates, reason))
 
-    def strict(self):
-        for copy in self.kernel.copies:
-            for rule in STRICT_RULES:
-                for buffer, layout in (rule(copy, dict(self.fixed), self.threads) or {}).items():
-                    if buffer in self.kernel.known:
-                        if not same_placement(self.kernel.known[buffer], layout, buffer.shape, self.threads):
-                            raise _conflict(
-                                buffer,
-                                (self.kernel.known[buffer], buffer, "its declaration"),
-                                (layout, buffer, copy),
-                                self.threads,
-                            )
-                        continue
-                    self.assign(buffer, layout, "strict", buffer, copy, reason=f"forced by {copy}")
+    def derive(self, level: str) -> bool:
+        """Each ``Derived`` relation whose sources are decided gives its open target the derived layout (a target
+        with a layout already is the lowering's to check); whether any did."""
+        changed = False
+        for relation in self.kernel.derived:
+            target = relation.target
+            if target in self.fixed or target not in self.kernel.open:
+                continue
+            if not all(source in self.fixed for source in relation.sources):
+                continue
+            layout = relation.derive(dict(self.fixed))
+            self.assign(target, layout, level, target, relation.why, reason=f"forced by {relation.why}")
+            changed = True
+        return changed
+
+    def propagate(self) -> None:
+        """The common level's propagation until nothing changes: fragment pairs, then derived layouts."""
+        self.fragment_pairs()
+        while self.derive("common"):
+            self.fragment_pairs()
 
     def partner_cost(self, copy: CopyOp, buffer, layout) -> Cost:
         """The cost of ``copy`` with ``buffer`` in ``layout``; an open partner takes its cheapest candidate."""
@@ -352,8 +304,8 @@ class _Inference:
         return min(costs, key=self.score)
 
     def operand_layouts(self):
-        """Open operand buffers of non-copy statements (``OPERAND_RULES``) take the legal layout cheapest for their
-        copies (ties to the earlier); the decision lists every legal layout's score."""
+        """Open buffers an op reads in ``OneOf`` a few layouts take the legal layout cheapest for their copies (ties
+        to the earlier); the decision lists every legal layout's score."""
         for buffer, legal in self.kernel.operands.items():
             if buffer not in self.kernel.open or buffer in self.fixed:
                 continue
@@ -510,12 +462,14 @@ class _Inference:
     def run(self):
         if not self.kernel.open:
             return self
-        self.strict()
+        self.derive("strict")
         self.operand_layouts()
-        self.fragment_pairs()
-        for members in self.groups():
-            self.solve(members)
-            self.fragment_pairs()
+        self.propagate()
+        for group in self.groups():
+            members = [b for b in group if b not in self.fixed]  # (a relation may have decided some by now)
+            if members:
+                self.solve(members)
+                self.propagate()
         return self
 
 
@@ -626,17 +580,4 @@ class InferLayouts:
         return infer_layouts(func, self.cost_model)
 
 
-__all__ = [
-    "OPERAND_RULES",
-    "STRICT_RULES",
-    "CopyOp",
-    "Decision",
-    "InferLayouts",
-    "LayoutConflict",
-    "OperandLayouts",
-    "explain_layouts",
-    "infer",
-    "infer_layouts",
-    "register_operand_rule",
-    "register_strict_rule",
-]
+__all__ = ["CopyOp", "Decision", "InferLayouts", "LayoutConflict", "explain_layouts", "infer", "infer_layouts"]

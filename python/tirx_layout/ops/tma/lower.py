@@ -1,0 +1,168 @@
+"""``T.tile_copy_async`` lowered to ``cp.async.bulk.tensor`` issued by one thread, its tensor map encoded on the
+host, and ``T.tma_store_wait`` to ``cp.async.bulk.wait_group`` (facts: ``docs/notes/tma-facts.md``; the helpers are
+``ops/helpers/tma.py``).
+
+The host side: each distinct map gets a 128-byte slot on the host function's stack (``tvm_stack_alloca
+("tensormap", 1)``) filled by ``tensormap_encode_tiled`` before the kernel's ``T.device_entry`` region
+(:class:`TensorMaps`); the kernel uses ``&map``, which TVM's host/device split turns into a ``const
+__grid_constant__ CUtensorMap`` kernel parameter. The user writes no descriptor.
+
+The device side, by ``scope`` (who reaches the op; the issuing thread is chosen as for ``T.tile_mma``,
+``ops/issue.py``):
+
+* load: the issuing thread does ``mbarrier.arrive.expect_tx`` of the boxes' bytes (``expect_tx=True``), then the
+  copies, which perform complete-tx on the mbarrier when their boxes have landed;
+* store: every thread of the scope ``fence.proxy.async.shared::cta`` (its generic shared writes become visible to
+  the TMA), a barrier of the scope, then the issuing thread issues the store and ``cp.async.bulk.commit_group``;
+  ``T.tma_store_wait`` makes the issuing thread ``cp.async.bulk.wait_group 0``, then the scope synchronises.
+
+The helpers carry, after the PTX operands, the global tensor's address: the compiled helper ignores it (the
+hardware reads it from the map); the simulator copies from that buffer, with the map's fields as the host encodes
+them (``sim.run`` reads the ``tensormap_encode_tiled`` call the host passes the kernel).
+
+Example (a 128x64 bf16 box into a 128B-swizzled tile: an elected lane expects 16384 bytes, issues the copy):
+    >>> import re, tvm, tirx_layout
+    >>> from tirx_layout.transform import lower_tile_ops
+    >>> func = tvm.script.from_source('''
+    ... @T.prim_func
+    ... def k(A: T.Buffer((256, 64), "bfloat16")):
+    ...     T.device_entry()
+    ...     tx = T.thread_id([128])
+    ...     As = T.alloc_shared((128, 64), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (128, 64)),
+    ...                         align=1024)
+    ...     bars = T.alloc_shared((1,), "uint64")
+    ...     T.tile_copy_async(As, A[128:256, 0:64], bars[0])
+    ... ''', extra_vars={"T": tvm.script.tirx, "mma_shared_layout": tirx_layout.mma_shared_layout})
+    >>> text = lower_tile_ops(func).script()
+    >>> re.findall(r'func_call\\("tirx_layout_(\\w+)"', text)
+    ['sync_elect', 'mbarrier_arrive_expect_tx', 'tma_load_2d']
+    >>> "T.tensormap_encode_tiled" in text
+    True
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import tirx
+
+from ...hw.tma import TensorMap, driver_data_type
+from ...ir.device_calls import cta_barrier, warp_barrier
+from ...ir.rewrite import map_function, sequence
+from ..helpers import mbarrier, sync, tma
+from ..issue import issued_once
+from ..spec import Record
+from .spec import TILE_COPY_ASYNC, TMA_STORE_WAIT, TmaBox, TmaCopy
+
+#: The attribute TVMScript's ``T.device_entry()`` opens the kernel region with.
+DEVICE_ENTRY = "tirx.device_entry"
+
+
+def _tensormap_type():
+    from tvm.script import tirx as T
+
+    return T.handle("tensormap").ty
+
+
+class TensorMaps:
+    """The tensor maps of a function's TMA copies: one host variable per distinct (global buffer, map), encoded by
+    host statements that :meth:`finish` puts before the kernel's ``T.device_entry`` region."""
+
+    def __init__(self, ctx):
+        self.maps: dict = {}  # (global buffer, map text) -> map variable
+        self.host: list = []
+
+    def variable(self, glob, tmap: TensorMap):
+        """The host variable holding ``tmap`` for global buffer ``glob`` (made, and its encoding added, once)."""
+        key = (glob.buffer, str(tmap))
+        if key not in self.maps:
+            var = tirx.Var(f"{glob.buffer.name}_tensormap_{len(self.maps)}", ty=_tensormap_type())
+            fields = tmap.driver_fields()
+            encode = tvm.tirx.tensormap_encode_tiled(
+                var,
+                glob.buffer.data,
+                *fields["global_dim"],
+                *fields["global_strides"],
+                *fields["box_dim"],
+                *fields["element_strides"],
+                descriptor_dtype=driver_data_type(glob.dtype),
+                rank=fields["rank"],
+                interleave=fields["interleave"],
+                swizzle=fields["swizzle"],
+                l2_promotion=fields["l2_promotion"],
+                oob_fill=fields["oob_fill"],
+            )
+            self.host += [tirx.Bind(var, tvm.tirx.tvm_stack_alloca("tensormap", 1)), tirx.Evaluate(encode)]
+            self.maps[key] = var
+        return self.maps[key]
+
+    def finish(self, func):
+        placed = []
+
+        def before_device_entry(stmt):
+            if stmt.attr_key != DEVICE_ENTRY or placed:
+                return stmt
+            placed.append(True)
+            return tirx.SeqStmt([*self.host, stmt])
+
+        result = map_function(func, [(tirx.AttrStmt, before_device_entry)])
+        if not placed:
+            raise ValueError(
+                "T.tile_copy_async: the kernel has no T.device_entry() region to encode its tensor maps before"
+            )
+        return result
+
+
+def _shared_address(box: TmaBox, view):
+    """``&view[first element of the box's shared piece]`` (``view``: the flat view the copy declares)."""
+    offset = box.offset
+    for begin, step in box.terms:
+        offset = offset + begin * step
+    index = tirx.IntImm("int32", offset) if isinstance(offset, int) else offset
+    return tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [index]))
+
+
+def _int32(value):
+    """A coordinate as the ``.s32`` operand: an int as a constant, an expression cast unless it is ``int32``."""
+    if isinstance(value, int):
+        return tirx.IntImm("int32", value)
+    return value if str(value.ty) == "int32" else tirx.Cast("int32", value)
+
+
+def _scope_barrier(scope: str) -> list:
+    if scope == "cta":
+        return [cta_barrier()]
+    if scope == "warp":
+        return [warp_barrier()]
+    return []
+
+
+@TILE_COPY_ASYNC.lowering("tma")
+def lower_tma_copy(record: TmaCopy, ctx):
+    call = record.call
+    maps = ctx.state(TensorMaps)
+    view = record.shared.view
+    copies = []  # (map variable, rank, shared address, coordinates innermost first, global operand)
+    for box in record.boxes:
+        var = maps.variable(box.glob, box.tensor_map)
+        coords = [_int32(b) for b in box.glob.begins][::-1]
+        copies.append((var, box.tensor_map.rank, _shared_address(box, view), coords, box.glob))
+    if record.load:
+        issue = []
+        if call.expect_tx:  # one arrival for the whole copy: the bytes of all its boxes
+            issue.append(mbarrier.arrive_expect_tx(tvm.tirx.address_of(call.barrier), record.transaction_bytes))
+        for var, rank, address, coords, piece in copies:
+            bar = tvm.tirx.address_of(call.barrier)
+            issue.append(tma.load(rank, tvm.tirx.address_of(var), address, bar, coords, piece.buffer.data))
+        before = []
+    else:
+        ((var, rank, address, coords, piece),) = copies
+        issue = [tma.store(rank, tvm.tirx.address_of(var), address, coords, piece.buffer.data)]
+        before = [sync.fence_proxy_async(), *_scope_barrier(call.scope)]
+    guarded = issued_once(call.scope, sequence([record.shared.declaration(), *issue]), ctx.threads.index)
+    return sequence([*before, guarded])
+
+
+@TMA_STORE_WAIT.lowering("tma")
+def lower_store_wait(record: Record, ctx):
+    scope = record.call.scope
+    return sequence([issued_once(scope, tma.store_wait(), ctx.threads.index), *_scope_barrier(scope)])
