@@ -4,6 +4,10 @@ hardware swizzle modes (what TMA, the MMA descriptors and ``tcgen05.cp`` call "n
 
 from __future__ import annotations
 
+import math
+
+import ml_dtypes
+import numpy as np
 import tvm
 
 from ..layout.swizzle import SwizzleLayout
@@ -47,6 +51,34 @@ def dtype_bytes(dtype) -> int:
     if bits < 8 or bits % 8:
         raise ValueError(f"dtype {dtype!r} has {bits} bits; a layout addresses whole bytes")
     return bits // 8
+
+
+def holds(dtype, value) -> bool:
+    """Whether a ``dtype`` element holds the number ``value``: an integer type an integer in its range, a
+    floating-point type a value in its finite range (which it stores rounded to the nearest value it has), an infinity
+    or a NaN where it has them (``float8_e4m3fn`` has no infinity).
+
+    Example:
+        >>> holds("int8", 127), holds("int8", 128), holds("uint8", -1), holds("int32", 2.5)
+        (True, False, False, False)
+        >>> holds("float16", 65504.0), holds("float16", 1e6), holds("bfloat16", 1e30), holds("float8_e4m3fn", 500.0)
+        (True, False, True, False)
+        >>> holds("float32", float("-inf")), holds("float8_e4m3fn", float("inf"))
+        (True, False)
+    """
+    dtype = str(dtype)
+    if dtype == "bool":
+        return value in (0, 1)
+    element = np.dtype(getattr(ml_dtypes, dtype, dtype))
+    if np.issubdtype(element, np.integer):
+        info = np.iinfo(element)
+        return float(value).is_integer() and info.min <= value <= info.max
+    value = float(value)
+    with np.errstate(over="ignore", invalid="ignore"):  # a value out of range is what is asked about
+        stored = float(np.array([value]).astype(element)[0])
+    if math.isnan(value) or math.isinf(value):
+        return math.isnan(stored) if math.isnan(value) else stored == value
+    return math.isfinite(stored) and abs(value) <= float(ml_dtypes.finfo(element).max)
 
 
 def _per_element(dtype) -> int:

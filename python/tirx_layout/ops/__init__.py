@@ -7,6 +7,7 @@ lowerings:
 * ``mma`` -- ``T.tile_mma`` and ``T.tile_mma_wait`` (``tcgen05.mma`` and Hopper's ``wgmma``);
 * ``tma`` -- ``T.tile_copy_async`` and ``T.tma_store_wait`` (the Tensor Memory Accelerator);
 * ``mbarrier`` -- the ``T.mbarrier_*`` ops;
+* ``fill`` -- ``T.tile_fill`` (a copy from a constant through the copy plans);
 
 and what they share: ``context.py`` (the one context every rule and lowering reads), ``operands.py`` (an op's
 operands as the lowerings see them), ``helpers/`` (the CUDA device helpers the lowerings emit, by family). The
@@ -20,7 +21,7 @@ Example:
     ('any',)
 """
 
-from . import copy, mbarrier, mma, tma
+from . import copy, fill, mbarrier, mma, tma
 from .spec import (
     REGISTRY,
     REQUIRED,
@@ -63,6 +64,7 @@ __all__ = [
     "ScopeField",
     "Uint32Field",
     "copy",
+    "fill",
     "find",
     "mbarrier",
     "mma",
