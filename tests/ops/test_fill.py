@@ -73,7 +73,11 @@ def test_a_float_expression_is_not_truncated_into_an_integer_tile_silently():
 @pytest.mark.parametrize(
     ("condition", "scope", "refused"),
     [
-        ("tx < 64", "cta", "a cta-scope T.tile_fill has every thread of the CTA write its share, but it sits under"),
+        (
+            "tx < 64",
+            "cta",
+            "a cta-scope T.tile_fill shares its work among every thread of the CTA, but it sits under `if tx < 64`",
+        ),
         ("tx < 64", "warp", None),  # whole warps: each fills its share of the tile it names
         ("tx < 48", "warp", "splits warp 1"),
         ("tx == 0", "thread", None),

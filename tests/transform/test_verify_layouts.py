@@ -186,6 +186,56 @@ def test_copy_scope_wider_than_the_kernel_is_refused():
     refused(func, LayoutVerificationError, "a warpgroup-scope T.tile_copy needs 128 threads", "the kernel has 32")
 
 
+# ---- who reaches a copy: the threads of its scope share its work ---------------------------------------------------
+
+
+def test_a_cta_copy_under_a_thread_condition_is_refused_naming_the_condition_and_the_fix():
+    # Threads 64..127 never run their part: half of the tile would silently stay uncopied.
+    func = kernel('Sm = T.alloc_shared((64, 64), "float32")\nif tx < 64:\n    T.tile_copy(Sm, A)\nT.tile_copy(B, Sm)')
+    refused(func, LayoutVerificationError, "a cta-scope T.tile_copy", "`if tx < 64`", 'scope="warpgroup" or "warp"')
+
+
+@pytest.mark.parametrize(
+    ("condition", "scope", "words"),
+    [
+        ("tx < 48", "warp", ("a warp-scope T.tile_copy", "`if tx < 48` splits warp 1")),
+        ("tx % 2 == 0", "warpgroup", ("a warpgroup-scope T.tile_copy", "splits warpgroup 0")),
+    ],
+)
+def test_a_copy_whose_scope_a_condition_splits_is_refused(condition, scope, words):
+    body = f'Sm = T.alloc_shared((8, 64), "float32")\nif {condition}:\n    T.tile_copy(Sm, A[0:8, 0:64], "{scope}")'
+    refused(kernel(body), LayoutVerificationError, *words)
+
+
+@pytest.mark.parametrize(
+    ("condition", "words"),
+    [
+        ("tx < 32 and k >= 1", None),  # k is the same for every thread: warp 0 copies, or no warp does
+        ("k >= 1 or tx >= 64", None),
+        ("tx < 16 and k >= 1", ("`if tx < 16 and k >= 1` splits warp 0",)),
+        ("tx < 8 * k", ("depends on more than the thread index",)),
+    ],
+)
+def test_a_condition_on_the_thread_index_and_a_uniform_value_is_checked_for_either_value(condition, words):
+    body = (
+        'Sm = T.alloc_shared((8, 64), "float32")\nfor k in range(2):\n'
+        f'    if {condition}:\n        T.tile_copy(Sm, A[0:8, 0:64], "warp")'
+    )
+    if words is None:
+        verify_layouts(kernel(body))
+    else:
+        refused(kernel(body), LayoutVerificationError, "a warp-scope T.tile_copy", *words)
+
+
+def test_whole_warps_under_a_condition_copy_their_tile():
+    func = kernel(
+        'Sm = T.alloc_shared((64, 64), "float32")\nif tx // 32 == 1:\n    T.tile_copy(Sm, A, "warp")\n'
+        "T.cuda.cta_sync()\nT.tile_copy(B, Sm)"
+    )
+    a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    np.testing.assert_array_equal(sim.run(func, [a])["B"], a)
+
+
 # ---- other TIR pipelines --------------------------------------------------------------------------------------------
 
 

@@ -336,6 +336,26 @@ class Reach:
         """The refusal for an op under ``guard``."""
         return self.refusal.format(guard=guard)
 
+    @classmethod
+    def shared_work(cls, op: str, scope: str) -> Reach | None:
+        """The reach of an op whose work the threads of its ``scope`` share (a copy, a fill: each thread moves its
+        part): all of them must reach it, or parts of the tile are silently left undone. ``"thread"`` scope: none.
+
+        Example:
+            >>> Reach.shared_work("T.tile_copy", "warp").level, Reach.shared_work("T.tile_copy", "thread")
+            ('warp', None)
+        """
+        if scope == "thread":
+            return None
+        if scope == "cta":
+            return cls(
+                "cta",
+                f"a cta-scope {op} shares its work among every thread of the CTA, but it sits under `if {{guard}}`: "
+                "the threads that do not reach it leave their part undone; write the scope of the threads that do "
+                '(scope="warpgroup" or "warp")',
+            )
+        return cls(scope, f"a {scope}-scope {op} shares its work among the threads of each {scope}, but ")
+
 
 @dataclass(frozen=True)
 class Record:

@@ -18,9 +18,9 @@ Every tile op is checked by its own rules (``OpSpec.resolve`` in ``tirx_layout.o
 once, for this pass and the lowering alike), the rules every op shares among them (a region inside its buffer, a
 fragment within the kernel's threads, an mbarrier in shared memory). The rules that read a layout inference has not
 chosen yet wait for the lowering. Then where each op sits: an op that needs every thread of the CTA (its record's
-``reach`` is ``"cta"``: a CTA barrier inside) must not sit under a condition on the thread index, and one that whole
-warpgroups or warps run (``"warpgroup"``: ``.sync.aligned`` over 128 threads; ``"warp"``) under conditions that
-split one.
+``reach`` is ``"cta"``: a CTA barrier inside, or work shared among every thread, as a cta-scope copy) must not sit
+under a condition on the thread index, and one that whole warpgroups or warps run (``"warpgroup"``: ``.sync.aligned``
+over 128 threads, or a warpgroup-scope copy; ``"warp"``) under conditions that split one.
 
 Errors are :class:`LayoutVerificationError` (a ``ValueError``; ``TypeError`` for foreign layout objects), name the
 buffer and, when the function came from TVMScript source, the line. The pass changes nothing.
@@ -70,6 +70,7 @@ class _Verifier:
         self.written = {}  # buffer -> the first statement writing it
         self.calls = []  # the OpCall of every tile op, in program order
         self.records = {}  # Evaluate statement -> the record its op's rules made of it
+        self.passing = {}  # id of a branch's conditions -> (them, passing_threads' table)
         self.ctx = None
 
     def fail(self, node, message: str, kind=LayoutVerificationError):
@@ -199,13 +200,7 @@ class _Verifier:
         """Where each op sits (see the module docstring): the conditions on the thread index around it."""
         if not any(record.reach is not None for record in self.records.values()):
             return
-        threads = self.ctx.threads
-        thread_vars = set(threads.bounds)
-
-        def on_threads(expr) -> bool:
-            found = []
-            walk(expr, [(tirx.Var, lambda v: found.append(v) if v in thread_vars else None)])
-            return bool(found)
+        on_threads = self.on_threads
 
         def scan(stmt, conditions=()) -> None:
             if isinstance(stmt, tirx.SeqStmt):
@@ -225,6 +220,26 @@ class _Verifier:
 
         scan(self.func.body)
 
+    def on_threads(self, expr) -> bool:
+        """Whether ``expr`` reads a thread index."""
+        thread_vars, found = set(self.ctx.threads.bounds), []
+        walk(expr, [(tirx.Var, lambda v: found.append(v) if v in thread_vars else None)])
+        return bool(found)
+
+    def uniform_parts(self, condition, parts: dict):
+        """``condition`` with each boolean part that reads no thread index (``k >= 1`` in ``tx < 128 and k >= 1``:
+        the same for every thread) replaced by a bool variable, recorded in ``parts`` (variable -> part)."""
+        if isinstance(condition, tirx.And | tirx.Or):
+            a, b = self.uniform_parts(condition.a, parts), self.uniform_parts(condition.b, parts)
+            return type(condition)(a, b)
+        if isinstance(condition, tirx.Not):
+            return tirx.Not(self.uniform_parts(condition.a, parts))
+        if self.on_threads(condition):
+            return condition
+        part = tirx.Var(f"uniform_{len(parts)}", "bool")
+        parts[part] = condition
+        return part
+
     def check_reached(self, stmt, record, conditions) -> None:
         if record.reach.level == "cta":
             if conditions:
@@ -238,36 +253,55 @@ class _Verifier:
 
     def whole_units(self, stmt, record, conditions) -> set[int]:
         """An op whole warps or warpgroups (the record's ``reach`` level) run under ``conditions`` on the thread
-        index: the threads that pass all of them must be whole units, checked thread by thread (a condition that also
-        depends on other variables cannot be checked and is refused). Returns the units that reach the op."""
-        threads = self.ctx.threads
+        index: the threads that pass all of them must be whole units (:meth:`passing_threads`). A part of a condition
+        that reads the thread index and another variable (``tx < M``) cannot be checked and is refused. Returns the
+        units that reach the op for some value of the conditions' uniform parts."""
         unit = LEVEL_THREADS[record.reach.level]
         if not conditions:
-            return set(range(-(-threads.count // unit)))
+            return set(range(-(-self.ctx.threads.count // unit)))
         written = " and ".join(f"`if {c}`" for c in conditions)
         rule = record.reach.refusal
+        table = self.passing_threads(conditions)
+        if table is None:
+            self.fail(stmt, f"{rule}it sits under {written}, which depends on more than the thread index")
+        reached = {}  # (the uniform parts' values, unit) -> whether the unit's threads pass the conditions
+        for uniform, thread, passes in table:
+            group = thread // unit
+            if reached.setdefault((uniform, group), passes) != passes:
+                self.fail(
+                    stmt,
+                    f"{rule}{written} splits {record.reach.level} {group} (thread {thread} differs from the others); "
+                    f"branch on the {record.reach.level} index (tx // {unit})",
+                )
+        return {group for (_, group), passes in reached.items() if passes}
+
+    def passing_threads(self, conditions: tuple) -> list | None:
+        """``(values of the uniform parts, thread, whether it passes every condition)`` for every thread of the CTA
+        and either value of each part of a condition that reads no thread index (``k >= 1``: the same for every
+        thread); ``None`` when some part reads the thread index and another variable. Evaluated once per branch:
+        every op in it is handed the same ``conditions``."""
+        if id(conditions) in self.passing:
+            return self.passing[id(conditions)][1]
+        threads, parts = self.ctx.threads, {}
+        abstract = [self.uniform_parts(c, parts) for c in conditions]
         analyzer = tvm.sym.Analyzer()
-        variables = list(threads.bounds)
-        reached = {}  # unit -> whether its threads pass the conditions
-        for values in np.ndindex(*[int(threads.bounds[v]) for v in variables]):
+        variables = [*threads.bounds, *parts]
+        extents = [int(threads.bounds[v]) for v in threads.bounds] + [2] * len(parts)
+        table = []
+        for values in np.ndindex(*extents):
 
             def bound(var, values=values):
                 value = next((x for v, x in zip(variables, values, strict=True) if v.same_as(var)), None)
                 return var if value is None else tirx.const(int(value), var.ty.dtype)
 
             thread = analyzer.simplify(map_stmt(threads.index, [(tirx.Var, bound)]))
-            taken = [analyzer.simplify(map_stmt(c, [(tirx.Var, bound)])) for c in conditions]
+            taken = [analyzer.simplify(map_stmt(c, [(tirx.Var, bound)])) for c in abstract]
             if not isinstance(thread, tirx.IntImm) or not all(isinstance(t, tirx.IntImm) for t in taken):
-                self.fail(stmt, f"{rule}it sits under {written}, which depends on more than the thread index")
-            passes = all(bool(t.value) for t in taken)
-            group = int(thread.value) // unit
-            if reached.setdefault(group, passes) != passes:
-                self.fail(
-                    stmt,
-                    f"{rule}{written} splits {record.reach.level} {group} (thread {int(thread.value)} differs from "
-                    f"the others); branch on the {record.reach.level} index (tx // {unit})",
-                )
-        return {group for group, passes in reached.items() if passes}
+                table = None
+                break
+            table.append((values[len(threads.bounds) :], int(thread.value), all(bool(t.value) for t in taken)))
+        self.passing[id(conditions)] = (conditions, table)  # holding ``conditions`` keeps its id unique
+        return table
 
     def run(self) -> None:
         self.gather()

@@ -21,7 +21,7 @@ from ...analysis.thread_placement import same_placement
 from ...hw.tcgen05 import TMEM_SCOPE
 from ...hw.threads import CTA_LEVELS
 from ..operands import FragmentOperand, operand
-from ..spec import Derived, Equal, OpCall, OpSpec, Record, RegionField, ScopeField
+from ..spec import Derived, Equal, OpCall, OpSpec, Reach, Record, RegionField, ScopeField
 from ..tmem import fragment_for, plan_tmem_copy, shared_operand_for, tmem_allocations
 
 #: The scopes a tile copy may run at: the threads of the whole CTA, of each warpgroup, of each warp, or (only for
@@ -118,8 +118,9 @@ class TileCopy(OpSpec):
                         f"buffer's: {layout} is written for {layout_dims(layout)}, {buffer.name} has shape "
                         f"{tuple(int(e) for e in buffer.shape)}; give {buffer.name} a layout of its own shape"
                     )
+        reach = Reach.shared_work("T.tile_copy", call.scope)
         if not (ctx.decided(dst) and ctx.decided(src)):
-            return CopyRecord(call, family)
+            return CopyRecord(call, family, reach=reach)
         d = operand(call.dst, ctx.layouts, "destination", ctx.tables, ctx.analyzer)
         s = operand(call.src, ctx.layouts, "source", ctx.tables, ctx.analyzer)
         both_fragments = isinstance(d, FragmentOperand) and isinstance(s, FragmentOperand)
@@ -128,7 +129,8 @@ class TileCopy(OpSpec):
                 f"T.tile_copy between register fragments with different layouts ({s} to {d}) would move data "
                 "between threads; copy through shared memory instead"
             )
-        return CopyRecord(call, family, d, s, plan_tmem_copy(d, s, call.scope, threads) if tmem else None)
+        plan = plan_tmem_copy(d, s, call.scope, threads) if tmem else None
+        return CopyRecord(call, family, d, s, plan, reach=reach)
 
 
 def _whole_2d(region) -> bool:

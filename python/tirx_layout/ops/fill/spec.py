@@ -105,15 +105,7 @@ class TileFill(OpSpec):
             raise ValueError(
                 f"T.tile_fill: {buffer.name} is {dtype}; a {kind} value would be truncated (convert it explicitly)"
             )
-        reach = None
-        if call.scope != "thread":
-            refusal = (
-                "a cta-scope T.tile_fill has every thread of the CTA write its share, but it sits under `if {guard}`; "
-                'under a condition write scope="warpgroup", "warp" or "thread"'
-                if call.scope == "cta"
-                else f"a {call.scope}-scope T.tile_fill has every thread of the {call.scope} write its share, but "
-            )
-            reach = Reach(call.scope, refusal)
+        reach = Reach.shared_work("T.tile_fill", call.scope)
         typed = value if kind == dtype else tirx.Cast(dtype, value)
         if not ctx.decided(buffer):
             return FillRecord(call, family, value=typed, reach=reach)
