@@ -615,23 +615,20 @@ class OpSpec:
 
     def lowering(self, family: str) -> Callable:
         """Register the decorated ``lower(record, ctx) -> Stmt`` as this op's lowering for ``family``."""
-
-        if family not in self.families:
-            raise ValueError(f"{self.title} does not lower for {family!r}; its families are {self.families}")
-
-        def register(lower: Callable) -> Callable:
-            self._lowerings[family] = lower
-            return lower
-
-        return register
+        return self._registrar(self._lowerings, family)
 
     def run_lowering(self, family: str) -> Callable:
         """Register the decorated ``lower_runs(seq, ctx) -> Stmt`` for ``family``: a lowering that sees each
         statement sequence before its statements are lowered one by one, for an op whose consecutive calls lower
         together (a run of ``T.mbarrier_init`` shares one CTA barrier). It lowers the calls it takes itself."""
+        return self._registrar(self._run_lowerings, family)
+
+    def _registrar(self, table: dict, family: str) -> Callable:
+        if family not in self.families:  # refused at import, not when a kernel of that target is first lowered
+            raise ValueError(f"{self.title} does not lower for {family!r}; its families are {self.families}")
 
         def register(lower: Callable) -> Callable:
-            self._run_lowerings[family] = lower
+            table[family] = lower
             return lower
 
         return register
