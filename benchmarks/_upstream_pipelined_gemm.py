@@ -1,6 +1,6 @@
 """The pipelined tcgen05 GEMM as upstream TVM 0.27 writes one (the structure of its source tree's
-``tests/python/tirx/benchmarks/bench_cuda_tcgen05_bf16_gemm.py``; that script is not in the wheel), written here with
-upstream's API alone: one CTA per 128 x ``block_n`` output tile, lane 0 of warp 0 loading K tiles with
+``apache/tvm:tests/python/tirx/benchmarks/bench_cuda_tcgen05_bf16_gemm.py``; that script is not in the wheel), written
+here with upstream's API alone: one CTA per 128 x ``block_n`` output tile, lane 0 of warp 0 loading K tiles with
 ``Tx.copy_async(..., dispatch="tma_auto", mbar=...)`` into an S-stage ring, lane 0 of warp 1 issuing
 ``Tx.gemm_async(..., dispatch="tcgen05")`` and committing each stage to its empty mbarrier, one accumulator, then
 the CTA draining it (``Tx.wg.copy_async`` = ``tcgen05.ld``) 128 columns at a time. M and N must be multiples of the

@@ -9,8 +9,8 @@ nvidia-cuda-nvdisasm``) also SASS: the kernel's instructions and the MMA issuer'
 (``tools.measurement.sass_loop_around``).
 
 Upstream: TVM 0.27's own pipelined tcgen05 GEMM is a benchmark script of its source tree
-(``tests/python/tirx/benchmarks/bench_cuda_tcgen05_bf16_gemm.py``: a TMA warp, an MMA warp, an S-stage ring, one
-accumulator, one CTA per tile, M and N multiples of the tile); the wheel does not ship it, so
+(``apache/tvm:tests/python/tirx/benchmarks/bench_cuda_tcgen05_bf16_gemm.py``: a TMA warp, an MMA warp, an S-stage
+ring, one accumulator, one CTA per tile, M and N multiples of the tile); the wheel does not ship it, so
 ``_upstream_pipelined_gemm.py`` writes that structure with upstream's API alone and is built in a child process
 (without tirx_layout, as ``bench_mma.py`` does). Its 4096^3 bf16 kernel (128 x 256 x 64 tiles, 4 stages) is compared
 with ours at the same tile and stages: each cell ``ours/upstream (ratio)``.

@@ -13,7 +13,7 @@ import tirx_layout
 MODULES = sorted(
     info.name
     for info in pkgutil.walk_packages(tirx_layout.__path__, "tirx_layout.")
-    if not info.name.endswith((".demo", ".libtirx_layout"))  # the demo prints; the core library is no module
+    if not info.name.endswith(".libtirx_layout")  # the core library is no module
 )
 
 #: The modules that may have no docstring example yet, each with the reason. An entry whose module gains an example

@@ -1,6 +1,6 @@
 """Differential tests against upstream ``tvm.tirx.layout`` (an oracle only) on thousands of random layouts.
 
-Deliberate differences, recorded in SPEC.md and not compared here:
+Deliberate differences, recorded in docs/decisions.md and not compared here:
 
 * ``verify_well_formed`` returns ``False`` for a disconnected or conflicting thread-axis chain; upstream raises.
   Upstream also ignores chain problems that come only from replica or offset axes; this library reports them.

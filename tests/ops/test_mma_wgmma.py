@@ -2,7 +2,7 @@
 
 The lowered TIR of one SS and one RS GEMM is compared structurally with hand-written TIR whose descriptor values
 are computed by the test-side ISA encoder (``oracles/wgmma_isa.py``, written from the PTX ISA "Matrix Descriptor
-Format", not from hw/); the refusals of WGMMA_DESIGN.md §1 each name the operand or buffer, the rule and
+Format", not from hw/); the refusals of `T.tile_mma` on sm_90a (docs/decisions.md, issue 22) each name the operand or buffer, the rule and
 the TVMScript line."""
 
 import re

@@ -1,6 +1,6 @@
 """The simulator runs ``tcgen05.mma`` helpers, commits and mbarriers (``sim/tcgen05_mma.py``, ``sim/mbarrier.py``).
 
-Every kernel here is hand-built TIR calling the helpers of MMA_DESIGN §3 by name (never our lowering). The operand
+Every kernel here is hand-built TIR calling the helpers of ``ops/helpers/tcgen05.py``'s ABI by name (never our lowering). The operand
 images in shared memory, the descriptors and the instruction descriptors are computed here from the PTX ISA's
 canonical layouts and field tables; the expected results come from numpy. Values are chosen exactly representable,
 so every comparison is exact.
@@ -66,7 +66,7 @@ def pow2_chunks(n):
 
 def smem_desc(buffer, index, descriptor):
     """The full descriptor of the operand at ``buffer[index]``: ``smem_descriptor`` ORs the element's shared address
-    >> 4 into ``descriptor`` (start field 0), MMA_DESIGN §3 as tuned."""
+    >> 4 into ``descriptor`` (start field 0), the helper ABI as tuned."""
     pointer = f"T.address_of({buffer}[{index}])"
     return value("tcgen05", "smem_descriptor", "uint64", pointer, u64(descriptor))
 

@@ -1,6 +1,6 @@
 """The simulator runs Hopper's ``wgmma`` helpers (``sim/wgmma.py``): operands, fragments, groups and races.
 
-Every kernel here is hand-built TIR calling the helpers of WGMMA_DESIGN §3 by name (never our lowering). The
+Every kernel here is hand-built TIR calling the helpers of ``ops/helpers/wgmma.py``'s ABI by name (never our lowering). The
 operand images and descriptors are computed here from the PTX ISA's canonical layouts and its "Matrix Descriptor
 Format" table; where each register holds which element is spelled out here from the ISA's fragment figures; the
 expected results come from numpy. Values are chosen exactly representable, so every comparison is exact.

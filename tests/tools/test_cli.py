@@ -329,3 +329,83 @@ def test_show_picks_a_readable_shape_for_rank_3(capsys):
     assert status == 0 and out.splitlines()[1].startswith("shape (64, 64)")
     # A row label and at most 64 cells per table line (the default used to be one row of 2048).
     assert max(len(line.split()) for line in out.splitlines()[2:]) <= 1 + 64
+
+
+def test_compile_finds_an_example_by_name_from_any_folder(capsys, tmp_path, monkeypatch):
+    # After `pip install`, the examples travel inside the package: `compile tile_copies` needs no checkout.
+    monkeypatch.chdir(tmp_path)
+    by_path = run(capsys, "compile", str(EXAMPLES / "tile_copies.py"), "--kernel", "copy_wg_local_fp16_128B", "-q")
+    for name in ("tile_copies", "tile_copies.py"):
+        assert run(capsys, "compile", name, "--kernel", "copy_wg_local_fp16_128B", "-q") == by_path
+    (tmp_path / "tile_copies.py").write_text("import tirx_layout\n")  # a file of that name here wins
+    status, _, err = run(capsys, "compile", "tile_copies.py")
+    assert status == 2 and "defines no @T.prim_func kernels" in err
+    status, out, err = run(capsys, "compile", "no_such_example")
+    assert status == 2 and out == "" and len(err.splitlines()) == 1
+    assert "no such file: no_such_example (examples by name: " in err and "tile_copies" in err
+    status, _, err = run(capsys, "compile", "sub/tile_copies.py")  # a path is a path: never an example
+    assert status == 2 and "no such file: sub/tile_copies.py" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["check", "--help"], "exit status: 0 when the layout has no problem, 1 when it has one"),
+        (["demo", "--help"], "exit status: 0 when every kernel came out right, 1 when one did not, 2 for bad input"),
+        (["--help"], "exit status: 0 done, 1 `check` found a problem or a `demo` kernel failed, 2 bad input"),
+    ],
+)
+def test_help_says_the_exit_statuses(capsys, argv, words):
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert words in " ".join(capsys.readouterr().out.split())
+
+
+def test_check_status_is_1_for_a_problem_and_0_without(capsys):
+    assert run(capsys, "check", "S[(2,4):(0,1@laneid)]")[0] == 1  # not injective
+    assert run(capsys, "check", "S[(8,64):(64,1)]", "--dtype", "float16")[0] == 0  # bank conflicts are no problem
+
+
+def _bands(out: str, axis: str) -> list[list[int]]:
+    """The rows of an axis table with its bands of columns joined back (a band: a header row of column numbers, then
+    one line per row, a blank line between bands)."""
+    lines = out.splitlines()
+    rows: list[list[int]] = []
+    header = True
+    for line in lines[lines.index(f"{axis}:") + 1 :]:
+        if line.endswith(":") or line.startswith("replicas"):
+            break
+        if not line.strip():
+            header = True
+            continue
+        if header:
+            header, index = False, 0
+            continue
+        if index == len(rows):
+            rows.append([])
+        rows[index] += [int(v) for v in line.split()[1:]]
+        index += 1
+    return rows
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["S[(8,64):(64,1)]", "--swizzle", "3,3,3", "--dtype", "float16"],
+        ["--preset", "warp-fragment", "--shape", "2,64"],
+        ["S[(4,64):(1@laneid,4@laneid)]", "--shape", "4,64"],
+    ],
+)
+def test_show_fits_80_columns_up_to_64_columns(capsys, monkeypatch, argv):
+    monkeypatch.delenv("COLUMNS", raising=False)  # not a terminal: 80 columns
+    status, out, _ = run(capsys, "show", *argv)
+    assert status == 0
+    first, *rest = out.splitlines()
+    assert max(map(len, rest)) <= 80, max(rest, key=len)
+    assert first.startswith(("TileLayout(", "ComposeLayout("))  # the layout's text, whole, as it parses back
+    wide = run(capsys, "show", *argv, "--width", "0")[1]
+    assert max(map(len, wide.splitlines())) > 80  # --width 0: one band per table
+    narrow = run(capsys, "show", *argv, "--width", "40")[1]
+    for axis in ("m", "laneid"):
+        if f"{axis}:" in wide:
+            assert _bands(out, axis) == _bands(narrow, axis) == _table(wide, axis)

@@ -37,8 +37,8 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 CHROMIUM = os.environ.get("TIRX_LAYOUT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not os.access(CHROMIUM, os.X_OK):
     pytest.skip(
-        f"no Chromium at {CHROMIUM}: ./dev.sh setup installs Debian's chromium when run as root with apt; "
-        "elsewhere install it or set TIRX_LAYOUT_CHROMIUM",
+        f"no Chromium at {CHROMIUM}: ./dev.sh test installs Debian's chromium when run as root with apt (unless "
+        "TIRX_LAYOUT_NO_BROWSER=1); elsewhere install it or set TIRX_LAYOUT_CHROMIUM",
         allow_module_level=True,
     )
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"

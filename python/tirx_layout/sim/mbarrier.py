@@ -180,8 +180,8 @@ class Mbarrier:
 
 # ---- the helpers (``ir/device_calls`` family ``mbarrier``) -----------------------------------------------------------
 
-#: How many arguments each mbarrier helper takes (MMA_DESIGN §3): the barrier's address, then the count, the bytes or
-#: the parity.
+#: How many arguments each mbarrier helper takes (ops/helpers/mbarrier.py): the barrier's address, then the count,
+#: the bytes or the parity.
 ARGUMENTS = {"init": 2, "arrive": 1, "expect_tx": 2, "arrive_expect_tx": 2, "wait": 2}
 
 
@@ -203,7 +203,7 @@ class _Call:
 
     def __init__(self, interp, label: str, args, expected: int):
         if len(args) != expected:
-            raise SimulationError(f"the {label} helper takes {expected} argument(s) (MMA_DESIGN §3), got {len(args)}")
+            raise SimulationError(f"the {label} helper takes {expected} argument(s) (ops/helpers), got {len(args)}")
         self.interp, self.label = interp, label
         self.memory, self.index = shared_address(interp, args[0], label)
         self.threads = np.nonzero(interp.mask)[0].tolist()

@@ -294,7 +294,7 @@ class _Mma:
         expected = 5 + (2 if scaled else 0)
         self.name = f"tcgen05.mma.kind::{kind}" + (".block_scale" if scaled else "") + f" ({form.upper()})"
         if len(args) != expected:
-            raise SimulationError(f"{self.name} takes {expected} arguments (MMA_DESIGN §3), got {len(args)}")
+            raise SimulationError(f"{self.name} takes {expected} arguments (ops/helpers/tcgen05.py), got {len(args)}")
         self.interp, self.kind, self.thread = interp, kind, thread
         self.warp = thread // 32
         self.gid = int(interp.launch.block * interp.count + thread)
@@ -440,7 +440,7 @@ class _Mma:
 
 
 def issue(interp, args, kind: str, form: str) -> None:
-    """Run the MMA helper ``mma_<kind>_<form>`` (MMA_DESIGN §3; ``form`` ``ss``: A and B from shared memory,
+    """Run the MMA helper ``mma_<kind>_<form>`` (``ops/helpers``; ``form`` ``ss``: A and B from shared memory,
     ``ts``: A from tensor memory) with TIR ``args``: one ``tcgen05.mma`` per active thread, each read and computed
     when it is issued and recorded as an asynchronous access of its warp (TMEM, ``interp.tmem``, which the tcgen05
     executor has made) and an in-flight read (shared memory) until a commit and a wait complete it.

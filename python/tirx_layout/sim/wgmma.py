@@ -33,7 +33,7 @@ the two can check each other. What it relies on, restated:
   need ``fence.proxy.async`` and an ordering (a barrier, an mbarrier phase) before it.
 
 How the simulator applies them. The helpers are those ``ir/device_calls`` names in the ``wgmma`` family
-(WGMMA_DESIGN §3): ``mma_m64n<N>k<K>_<d>_<a>_<b>_ss_t<ta><tb>`` (args D registers, A pointer, A descriptor, B
+(``ops/helpers/wgmma.py``): ``mma_m64n<N>k<K>_<d>_<a>_<b>_ss_t<ta><tb>`` (args D registers, A pointer, A descriptor, B
 pointer, B descriptor, scale-d), ``..._rs_t<tb>`` (D registers, A registers, B pointer, B descriptor, scale-d),
 ``fence``, ``commit_group``, ``wait_group_<n>`` and the compiler-only ``keep_*`` (no-ops). Every one is
 ``.sync.aligned`` over whole warpgroups: reached by part of one, it is a :class:`SimulationError` naming the
@@ -166,7 +166,7 @@ def operand_a_fragment(element_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     raise SimulationError(f"wgmma A elements are 1, 2 or 4 bytes, got {element_bytes}")
 
 
-# --- The helpers' names (WGMMA_DESIGN §3) ---
+# --- The helpers' names (the ABI of ops/helpers/wgmma.py) ---
 
 _MMA = re.compile(
     r"mma_m64n(\d+)k(\d+)_(f32|f16|s32)_(f16|bf16|tf32|e4m3|e5m2|s8|u8)_(f16|bf16|tf32|e4m3|e5m2|s8|u8)"
@@ -387,7 +387,7 @@ def _register_slots(interp, expr, threads, count: int, dtype: np.dtype, what: st
 
 def _shared_operand(interp, pointer, descriptor, rows: int, dtype, major: str, threads, what: str):
     """An operand read through its descriptor: the pointer gives the start (its shared-space address), the
-    descriptor the rest (its start field is zero, WGMMA_DESIGN §3)."""
+    descriptor the rest (its start field is zero, as ops/helpers/wgmma.py says)."""
     address = shared_byte_address(interp, pointer, what)[threads]
     if (address != address[0]).any():
         raise SimulationError(f"{what}: the operand pointer differs between the threads of the warpgroup")
@@ -414,7 +414,7 @@ def _issue(interp, unit: WgmmaUnit, helper: MmaHelper, args, g: int) -> None:
     label = f"{helper.instruction} of warpgroup {g}"
     expected = 5 if helper.a_in_registers else 6
     if len(args) != expected:
-        raise SimulationError(f"{label} takes {expected} arguments (WGMMA_DESIGN §3), got {len(args)}")
+        raise SimulationError(f"{label} takes {expected} arguments (the ABI of ops/helpers/wgmma.py), got {len(args)}")
     wg = unit.warpgroup(g)
     if not wg.fenced:
         raise SimulationError(
@@ -569,7 +569,7 @@ def finish(interp) -> None:
         )
 
 
-#: The wgmma executor (WGMMA_DESIGN §3): ``fence`` and ``commit_group`` by name; the register fences, the waits and
+#: The wgmma executor (ops/helpers/wgmma.py): ``fence`` and ``commit_group`` by name; the register fences, the waits and
 #: the MMAs by pattern (an MMA's name is read by :func:`parse_mma_helper`). E.g. ``HELPERS(interp, "commit_group",
 #: [])`` closes each executing warpgroup's group.
 HELPERS = HelperTable(

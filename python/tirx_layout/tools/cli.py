@@ -4,13 +4,15 @@
     tirx-layout render "S[(32,4):(1@TLane,1@TCol)] + R[4:32@TLane]" -o sf.svg   a picture (.svg or .png)
     tirx-layout check "S[(2,4):(0,1@laneid)]"                             well-formedness, scope, injectivity, banks
     tirx-layout serve --port 8765                                         the interactive page on 127.0.0.1
-    tirx-layout compile examples/tile_copies.py --target sm_100a --kernel copy_wg_local_fp16_128B   the CUDA
+    tirx-layout compile tile_copies --target sm_100a --kernel copy_wg_local_fp16_128B   the CUDA (a file, or an
+                                                                          installed example by name)
     tirx-layout demo                                                      the main job, from the installed examples
 
 Subcommands live in ``COMMANDS``: a ``Command`` is a name, a one-line help, a function that adds its arguments to
 an ``argparse`` parser and a function that runs it and returns the exit status. Adding one is one entry there.
 Bad input ends with status 2 and one line on stderr (``tirx-layout <command>: error: ...``); a reader that stops
-early (``| head``) ends it quietly with status 141, as SIGPIPE ends other tools.
+early (``| head``) ends it quietly with status 141, as SIGPIPE ends other tools; ``check`` ends with 1 when the layout
+has a problem, ``demo`` when a kernel came out wrong.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -44,7 +47,7 @@ from ..viz.server import make_server
 from ..viz.svg import picture_svg
 from ..viz.table import layout_table
 from .demo import main as run_demo
-from .kernel_report import kernel_source
+from .kernel_report import examples_directory, kernel_source
 
 PROG = "tirx-layout"
 #: The exit status of a command whose reader went away (128 + SIGPIPE, what a shell reports for other tools).
@@ -70,6 +73,8 @@ class Command:
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    #: What ``COMMAND --help`` adds under the options: the exit statuses where they say more than 0 / 2.
+    epilog: str = ""
 
 
 # ---- shared arguments: which layout, over which tile ------------------------------------------------------------
@@ -110,6 +115,12 @@ def _resolve(args: argparse.Namespace):
 def _show_arguments(parser: argparse.ArgumentParser) -> None:
     _layout_arguments(parser)
     parser.add_argument("--list", action="store_true", help="list the presets and exit")
+    parser.add_argument(
+        "--width",
+        type=int,
+        help="cut tables wider than this many characters into bands of columns (default: the terminal's width, "
+        "80 when it is not a terminal; 0: never cut)",
+    )
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -117,8 +128,11 @@ def _show(args: argparse.Namespace) -> int:
         for preset in PRESETS.values():
             print(f"{preset.name:22} {preset.title}")
         return 0
+    width = shutil.get_terminal_size((80, 24)).columns if args.width is None else args.width
+    if width < 0:
+        raise UsageError(f"--width must be 0 (never cut) or a number of characters, got {width}")
     layout, shape, dtype = _resolve(args)
-    print(layout_table(layout, shape, dtype))
+    print(layout_table(layout, shape, dtype, width or None))
     return 0
 
 
@@ -233,8 +247,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "kernel_file",
-        help="a Python file defining TVMScript kernels (module-level @T.prim_func "
-        "objects, or a KERNELS dict as in examples/)",
+        help="a Python file defining TVMScript kernels (module-level @T.prim_func objects, or a KERNELS dict as in "
+        "examples/), or the name of an example installed with the package (e.g. tile_copies)",
     )
     parser.add_argument("--target", default="sm_100a", help="CUDA architecture (default sm_100a)")
     parser.add_argument("--kernel", help="compile only this kernel (default: every kernel in the file)")
@@ -268,10 +282,35 @@ def _kernel_of(path: Path, table: Mapping, name: str):
     return kernel
 
 
+def example_names() -> list[str]:
+    """The example kernel files installed with the package, by name (what ``tirx-layout compile NAME`` finds).
+
+    Example:
+        >>> "tile_copies" in example_names()
+        True
+    """
+    return sorted(p.stem for p in examples_directory().glob("*.py"))
+
+
+def kernel_file(given: str) -> Path:
+    """The kernel file ``tirx-layout compile`` reads: the file ``given`` names, else (a bare name such as
+    ``tile_copies`` or ``tile_copies.py``, no such file here) the installed example of that name.
+
+    Example:
+        >>> kernel_file("tile_copies").name
+        'tile_copies.py'
+    """
+    path = Path(given)
+    if path.is_file() or path.parent != Path("."):
+        return path
+    example = examples_directory() / f"{path.stem}.py"
+    return example if path.suffix in ("", ".py") and example.is_file() else path
+
+
 def _kernels_in(path: Path) -> dict[str, Callable[[], object]]:
     """The kernels of a file by name, each as a function that returns it (``KERNELS`` entries are made lazily)."""
     if not path.is_file():
-        raise UsageError(f"no such file: {path}")
+        raise UsageError(f"no such file: {path} (examples by name: {', '.join(example_names())})")
     if path.suffix != ".py":
         raise UsageError(f"{path} is not a Python file (the kernel file must end in .py)")
     name = f"tirx_layout_cli_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}"
@@ -306,7 +345,7 @@ def _compile(args: argparse.Namespace) -> int:
         parse_arch(args.target)
     except ValueError as err:
         raise UsageError(f"--target must be a CUDA architecture like sm_100a: {err}") from None
-    kernels = _kernels_in(Path(args.kernel_file))
+    kernels = _kernels_in(kernel_file(args.kernel_file))
     if not kernels:
         raise UsageError(f"{args.kernel_file} defines no @T.prim_func kernels")
     if args.kernel is not None:
@@ -348,12 +387,16 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
         "examples", nargs="?", help="a folder of example kernel files (default: the installed examples)"
     )
     parser.add_argument("--layouts-only", action="store_true", help="skip the kernels; print the guide's layouts")
+    parser.add_argument(
+        "--listings", action="store_true", help="also print the CUDA lines of each example module's showcase kernels"
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
     if args.examples is not None and not Path(args.examples).is_dir():
         raise UsageError(f"no such folder: {args.examples}")
-    return run_demo([*([args.examples] if args.examples else []), *(["--layouts-only"] if args.layouts_only else [])])
+    flags = [flag for flag, on in (("--layouts-only", args.layouts_only), ("--listings", args.listings)) if on]
+    return run_demo([*([args.examples] if args.examples else []), *flags])
 
 
 #: The subcommands, in the order --help lists them. To add one, append a Command.
@@ -362,7 +405,14 @@ COMMANDS: dict[str, Command] = {
     for c in (
         Command("show", "print a layout's places as tables", _show_arguments, _show),
         Command("render", "draw a layout to an SVG or PNG file", _render_arguments, _render),
-        Command("check", "check well-formedness, scope, injectivity and bank conflicts", _check_arguments, _check),
+        Command(
+            "check",
+            "check well-formedness, scope, injectivity and bank conflicts",
+            _check_arguments,
+            _check,
+            "exit status: 0 when the layout has no problem, 1 when it has one (not well-formed, not injective, or "
+            "replicas at one place; bank conflicts are reported, not counted as problems), 2 for bad input",
+        ),
         Command("serve", "serve the interactive layout page on 127.0.0.1", _serve_arguments, _serve),
         Command(
             "compile",
@@ -372,9 +422,10 @@ COMMANDS: dict[str, Command] = {
         ),
         Command(
             "demo",
-            "the main job: build, assemble and simulate the example kernels, then the guide's layouts",
+            "the main job: the guide's layouts, then every example kernel built, assembled and simulated",
             _demo_arguments,
             _demo,
+            "exit status: 0 when every kernel came out right, 1 when one did not, 2 for bad input",
         ),
     )
 }
@@ -399,11 +450,16 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["show", "S[4:1]"]).command
         'show'
     """
-    parser = _Parser(prog=PROG, description="Look at tirx_layout layouts: tables, pictures, checks, a local page.")
+    parser = _Parser(
+        prog=PROG,
+        description="Look at tirx_layout layouts: tables, pictures, checks, a local page.",
+        epilog="exit status: 0 done, 1 `check` found a problem or a `demo` kernel failed, 2 bad input (one line on "
+        "stderr), 141 the reader of the output went away",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for c in COMMANDS.values():
-        c.configure(commands.add_parser(c.name, help=c.help, description=c.help))
+        c.configure(commands.add_parser(c.name, help=c.help, description=c.help, epilog=c.epilog or None))
     return parser
 
 

@@ -1,5 +1,6 @@
-"""The main job: compile the example kernels in ``examples/`` for sm_100a and show what was generated, then the
-layout guide's worked examples as the library computes them.
+"""The main job: the layout guide's worked examples as the library computes them, then every kernel in ``examples/``
+built for its architecture, assembled by nvcc and simulated against numpy -- one line per example module and the
+verdict last (``--listings`` adds the CUDA lines of each module's showcase kernels).
 
 Run ``tirx-layout demo [EXAMPLES_DIR]`` (or ``python -m tirx_layout.tools.demo``, or ``./dev.sh demo``); the examples
 installed with the package are the default; ``--layouts-only`` skips the kernels.
@@ -8,6 +9,9 @@ installed with the package are the default; ``--layouts-only`` skips the kernels
 from __future__ import annotations
 
 import sys
+import time
+import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +22,16 @@ from ..hw.constructors import tcgen05_atom_layout, tmem_datapath_layout
 from ..hw.memory import bank_of
 from ..layout import ComposeLayout, R, S, TileLayout
 from ..layout.axis import TCol, TLane, laneid, warpid
-from .kernel_report import assemble_report, examples_directory, load_examples, load_full_size, report
+from .kernel_report import (
+    ExampleModule,
+    KernelReport,
+    KernelTable,
+    assemble_report,
+    examples_directory,
+    find_nvcc,
+    load_example_modules,
+    report,
+)
 
 
 def _grid(title: str, values: np.ndarray) -> str:
@@ -111,51 +124,143 @@ def swizzle() -> str:
     )
 
 
-def kernels(directory: Path) -> bool:
-    """Print the kernel report of every example (the CUDA lines of each module's showcase kernels, a verdict line
-    for the rest); whether all of them came out right."""
-    examples = load_examples(directory)
-    if not examples:
+@dataclass
+class Tally:
+    """What the kernel report found so far: kernels checked, and the names of those that failed."""
+
+    kernels: int = 0
+    full_size: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+def _checked(name: str, table: KernelTable, tally: Tally) -> KernelReport | None:
+    """Report on one kernel of ``table``, counting it; an exception (making, building or simulating it) is a failure
+    with its first line (the trace on stderr)."""
+    tally.kernels += 1
+    try:
+        found = report(name, *table[name])
+    except Exception as err:
+        traceback.print_exc()
+        tally.failed.append(f"{name}: {type(err).__name__}: {(str(err).strip().splitlines() or [''])[0]}")
+        return None
+    if not found.ok:
+        tally.failed.append(f"{name}: {found.verdict()}")
+    return found
+
+
+def module_report(module: ExampleModule, tally: Tally, listings: bool = False) -> str:
+    """Build, assemble and simulate every kernel of an example module: its one-line summary (with the lines of the
+    kernels that failed), after the CUDA lines of its showcase kernels and a verdict per kernel under ``listings``."""
+    start, failed_before = time.perf_counter(), len(tally.failed)
+    for name in module.kernels:
+        found = _checked(name, module.kernels, tally)
+        if listings and found is not None:
+            print(f"{found}\n" if name in module.showcase else f"{name:32} {found.verdict()}", flush=True)
+    count = len(module.kernels)
+    failures = tally.failed[failed_before:]
+    verdict = "all correct" if not failures else f"{len(failures)} FAILED"
+    if not count:
+        verdict = "no kernels (helpers the others load)"
+    lines = [f"{module.name:24} {count:4} kernel{'s' if count != 1 else ' '}  {module.arch:8} {verdict}"]
+    if count:
+        lines[0] += f" ({time.perf_counter() - start:.0f} s)"
+    return "\n".join([*lines, *(f"    {line}" for line in failures)])
+
+
+def full_size_report(modules: dict[str, ExampleModule], tally: Tally) -> list[str]:
+    """Build and assemble every ``FULL_SIZE`` kernel (too large to simulate): one line each."""
+    lines = []
+    for module in modules.values():
+        for name, make in module.full_size.items():
+            tally.full_size += 1
+            try:
+                ok, line = assemble_report(name, make, module.arch)
+            except Exception as err:
+                traceback.print_exc()
+                ok, line = (
+                    False,
+                    f"{name:40} FAILED: {type(err).__name__}: {(str(err).strip().splitlines() or [''])[0]}",
+                )
+            if not ok:
+                tally.failed.append(line.strip())
+            lines.append(line)
+    return lines
+
+
+def verdict(tally: Tally, nvcc: bool = True) -> str:
+    """The main job's last line: how many kernels there were and whether every one came out right (``nvcc``: whether
+    nvcc was there to assemble them).
+
+    Example:
+        >>> print(verdict(Tally(kernels=3, full_size=1)))  # doctest: +NORMALIZE_WHITESPACE
+        verdict: 4 kernels, all correct (3 built, assembled, simulated equal to numpy;
+        1 production-size: built, assembled)
+        >>> verdict(Tally(kernels=3, failed=["k: nvcc FAILED"]))
+        'verdict: 1 of 3 kernels FAILED: k'
+    """
+    if tally.failed:
+        names = ", ".join(line.split(":")[0].split()[0] for line in tally.failed)
+        return f"verdict: {len(tally.failed)} of {tally.kernels + tally.full_size} kernels FAILED: {names}"
+    assembled = "assembled" if nvcc else "not assembled (no nvcc)"
+    line = f"verdict: {tally.kernels + tally.full_size} kernels, all correct ({tally.kernels} built, {assembled}, "
+    line += "simulated equal to numpy"
+    return line + (f"; {tally.full_size} production-size: built, {assembled})" if tally.full_size else ")")
+
+
+def kernels(directory: Path, listings: bool = False) -> bool:
+    """Build, assemble (where nvcc is installed) and simulate every example kernel; print one line per example
+    module, the production-size kernels (built and assembled only), and the verdict last; whether all came out right.
+    With ``listings``, each module's showcase kernels are printed with their CUDA lines first."""
+    modules = load_example_modules(directory)
+    if not any(m.kernels for m in modules.values()):
         print(f"no example kernels in {directory}")
         return False
-    showcase = load_examples(directory, showcase_only=True)
-    all_good = True
-    for name, entry in examples.items():
-        found = report(name, *entry)
-        print(f"{found}\n" if name in showcase else f"{name:32} {found.verdict()}")
-        all_good &= found.ok
-    print(
-        f"\n{len(examples)} kernels: {'all built, assembled and simulated correctly' if all_good else 'SOME FAILED'}\n"
-    )
-    full_size = load_full_size(directory)
+    tally = Tally()
+    print(f"== Example kernels ({directory}): built, assembled by nvcc, simulated against numpy ==", flush=True)
+    for module in modules.values():
+        print(module_report(module, tally, listings), flush=True)
+    full_size = full_size_report(modules, tally)
     if full_size:
         print("== Production sizes: built and assembled (too large to simulate) ==")
-        for name, entry in full_size.items():
-            ok, line = assemble_report(name, *entry)
-            print(line)
-            all_good &= ok
-        print()
-    return all_good
+        print("\n".join(full_size))
+    print(f"\n{verdict(tally, find_nvcc() is not None)}")
+    return not tally.failed
+
+
+LAYOUT_SECTIONS = (
+    ("Register fragment over lanes and warps", warp_fragment),
+    ("Tensor-memory accumulator", tmem_accumulator),
+    ("Scale-factor atom with replicas", scale_factor_atom),
+    ("Layout algebra", algebra),
+    ("Shared-memory swizzle and tcgen05 fragments", swizzle),
+)
+
+USAGE = """usage: python -m tirx_layout.tools.demo [EXAMPLES_DIR] [--listings] [--layouts-only]
+
+The main job: the layout guide's worked examples as the library computes them, then every example kernel built,
+assembled by nvcc (where installed) and simulated against numpy; one line per example module, the verdict last.
+  EXAMPLES_DIR    a folder of example kernel files (default: the examples installed with the package)
+  --listings      also print the CUDA lines of each module's showcase kernels, and a verdict line per kernel
+  --layouts-only  only the guide's layouts (no kernels)
+Exit status 0 when every kernel came out right, 1 otherwise."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Report on the example kernels, then print every example of the guide with the values the library computes."""
+    """Print every example of the guide with the values the library computes, then report on the example kernels;
+    the exit status says whether all of them came out right."""
     args = sys.argv[1:] if argv is None else argv
-    ok = True
-    if "--layouts-only" not in args:
-        paths = [a for a in args if not a.startswith("--")]
-        ok = kernels(Path(paths[0]) if paths else examples_directory())
-    for title, section in (
-        ("Register fragment over lanes and warps", warp_fragment),
-        ("Tensor-memory accumulator", tmem_accumulator),
-        ("Scale-factor atom with replicas", scale_factor_atom),
-        ("Layout algebra", algebra),
-        ("Shared-memory swizzle and tcgen05 fragments", swizzle),
-    ):
+    unknown = [a for a in args if a.startswith("-") and a not in ("--listings", "--layouts-only", "-h", "--help")]
+    if unknown or "-h" in args or "--help" in args:
+        print(USAGE, file=sys.stderr if unknown else sys.stdout)
+        return 2 if unknown else 0
+    for title, section in LAYOUT_SECTIONS:
         print(f"== {title} ==")
         print(section())
-        print()
-    return 0 if ok else 1
+        print(flush=True)
+    if "--layouts-only" in args:
+        return 0
+    paths = [a for a in args if not a.startswith("-")]
+    return 0 if kernels(Path(paths[0]) if paths else examples_directory(), "--listings" in args) else 1
 
 
 if __name__ == "__main__":

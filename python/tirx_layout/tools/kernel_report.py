@@ -79,15 +79,63 @@ def load_example_module(path: str | Path):
 
 def examples_directory() -> Path:
     """Where the example kernels are: the copy installed with the package (``tirx_layout/examples``, which the wheel
-    ships so that ``tirx-layout demo`` runs anywhere), else ``examples/`` under the working directory (a checkout
-    used without installing).
+    ships so that ``tirx-layout demo`` runs anywhere), else the checkout's ``examples/`` (a checkout used without
+    installing, ``PYTHONPATH=python``), else ``examples/`` under the working directory.
 
     Example:
         >>> (examples_directory() / "tile_copies.py").is_file()
         True
     """
-    installed = Path(__file__).resolve().parents[1] / "examples"
-    return installed if installed.is_dir() else Path("examples")
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "examples", package.parents[1] / "examples"):
+        if candidate.is_dir():
+            return candidate
+    return Path("examples")
+
+
+@dataclass(frozen=True)
+class ExampleModule:
+    """One example file as the main job reads it: its ``KERNELS`` (each entry extended by :func:`with_arch` to the
+    module's ``ARCH``), the names its ``SHOWCASE`` lists (all of them when it has no such list), its ``FULL_SIZE``
+    kernels (name -> a function making the kernel) and its architecture (``ARCH``, else sm_100a).
+
+    Example:
+        >>> module = load_example_modules(examples_directory())["hopper_gemm"]
+        >>> module.arch, len(module.kernels) > 0, module.full_size
+        ('sm_90a', True, {})
+    """
+
+    name: str
+    kernels: KernelTable
+    showcase: tuple[str, ...]
+    full_size: Mapping[str, Callable]
+    arch: str = "sm_100a"
+
+
+def load_example_modules(directory: str | Path) -> dict[str, ExampleModule]:
+    """The example modules of ``directory`` by file stem, in file-name order; no kernel is built until its entry is
+    looked up.
+
+    Example:
+        >>> load_example_modules("/nonexistent")
+        {}
+    """
+    modules = {}
+    for path in sorted(Path(directory).glob("*.py")):
+        module = load_example_module(path)
+        found = getattr(module, "KERNELS", {})
+        arch = getattr(module, "ARCH", None)
+        kernels = KernelTable()
+        for name in found:
+            kernels.add_entry(name, lambda found=found, name=name, arch=arch: with_arch(found[name], arch))
+        modules[path.stem] = ExampleModule(
+            path.stem,
+            kernels,
+            tuple(getattr(module, "SHOWCASE", list(found))),
+            dict(getattr(module, "FULL_SIZE", {})),
+            arch or "sm_100a",
+        )
+    return modules
 
 
 def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelTable:
@@ -101,12 +149,9 @@ def load_examples(directory: str | Path, showcase_only: bool = False) -> KernelT
         0
     """
     kernels = KernelTable()
-    for module in map(load_example_module, sorted(Path(directory).glob("*.py"))):
-        found = getattr(module, "KERNELS", {})
-        wanted = getattr(module, "SHOWCASE", list(found)) if showcase_only else list(found)
-        arch = getattr(module, "ARCH", None)
-        for name in wanted:
-            kernels.add_entry(name, lambda found=found, name=name, arch=arch: with_arch(found[name], arch))
+    for module in load_example_modules(directory).values():
+        for name in module.showcase if showcase_only else module.kernels:
+            kernels.add_entry(name, lambda table=module.kernels, name=name: table[name])
     return kernels
 
 
@@ -133,11 +178,11 @@ def load_full_size(directory: str | Path) -> dict[str, tuple[Callable, str]]:
         >>> load_full_size("/nonexistent")
         {}
     """
-    found = {}
-    for module in map(load_example_module, sorted(Path(directory).glob("*.py"))):
-        arch = getattr(module, "ARCH", "sm_100a")
-        found.update({name: (make, arch) for name, make in getattr(module, "FULL_SIZE", {}).items()})
-    return found
+    return {
+        name: (make, module.arch)
+        for module in load_example_modules(directory).values()
+        for name, make in module.full_size.items()
+    }
 
 
 def assemble_report(name: str, make: Callable, arch: str = "sm_100a") -> tuple[bool, str]:

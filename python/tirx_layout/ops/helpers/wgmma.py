@@ -1,6 +1,6 @@
 """The ``wgmma`` helpers the Hopper MMA lowering emits (sm_90a): CUDA ``__device__`` functions with inline PTX, named
 ``tirx_layout_wgmma_<what>`` through ``tirx_layout.ir.device_calls``. Their names and arguments are the ABI the
-simulator (``sim/wgmma.py``) executes (WGMMA_DESIGN.md §3, ``docs/decisions.md``):
+simulator (``sim/wgmma.py``) executes (``docs/decisions.md``, issue 22):
 
 * ``mma_m64n<N>k<K>_<dD>_<dA>_<dB>_ss_t<ta><tb>(d_regs, a_ptr, a_desc, b_ptr, b_desc, scale_d)`` and
   ``..._rs_t<tb>(d_regs, a_regs, b_ptr, b_desc, scale_d)``: one ``wgmma.mma_async`` (one K step). ``d_regs`` and
