@@ -31,13 +31,24 @@ def run(capsys, *argv):
 
 
 def _table(out: str, axis: str) -> list[list[int]]:
+    """The rows of an axis table with its bands of columns joined back (a band: a header row of column numbers, then
+    one line per row, a blank line between bands)."""
     lines = out.splitlines()
-    start = lines.index(f"{axis}:") + 2
-    rows = []
-    for line in lines[start:]:
+    rows: list[list[int]] = []
+    header = True
+    for line in lines[lines.index(f"{axis}:") + 1 :]:
         if line.endswith(":") or line.startswith("replicas"):
             break
-        rows.append([int(v) for v in line.split()[1:]])
+        if not line.strip():
+            header = True
+            continue
+        if header:
+            header, index = False, 0
+            continue
+        if index == len(rows):
+            rows.append([])
+        rows[index] += [int(v) for v in line.split()[1:]]
+        index += 1
     return rows
 
 
@@ -366,28 +377,6 @@ def test_check_status_is_1_for_a_problem_and_0_without(capsys):
     assert run(capsys, "check", "S[(8,64):(64,1)]", "--dtype", "float16")[0] == 0  # bank conflicts are no problem
 
 
-def _bands(out: str, axis: str) -> list[list[int]]:
-    """The rows of an axis table with its bands of columns joined back (a band: a header row of column numbers, then
-    one line per row, a blank line between bands)."""
-    lines = out.splitlines()
-    rows: list[list[int]] = []
-    header = True
-    for line in lines[lines.index(f"{axis}:") + 1 :]:
-        if line.endswith(":") or line.startswith("replicas"):
-            break
-        if not line.strip():
-            header = True
-            continue
-        if header:
-            header, index = False, 0
-            continue
-        if index == len(rows):
-            rows.append([])
-        rows[index] += [int(v) for v in line.split()[1:]]
-        index += 1
-    return rows
-
-
 @pytest.mark.parametrize(
     "argv",
     [
@@ -408,4 +397,4 @@ def test_show_fits_80_columns_up_to_64_columns(capsys, monkeypatch, argv):
     narrow = run(capsys, "show", *argv, "--width", "40")[1]
     for axis in ("m", "laneid"):
         if f"{axis}:" in wide:
-            assert _bands(out, axis) == _bands(narrow, axis) == _table(wide, axis)
+            assert _table(out, axis) == _table(narrow, axis) == _table(wide, axis)
