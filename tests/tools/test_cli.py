@@ -174,6 +174,19 @@ def test_demo_runs_the_installed_examples_from_any_folder(tmp_path):
     assert Path(folder).is_absolute() and Path(folder, "tile_copies.py").is_file()
 
 
+def test_compile_finds_the_installed_examples_from_any_folder(tmp_path):
+    # The console script of the installed package, outside any checkout: `compile NAME` reads the shipped example.
+    done = subprocess.run(
+        [_console_script(), "compile", "tile_fill", "--kernel", "fill_global_with_tail", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith('extern "C" __global__') and done.stderr == ""
+
+
 def test_no_command_prints_help(capsys):
     status, out, _ = run(capsys)
     assert status == 2 and "show" in out and "serve" in out
