@@ -385,11 +385,6 @@ def test_help_says_the_exit_statuses(capsys, argv, words):
     assert words in " ".join(capsys.readouterr().out.split())
 
 
-def test_check_status_is_1_for_a_problem_and_0_without(capsys):
-    assert run(capsys, "check", "S[(2,4):(0,1@laneid)]")[0] == 1  # not injective
-    assert run(capsys, "check", "S[(8,64):(64,1)]", "--dtype", "float16")[0] == 0  # bank conflicts are no problem
-
-
 @pytest.mark.parametrize(
     "argv",
     [
