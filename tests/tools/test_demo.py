@@ -107,7 +107,7 @@ def test_verdict_words():
         "verdict: 7 kernels, all correct (5 built, not assembled (no nvcc), simulated equal to numpy; "
         "2 production-size: built, not assembled (no nvcc))"
     )
-    assert verdict(Tally(kernels=5, full_size=2, failed=["big_one  FAILED: ..."])) == (
+    assert verdict(Tally(kernels=5, full_size=2, failed=[("big_one", "FAILED: ...")])) == (
         "verdict: 1 of 7 kernels FAILED: big_one"
     )
 
@@ -117,3 +117,18 @@ def test_usage(capsys):
     assert "--listings" in capsys.readouterr().out
     assert main(["--listing"]) == 2
     assert "usage:" in capsys.readouterr().err
+
+
+def test_production_sizes_are_built_and_assembled_and_count(examples, capsys):
+    (examples / "big.py").write_text(
+        "from good import increment\n\n\ndef broken():\n    raise ValueError('too big to make')\n\n\n"
+        "FULL_SIZE = {'increment_full': increment, 'broken_full': broken}\n"
+    )
+    assert main([str(examples)]) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.rstrip("\n").splitlines()
+    start = lines.index("== Production sizes: built and assembled (too large to simulate) ==")
+    assert lines[start + 1].startswith("increment_full") and "built in" in lines[start + 1]
+    assert lines[start + 2].split() == ["broken_full", "FAILED:", "ValueError:", "too", "big", "to", "make"]
+    assert lines[-1] == "verdict: 1 of 4 kernels FAILED: broken_full"
+    assert "too big to make" in captured.err

@@ -126,25 +126,30 @@ def swizzle() -> str:
 
 @dataclass
 class Tally:
-    """What the kernel report found so far: kernels checked, and the names of those that failed."""
+    """What the kernel report found so far: kernels checked (simulated, and production-size), and each kernel that
+    failed with what went wrong, ``(name, why)``."""
 
     kernels: int = 0
     full_size: int = 0
-    failed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _raised(err: Exception) -> str:
+    """An exception in one line (its trace goes to stderr, for whoever debugs it)."""
+    traceback.print_exc()
+    return f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0]}"
 
 
 def _checked(name: str, table: KernelTable, tally: Tally) -> KernelReport | None:
-    """Report on one kernel of ``table``, counting it; an exception (making, building or simulating it) is a failure
-    with its first line (the trace on stderr)."""
+    """Report on one kernel of ``table``, counting it; an exception (making, building or simulating it) is a failure."""
     tally.kernels += 1
     try:
         found = report(name, *table[name])
     except Exception as err:
-        traceback.print_exc()
-        tally.failed.append(f"{name}: {type(err).__name__}: {(str(err).strip().splitlines() or [''])[0]}")
+        tally.failed.append((name, _raised(err)))
         return None
     if not found.ok:
-        tally.failed.append(f"{name}: {found.verdict()}")
+        tally.failed.append((name, found.verdict()))
     return found
 
 
@@ -164,7 +169,7 @@ def module_report(module: ExampleModule, tally: Tally, listings: bool = False) -
     lines = [f"{module.name:24} {count:4} kernel{'s' if count != 1 else ' '}  {module.arch:8} {verdict}"]
     if count:
         lines[0] += f" ({time.perf_counter() - start:.0f} s)"
-    return "\n".join([*lines, *(f"    {line}" for line in failures)])
+    return "\n".join([*lines, *(f"    {name}: {why}" for name, why in failures)])
 
 
 def full_size_report(modules: dict[str, ExampleModule], tally: Tally) -> list[str]:
@@ -176,13 +181,9 @@ def full_size_report(modules: dict[str, ExampleModule], tally: Tally) -> list[st
             try:
                 ok, line = assemble_report(name, make, module.arch)
             except Exception as err:
-                traceback.print_exc()
-                ok, line = (
-                    False,
-                    f"{name:40} FAILED: {type(err).__name__}: {(str(err).strip().splitlines() or [''])[0]}",
-                )
+                ok, line = False, f"{name:40} FAILED: {_raised(err)}"
             if not ok:
-                tally.failed.append(line.strip())
+                tally.failed.append((name, line.removeprefix(name).strip()))
             lines.append(line)
     return lines
 
@@ -195,11 +196,11 @@ def verdict(tally: Tally, nvcc: bool = True) -> str:
         >>> print(verdict(Tally(kernels=3, full_size=1)))  # doctest: +NORMALIZE_WHITESPACE
         verdict: 4 kernels, all correct (3 built, assembled, simulated equal to numpy;
         1 production-size: built, assembled)
-        >>> verdict(Tally(kernels=3, failed=["k: nvcc FAILED"]))
+        >>> verdict(Tally(kernels=3, failed=[("k", "nvcc FAILED: ...")]))
         'verdict: 1 of 3 kernels FAILED: k'
     """
     if tally.failed:
-        names = ", ".join(line.split(":")[0].split()[0] for line in tally.failed)
+        names = ", ".join(name for name, _ in tally.failed)
         return f"verdict: {len(tally.failed)} of {tally.kernels + tally.full_size} kernels FAILED: {names}"
     assembled = "assembled" if nvcc else "not assembled (no nvcc)"
     line = f"verdict: {tally.kernels + tally.full_size} kernels, all correct ({tally.kernels} built, {assembled}, "
