@@ -183,7 +183,15 @@ def scan(func) -> KernelCopies:
     walk(func.body, [(AllocBuffer, on_alloc), (DeclBuffer, on_decl)])
     # A buffer whose storage other declarations view keeps its row-major storage: the views were written for it.
     allocs = {b: s for b, s in allocs.items() if b.data not in viewed}
-    walk(func.body, [(tirx.Evaluate, on_evaluate), (tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
+    walk(
+        func.body,
+        [
+            (tirx.Evaluate, on_evaluate),
+            (tirx.For, on_evaluate),
+            (tvm.ir.TensorLoad, on_load),
+            (tirx.BufferStore, on_store),
+        ],
+    )
     # The copy regions' own loads are not direct accesses; only copies count.
     used = {b for c in kernel.copies for b in c.buffers} | set(kernel.operands) | {d.target for d in kernel.derived}
     kernel.open = {b: s for b, s in allocs.items() if b in used}
