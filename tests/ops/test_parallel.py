@@ -200,10 +200,10 @@ def test_a_tile_op_in_the_body_is_refused():
         T.device_entry()
         tx = T.thread_id([32])
         frag = T.alloc_local((32, 4), "float32", layout=ROWS)
-        for i in T.tile_parallel(32):
+        for _i in T.tile_parallel(32):
             T.tile_fill(frag, 0.0)
 
-    with pytest.raises(ValueError, match="element-wise code; it holds the tile op T.tile_fill"):
+    with pytest.raises(ValueError, match=r"element-wise code; it holds the tile op T\.tile_fill"):
         verify_layouts(k)
 
 
@@ -230,7 +230,7 @@ def test_a_per_thread_array_indexed_by_the_coordinates_is_refused():
             for j in T.tile_parallel(4):
                 frag[i, j] = mine[j]
 
-    with pytest.raises(ValueError, match="per-thread array mine .* by the loop's coordinates"):
+    with pytest.raises(ValueError, match=r"per-thread array mine .* by the loop's coordinates"):
         lower_tile_ops(k)
 
 
@@ -260,5 +260,5 @@ def test_a_cta_scope_loop_under_a_thread_condition_is_refused():
                 for j in T.tile_parallel(4):
                     A[i, j] = T.float32(0)
 
-    with pytest.raises(ValueError, match="cta-scope T.tile_parallel shares its work .* under `if tx < 32`"):
+    with pytest.raises(ValueError, match=r"cta-scope T\.tile_parallel shares its work .* under `if tx < 32`"):
         verify_layouts(k)

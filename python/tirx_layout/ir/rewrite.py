@@ -39,8 +39,8 @@ def substitute(node, values: dict):
 
     Example:
         >>> i = tvm.tirx.Var("i", "int32")
-        >>> substitute(i * 2 + 1, {i: tvm.tirx.const(3, "int32")})
-        3 * 2 + 1
+        >>> substitute(i * 2 + 1, {i: tvm.tirx.Var("k", "int32")})
+        k * 2 + 1
     """
     if not values:
         return node

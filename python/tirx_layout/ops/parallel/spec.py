@@ -27,7 +27,6 @@ fragment is scored by the copy plan between them.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
