@@ -18,7 +18,7 @@ Example (a fragment of one row per thread, doubled into a global tile):
     ... def k(B: T.Buffer((32, 4), "float32")):
     ...     T.device_entry()
     ...     tx = T.thread_id([32])
-    ...     frag = T.alloc_local((32, 4), "float32", layout=T.TileLayout(T.S[(32, 4):(1@laneid, 1)]))
+    ...     frag = T.alloc_local((32, 4), "float32", layout=T.layout("S[(32, 4):(1@laneid, 1)]"))
     ...     for i in T.tile_parallel(32):
     ...         for j in T.tile_parallel(4):
     ...             B[i, j] = frag[i, j] * T.float32(2)

@@ -27,6 +27,7 @@ fragment is scored by the copy plan between them.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,14 +142,18 @@ def evaluate(expr, env: dict):
             if var.same_as(expr):
                 return value
         return None
-    binary = {
-        tirx.Add: np.add,
-        tirx.Sub: np.subtract,
-        tirx.Mul: np.multiply,
-        tirx.FloorDiv: np.floor_divide,
-        tirx.FloorMod: np.mod,
-        tirx.Min: np.minimum,
-        tirx.Max: np.maximum,
+    binary = {  # Python's // and % floor, as TIR's FloorDiv and FloorMod, on ints and numpy arrays alike
+        tirx.Add: operator.add,
+        tirx.Sub: operator.sub,
+        tirx.Mul: operator.mul,
+        tirx.FloorDiv: operator.floordiv,
+        tirx.FloorMod: operator.mod,
+        tirx.Min: lambda a, b: (
+            np.minimum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else min(a, b)
+        ),
+        tirx.Max: lambda a, b: (
+            np.maximum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else max(a, b)
+        ),
     }
     for kind, op in binary.items():
         if isinstance(expr, kind):
