@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import mbarrier
 from .memory import SimulationError, SyncClocks
 
 __all__ = ["elect_sync", "warp_sync"]
@@ -78,3 +79,9 @@ def warp_sync(interp) -> None:
         published = np.max([clocks.release(lane) for lane in lanes], axis=0)
         for lane in lanes:
             clocks.acquire(lane, published)
+        # a lane that saw an asynchronous read finish (a TMA store's wait_group) orders its warp's later stores
+        # after it, as a CTA barrier does for the CTA
+        for read in interp.async_reads:
+            if read.observed[lanes.start : lanes.stop].any():
+                read.observed[lanes.start : lanes.stop] = True
+    mbarrier.drop_async_reads(interp, lambda read: read.observed.all())
