@@ -230,7 +230,9 @@ def pipelined_gemm(
             T.mbarrier_init(acc_empty[a], 128)  # the epilogue warpgroup's threads
 
     @T.macro
-    def produce_and_multiply(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty):
+    def roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, drain, outputs):
+        """The producer and the MMA issuer, then ``drain(cta, tx, acc, acc_full, acc_empty, *outputs)`` for the
+        epilogue warpgroup: one chain of branches on the thread index, whichever epilogue the kernel has."""
         if tma and tx // 32 == 4:  # producer: one warp, its elected lane issues the TMA copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
@@ -289,8 +291,23 @@ def pipelined_gemm(
                     last = T.meta_var(i * KT + KT - 1)  # MMAs into one accumulator complete in order
                     T.mbarrier_wait(empty[last % S], last // S % 2)
                     T.mbarrier_arrive(acc_full[i % 2])
+        elif tx // 128 == 0:  # epilogue
+            drain(cta, tx, acc, acc_full, acc_empty, *outputs)
 
     if epilogue is None:
+
+        @T.macro
+        def store(cta, tx, acc, acc_full, acc_empty, D, out):
+            for i in T.serial(per_cta):
+                tile_id = T.meta_var(cta + i * C)
+                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
+                col0 = T.meta_var(tile_id % tiles_n * tn)
+                if tile_id < tiles:
+                    T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
+                    for c in T.unroll(chunks):  # a TMEM region starts at a constant column
+                        T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
+                        T.tile_copy(D[row0 : row0 + tm, col0 + c * E : col0 + c * E + E], out, "warpgroup")
+                    T.mbarrier_arrive(acc_empty[i % 2])
 
         @T.prim_func
         def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
@@ -306,18 +323,7 @@ def pipelined_gemm(
             acc = T.alloc_tmem((2, tm, tn), "float32", layout=acc_layout)
             out = T.alloc_local((tm, E), "float32")
             prologue(full, empty, acc_full, acc_empty)
-            produce_and_multiply(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty)
-            if tx // 128 == 0:  # epilogue
-                for i in T.serial(per_cta):
-                    tile_id = T.meta_var(cta + i * C)
-                    row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-                    col0 = T.meta_var(tile_id % tiles_n * tn)
-                    if tile_id < tiles:
-                        T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
-                        for c in T.unroll(chunks):  # a TMEM region starts at a constant column
-                            T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
-                            T.tile_copy(D[row0 : row0 + tm, col0 + c * E : col0 + c * E + E], out, "warpgroup")
-                        T.mbarrier_arrive(acc_empty[i % 2])
+            roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, store, (D, out))
 
         return unrolled(gemm)
 
@@ -327,6 +333,30 @@ def pipelined_gemm(
     out_dtype = "bfloat16"
     staging_layout = mma_shared_layout(out_dtype, "64B", (tm, E))
     box_layout = mma_shared_layout(out_dtype, "64B", (tm // 32, 32, E))
+
+    @T.macro
+    def store_fused(cta, tx, acc, acc_full, acc_empty, D, bias, out, result, staging, boxes):
+        warp = tx // 32
+        for i in T.serial(per_cta):
+            tile_id = T.meta_var(cta + i * C)
+            row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
+            col0 = T.meta_var(tile_id % tiles_n * tn)
+            if tile_id < tiles:
+                T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
+                for c in T.unroll(chunks):  # a TMEM region starts at a constant column
+                    T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
+                    column = T.meta_var(col0 + c * E)
+                    for r in T.tile_parallel(tm, scope="warpgroup"):
+                        for j in T.tile_parallel(E):
+                            biased = T.meta_var(
+                                out[r, j] + T.if_then_else(column + j < N, bias[column + j], T.float32(0))
+                            )
+                            result[r, j] = T.Cast(out_dtype, EPILOGUES.activate(biased, epilogue))
+                    T.tile_copy(staging, result, "warpgroup")
+                    rows = T.meta_var(slice(row0 + warp * 32, row0 + warp * 32 + 32))
+                    T.tile_copy_async(D[rows, column : column + E], boxes[warp, 0:32, 0:E], scope="warp")
+                    T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
+                T.mbarrier_arrive(acc_empty[i % 2])
 
     @T.prim_func
     def fused(
@@ -348,29 +378,8 @@ def pipelined_gemm(
         out = T.alloc_local((tm, E), "float32")  # a chunk as tcgen05.ld leaves it (inferred)
         result = T.alloc_local((tm, E), out_dtype)  # its placement (inferred)
         prologue(full, empty, acc_full, acc_empty)
-        produce_and_multiply(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty)
-        if tx // 128 == 0:  # epilogue
-            warp = tx // 32
-            for i in T.serial(per_cta):
-                tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
-                if tile_id < tiles:
-                    T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
-                    for c in T.unroll(chunks):  # a TMEM region starts at a constant column
-                        T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
-                        column = T.meta_var(col0 + c * E)
-                        for r in T.tile_parallel(tm, scope="warpgroup"):
-                            for j in T.tile_parallel(E):
-                                biased = T.meta_var(
-                                    out[r, j] + T.if_then_else(column + j < N, bias[column + j], T.float32(0))
-                                )
-                                result[r, j] = T.Cast(out_dtype, EPILOGUES.activate(biased, epilogue))
-                        T.tile_copy(staging, result, "warpgroup")
-                        rows = T.meta_var(slice(row0 + warp * 32, row0 + warp * 32 + 32))
-                        T.tile_copy_async(D[rows, column : column + E], boxes[warp, 0:32, 0:E], scope="warp")
-                        T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
-                    T.mbarrier_arrive(acc_empty[i % 2])
+        outputs = T.meta_var((D, bias, out, result, staging, boxes))
+        roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, store_fused, outputs)
 
     return unrolled(fused)
 
