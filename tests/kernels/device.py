@@ -85,7 +85,7 @@ def device_case(entry) -> tuple:
     kernel, expected = entry[0], entry[1]
     sizes = dict(entry[2]) if len(entry) > 2 else {}
     check = expected if isinstance(expected, Expected) else Expected(expected)
-    inputs = [sample_input(kernel, sizes, i) for i in range(check.inputs)]
+    inputs = check.input_arrays(kernel, sizes)
     arrays = {kernel.params[i].name: inputs[i] for i in range(check.inputs)}
     for param in kernel.params[check.inputs :]:
         if getattr(param, "shape", None) is not None:

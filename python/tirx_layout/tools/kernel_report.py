@@ -248,7 +248,9 @@ def sample_input(kernel, sizes: Mapping[str, int] | None = None, index: int = 0)
 class Expected:
     """What a kernel computes when one input and exact equality do not say it: ``compute(*inputs)`` from the
     kernel's first ``inputs`` parameters (each a :func:`sample_input`), its result compared within ``rtol`` and
-    ``atol`` (``numpy.allclose``; both 0: exactly). A table entry may hold one in place of the plain function.
+    ``atol`` (``numpy.allclose``; both 0: exactly). ``given`` names inputs that are not samples (a scale of 2^-9,
+    which a sample's small integer cannot stand for): ``{parameter name: array}``. A table entry may hold one in place
+    of the plain function.
 
     Example:
         >>> gemm = Expected(lambda a, b: a @ b.T, inputs=2)
@@ -260,9 +262,26 @@ class Expected:
     inputs: int = 1
     rtol: float = 0.0
     atol: float = 0.0
+    given: Mapping[str, np.ndarray] | None = None
 
     def __call__(self, *inputs):
         return self.compute(*inputs)
+
+    def input_arrays(self, kernel, sizes: Mapping[str, int] | None = None) -> list[np.ndarray]:
+        """The kernel's first :attr:`inputs` parameters' values: :attr:`given` ones, else :func:`sample_input`.
+
+        Example:
+            >>> import tvm
+            >>> A, s = tvm.tirx.decl_buffer((2,), "float32", "A"), tvm.tirx.decl_buffer((1,), "float32", "s")
+            >>> check = Expected(lambda a, s: a * s, inputs=2, given={"s": np.array([0.5], np.float32)})
+            >>> [x.tolist() for x in check.input_arrays(tvm.tirx.PrimFunc([A, s], tvm.tirx.Evaluate(0)))]
+            [[-30.0, -23.0], [0.5]]
+        """
+        given = dict(self.given or {})
+        return [
+            given.get(kernel.params[i].name) if kernel.params[i].name in given else sample_input(kernel, sizes, i)
+            for i in range(self.inputs)
+        ]
 
     @property
     def exact(self) -> bool:
@@ -320,7 +339,7 @@ def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, 
     """
     cuda = build(kernel, arch).imports[0].inspect_source()
     check = expected if isinstance(expected, Expected) else Expected(expected)
-    inputs = [sample_input(kernel, sizes, i) for i in range(check.inputs)]
+    inputs = check.input_arrays(kernel, sizes)
     result = sim.run(kernel, inputs, arch)
     wanted = check(*inputs)
     if not isinstance(wanted, dict):  # one output: the parameter after the inputs
