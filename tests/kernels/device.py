@@ -16,7 +16,7 @@ import tvm_ffi
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.sim import numpy_dtype
 from tirx_layout.tools.device import cuda_available
-from tirx_layout.tools.kernel_report import Expected, sample_input
+from tirx_layout.tools.kernel_report import Expected
 from tirx_layout.transform import tirx_layout_pipeline
 
 from kernels import example_module, parse
