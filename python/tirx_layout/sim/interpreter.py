@@ -28,7 +28,7 @@ from tvm.ir import Call, TensorLoad
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import mbarrier, sync, tma_exec, tmem, warps, wgmma
+from . import atomics, conversions, math_functions, mbarrier, packed_math, shuffles, sync, tma_exec, tmem, warps, wgmma
 from .addresses import SharedSpace
 from .memory import Memory, OutOfBounds, SimulationError
 
@@ -40,6 +40,7 @@ EXECUTORS = {
     "sync": sync.HELPERS,
     "tcgen05": tmem.HELPERS,
     "wgmma": wgmma.HELPERS,
+    "math": packed_math.HELPERS,
 }
 
 # Sub-byte and 8-bit float types come from ml_dtypes (TVM's own dependency); the simulator keeps one element per
@@ -99,8 +100,9 @@ _BINARY = {
     tirx.FloorMod: lambda a, b: a % b if np.issubdtype(np.result_type(a, b), np.integer) else a - np.floor(a / b) * b,
     tirx.Div: lambda a, b: _c_div(a, b) if np.issubdtype(np.result_type(a, b), np.integer) else a / b,
     tirx.Mod: lambda a, b: np.fmod(a, b),
-    tirx.Min: np.minimum,
-    tirx.Max: np.maximum,
+    # CUDA's min/max of floats are fminf/fmaxf (__hmin/__hmax): a NaN operand gives the other one
+    tirx.Min: np.fmin,
+    tirx.Max: np.fmax,
     tirx.EQ: operator.eq,
     tirx.NE: operator.ne,
     tirx.LT: operator.lt,
@@ -532,7 +534,7 @@ class CtaInterpreter:
         return np.logical_not(self.eval(expr.a))
 
     def expr_Cast(self, expr):
-        return np.asarray(self.eval(expr.value)).astype(numpy_dtype(expr.ty.dtype))
+        return conversions.convert(self.eval(expr.value), expr.value.ty.dtype, expr.ty.dtype)
 
     def expr_Select(self, expr):
         return np.where(self.eval(expr.condition), self.eval(expr.true_value), self.eval(expr.false_value))
@@ -559,8 +561,14 @@ class CtaInterpreter:
         if name == "cuda.warp_sync":
             warps.warp_sync(self)
             return np.int32(0)
-        if name == "tvm_warp_shuffle":
-            return self._warp_shuffle(args)
+        if name in shuffles.MODES:
+            return shuffles.shuffle_call(self, name, [self.eval(a) for a in args])
+        if name in atomics.INTRINSICS:
+            return atomics.INTRINSICS[name](self, expr)
+        if name in _MATH_CALLS:
+            return _MATH_CALLS[name](self, expr)
+        if math_functions.knows(name):
+            return math_functions.evaluate(name, expr.ty.dtype, [self.eval(a) for a in args])
         if name == "reinterpret":
             return np.asarray(self.eval(args[0])).view(numpy_dtype(expr.ty.dtype))
         if name == "bitwise_not":
@@ -585,10 +593,33 @@ class CtaInterpreter:
         self.mask = outer
         return np.where(cond, then, other)
 
-    def _warp_shuffle(self, args):
-        _mask, value, lane, width = (self.eval(a) for a in args[:4])
-        value = np.broadcast_to(value, (self.count,))
-        lane = np.broadcast_to(lane, (self.count,)).astype(np.int64)
-        width = int(width)
-        source = (self.thread_ids // width) * width + lane % width
-        return value[source]
+
+def _extern_math(interp, call):
+    """``call_pure_extern("__expf", x)`` and the like: a CUDA math function by name."""
+    function = str(call.args[0].value)
+    if not math_functions.knows(function):
+        raise SimulationError(f"the simulator does not implement the external function {function}")
+    return math_functions.evaluate(function, call.ty.dtype, [interp.eval(a) for a in call.args[1:]])
+
+
+def _sigmoid(interp, call):
+    # CUDA code generation prints 1 / (1 + exp(0 - x)) in the call's type: each step rounds to it
+    x = np.asarray(interp.eval(call.args[0])).astype(numpy_dtype(call.ty.dtype))
+    with np.errstate(all="ignore"):
+        exp = math_functions.evaluate("exp", call.ty.dtype, [x.dtype.type(0) - x])
+        return x.dtype.type(1) / (x.dtype.type(1) + exp)
+
+
+#: Math calls that are not one function of :mod:`math_functions`, by intrinsic name.
+_MATH_CALLS = {
+    "call_pure_extern": _extern_math,
+    "call_extern": _extern_math,
+    "sigmoid": _sigmoid,
+    "fma": lambda interp, call: math_functions.fma_rn(*(interp.eval(a) for a in call.args), dtype=call.ty.dtype),
+    "cuda.fdividef": lambda interp, call: math_functions.evaluate(
+        "__fdividef", "float32", [interp.eval(a) for a in call.args]
+    ),
+    "isnan": lambda interp, call: np.isnan(np.asarray(interp.eval(call.args[0])).astype(np.float64)),
+    "isinf": lambda interp, call: np.isinf(np.asarray(interp.eval(call.args[0])).astype(np.float64)),
+    "isfinite": lambda interp, call: np.isfinite(np.asarray(interp.eval(call.args[0])).astype(np.float64)),
+}
