@@ -183,3 +183,28 @@ def k(a: T.handle, M: T.int32):
 """)
     result = sim.run(kernel, {"A": np.zeros((12, 32), np.float32), "M": 12})
     assert result["A"][:, 0].tolist() == [r // 4 for r in range(12)] and (result.writes["A"] == 1).all()
+
+
+def test_the_ptx_shfl_sync_instruction_with_its_raw_c_operand_and_predicate():
+    kernel = parse("""
+@T.prim_func
+def k(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"), V: T.Buffer((32,), "float32"),
+      P: T.Buffer((32,), "int32")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    f = T.alloc_local((1,), "float32")
+    g = T.alloc_local((1,), "float32")
+    p = T.alloc_local((1,), "uint32")
+    T.ptx.shfl_sync.bfly.b32(f[0], A[tx], T.uint32(1), T.uint32(31), T.uint32(0xffffffff))
+    T.ptx.shfl_sync.up.b32(g[0], p[0], A[tx], T.uint32(2), T.uint32(0x1800), T.uint32(0xffffffff))
+    B[tx] = f[0]
+    V[tx] = g[0]
+    P[tx] = T.Cast("int32", p[0])
+""")
+    a = np.arange(32, dtype=np.float32)
+    r = sim.run(kernel, {"A": a})
+    assert r["B"].tolist() == (np.arange(32) ^ 1).tolist()
+    # c = 0x1800: segments of 8 lanes (segmask 24), clamp 0; up by 2 is in range from lane 2 of each segment
+    lane = np.arange(32)
+    assert r["V"].tolist() == np.where(lane % 8 >= 2, lane - 2, lane).tolist()
+    assert r["P"].tolist() == (lane % 8 >= 2).astype(int).tolist()

@@ -306,7 +306,8 @@ class CtaInterpreter:
 
     def stmt_AllocBuffer(self, stmt):
         buffer = stmt.buffer
-        size = int(np.prod([int(e) for e in buffer.shape]))
+        # a buffer of vector elements (float32x2) keeps their lanes side by side: element i is lanes i*L .. i*L+L-1
+        size = int(np.prod([int(e) for e in buffer.shape])) * _lanes(buffer)
         dtype = numpy_dtype(buffer.dtype)
         scope = buffer.scope()
         if scope == "shared.dyn" and dtype == np.uint8:  # the dynamic shared pool: its windows are the buffers
@@ -375,7 +376,11 @@ class CtaInterpreter:
         per thread: the last index less the buffer's origin (non-zero for a window of the shared pool)."""
         index = self.eval(indices[-1])
         origin = self.origins.get(buffer, 0)
-        return index - origin if origin else index
+        index = index - origin if origin else index
+        lanes = _lanes(buffer)
+        if lanes > 1:  # an element of a vector-typed buffer: its lanes
+            return self._per_thread(index)[:, None] * lanes + np.arange(lanes)
+        return index
 
     def stmt_BufferStore(self, stmt):
         if not self.mask.any():
@@ -563,6 +568,9 @@ class CtaInterpreter:
             return np.int32(0)
         if name in shuffles.MODES:
             return shuffles.shuffle_call(self, name, [self.eval(a) for a in args])
+        if name in ("ptx.shfl_sync", "ptx.shfl_sync_p"):
+            shuffles.ptx_shuffle(self, expr)
+            return np.int32(0)
         if name in atomics.INTRINSICS:
             return atomics.INTRINSICS[name](self, expr)
         if name in _MATH_CALLS:
@@ -592,6 +600,11 @@ class CtaInterpreter:
         other = self.eval(args[2]) if self.mask.any() else 0
         self.mask = outer
         return np.where(cond, then, other)
+
+
+def _lanes(buffer) -> int:
+    """How many lanes each element of ``buffer`` has (2 for a ``float32x2`` buffer)."""
+    return int(tvm.runtime.DataType(str(buffer.dtype)).lanes)
 
 
 def _extern_math(interp, call):

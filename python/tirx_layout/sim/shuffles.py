@@ -33,10 +33,11 @@ Example:
 from __future__ import annotations
 
 import numpy as np
+from tvm.ir import TensorLoad
 
 from .memory import SimulationError
 
-__all__ = ["MODES", "shuffle", "shuffle_call"]
+__all__ = ["MODES", "ptx_shuffle", "shuffle", "shuffle_call", "shuffle_sync"]
 
 _WARP = 32
 #: The ISA's shuffle modes by the name of the TIR intrinsic (or CUDA function) that issues them.
@@ -86,18 +87,33 @@ def shuffle(interp, mode: str, membermask, value, b, width) -> np.ndarray:
 
     Example: see the module docstring; a thread outside ``membermask`` raises ``SimulationError``.
     """
+    widths = np.broadcast_to(np.asarray(width).astype(np.int64), (interp.count,))
+    bad = np.asarray(interp.mask, bool) & ((widths < 1) | (widths > _WARP) | (widths & (widths - 1) != 0))
+    if bad.any():
+        thread = int(np.argmax(bad))
+        raise SimulationError(
+            f"shfl.sync in warp {thread // _WARP}: width {int(widths[thread])} is not a power of two from 1 to 32"
+        )
+    clamp = 0 if mode == "up" else _WARP - 1
+    return shuffle_sync(interp, mode, membermask, value, b, ((_WARP - widths) << 8) | clamp)[0]
+
+
+def shuffle_sync(interp, mode: str, membermask, value, b, c) -> tuple[np.ndarray, np.ndarray]:
+    """``shfl.sync.mode.b32 d|p, value, b, c, membermask`` of the PTX ISA for the threads of ``interp.mask``: ``c``
+    packs the clamp value (bits 0-4) and the segment mask (bits 8-12). Returns ``(d, p)`` per thread: the value
+    read, and whether the source lane was in range (where it was not, ``d`` is the lane's own value).
+
+    Example:
+        ``shuffle_sync(interp, "bfly", 0xFFFFFFFF, v, 1, 0x1F)`` is ``__shfl_xor_sync(0xFFFFFFFF, v, 1)``.
+    """
     count = interp.count
     executing = _by_warp(np.asarray(interp.mask, bool), count, False)
     exists = _by_warp(True, count, False)
     member = _first_disagreement(
         _by_warp(np.asarray(membermask).astype(np.int64) & 0xFFFFFFFF, count, 0), executing, "member mask"
     )
-    widths = _first_disagreement(_by_warp(np.asarray(width).astype(np.int64), count, _WARP), executing, "width")
+    packed = _first_disagreement(_by_warp(np.asarray(c).astype(np.int64), count, 0x1F), executing, "c operand")
     running = executing.any(axis=1)
-    bad = running & ((widths < 1) | (widths > _WARP) | (widths & (widths - 1) != 0))
-    if bad.any():
-        warp = int(np.argmax(bad))
-        raise SimulationError(f"shfl.sync in warp {warp}: width {int(widths[warp])} is not a power of two from 1 to 32")
     lanes = np.arange(_WARP)
     in_mask = (member[:, None] >> lanes & 1).astype(bool)
     _raise_at(
@@ -114,8 +130,7 @@ def shuffle(interp, mode: str, membermask, value, b, width) -> np.ndarray:
             "execute the shuffle (a divergent participant)"
         ),
     )
-    segmask = np.where(running, _WARP - widths, 0)[:, None]
-    clamp = 0 if mode == "up" else _WARP - 1
+    segmask, clamp = (packed[:, None] >> 8) & 31, packed[:, None] & 31
     max_lane, min_lane = (lanes & segmask) | (clamp & ~segmask), lanes & segmask
     delta = _by_warp(np.asarray(b).astype(np.int64), count, 0)
     if mode == "up":
@@ -148,7 +163,7 @@ def shuffle(interp, mode: str, membermask, value, b, width) -> np.ndarray:
     taking = executing.ravel()[:count]
     result = value.copy()
     result[taking] = value[reader[taking]]
-    return result
+    return result, valid.ravel()[:count]
 
 
 def shuffle_call(interp, name: str, args: list) -> np.ndarray:
@@ -162,3 +177,23 @@ def shuffle_call(interp, name: str, args: list) -> np.ndarray:
         raise SimulationError(f"{name} with warp size {args[4]}: CUDA warps have 32 lanes")
     membermask, value, b, width = args[:4]
     return shuffle(interp, MODES[name], membermask, value, b, width)
+
+
+def ptx_shuffle(interp, call) -> None:
+    """Execute ``T.ptx.shfl_sync(d, a, b, c, membermask, mode, "b32", ...)`` (and ``shfl_sync_p(d, p, a, ...)``):
+    the ISA's instruction with its raw ``c`` operand, writing ``d`` (and the predicate ``p``) of each executing
+    thread.
+
+    Example:
+        ``T.ptx.shfl_sync.bfly.b32(f[0], v, 1, 31, 0xFFFFFFFF)`` stores lane ``i ^ 1``'s ``v`` in ``f[0]``.
+    """
+    with_predicate = call.op.name.endswith("_p")
+    destinations = call.args[: 2 if with_predicate else 1]
+    a, b, c, membermask, mode = call.args[len(destinations) : len(destinations) + 5]
+    result, valid = shuffle_sync(
+        interp, str(mode.value), interp.eval(membermask), interp.eval(a), interp.eval(b), interp.eval(c)
+    )
+    for target, values in zip(destinations, (result, valid), strict=False):
+        if not isinstance(target, TensorLoad):
+            raise SimulationError(f"{call.op.name} writes its result to a buffer element, not to {target}")
+        interp._store(target.source, interp.element_index(target.source, target.indices), values)
