@@ -60,13 +60,17 @@ def inputs(name: str, dtype) -> np.ndarray:
     return np.asarray(x).astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", list(TYPES))
-@pytest.mark.parametrize("name", list(ORACLES))
+def bound_of(name: str, dtype: str):
+    """The documented bound of ``name`` in ``dtype``: for float32, of the intrinsic fast math puts in its place."""
+    return BOUNDS[dtype].get(FAST.get(name) if dtype == "float32" else name) or BOUNDS[dtype].get(name)
+
+
+CASES = [(name, dtype) for dtype in TYPES for name in ORACLES if bound_of(name, dtype) is not None]
+
+
+@pytest.mark.parametrize(("name", "dtype"), CASES, ids=[f"{n}-{d}" for n, d in CASES])
 def test_each_function_is_within_the_documented_bound_of_the_exact_value(name, dtype):
-    numpy_type = TYPES[dtype]
-    bound = BOUNDS[dtype].get(FAST.get(name) if dtype == "float32" else name) or BOUNDS[dtype].get(name)
-    if bound is None:
-        pytest.skip(f"no documented bound for {name} in {dtype}")
+    numpy_type, bound = TYPES[dtype], bound_of(name, dtype)
     x = inputs(name, numpy_type)
     got = evaluate(name, dtype, [x]).astype(np.float64)
     for xi, gi in zip(x.astype(np.float64), got, strict=True):

@@ -208,3 +208,29 @@ def k(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"), V: T.Buffer(
     lane = np.arange(32)
     assert r["V"].tolist() == np.where(lane % 8 >= 2, lane - 2, lane).tolist()
     assert r["P"].tolist() == (lane % 8 >= 2).astype(int).tolist()
+
+
+def test_ptx_atom_and_red_with_their_operations_and_types():
+    kernel = parse("""
+@T.prim_func
+def k(A: T.Buffer((32,), "int32"), C: T.Buffer((3,), "int32"), U: T.Buffer((2,), "uint32"),
+      F: T.Buffer((1,), "float32"), D: T.Buffer((32,), "int32")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    d = T.alloc_local((1,), "int32")
+    u = T.alloc_local((1,), "uint32")
+    e = T.alloc_local((1,), "float32")
+    T.ptx.atom.max.s32(d[0], T.address_of(C[0]), A[tx])
+    T.ptx.atom.max.u32(u[0], T.address_of(U[0]), T.Cast("uint32", A[tx]))
+    T.ptx.atom.add.f32(e[0], T.address_of(F[0]), T.float32(0.5))
+    T.ptx.red.min.s32(T.address_of(C[1]), A[tx])
+    T.ptx.atom.inc.u32(u[0], T.address_of(U[1]), T.uint32(4))
+    T.ptx.atom.cas.b32(d[0], T.address_of(C[2]), T.int32(0), tx + 100)
+    D[tx] = d[0]
+""")
+    a = np.arange(32, dtype=np.int32) - 16  # -16 .. 15: as u32 the negatives are the largest
+    r = sim.run(kernel, {"A": a})
+    assert r["C"].tolist() == [15, -16, 100]  # max.s32, red.min.s32 from 0, the first cas (thread 0) wins
+    assert r["U"].tolist() == [0xFFFFFFFF, 32 % 5]  # max.u32 of -1; inc wraps to 0 past 4: 32 increments leave 2
+    assert r["D"].tolist() == [0] + [100] * 31  # the old value each cas saw
+    assert r["F"].tolist() == [16.0] and r.atomics["C"].tolist() == [32, 32, 32] and (r.writes["C"] == 0).all()

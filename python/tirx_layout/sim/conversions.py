@@ -26,15 +26,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from .dtypes import numpy_dtype
 from .memory import SimulationError
 
 __all__ = ["convert"]
-
-
-def _numpy(dtype: str) -> np.dtype:
-    from .interpreter import numpy_dtype  # the one table of TVM -> numpy types
-
-    return numpy_dtype(dtype)
 
 
 def _is_float(dtype: np.dtype) -> bool:
@@ -68,7 +63,7 @@ def convert(values, source: str, target: str) -> np.ndarray:
         >>> convert(np.int32([300, -1]), "int32", "uint8").tolist()
         [44, 255]
     """
-    source_type, target_type = _numpy(source), _numpy(target)
+    source_type, target_type = numpy_dtype(source), numpy_dtype(target)
     values = np.asarray(values)
     if target_type == np.bool_:
         return values != 0
