@@ -2,7 +2,10 @@
 
 :func:`simulate` interprets a lowered device function it is given, for every CTA of its launch, every thread at once
 (see ``interpreter.py``); tensor memory and the ``tcgen05`` instructions are modelled from the PTX ISA
-(``tmem.py``, ``tmem_order.py``), and so is Hopper's ``wgmma`` (``wgmma.py``), never from the lowering. :func:`run`
+(``tmem.py``, ``tmem_order.py``), and so is Hopper's ``wgmma`` (``wgmma.py``), never from the lowering; so are the
+math functions as TVM's fast-math build computes them (``math_functions.py``), conversions with their rounding and
+saturation (``conversions.py``), ``shfl.sync`` with its member mask (``shuffles.py``), atomics (``atomics.py``,
+counted in ``SimResult.atomics`` apart from ``writes``) and the ``math`` helpers (``packed_math.py``). :func:`run`
 is the convenience most callers want: it lowers a kernel through a TIR pipeline registered with TVM
 (``"tirx_layout"`` by default: the simulator asks TVM's pipeline registry for it and imports none of the passes),
 finds which kernel parameter each device argument is, and simulates. Out-of-bounds accesses raise

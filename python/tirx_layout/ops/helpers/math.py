@@ -6,7 +6,7 @@ value), and the simulator (``sim/packed_math.py``) executes a call from its name
   flushed to zero);
 * ``add_f32x2(a, b)``, ``mul_f32x2(a, b)``, ``fma_f32x2(a, b, c)``: ``add.rn.f32x2`` / ``mul.rn.f32x2`` /
   ``fma.rn.f32x2`` -- two float32 lanes in one 64-bit register, round to nearest even, subnormals kept (no
-  ``.ftz``). PTX ISA 8.6; ptxas accepts them for ``sm_100a`` and later, not for ``sm_90a``.
+  ``.ftz``). ptxas accepts them for sm_100 and later ("Feature 'add.f32x2' requires .target sm_100 or higher").
 * ``cvt_pack(hi, lo, dtype)``: two float32 to one packed word -- ``cvt.rn.bf16x2.f32`` / ``cvt.rn.f16x2.f32``
   (sm_80+) into a ``uint32``, ``cvt.rn.satfinite.e4m3x2.f32`` / ``e5m2x2`` (sm_89+) into a ``uint16``. The ISA puts
   the conversion of the *first* source operand in the *upper* half, so ``hi`` is that operand: the word's upper
