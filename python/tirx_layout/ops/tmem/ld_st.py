@@ -369,11 +369,14 @@ def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
 @dataclass(frozen=True)
 class FragmentCopyPlan:
     """A TMEM <-> fragment copy planned: the instructions (:class:`TmemCopy`) and the 32-bit column shift of the TMEM
-    region's symbolic (stage) begin."""
+    region's symbolic (stage) begin. ``staging``: for a casting copy (the fragment's dtype is not TMEM's), the
+    fragment of TMEM's dtype, placed as the copy's fragment, that the instructions move (the copy converts between
+    the two in registers)."""
 
     copy: TmemCopy
     column_shift: object
     loading: bool
+    staging: object = None
 
 
 def check_tcgen05_ld_st(tmem, fragment_shape: tuple, fragment_layout, loading: bool, scope: str, threads: int):
