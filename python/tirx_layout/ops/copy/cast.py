@@ -66,8 +66,8 @@ def conversion(src: str, dst: str) -> str:
     Example:
         >>> conversion("float32", "float8_e4m3fn")
         'round to nearest even, saturating (PTX cvt.rn.satfinite): beyond +-448 (infinities too) +-448, NaN stays NaN'
-        >>> conversion("int32", "int8")
-        'the low 8 bits (two's complement wrap-around)'
+        >>> print(conversion("int32", "int8"))
+        the low 8 bits (two's complement wrap-around)
     """
     if src == dst:
         return "a copy"
