@@ -25,10 +25,14 @@ from ...hw.threads import LEVEL_THREADS, cta_thread_axis, level_threads, thread_
 from ...layout.indexing import all_of, unflatten
 from ...layout.inverse import PlaceInverse
 from ..operands import FragmentOperand, MemoryOperand, Operand
+from .cast import WIDEST_VECTOR_BYTES, cast_lanes
 
 
 def vector_width(dst: Operand, src: Operand) -> int:
-    """Elements per access: the widest of 16/8/4 bytes both sides allow, else 1.
+    """Elements per access: the widest of 16/8/4 bytes of the *narrower* side's elements that both sides allow, else
+    1. A casting copy (two dtypes) moves the same elements on both sides, so its wider side takes a multiple of those
+    bytes -- at most ``WIDEST_VECTOR_BYTES`` (a 16-byte store of 8 bfloat16 from 8 float32: two 16-byte loads) --
+    and no more lanes than one vector conversion has (``cast_lanes``).
 
     Example:
         >>> import tvm
@@ -36,10 +40,16 @@ def vector_width(dst: Operand, src: Operand) -> int:
         >>> A, B = (tvm.tirx.decl_buffer((8, 8), "float16", n) for n in "AB")
         >>> vector_width(operand(B[0:8, 0:8], {}, "destination"), operand(A[0:8, 0:8], {}, "source"))
         8
+        >>> C = tvm.tirx.decl_buffer((8, 8), "float32", "C")
+        >>> vector_width(operand(B[0:8, 0:8], {}, "destination"), operand(C[0:8, 0:8], {}, "source"))
+        8
     """
+    narrow, wide = sorted((dst.element_bytes, src.element_bytes))
     for nbytes in VECTOR_BYTES:
-        v = nbytes // dst.element_bytes
-        if v > 1 and nbytes % dst.element_bytes == 0 and dst.vector_ok(v) and src.vector_ok(v):
+        v = nbytes // narrow
+        if v <= 1 or nbytes % narrow or v * wide > WIDEST_VECTOR_BYTES:
+            continue
+        if cast_lanes(src.dtype, dst.dtype, v) == v and dst.vector_ok(v) and src.vector_ok(v):
             return v
     return 1
 
@@ -212,8 +222,8 @@ class RegisterCopy:
 
 
 def plan_copy(dst: Operand, src: Operand, scope: str, cta_threads: int):
-    """The plan of a copy between two operands that are not tensor memory, of one dtype and tile shape (see the module
-    docstring).
+    """The plan of a copy between two operands that are not tensor memory, of one tile shape (see the module
+    docstring); their dtypes may differ (a casting copy: the lowering converts each loaded vector, ``cast.py``).
 
     Example:
         >>> import tvm

@@ -23,6 +23,7 @@ from ...hw.threads import CTA_LEVELS
 from ..operands import FragmentOperand, operand
 from ..spec import Derived, Equal, OpCall, OpSpec, Reach, Record, RegionField, ScopeField
 from ..tmem import fragment_for, plan_tmem_copy, shared_operand_for, tmem_allocations
+from .cast import conversion
 
 #: The scopes a tile copy may run at: the threads of the whole CTA, of each warpgroup, of each warp, or (only for
 #: a ``tcgen05.cp`` from shared memory into TMEM, which one thread issues) the one thread reaching it.
@@ -85,8 +86,10 @@ class TileCopy(OpSpec):
         family = self.family(ctx)
         dst, src = call.dst.source, call.src.source
         threads = ctx.threads.count
-        if str(dst.dtype) != str(src.dtype):
-            raise ValueError(f"T.tile_copy from {src.name} to {dst.name}: dtypes differ ({src.dtype} vs {dst.dtype})")
+        try:
+            conversion(str(src.dtype), str(dst.dtype))
+        except ValueError as err:
+            raise ValueError(f"T.tile_copy from {src.name} to {dst.name}: {err}") from None
         src_extents, dst_extents = _extents(call.src, "source", src.name), _extents(call.dst, "destination", dst.name)
         if tuple(e for e in src_extents if e != 1) != tuple(e for e in dst_extents if e != 1):
             raise ValueError(
@@ -108,6 +111,12 @@ class TileCopy(OpSpec):
             raise ValueError(
                 f"T.tile_copy from {src.name} to {dst.name} at scope 'thread': that scope is for tcgen05.cp (shared "
                 "memory -> TMEM), which one thread issues; copy at scope 'cta', 'warpgroup' or 'warp'"
+            )
+        if cp and str(dst.dtype) != str(src.dtype):
+            raise ValueError(
+                f"T.tile_copy from {src.name} ({src.dtype}, shared) to {dst.name} ({dst.dtype}, TMEM) is a tcgen05.cp, "
+                f"which copies bits without converting; convert on the way through registers (T.tile_copy into a "
+                f"{dst.dtype} fragment, then tcgen05.st it with T.tile_copy), or stage the tile as {dst.dtype}"
             )
         if cp:
             for buffer in (dst, src):
@@ -151,7 +160,8 @@ def _tmem_fragment(tmem_region, fragment_region, why: str):
                 f"the fragment {fragment.name} of {why} is copied to or from tensor memory, so it is a (rows, cols) "
                 f"tile; it has shape {shape}"
             )
-        return fragment_for(operand(tmem_region, layouts, "TMEM side"), *shape, str(fragment.dtype))
+        # the image of TMEM's dtype: a casting copy moves registers of it, placed as the fragment (then converts)
+        return fragment_for(operand(tmem_region, layouts, "TMEM side"), *shape, str(tmem_region.source.dtype))
 
     return derive
 
