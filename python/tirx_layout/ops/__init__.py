@@ -21,7 +21,7 @@ Example:
     ('any',)
 """
 
-from . import copy, fill, mbarrier, mma, tma
+from . import copy, fill, mbarrier, mma, reduce, tma
 from .spec import (
     REGISTRY,
     REQUIRED,
