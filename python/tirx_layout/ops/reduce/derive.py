@@ -105,7 +105,7 @@ def reduced_layout(layout, shape, axes) -> TileLayout:
     for it in slots:
         dense[id(it)] = step
         step *= int(it.extent)
-    shard = [Iter(it.extent, dense[id(it)] if id(it) in dense else it.stride, it.axis.name) for it in kept]
+    shard = [Iter(it.extent, dense.get(id(it), it.stride), it.axis.name) for it in kept]
     shard = [it for it in shard if it.extent > 1] or [Iter(1, 1, "m")]
     replicas = [*grouped.replica, *(it for it in dropped if it.axis.is_thread() and it.extent > 1)]
     offset = {axis.name: value for axis, value in grouped.offset.items() if axis.name != "m"}
@@ -233,8 +233,9 @@ def placement_mismatch(given, derived, shape, threads: int) -> str | None:
     Example:
         >>> from tirx_layout import TileLayout, S, laneid
         >>> placement_mismatch(TileLayout(S[4:1] + R[32:1@laneid]), TileLayout(S[4:1] + R[32:1@laneid]), (4,), 32)
-        >>> placement_mismatch(TileLayout(S[4:1]), TileLayout(S[4:1] + R[32:1@laneid]), (4,), 32)[:55]
-        'element (0,): thread 0 slot 0 under the given layout; t'
+        >>> lanes_0_1, every_lane = TileLayout(S[4:1] + R[2:1@laneid]), TileLayout(S[4:1] + R[32:1@laneid])
+        >>> placement_mismatch(lanes_0_1, every_lane, (4,), 32).split(";")[0]
+        'element (0,): thread 0 slot 0, thread 1 slot 0 under the given layout'
     """
     size = math.prod(int(e) for e in shape)
     places = []

@@ -15,7 +15,7 @@
 
 Example (a row maximum of the Hopper accumulator: two slots per row in the thread, then the quad's xor 1 and 2):
     >>> import tvm
-    >>> from tirx_layout.transform import lower_tile_ops
+    >>> from tirx_layout.transform import infer_layouts, lower_tile_ops
     >>> func = tvm.script.from_source('''
     ... @T.prim_func
     ... def k():
@@ -24,11 +24,13 @@ Example (a row maximum of the Hopper accumulator: two slots per row in the threa
     ...     acc = T.alloc_local((64, 8), "float32", layout=wgmma_accumulator_layout(8))
     ...     rowmax = T.alloc_local((64,), "float32")
     ...     T.tile_reduce(rowmax, acc, "max", axis=1)
-    ... ''', extra_vars={"wgmma_accumulator_layout": tirx_layout.wgmma_accumulator_layout})
-    >>> lowered = lower_tile_ops(func).script()
-    >>> [line.strip() for line in lowered.splitlines() if "shuffle" in line]  # doctest: +NORMALIZE_WHITESPACE
-    ['rowmax_flat[slot] = T.max(rowmax_flat[slot], T.tvm_warp_shuffle_xor(T.uint32(4294967295), rowmax_flat[slot], 1, 32, 32))',
-     'rowmax_flat[slot] = T.max(rowmax_flat[slot], T.tvm_warp_shuffle_xor(T.uint32(4294967295), rowmax_flat[slot], 2, 32, 32))']
+    ... ''', extra_vars={"T": tvm.script.tirx, "wgmma_accumulator_layout": wgmma_accumulator_layout})
+    >>> lowered = lower_tile_ops(infer_layouts(func)).script()  # rowmax's layout is derived, then the op lowered
+    >>> for line in lowered.splitlines():
+    ...     if "shuffle" in line:
+    ...         print(line.strip().replace("rowmax_flat[slot]", "r"))
+    r = T.max(r, T.tvm_warp_shuffle_xor(T.uint32(4294967295), r, 1, 32, 32))
+    r = T.max(r, T.tvm_warp_shuffle_xor(T.uint32(4294967295), r, 2, 32, 32))
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def scope_barrier(scope: str, tid):
 
     Example:
         >>> import tvm
-        >>> scope_barrier("warpgroup", tvm.tirx.Var("tx", "int32"))
+        >>> scope_barrier("warpgroup", tvm.tirx.Var("tx", "int32")).value
         T.cuda.warpgroup_sync(tx // 128 + 1)
     """
     if scope == "cta":
@@ -124,11 +126,11 @@ def lower_tile_reduce(record: ReduceRecord, ctx):
     for slot, sources in enumerate(plan.slots):
         stmts.append(store(result, combined(combine, [load(src.view, s) for s in sources]), slot))
     for mask in plan.lane_masks:
-        stmts.append(
-            _per_slot(
-                ctx, len(plan.slots), result, lambda s: combine(load(result, s), shuffle_xor(load(result, s), mask))
-            )
-        )
+
+        def exchanged(s, mask=mask):
+            return combine(load(result, s), shuffle_xor(load(result, s), mask))
+
+        stmts.append(_per_slot(ctx, len(plan.slots), result, exchanged))
     if plan.warp_count > 1:
         stmts.append(_across_warps(record, result, combine, ctx))
     if accumulating:
@@ -150,7 +152,7 @@ def _per_slot(ctx, slots: int, target, value):
 
 def _across_warps(record: ReduceRecord, result, combine, ctx):
     """Stage 3 (see the module docstring): the partial results of the warps of each group through shared memory."""
-    dst, src, plan, scope = record.dst, record.src, record.plan, record.call.scope
+    dst, plan, scope = record.dst, record.plan, record.call.scope
     tid, count = ctx.threads.index, ctx.threads.count
     source, target = PlaceInverse(plan.layout), PlaceInverse(plan.dst_layout)
     thread_axes = [axis for axis in source.axes if axis != "m"]

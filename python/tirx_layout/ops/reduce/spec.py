@@ -170,17 +170,14 @@ class TileReduce(OpSpec):
         reach = Reach.shared_work("T.tile_reduce", call.scope)
         axes = normalized_axes(call.axis, len(_shape(call.src)))
         dst, src = call.dst.source, call.src.source
-        if not (ctx.decided(dst) and ctx.decided(src)):
+        if not ctx.decided(src):
             return ReduceRecord(call, family, axes, reach=reach)
-        s = operand(call.src, ctx.layouts, "source", ctx.tables, ctx.analyzer)
-        d = operand(call.dst, ctx.layouts, "destination", ctx.tables, ctx.analyzer)
-        for role, side in (("source", s), ("destination", d)):
-            if not isinstance(side, FragmentOperand):
-                raise ValueError(
-                    f"T.tile_reduce reduces register fragments; its {role} {side} is a per-thread array, not a "
-                    "fragment laid out on thread axes (give it a fragment layout, or leave the destination's out)"
-                )
+        s = self._fragment(call.src, "source", ctx)
         plan = reduction_plan(s.layout, s.shape, axes)
+        self._check_scope(call, plan, ctx)
+        if not ctx.decided(dst):
+            return ReduceRecord(call, family, axes, reach=reach)
+        d = self._fragment(call.dst, "destination", ctx)
         if d.layout != plan.dst_layout:
             mismatch = placement_mismatch(d.layout, plan.dst_layout, d.shape, ctx.threads.count)
             if mismatch is not None:
@@ -190,8 +187,17 @@ class TileReduce(OpSpec):
                     f"placement without the reduced axes); they differ at {mismatch}. Leave {dst.name}'s layout out "
                     "to have it derived"
                 )
-        self._check_scope(call, plan, ctx)
         return ReduceRecord(call, family, axes, d, s, plan, reach=reach)
+
+    @staticmethod
+    def _fragment(region, role: str, ctx) -> FragmentOperand:
+        side = operand(region, ctx.layouts, role, ctx.tables, ctx.analyzer)
+        if not isinstance(side, FragmentOperand):
+            raise ValueError(
+                f"T.tile_reduce reduces register fragments; its {role} {side} is a per-thread array, not a "
+                "fragment laid out on thread axes (give it a fragment layout, or leave the destination's out)"
+            )
+        return side
 
     def _check_scope(self, call: OpCall, plan, ctx) -> None:
         scope, name = call.scope, call.src.source.name
@@ -202,11 +208,10 @@ class TileReduce(OpSpec):
                 '"warp", "warpgroup" or "cta"'
             )
         if plan.warp_count > 1 and plan.warp_span > level_threads(scope, ctx.threads.count):
-            reach = "warpgroups" if plan.warp_span > LEVEL_THREADS["warpgroup"] else "warps"
+            wider = "cta" if plan.warp_span > LEVEL_THREADS["warpgroup"] else "warpgroup or cta"
             raise ValueError(
-                f"the reduced axes of {name} span {plan.warp_count} {reach} ({plan.warp_span} CTA threads), beyond "
-                f"one {scope} of the {scope}-scope T.tile_reduce: use a scope that holds them "
-                f"({'cta' if reach == 'warpgroups' else 'warpgroup or cta'})"
+                f"the reduced axes of {name} span {plan.warp_count} warps ({plan.warp_span} CTA threads), beyond "
+                f"one {scope} of the {scope}-scope T.tile_reduce: use a scope that holds them ({wider})"
             )
 
 
