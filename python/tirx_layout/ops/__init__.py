@@ -68,5 +68,6 @@ __all__ = [
     "find",
     "mbarrier",
     "mma",
+    "reduce",
     "tma",
 ]

@@ -129,10 +129,12 @@ class ReductionPlan:
     reads a thread's digits), the result's ``dst_layout``; ``slots``: for each result slot, the source slots the
     thread combines (in order); ``lane_masks``: the butterfly's xor masks, in order; ``warps``: the reduced thread
     iters with their lane/warp parts; ``warp_count``: how many warps hold parts of one output element (1: no
-    shared-memory stage); ``warp_span``: the CTA threads those warps reach from the first (0 without)."""
+    shared-memory stage); ``warp_span``: the CTA threads those warps reach from the first (0 without);
+    ``dst_shape``: the result's shape."""
 
     layout: TileLayout
     dst_layout: TileLayout
+    dst_shape: tuple[int, ...]
     slots: tuple[tuple[int, ...], ...]
     lane_masks: tuple[int, ...]
     warps: tuple[ReducedIter, ...]
@@ -222,7 +224,16 @@ def reduction_plan(layout, shape, axes) -> ReductionPlan:
                 warp_count *= warp_extent
                 span = max(span, tx_step * extent)
             warps.append(ReducedIter(index[id(it)][0], tx_step, lanes, warp_extent))
-    return ReductionPlan(grouped, dst_layout, tuple(slots), tuple(sorted(masks)), tuple(warps), warp_count, span)
+    return ReductionPlan(
+        grouped,
+        dst_layout,
+        reduced_shape(shape, axes),
+        tuple(slots),
+        tuple(sorted(masks)),
+        tuple(warps),
+        warp_count,
+        span,
+    )
 
 
 def placement_mismatch(given, derived, shape, threads: int) -> str | None:

@@ -41,12 +41,13 @@ import tvm
 from tvm import tirx
 
 from ...hw.threads import WARP_THREADS, level_threads, thread_axis_place
+from ...ir.annotations import LAYOUT_KEY
 from ...ir.device_calls import cta_barrier
 from ...ir.rewrite import AllocBuffer, load, sequence, store
-from ...layout.indexing import all_of
+from ...layout.indexing import all_of, flatten, unflatten
 from ...layout.inverse import PlaceInverse
-from ..copy.lower import loop_var
-from ..copy.plan import uncovered_thread_levels
+from ..copy.lower import loop_var, lower_plan, simplify
+from ..copy.plan import plan_copy, uncovered_thread_levels
 from .spec import TILE_REDUCE, ReduceRecord
 
 #: Every lane of the warp takes part in each shuffle.
@@ -54,6 +55,8 @@ FULL_WARP = 0xFFFFFFFF
 #: The first named barrier a warpgroup-scope reduction uses (``bar.sync 1 + warpgroup, 128``); 0 is
 #: ``__syncthreads()``'s.
 FIRST_NAMED_BARRIER = 1
+#: The TIR intrinsic of ``atomicAdd(address, value)`` (CUDA's ``atom.add``; it returns the old value).
+ATOMIC_ADD = "tirx.cuda.atomic_add"
 #: The TIR intrinsic of a named barrier over the 128 threads of a warpgroup (``bar.sync id, 128``).
 WARPGROUP_SYNC = "tirx.cuda.warpgroup_sync"
 
@@ -118,21 +121,18 @@ def lower_tile_reduce(record: ReduceRecord, ctx):
     combine = combiner(call.op)
     accumulating = not (isinstance(call.accumulate, tirx.IntImm) and not bool(call.accumulate.value))
     stmts = [src.declaration(), dst.declaration()]
+    if record.fragment is not None:  # a destination in memory: reduced into registers, then stored or added
+        fragment = record.fragment
+        stmts += [AllocBuffer(fragment.buffer, {LAYOUT_KEY: fragment.layout}), fragment.declaration()]
+        stmts += _reduced(record, fragment.view, combine, ctx)
+        stmts.append(_to_memory(record, accumulating, ctx))
+        return sequence(stmts)
     if accumulating:  # the reduction goes into registers of its own, then into dst with its old value
         result = tvm.tirx.decl_buffer((len(plan.slots),), dst.dtype, f"{dst.buffer.name}_reduced", scope="local")
         stmts.append(AllocBuffer(result))
     else:
         result = dst.view
-    for slot, sources in enumerate(plan.slots):
-        stmts.append(store(result, combined(combine, [load(src.view, s) for s in sources]), slot))
-    for mask in plan.lane_masks:
-
-        def exchanged(s, mask=mask):
-            return combine(load(result, s), shuffle_xor(load(result, s), mask))
-
-        stmts.append(_per_slot(ctx, len(plan.slots), result, exchanged))
-    if plan.warp_count > 1:
-        stmts.append(_across_warps(record, result, combine, ctx))
+    stmts += _reduced(record, result, combine, ctx)
     if accumulating:
         condition = call.accumulate
 
@@ -142,6 +142,65 @@ def lower_tile_reduce(record: ReduceRecord, ctx):
 
         stmts.append(_per_slot(ctx, len(plan.slots), dst.view, total))
     return sequence(stmts)
+
+
+def _reduced(record: ReduceRecord, result, combine, ctx) -> list:
+    """The three stages (see the module docstring), leaving the reduction in ``result`` (a flat register view in
+    the derived layout's slots)."""
+    plan, src = record.plan, record.src
+    stmts = [
+        store(result, combined(combine, [load(src.view, s) for s in sources]), slot)
+        for slot, sources in enumerate(plan.slots)
+    ]
+    for mask in plan.lane_masks:
+
+        def exchanged(s, mask=mask):
+            return combine(load(result, s), shuffle_xor(load(result, s), mask))
+
+        stmts.append(_per_slot(ctx, len(plan.slots), result, exchanged))
+    if plan.warp_count > 1:
+        stmts.append(_across_warps(record, result, combine, ctx))
+    return stmts
+
+
+def _to_memory(record: ReduceRecord, accumulating: bool, ctx):
+    """The reduced fragment written to its global or shared destination: stored by replica 0 of each element (a
+    copy's plan, ``ops/copy/plan.py``, with its vectors), or, accumulating, added with ``atomicAdd`` -- one atomic
+    per element and CTA, the pattern of a reduction across CTAs -- each element's atomic issued by a different
+    replica where there are several (replica ``slot % replicas``), so that a fully replicated result (column sums of
+    one-row-per-thread tiles) spreads its atomics over the threads instead of serialising them on thread 0."""
+    fragment, dst, scope = record.fragment, record.dst, record.call.scope
+    tid, count = ctx.threads.index, ctx.threads.count
+    if not accumulating:
+        return lower_plan(plan_copy(dst, fragment, scope, count), ctx)
+    inverse = PlaceInverse(fragment.layout)
+    thread_axes = [axis for axis in inverse.axes if axis != "m"]
+    places = {axis: thread_axis_place(axis, tid, count)[0] for axis in thread_axes}
+    unread = uncovered_thread_levels(thread_axes, scope, count)
+    digits = [*inverse.replica_digits({**places, "m": 0}), *((tid // u) % n for u, n in unread)]
+    extents = [*inverse.replica_extents, *(n for _, n in unread)]
+    replicas = math.prod(extents)
+    var = loop_var(ctx, "slot", fragment.extent)
+    local = unflatten(inverse.flat_index({**places, "m": var}), dst.extents)
+    guards = [inverse.holds({**places, "m": var}), *dst.bounds_guards(local)]
+    if replicas > 1:
+        guards.append(flatten(digits, extents) == var % replicas)
+    value = load(fragment.view, var)
+    adds = [atomic_add(dst.view, simplify(ctx, a), value) for a in dst.addresses(local, every_replica=True)]
+    return _unrolled(var, fragment.extent, _guarded(ctx, sequence(adds), guards))
+
+
+def atomic_add(buffer, index, value):
+    """``atomicAdd(&buffer[index], value)`` (``T.cuda.atomic_add``), as a statement.
+
+    Example:
+        >>> import tvm
+        >>> out = tvm.tirx.decl_buffer((64,), "float32", "out")
+        >>> atomic_add(out, 3, tvm.tirx.const(1.0, "float32")).value
+        T.cuda.atomic_add(T.address_of(out[3]), T.float32(1.0))
+    """
+    address = tvm.tirx.address_of(tvm.tirx.BufferLoad(buffer, [index]))
+    return tirx.Evaluate(tvm.tirx.call_intrin(buffer.dtype, ATOMIC_ADD, address, value))
 
 
 def _per_slot(ctx, slots: int, target, value):

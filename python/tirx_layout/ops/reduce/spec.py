@@ -1,24 +1,26 @@
 """``T.tile_reduce(dst, src, op, axis=-1, accumulate=False, scope="cta")``: reduce a register fragment along logical
 axes with ``"sum"``, ``"max"`` or ``"min"``.
 
-``src`` is a whole register fragment (a local buffer laid out on thread axes); ``dst`` is a register fragment of
-``src``'s shape without the reduced axes (``(1,)`` when every axis is reduced), of the same dtype. ``axis`` is one
-axis or a tuple of them (negative from the end). Each thread first combines its own slots; the lanes of a warp that
-hold parts of one output element then meet in a butterfly of ``__shfl_xor_sync`` whose xor masks are read off
-``src``'s layout (``derive.reduction_plan``); when they span warps, the warps meet in a shared-memory scratch the
-lowering allocates, between two barriers of the scope (``__syncthreads()`` for ``"cta"``, a named ``bar.sync 1 +
-warpgroup, 128`` for ``"warpgroup"``; ``"warp"`` and ``"thread"`` scopes take no cross-warp reduction).
-``accumulate`` (a bool or a runtime condition) combines the result with ``dst``'s old value: ``dst = op(dst,
-reduce(src))``.
+``src`` is a whole register fragment (a local buffer laid out on thread axes); sources in shared or global memory
+are refused (copy them into a fragment first). ``dst`` has ``src``'s shape without the reduced axes (``(1,)`` when
+every axis is reduced) and its dtype. ``axis`` is one axis or a tuple of them (negative from the end). Each thread
+first combines its own slots; the lanes of a warp that hold parts of one output element then meet in a butterfly of
+``__shfl_xor_sync`` whose xor masks are read off ``src``'s layout (``derive.reduction_plan``); when they span warps,
+the warps meet in a shared-memory scratch the lowering allocates, between two barriers of the scope
+(``__syncthreads()`` for ``"cta"``, a named ``bar.sync 1 + warpgroup, 128`` for ``"warpgroup"``; ``"warp"`` and
+``"thread"`` scopes take no cross-warp reduction).
 
-Inference: ``dst``'s layout is DERIVED from ``src``'s (``derive.reduced_layout``: the reduced iters removed, the
-threads that shared an output element its replicas), so an open ``dst`` takes it; a ``dst`` given a layout must place
-every element -- every replica -- where the derivation does, else it is refused naming both layouts and the first
-element that differs.
-
-Reductions into global memory across CTAs are not this op: reduce the CTA's tile into a fragment, then add it into
-global memory with one atomic per element from replica 0 (``T.cuda.atomic_add(T.address_of(out[j]), part[j])``; see
-``examples/`` and the README). Sources in shared or global memory are refused: copy them into a fragment first.
+* A **register fragment** ``dst``: its layout is DERIVED from ``src``'s (``derive.reduced_layout``: the reduced
+  iters removed, the threads that shared an output element its replicas), so an open ``dst`` takes it; a ``dst``
+  given a layout must place every element -- every replica -- where the derivation does, else it is refused naming
+  both layouts and the first element that differs. ``accumulate`` (a bool or a runtime condition) combines the
+  result with ``dst``'s old value: ``dst = op(dst, reduce(src))``.
+* A **global or shared** ``dst`` (any layout): the result is stored by replica 0 of each element (as a copy from
+  the derived fragment), or with ``accumulate=True`` and ``"sum"`` added with ``atomicAdd`` (``T.cuda.atomic_add``),
+  one atomic per element and CTA, issued by different replicas -- the reduction across CTAs: every CTA reduces its
+  tile and adds it into the global result, which starts at zero (``T.tile_reduce(colsum, tile, "sum", axis=0,
+  accumulate=True)`` over a grid of row blocks). ``max``/``min`` have no float atomic here and are refused with
+  ``accumulate``; a runtime condition is refused too (an atomic or a store is chosen when the kernel is built).
 
 Example:
     >>> import tvm
@@ -36,6 +38,7 @@ import tvm
 from tvm import tirx
 
 from ...hw.threads import CTA_LEVELS, LEVEL_THREADS, level_threads
+from ...ir.op_calls import full_region
 from ..operands import FragmentOperand, operand
 from ..spec import (
     ChoiceField,
@@ -55,6 +58,12 @@ from .derive import normalized_axes, placement_mismatch, reduced_layout, reduced
 REDUCE_OPS = ("sum", "max", "min")
 #: The scopes a reduction may run at.
 REDUCE_SCOPES = CTA_LEVELS
+#: Where a reduction may write besides a register fragment: stores (or atomicAdd, accumulating) from replica 0.
+MEMORY_SCOPES = ("global", "shared", "shared.dyn")
+
+
+def _constant_false(condition) -> bool:
+    return isinstance(condition, tirx.IntImm) and not bool(condition.value)
 
 
 class AxesField(Field):
@@ -99,12 +108,14 @@ class AxesField(Field):
 @dataclass(frozen=True)
 class ReduceRecord(Record):
     """A ``T.tile_reduce`` checked: the normalized ``axes``; once both layouts are decided (``None`` before), both
-    sides as fragment operands and the :class:`~tirx_layout.ops.reduce.derive.ReductionPlan`."""
+    sides as operands and the :class:`~tirx_layout.ops.reduce.derive.ReductionPlan`; for a destination in memory,
+    the register ``fragment`` (over a new local buffer, in the derived layout) the reduction goes through."""
 
     axes: tuple = ()
     dst: object = None
     src: object = None
     plan: object = None
+    fragment: object = None
 
 
 def _shape(region) -> tuple:
@@ -132,13 +143,23 @@ class TileReduce(OpSpec):
 
     def check(self, call: OpCall) -> None:
         dst, src = call.dst.source, call.src.source
-        for role, buffer in (("source", src), ("destination", dst)):
-            if buffer.scope() != "local":
-                raise ValueError(
-                    f"T.tile_reduce reduces register fragments; its {role} {buffer.name} is in {buffer.scope()!r} "
-                    "memory: copy a shared or global tile into a fragment first (T.tile_copy), and add a fragment "
-                    "into global memory with T.cuda.atomic_add"
-                )
+        if src.scope() != "local":
+            raise ValueError(
+                f"T.tile_reduce reduces register fragments; its source {src.name} is in {src.scope()!r} memory: "
+                "copy a shared or global tile into a fragment first (T.tile_copy)"
+            )
+        if dst.scope() not in ("local", *MEMORY_SCOPES):
+            raise ValueError(
+                f"T.tile_reduce writes a register fragment, or global or shared memory; {dst.name} is {dst.scope()}"
+            )
+        atomic = dst.scope() in MEMORY_SCOPES and not _constant_false(call.accumulate)
+        if atomic and (call.op != "sum" or not isinstance(call.accumulate, tirx.IntImm)):
+            shown = bool(call.accumulate.value) if isinstance(call.accumulate, tirx.IntImm) else call.accumulate
+            raise ValueError(
+                f"T.tile_reduce into {dst.scope()} memory ({dst.name}) accumulates with atomicAdd: a 'sum' with "
+                f"accumulate=True; a {call.op!r} with accumulate={shown} has no atomic here (reduce into "
+                "a fragment, then combine)"
+            )
         if str(dst.dtype) != str(src.dtype):
             raise ValueError(
                 f"T.tile_reduce from {src.name} to {dst.name}: dtypes differ ({src.dtype} vs {dst.dtype}); reduce "
@@ -156,6 +177,8 @@ class TileReduce(OpSpec):
 
     def relations(self, call: OpCall) -> tuple:
         src, dst = call.src.source, call.dst.source
+        if dst.scope() != "local":
+            return ()
         shape = _shape(call.src)
         axes = normalized_axes(call.axis, len(shape))
         why = f"T.tile_reduce({dst.name}, {src.name}, {call.op!r}, axis={call.axis}){call.where}"
@@ -177,6 +200,11 @@ class TileReduce(OpSpec):
         self._check_scope(call, plan, ctx)
         if not ctx.decided(dst):
             return ReduceRecord(call, family, axes, reach=reach)
+        if dst.scope() in MEMORY_SCOPES:
+            d = operand(call.dst, ctx.layouts, "destination", ctx.tables, ctx.analyzer)
+            registers = tvm.tirx.decl_buffer(plan.dst_shape, dst.dtype, f"{dst.name}_reduced", scope="local")
+            fragment = FragmentOperand(full_region(registers), plan.dst_layout, "source")
+            return ReduceRecord(call, family, axes, d, s, plan, fragment, reach=reach)
         d = self._fragment(call.dst, "destination", ctx)
         if d.layout != plan.dst_layout:
             mismatch = placement_mismatch(d.layout, plan.dst_layout, d.shape, ctx.threads.count)
