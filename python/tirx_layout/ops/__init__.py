@@ -23,7 +23,7 @@ Example:
     ('any',)
 """
 
-from . import copy, fill, mbarrier, mma, parallel, tma
+from . import copy, fill, mbarrier, mma, parallel, reduce, tma
 from .spec import (
     REGISTRY,
     REQUIRED,
@@ -71,5 +71,6 @@ __all__ = [
     "mbarrier",
     "mma",
     "parallel",
+    "reduce",
     "tma",
 ]
