@@ -249,8 +249,8 @@ class Expected:
     """What a kernel computes when one input and exact equality do not say it: ``compute(*inputs)`` from the
     kernel's first ``inputs`` parameters (each a :func:`sample_input`), its result compared within ``rtol`` and
     ``atol`` (``numpy.allclose``; both 0: exactly). ``given`` names inputs that are not samples (a scale of 2^-9,
-    which a sample's small integer cannot stand for): ``{parameter name: array}``. A table entry may hold one in place
-    of the plain function.
+    which a sample's small integer cannot stand for): ``{parameter name: array}``; ``accumulated`` names outputs that
+    atomics add into from zero. A table entry may hold one in place of the plain function.
 
     Example:
         >>> gemm = Expected(lambda a, b: a @ b.T, inputs=2)
@@ -263,6 +263,9 @@ class Expected:
     rtol: float = 0.0
     atol: float = 0.0
     given: Mapping[str, np.ndarray] | None = None
+    #: outputs made by atomic read-modify-writes from zero (a reduction across CTAs): each element must take at
+    #: least one atomic and no plain store, instead of exactly one store
+    accumulated: tuple[str, ...] = ()
 
     def __call__(self, *inputs):
         return self.compute(*inputs)
@@ -328,6 +331,13 @@ def _close(got: np.ndarray, wanted, check: Expected) -> bool:
     return got.shape == wanted.shape and bool(np.allclose(got, wanted, rtol=check.rtol, atol=check.atol))
 
 
+def _written_once(result, name: str, accumulated: bool) -> bool:
+    """Every element of output ``name`` stored exactly once, or (``accumulated``) updated by atomics only."""
+    if accumulated:
+        return bool(((result.writes[name] == 0) & (result.atomics[name] >= 1)).all())
+    return bool((result.writes[name] == 1).all())
+
+
 def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, arch: str = "sm_100a") -> KernelReport:
     """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` (``sizes``: its symbolic
     extents) and compare with ``expected`` (the second parameter's value, or ``{output name: value}`` for several
@@ -345,5 +355,5 @@ def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, 
     if not isinstance(wanted, dict):  # one output: the parameter after the inputs
         wanted = {kernel.params[check.inputs].name: wanted}
     matches = all(_close(result[n], w, check) for n, w in wanted.items())
-    written_once = all(bool((result.writes[n] == 1).all()) for n in wanted)
+    written_once = all(_written_once(result, n, n in check.accumulated) for n in wanted)
     return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once, arch)
