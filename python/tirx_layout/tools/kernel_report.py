@@ -198,7 +198,8 @@ def find_nvcc() -> str | None:
 
 
 def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
-    """``(ok, messages)`` from ``nvcc -arch=<arch> -cubin`` on the source; ``None`` where nvcc is not installed.
+    """``(ok, messages)`` from ``nvcc -arch=<arch> -cubin -Xptxas -v`` on the source (the messages hold ptxas's
+    resource lines: :func:`local_memory` reads them); ``None`` where nvcc is not installed.
 
     Example:
         >>> assembled = nvcc_assembles('extern "C" __global__ void k() {}')
@@ -212,12 +213,27 @@ def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
         source = Path(tmp) / "kernel.cu"
         source.write_text(cuda)
         done = subprocess.run(
-            [nvcc, f"-arch={arch}", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(source)],
+            [nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(Path(tmp) / "k.cubin"), str(source)],
             capture_output=True,
             text=True,
             timeout=600,
         )
     return done.returncode == 0, done.stderr.strip()
+
+
+def local_memory(messages: str) -> dict[str, int]:
+    """What ``ptxas -v`` says a kernel keeps in local memory (the sum over the kernel's functions): its stack frame and
+    its spill stores and loads, in bytes. A fragment that stays in registers needs none of them.
+
+    Example:
+        >>> local_memory("ptxas info    : Used 40 registers, 16 bytes stack frame, 8 bytes spill stores, "
+        ...              "8 bytes spill loads")
+        {'stack frame': 16, 'spill stores': 8, 'spill loads': 8}
+    """
+    found = {}
+    for what in ("stack frame", "spill stores", "spill loads"):
+        found[what] = sum(int(n) for n in re.findall(rf"(\d+) bytes {what}", messages))
+    return found
 
 
 def sample_input(kernel, sizes: Mapping[str, int] | None = None, index: int = 0) -> np.ndarray:
@@ -304,9 +320,22 @@ class KernelReport:
     arch: str = "sm_100a"
 
     @property
+    def local_memory(self) -> dict[str, int] | None:
+        """What ptxas keeps in local memory (:func:`local_memory`); ``None`` where nvcc is not installed."""
+        return None if self.assembled is None else local_memory(self.assembled[1])
+
+    @property
+    def in_registers(self) -> bool:
+        """Whether ptxas kept the kernel's fragments in registers: no stack frame, no spills (``True`` without
+        nvcc, which cannot tell)."""
+        return self.local_memory is None or not any(self.local_memory.values())
+
+    @property
     def ok(self) -> bool:
-        """Whether nvcc (where installed) and the simulator are both satisfied."""
-        return self.matches and self.written_once and (self.assembled is None or self.assembled[0])
+        """Whether nvcc (where installed) and the simulator are both satisfied, with nothing in local memory."""
+        return (
+            self.matches and self.written_once and (self.assembled is None or self.assembled[0]) and self.in_registers
+        )
 
     def verdict(self) -> str:
         """nvcc's and the simulator's verdicts, in one line."""
@@ -317,6 +346,9 @@ class KernelReport:
         )
         verdict = "output equals numpy" if self.matches else "OUTPUT DIFFERS from numpy"
         once = "every output element written once" if self.written_once else "SOME ELEMENTS WRITTEN 0 OR 2+ TIMES"
+        if not self.in_registers:
+            local = ", ".join(f"{n} bytes {what}" for what, n in self.local_memory.items() if n)
+            nvcc += f" (LOCAL MEMORY: {local})"
         return f"{nvcc}; simulator: {verdict}, {once}"
 
     def __str__(self) -> str:
