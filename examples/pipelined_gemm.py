@@ -579,16 +579,7 @@ KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 25
 KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1, loads="threads")
 # the fused epilogue at a tail shape (N = 296: the bf16 rows of D are 592 bytes, a multiple of 16 as TMA needs)
 KERNELS.add("pipelined_gemm_fused_relu_tail", fused_reference("relu"), pipelined_gemm, 200, 296, 128, epilogue="relu")
-KERNELS.add(
-    "pipelined_gemm_fused_gelu_persistent",
-    fused_reference("gelu"),
-    pipelined_gemm,
-    256,
-    256,
-    128,
-    ctas=1,
-    epilogue="gelu",
-)
+KERNELS.add("pipelined_gemm_fused_gelu", fused_reference("gelu"), pipelined_gemm, 256, 256, 128, epilogue="gelu")
 KERNELS.add(
     "pipelined_gemm_fp8",
     gemm_reference(),
