@@ -29,6 +29,7 @@ def exact(shape, seed=0, low=-8, high=8):
 def test_lowers_to_each_threads_slots_unrolled():
     @T.prim_func
     def k(B: T.Buffer((32, 4), "float32")):
+        T.func_attr({"target": T.target({"kind": "cuda", "arch": "sm_90a"})})  # (sm_100a pairs the slots)
         T.device_entry()
         tx = T.thread_id([32])
         frag = T.alloc_local((32, 4), "float32", layout=ROWS)
@@ -262,3 +263,38 @@ def test_a_cta_scope_loop_under_a_thread_condition_is_refused():
 
     with pytest.raises(ValueError, match=r"cta-scope T\.tile_parallel shares its work .* under `if tx < 32`"):
         verify_layouts(k)
+
+
+# ---- pairs of slots: packed f32x2 arithmetic (sm_100a) -------------------------------------------------------------
+
+
+def _pair_kernel():
+    @T.prim_func
+    def fused(A: T.Buffer((32, 8), "float32"), B: T.Buffer((32, 8), "float32"), C: T.Buffer((32, 8), "float32")):
+        T.device_entry()
+        tx = T.thread_id([32])
+        a = T.alloc_local((32, 8), "float32", layout=TileLayout(S[(32, 8) : (1 @ laneid, 1)]))
+        b = T.alloc_local((32, 8), "float32", layout=TileLayout(S[(32, 8) : (1 @ laneid, 1)]))
+        T.tile_copy(a, A)
+        T.tile_copy(b, B)
+        for i in T.tile_parallel(32):
+            for j in T.tile_parallel(8):
+                a[i, j] = (a[i, j] - b[i, j]) * b[i, j] + a[i, j] * T.float32(0.375) - T.max(b[i, j], T.float32(1))
+        T.tile_copy(C, a)
+
+    return fused
+
+
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_90a"])
+def test_slot_pairs_are_packed_on_sm_100a_lane_for_lane(arch):
+    kernel = _pair_kernel()
+    text = tvm.tirx.build(kernel, tvm.target.Target({"kind": "cuda", "arch": arch}), pipeline="tirx_layout")
+    source = text.imports[0].inspect_source()
+    packed = [name for name in ("add_f32x2", "mul_f32x2", "fma_f32x2") if f"tirx_layout_math_{name}" in source]
+    assert packed == (["mul_f32x2", "fma_f32x2"] if arch == "sm_100a" else []), packed
+    # multiples of 1/8 in [-8, 8]: every product and sum is exact, so the packed lanes must equal numpy exactly
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(-64, 65, (32, 8)).astype(np.float32) / 8 for _ in range(2))
+    result = run(kernel, {"A": a, "B": b}, arch=arch)["C"]
+    expected = ((a - b) * b + a * np.float32(0.375) - np.maximum(b, np.float32(1))).astype(np.float32)
+    np.testing.assert_array_equal(result.view(np.uint32), expected.view(np.uint32))

@@ -510,6 +510,15 @@ class CtaInterpreter:
     def expr_Broadcast(self, expr):
         return np.repeat(self._per_thread(self.eval(expr.value))[:, None], int(expr.lanes), axis=1)
 
+    def expr_Shuffle(self, expr):
+        """The lanes ``indices`` of the vectors concatenated (a vector made of scalars, or one lane of a vector)."""
+        parts = []
+        for vector in expr.vectors:
+            value = self._per_thread(self.eval(vector))
+            parts.append(value if value.ndim == 2 else value[:, None])
+        lanes = np.concatenate(parts, axis=1)[:, [int(i) for i in expr.indices]]
+        return lanes[:, 0] if lanes.shape[1] == 1 else lanes
+
     def expr_Let(self, expr):
         self.env[expr.var] = self.eval(expr.value)
         return self.eval(expr.body)

@@ -6,7 +6,8 @@
   fragment's register array at the slot its layout gives that coordinate (the spec checked that the thread holds
   it); memory accesses stay logical (LowerLayoutAccess maps them through their layouts). A store to memory is made
   by replica 0 only: the driver's replicas over threads, and the threads of the scope its thread axes do not tell
-  apart, hold the same coordinates. Slots no element reaches (holes, a tail layout's padding) do nothing.
+  apart, hold the same coordinates. Slots no element reaches (holes, a tail layout's padding) do nothing. Where the
+  target has packed float32 arithmetic (sm_100 and later) the slots go two at a time (``pairs.py``).
 * **Dealt** (no fragment): the coordinates, flattened row-major, dealt round-robin to the threads of the scope in
   rounds, the last round guarded when they do not divide.
 
@@ -16,6 +17,7 @@ Example (a fragment of one row per thread, doubled into a global tile):
     >>> func = tvm.script.from_source('''
     ... @T.prim_func
     ... def k(B: T.Buffer((32, 4), "float32")):
+    ...     T.func_attr({"target": T.target({"kind": "cuda", "arch": "sm_90a"})})
     ...     T.device_entry()
     ...     tx = T.thread_id([32])
     ...     frag = T.alloc_local((32, 4), "float32", layout=T.layout("S[(32, 4):(1@laneid, 1)]"))
@@ -33,11 +35,12 @@ import tvm
 from tvm import tirx
 
 from ...hw.threads import LEVEL_THREADS, thread_axis_place
-from ...ir.rewrite import accesses_to, map_stmt, sequence, substitute
+from ...ir.rewrite import accesses_to, map_stmt, sequence, substitute, walk
 from ...layout.indexing import all_of, unflatten
 from ...layout.inverse import PlaceInverse
 from ..copy.lower import loop_var, simplify
 from ..copy.plan import uncovered_thread_levels
+from .pairs import paired_body
 from .spec import TILE_PARALLEL, ParallelRecord
 
 
@@ -94,8 +97,21 @@ def _lower_partitioned(record: ParallelRecord, ctx):
         if condition is True or (isinstance(condition, tirx.IntImm) and bool(condition)):
             continue
         body = tirx.IfThenElse(condition, body, None)
-    loop = body if driver.extent == 1 else tirx.For(slot, 0, driver.extent, tirx.ForKind.UNROLLED, body)
+    if ctx.arch.has("f32x2") and driver.extent % 2 == 0 and _float_arithmetic(body):
+        pair = loop_var(ctx, "pair", driver.extent // 2)
+        paired = paired_body(body, slot, pair)
+        loop = paired if driver.extent == 2 else tirx.For(pair, 0, driver.extent // 2, tirx.ForKind.UNROLLED, paired)
+    else:
+        loop = body if driver.extent == 1 else tirx.For(slot, 0, driver.extent, tirx.ForKind.UNROLLED, body)
     return sequence([*(f.declaration() for f in record.fragments), loop])
+
+
+def _float_arithmetic(body) -> bool:
+    """Whether ``body`` adds, subtracts or multiplies float32 values (what a packed pair of slots does at once)."""
+    found = []
+    kinds = (tirx.Add, tirx.Sub, tirx.Mul)
+    walk(body, [(kind, lambda e: found.append(e) if str(e.ty.dtype) == "float32" else None) for kind in kinds])
+    return bool(found)
 
 
 def _places(axis: str, driver, cta_threads: int) -> int:
