@@ -10,7 +10,18 @@ import numpy as np
 import pytest
 import tvm
 
-from tirx_layout import sim, tcgen05_atom_layout, wg_local_layout, wgmma_accumulator_layout
+from tirx_layout import (
+    R,
+    S,
+    TileLayout,
+    laneid,
+    sim,
+    tcgen05_atom_layout,
+    wg_local_layout,
+    wgid,
+    wgmma_accumulator_layout,
+    wid_in_wg,
+)
 from tirx_layout.analysis.thread_placement import slot_holders
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.ops import find
@@ -81,10 +92,11 @@ def test_reducing_every_axis_leaves_one_element_on_every_thread_that_held_part_o
     )
 
 
-def _exec_plan_on_numpy(plan, src_layout, shape, op, threads, values):
+def _exec_plan_on_numpy(plan, src_layout, shape, axis, op, threads, values):
     """What every thread holds in each result slot after the plan's stages, run on numpy: the source registers filled
     through the source layout's forward map (``slot_holders``), each result slot its sources combined, the butterfly
-    (thread ``t`` reads ``t ^ mask``), then the warps: each element's partials from one holder per warp combined."""
+    (thread ``t`` reads ``t ^ mask``), then the warps: each output element's partials from warps that together hold
+    each of its source elements once (replica warps left out), combined."""
     holders, _ = slot_holders(src_layout, threads)
     flat = values.reshape(-1)
     registers = np.where(holders >= 0, flat[holders.clip(0)], 0)
@@ -93,25 +105,33 @@ def _exec_plan_on_numpy(plan, src_layout, shape, op, threads, values):
     tids = np.arange(threads)
     for mask in plan.lane_masks:
         result = combine(result, result[tids ^ mask])
-    if plan.warp_count > 1:
-        dst_holders, _ = slot_holders(plan.dst_layout, threads)
-        final = result.copy()
-        for element in np.unique(dst_holders[dst_holders >= 0]):
-            places = np.argwhere(dst_holders == element)
-            first_per_warp = {}
-            for t, s in places:
-                first_per_warp.setdefault(t // 32, (t, s))
-            total = combine.reduce([result[t, s] for t, s in first_per_warp.values()])
-            for t, s in places:
-                final[t, s] = total
-        result = final
-    return result
+    if plan.warp_count == 1:
+        return result
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    coords = np.unravel_index(np.arange(values.size), shape)
+    kept = [c for d, c in enumerate(coords) if d not in axes]
+    output = np.ravel_multi_index(kept, [e for d, e in enumerate(shape) if d not in axes]) if kept else 0 * coords[0]
+    dst_holders, _ = slot_holders(plan.dst_layout, threads)
+    final = result.copy()
+    for element in np.unique(dst_holders[dst_holders >= 0]):
+        places = np.argwhere(dst_holders == element)
+        wanted, taken, partials = set(np.flatnonzero(output == element).tolist()), set(), []
+        for t, s in places:
+            warp = slice(t // 32 * 32, t // 32 * 32 + 32)
+            held = {int(e) for e in holders[warp].reshape(-1) if e >= 0 and output[e] == element}
+            if held and not held & taken:
+                taken |= held
+                partials.append(result[t, s])
+        assert taken == wanted, f"the warps do not cover output element {element}"
+        for t, s in places:
+            final[t, s] = combine.reduce(partials)
+    return final
 
 
 def _plan_is_right(plan, layout, shape, axis, op, threads, seed=0):
     """Whether every thread ends up holding, in each slot the result's layout gives it, the numpy reduction."""
     values = np.random.default_rng(seed).integers(-1000, 1000, shape)
-    result = _exec_plan_on_numpy(plan, layout, shape, op, threads, values)
+    result = _exec_plan_on_numpy(plan, layout, shape, axis, op, threads, values)
     want = NUMPY[op](values, axis=axis).reshape(-1)
     dst_holders, _ = slot_holders(plan.dst_layout, threads)
     held = dst_holders >= 0
@@ -127,6 +147,11 @@ CASES = [
     (wg_local_layout(16), (128, 16), 1, 128),
     (tcgen05_atom_layout("16x64b", (64, 32), "float32"), (64, 32), 1, 128),
     (tcgen05_atom_layout("16x64b", (64, 32), "float32"), (64, 32), 0, 128),
+    # source replicas over warps, and over a warpgroup the layout does not name (a 256-thread CTA)
+    (TileLayout(S[(8, 4) : (4 @ laneid, 1 @ laneid)] + R[4 : 1 @ wid_in_wg]), (8, 4), 1, 128),
+    (TileLayout(S[(4, 32) : (1 @ wid_in_wg, 1 @ laneid)] + R[2 : 1 @ wgid]), (4, 32), 0, 256),
+    (TileLayout(S[(4, 32) : (1 @ wid_in_wg, 1 @ laneid)]), (4, 32), 0, 256),
+    (TileLayout(S[(16, 8) : (2 @ laneid, 1)]), (16, 8), 0, 64),
 ]
 
 
@@ -440,6 +465,8 @@ SIMULATED = [
     ("wg_local_layout(16)", (128, 16), 0, 128, "cta"),
     ("wg_local_layout(64)", (128, 64), 0, 128, "cta"),  # 64 sums every thread holds: 70 registers, not 255
     ("TileLayout(S[(128, 1):(1@tid_in_wg, 1)])", (128, 1), (0, 1), 128, "cta"),
+    ("TileLayout(S[(4, 32):(1@wid_in_wg, 1@laneid)] + R[2:1@wgid])", (4, 32), 0, 256, "cta"),
+    ("TileLayout(S[(16, 8):(2@laneid, 1)])", (16, 8), 0, 64, "cta"),
     pytest.param(
         "wg_local_layout(16)",
         (128, 16),
