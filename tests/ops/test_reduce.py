@@ -305,46 +305,52 @@ def test_accumulate_combines_with_the_old_value_and_a_runtime_condition_selects(
     assert "red_flat[0] = T.Select(i > 0, T.max(red_flat[0], red_reduced), red_reduced)" in lowered
 
 
-def test_a_reduction_across_warps_meets_in_shared_memory_between_barriers_of_its_scope():
+ACROSS_WARPS = [
     # column sums of one row per thread: lane bits 1..16, then the 4 warps. Lane 0 of each warp writes its 2 partials
     # (scratch[warp * 2 + column]); the first 2 threads combine the 4 partials of one column each into
     # scratch[8 + column]; every thread reads both columns back.
-    func = _kernel('T.tile_reduce(red, acc, "sum", axis=0)', "wg_local_layout(2)", (128, 2), (2,))
-    lines = _reduce_lines(func)
-    at = lines.index("red_scratch = T.alloc_shared((10,))")
-    assert lines[at:] == [
-        "red_scratch = T.alloc_shared((10,))",
-        "for slot in T.unroll(2):",
-        "if tx % 32 == 0:",
-        "red_scratch[tx // 32 * 2 + slot] = red_flat[slot]",
-        "T.cuda.cta_sync()",
-        "if tx < 2:",
-        "red_scratch[tx + 8] = red_scratch[tx] + red_scratch[tx + 2] + (red_scratch[tx + 4] + red_scratch[tx + 6])",
-        "T.cuda.cta_sync()",
-        "for slot in T.unroll(2):",
-        "red_flat[slot] = red_scratch[slot + 8]",
-        "T.cuda.cta_sync()",
-    ]
+    (
+        ("wg_local_layout(2)", (128, 2), (2,), 0),
+        [
+            "red_scratch = T.alloc_shared((10,))",
+            "for slot in T.unroll(2):",
+            "if tx % 32 == 0:",
+            "red_scratch[tx // 32 * 2 + slot] = red_flat[slot]",
+            "T.cuda.cta_sync()",
+            "if tx < 2:",
+            "red_scratch[tx + 8] = red_scratch[tx] + red_scratch[tx + 2] + (red_scratch[tx + 4] + red_scratch[tx + 6])",
+            "T.cuda.cta_sync()",
+            "for slot in T.unroll(2):",
+            "red_flat[slot] = red_scratch[slot + 8]",
+            "T.cuda.cta_sync()",
+        ],
+    ),
+    # one element per thread, reduced to one value: each holder reads the 4 warp partials (one step) rather than 1
+    # final after another barrier (4 loads either way, so the shorter form)
+    (
+        ("TileLayout(S[(128, 1):(1@tid_in_wg, 1)])", (128, 1), (1,), (0, 1)),
+        [
+            "red_scratch = T.alloc_shared((4,))",
+            "if tx % 32 == 0:",
+            "red_scratch[tx // 32] = red_flat[0]",
+            "T.cuda.cta_sync()",
+            "red_flat[0] = red_scratch[0] + red_scratch[1] + (red_scratch[2] + red_scratch[3])",
+            "T.cuda.cta_sync()",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "expected"), ACROSS_WARPS)
+def test_a_reduction_across_warps_meets_in_shared_memory_between_barriers_of_its_scope(case, expected):
+    layout, shape, out, axis = case
+    lines = _reduce_lines(_kernel(f'T.tile_reduce(red, acc, "sum", axis={axis})', layout, shape, out))
+    assert lines[lines.index(expected[0]) :] == expected
+
+
+def test_a_warpgroup_scope_reduction_uses_its_warpgroups_named_barrier():
     func = _kernel('T.tile_reduce(red, acc, "sum", axis=0, scope="warpgroup")', "wg_local_layout(2)", (128, 2), (2,))
     assert _reduce_lines(func).count("T.cuda.warpgroup_sync(tx // 128 + 1)") == 3
-
-
-def test_a_single_sum_over_a_warpgroup_reads_the_four_warp_partials_directly():
-    # one element per thread, reduced to one value: each holder reads 4 partials (one step) rather than 1 final
-    # after another barrier (4 loads either way, so the shorter form)
-    func = _kernel(
-        'T.tile_reduce(red, acc, "sum", axis=(0, 1))', "TileLayout(S[(128, 1):(1@tid_in_wg, 1)])", (128, 1), (1,)
-    )
-    lines = _reduce_lines(func)
-    at = lines.index("red_scratch = T.alloc_shared((4,))")
-    assert lines[at:] == [
-        "red_scratch = T.alloc_shared((4,))",
-        "if tx % 32 == 0:",
-        "red_scratch[tx // 32] = red_flat[0]",
-        "T.cuda.cta_sync()",
-        "red_flat[0] = red_scratch[0] + red_scratch[1] + (red_scratch[2] + red_scratch[3])",
-        "T.cuda.cta_sync()",
-    ]
 
 
 # ---- refusals ----------------------------------------------------------------------------------------------------
