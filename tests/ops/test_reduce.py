@@ -473,6 +473,7 @@ SIMULATED = [
     ("TileLayout(S[(128, 1):(1@tid_in_wg, 1)])", (128, 1), (0, 1), 128, "cta"),
     ("TileLayout(S[(4, 32):(1@wid_in_wg, 1@laneid)] + R[2:1@wgid])", (4, 32), 0, 256, "cta"),
     ("TileLayout(S[(16, 8):(2@laneid, 1)])", (16, 8), 0, 64, "cta"),
+    ("wgmma_accumulator_layout(64, first_warpgroup=1)", (64, 64), 0, 256, "cta"),
     pytest.param(
         "wg_local_layout(16)",
         (128, 16),
@@ -590,3 +591,19 @@ def test_column_sums_over_many_ctas_simulate_equal_to_numpy():
     result = sim.run(_column_sums(), {"A": values}, arch="sm_90a")
     assert (result["B"] == values.sum(axis=0)).all()
     assert (result.atomics["B"] == 8).all() and (result.writes["B"] == 0).all()
+
+
+@SIM_SHUFFLES
+def test_a_planted_wrong_xor_mask_fails_in_simulation(monkeypatch):
+    import tirx_layout.ops.reduce.spec as reduce_spec
+
+    real = reduce_spec.reduction_plan
+
+    def planted(layout, shape, axes):
+        return dataclasses.replace(real(layout, shape, axes), lane_masks=(1, 4))  # 4 instead of the quad's 2
+
+    func = _kernel('T.tile_reduce(red, acc, "sum", axis=1)')
+    values = np.random.default_rng(11).integers(-64, 64, (64, 64)).astype(np.float32)
+    assert (sim.run(func, {"A": values}, arch="sm_90a")["B"] == values.sum(axis=1)).all()
+    monkeypatch.setattr(reduce_spec, "reduction_plan", planted)
+    assert not (sim.run(func, {"A": values}, arch="sm_90a")["B"] == values.sum(axis=1)).all()
