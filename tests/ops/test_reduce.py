@@ -10,7 +10,18 @@ import numpy as np
 import pytest
 import tvm
 
-from tirx_layout import sim, tcgen05_atom_layout, wg_local_layout, wgmma_accumulator_layout
+from tirx_layout import (
+    R,
+    S,
+    TileLayout,
+    laneid,
+    sim,
+    tcgen05_atom_layout,
+    wg_local_layout,
+    wgid,
+    wgmma_accumulator_layout,
+    wid_in_wg,
+)
 from tirx_layout.analysis.thread_placement import slot_holders
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.ops import find
@@ -81,10 +92,11 @@ def test_reducing_every_axis_leaves_one_element_on_every_thread_that_held_part_o
     )
 
 
-def _exec_plan_on_numpy(plan, src_layout, shape, op, threads, values):
+def _exec_plan_on_numpy(plan, src_layout, shape, axis, op, threads, values):
     """What every thread holds in each result slot after the plan's stages, run on numpy: the source registers filled
     through the source layout's forward map (``slot_holders``), each result slot its sources combined, the butterfly
-    (thread ``t`` reads ``t ^ mask``), then the warps: each element's partials from one holder per warp combined."""
+    (thread ``t`` reads ``t ^ mask``), then the warps: each output element's partials from warps that together hold
+    each of its source elements once (replica warps left out), combined."""
     holders, _ = slot_holders(src_layout, threads)
     flat = values.reshape(-1)
     registers = np.where(holders >= 0, flat[holders.clip(0)], 0)
@@ -93,25 +105,33 @@ def _exec_plan_on_numpy(plan, src_layout, shape, op, threads, values):
     tids = np.arange(threads)
     for mask in plan.lane_masks:
         result = combine(result, result[tids ^ mask])
-    if plan.warp_count > 1:
-        dst_holders, _ = slot_holders(plan.dst_layout, threads)
-        final = result.copy()
-        for element in np.unique(dst_holders[dst_holders >= 0]):
-            places = np.argwhere(dst_holders == element)
-            first_per_warp = {}
-            for t, s in places:
-                first_per_warp.setdefault(t // 32, (t, s))
-            total = combine.reduce([result[t, s] for t, s in first_per_warp.values()])
-            for t, s in places:
-                final[t, s] = total
-        result = final
-    return result
+    if plan.warp_count == 1:
+        return result
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    coords = np.unravel_index(np.arange(values.size), shape)
+    kept = [c for d, c in enumerate(coords) if d not in axes]
+    output = np.ravel_multi_index(kept, [e for d, e in enumerate(shape) if d not in axes]) if kept else 0 * coords[0]
+    dst_holders, _ = slot_holders(plan.dst_layout, threads)
+    final = result.copy()
+    for element in np.unique(dst_holders[dst_holders >= 0]):
+        places = np.argwhere(dst_holders == element)
+        wanted, taken, partials = set(np.flatnonzero(output == element).tolist()), set(), []
+        for t, s in places:
+            warp = slice(t // 32 * 32, t // 32 * 32 + 32)
+            held = {int(e) for e in holders[warp].reshape(-1) if e >= 0 and output[e] == element}
+            if held and not held & taken:
+                taken |= held
+                partials.append(result[t, s])
+        assert taken == wanted, f"the warps do not cover output element {element}"
+        for t, s in places:
+            final[t, s] = combine.reduce(partials)
+    return final
 
 
 def _plan_is_right(plan, layout, shape, axis, op, threads, seed=0):
     """Whether every thread ends up holding, in each slot the result's layout gives it, the numpy reduction."""
     values = np.random.default_rng(seed).integers(-1000, 1000, shape)
-    result = _exec_plan_on_numpy(plan, layout, shape, op, threads, values)
+    result = _exec_plan_on_numpy(plan, layout, shape, axis, op, threads, values)
     want = NUMPY[op](values, axis=axis).reshape(-1)
     dst_holders, _ = slot_holders(plan.dst_layout, threads)
     held = dst_holders >= 0
@@ -127,6 +147,11 @@ CASES = [
     (wg_local_layout(16), (128, 16), 1, 128),
     (tcgen05_atom_layout("16x64b", (64, 32), "float32"), (64, 32), 1, 128),
     (tcgen05_atom_layout("16x64b", (64, 32), "float32"), (64, 32), 0, 128),
+    # source replicas over warps, and over a warpgroup the layout does not name (a 256-thread CTA)
+    (TileLayout(S[(8, 4) : (4 @ laneid, 1 @ laneid)] + R[4 : 1 @ wid_in_wg]), (8, 4), 1, 128),
+    (TileLayout(S[(4, 32) : (1 @ wid_in_wg, 1 @ laneid)] + R[2 : 1 @ wgid]), (4, 32), 0, 256),
+    (TileLayout(S[(4, 32) : (1 @ wid_in_wg, 1 @ laneid)]), (4, 32), 0, 256),
+    (TileLayout(S[(16, 8) : (2 @ laneid, 1)]), (16, 8), 0, 64),
 ]
 
 
@@ -280,24 +305,52 @@ def test_accumulate_combines_with_the_old_value_and_a_runtime_condition_selects(
     assert "red_flat[0] = T.Select(i > 0, T.max(red_flat[0], red_reduced), red_reduced)" in lowered
 
 
-def test_a_reduction_across_warps_meets_in_shared_memory_between_two_barriers_of_its_scope():
-    func = _kernel('T.tile_reduce(red, acc, "sum", axis=0)', "wg_local_layout(2)", (128, 2), (2,))
-    lines = _reduce_lines(func)
-    assert lines.count("T.cuda.cta_sync()") == 2
-    # 4 warps x 2 output elements; lane 0 of each warp writes its partials, every thread reads all four back
-    at = lines.index("red_scratch = T.alloc_shared((8,))")
-    assert lines[at:] == [
-        "red_scratch = T.alloc_shared((8,))",
-        "for slot in T.unroll(2):",
-        "if tx % 32 == 0:",
-        "red_scratch[tx // 32 * 2 + slot] = red_flat[slot]",
-        "T.cuda.cta_sync()",
-        "for slot in T.unroll(2):",
-        "red_flat[slot] = red_scratch[slot] + red_scratch[slot + 2] + (red_scratch[slot + 4] + red_scratch[slot + 6])",
-        "T.cuda.cta_sync()",
-    ]
+ACROSS_WARPS = [
+    # column sums of one row per thread: lane bits 1..16, then the 4 warps. Lane 0 of each warp writes its 2 partials
+    # (scratch[warp * 2 + column]); the first 2 threads combine the 4 partials of one column each into
+    # scratch[8 + column]; every thread reads both columns back.
+    (
+        ("wg_local_layout(2)", (128, 2), (2,), 0),
+        [
+            "red_scratch = T.alloc_shared((10,))",
+            "for slot in T.unroll(2):",
+            "if tx % 32 == 0:",
+            "red_scratch[tx // 32 * 2 + slot] = red_flat[slot]",
+            "T.cuda.cta_sync()",
+            "if tx < 2:",
+            "red_scratch[tx + 8] = red_scratch[tx] + red_scratch[tx + 2] + (red_scratch[tx + 4] + red_scratch[tx + 6])",
+            "T.cuda.cta_sync()",
+            "for slot in T.unroll(2):",
+            "red_flat[slot] = red_scratch[slot + 8]",
+            "T.cuda.cta_sync()",
+        ],
+    ),
+    # one element per thread, reduced to one value: each holder reads the 4 warp partials (one step) rather than 1
+    # final after another barrier (4 loads either way, so the shorter form)
+    (
+        ("TileLayout(S[(128, 1):(1@tid_in_wg, 1)])", (128, 1), (1,), (0, 1)),
+        [
+            "red_scratch = T.alloc_shared((4,))",
+            "if tx % 32 == 0:",
+            "red_scratch[tx // 32] = red_flat[0]",
+            "T.cuda.cta_sync()",
+            "red_flat[0] = red_scratch[0] + red_scratch[1] + (red_scratch[2] + red_scratch[3])",
+            "T.cuda.cta_sync()",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "expected"), ACROSS_WARPS)
+def test_a_reduction_across_warps_meets_in_shared_memory_between_barriers_of_its_scope(case, expected):
+    layout, shape, out, axis = case
+    lines = _reduce_lines(_kernel(f'T.tile_reduce(red, acc, "sum", axis={axis})', layout, shape, out))
+    assert lines[lines.index(expected[0]) :] == expected
+
+
+def test_a_warpgroup_scope_reduction_uses_its_warpgroups_named_barrier():
     func = _kernel('T.tile_reduce(red, acc, "sum", axis=0, scope="warpgroup")', "wg_local_layout(2)", (128, 2), (2,))
-    assert _reduce_lines(func).count("T.cuda.warpgroup_sync(tx // 128 + 1)") == 2
+    assert _reduce_lines(func).count("T.cuda.warpgroup_sync(tx // 128 + 1)") == 3
 
 
 # ---- refusals ----------------------------------------------------------------------------------------------------
@@ -416,6 +469,11 @@ SIMULATED = [
     ("wgmma_accumulator_layout(32, warpgroups=2)", (128, 32), 0, 256, "cta"),
     ("wgmma_accumulator_layout(32, warpgroups=2)", (128, 32), (0, 1), 256, "cta"),
     ("wg_local_layout(16)", (128, 16), 0, 128, "cta"),
+    ("wg_local_layout(64)", (128, 64), 0, 128, "cta"),  # 64 sums every thread holds: 70 registers, not 255
+    ("TileLayout(S[(128, 1):(1@tid_in_wg, 1)])", (128, 1), (0, 1), 128, "cta"),
+    ("TileLayout(S[(4, 32):(1@wid_in_wg, 1@laneid)] + R[2:1@wgid])", (4, 32), 0, 256, "cta"),
+    ("TileLayout(S[(16, 8):(2@laneid, 1)])", (16, 8), 0, 64, "cta"),
+    ("wgmma_accumulator_layout(64, first_warpgroup=1)", (64, 64), 0, 256, "cta"),
     pytest.param(
         "wg_local_layout(16)",
         (128, 16),
@@ -499,8 +557,9 @@ def _column_sums(cols: int = 64, op: str = "sum", accumulate: str = ", accumulat
 def test_column_sums_across_ctas_add_each_element_once_per_cta_spread_over_the_replicas():
     lines = [line.strip() for line in lower_tile_ops(infer_layouts(_column_sums(4))).script().splitlines()]
     # the 4 column sums are held by all 128 threads (R[128:1@tid_in_wg]): thread j adds column j
-    at = lines.index("for slot in T.unroll(4):", lines.index("T.cuda.cta_sync()") + 3)
-    assert lines[at:] == [
+    assert lines[-5:] == [
+        "B_reduced_flat[slot] = B_scratch[slot + 16]",
+        "T.cuda.cta_sync()",
         "for slot in T.unroll(4):",
         "if tx == slot:",
         "T.cuda.atomic_add(T.address_of(B_flat[slot]), B_reduced_flat[slot])",
@@ -532,3 +591,19 @@ def test_column_sums_over_many_ctas_simulate_equal_to_numpy():
     result = sim.run(_column_sums(), {"A": values}, arch="sm_90a")
     assert (result["B"] == values.sum(axis=0)).all()
     assert (result.atomics["B"] == 8).all() and (result.writes["B"] == 0).all()
+
+
+@SIM_SHUFFLES
+def test_a_planted_wrong_xor_mask_fails_in_simulation(monkeypatch):
+    import tirx_layout.ops.reduce.spec as reduce_spec
+
+    real = reduce_spec.reduction_plan
+
+    def planted(layout, shape, axes):
+        return dataclasses.replace(real(layout, shape, axes), lane_masks=(1, 4))  # 4 instead of the quad's 2
+
+    func = _kernel('T.tile_reduce(red, acc, "sum", axis=1)')
+    values = np.random.default_rng(11).integers(-64, 64, (64, 64)).astype(np.float32)
+    assert (sim.run(func, {"A": values}, arch="sm_90a")["B"] == values.sum(axis=1)).all()
+    monkeypatch.setattr(reduce_spec, "reduction_plan", planted)
+    assert not (sim.run(func, {"A": values}, arch="sm_90a")["B"] == values.sum(axis=1)).all()

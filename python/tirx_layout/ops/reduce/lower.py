@@ -210,18 +210,26 @@ def _per_slot(ctx, slots: int, target, value):
 
 
 def _across_warps(record: ReduceRecord, result, combine, ctx):
-    """Stage 3 (see the module docstring): the partial results of the warps of each group through shared memory."""
+    """Stage 3 (see the module docstring): the partial results of the ``W`` warps of each group through shared
+    memory. One lane per butterfly group writes its partials to ``scratch[unit][warp of the group][element]``; then
+    either every holder reads the ``W`` partials of each of its slots and combines them (``W`` loads per slot), or,
+    where that reads more (a result every thread holds: column sums of one-row-per-thread tiles), the threads of the
+    unit first combine the partials of one element each into ``scratch[final][unit][element]`` and every holder
+    reads its slots' finals (one load per slot, one more barrier) -- fewer loads and fewer values in flight."""
     dst, plan, scope = record.dst, record.plan, record.call.scope
     tid, count = ctx.threads.index, ctx.threads.count
     source, target = PlaceInverse(plan.layout), PlaceInverse(plan.dst_layout)
     thread_axes = [axis for axis in source.axes if axis != "m"]
     places = {axis: thread_axis_place(axis, tid, count)[0] for axis in thread_axes}
     digits = source.shard_digits({**places, "m": 0})
-    size = math.prod(dst.shape)
-    groups = plan.warp_count
-    unit = 0 if scope == "cta" else tid // level_threads(scope, count)
-    units = count // level_threads(scope, count)
-    scratch = tvm.tirx.decl_buffer((units * groups * size,), dst.dtype, f"{dst.buffer.name}_scratch", scope="shared")
+    size, groups, slots = math.prod(plan.dst_shape), plan.warp_count, len(plan.slots)
+    unit_threads = level_threads(scope, count)
+    unit, units = tid // unit_threads, count // unit_threads
+    rounds = -(-size // unit_threads)  # elements each thread of the unit combines, in the two-step form
+    two_step = slots * groups > rounds * groups + slots
+    scratch = tvm.tirx.decl_buffer(
+        ((groups + two_step) * units * size,), dst.dtype, f"{dst.buffer.name}_scratch", scope="shared"
+    )
     holds = ctx.analyzer.simplify(source.holds({**places, "m": plan.slots[0][0]}))
     held = [] if isinstance(holds, tirx.IntImm) and bool(holds.value) else [holds]
     replica_zero = [
@@ -230,28 +238,31 @@ def _across_warps(record: ReduceRecord, result, combine, ctx):
         *((tid // u) % n == 0 for u, n in uncovered_thread_levels(thread_axes, scope, count)),
     ]
 
+    def partial(group, element):
+        return ctx.analyzer.simplify((unit * groups + group) * size + element)
+
+    def final(element):
+        return ctx.analyzer.simplify((units * groups + unit) * size + element)
+
     def element(slot):
         return target.flat_index({**places, "m": slot})
 
-    def cell(group, slot):
-        return ctx.analyzer.simplify((unit * groups + group) * size + element(slot))
-
-    write_var = loop_var(ctx, "slot", len(plan.slots))
-    write = store(scratch, load(result, write_var), cell(plan.warp_digit(digits), write_var))
-    write = _guarded(ctx, write, [*held, *replica_zero])
-    read_var = loop_var(ctx, "slot", len(plan.slots))
-    partials = [load(scratch, cell(group, read_var)) for group in range(groups)]
-    read = _guarded(ctx, store(result, combined(combine, partials), read_var), held)
     barrier = scope_barrier(scope, tid)
-    return sequence(
-        [
-            AllocBuffer(scratch),
-            _unrolled(write_var, len(plan.slots), write),
-            barrier,
-            _unrolled(read_var, len(plan.slots), read),
-            barrier,
-        ]
-    )
+    write_var = loop_var(ctx, "slot", slots)
+    write = store(scratch, load(result, write_var), partial(plan.warp_digit(digits), element(write_var)))
+    stmts = [AllocBuffer(scratch), _unrolled(write_var, slots, _guarded(ctx, write, [*held, *replica_zero])), barrier]
+    read_var = loop_var(ctx, "slot", slots)
+    if two_step:
+        round_var = loop_var(ctx, "element_round", rounds)
+        mine = round_var * unit_threads + tid % unit_threads
+        total = combined(combine, [load(scratch, partial(group, mine)) for group in range(groups)])
+        inside = [] if size % unit_threads == 0 else [mine < size]
+        stmts += [_unrolled(round_var, rounds, _guarded(ctx, store(scratch, total, final(mine)), inside)), barrier]
+        value = load(scratch, final(element(read_var)))
+    else:
+        value = combined(combine, [load(scratch, partial(group, element(read_var))) for group in range(groups)])
+    stmts += [_unrolled(read_var, slots, _guarded(ctx, store(result, value, read_var), held)), barrier]
+    return sequence(stmts)
 
 
 def _unrolled(var, extent: int, body):

@@ -40,18 +40,7 @@ from tvm import tirx
 from ...hw.threads import CTA_LEVELS, LEVEL_THREADS, level_threads
 from ...ir.op_calls import full_region
 from ..operands import FragmentOperand, operand
-from ..spec import (
-    ChoiceField,
-    ConditionField,
-    Derived,
-    Field,
-    OpCall,
-    OpSpec,
-    Reach,
-    Record,
-    RegionField,
-    ScopeField,
-)
+from ..spec import ChoiceField, ConditionField, Derived, Field, OpCall, OpSpec, Reach, Record, RegionField, ScopeField
 from .derive import normalized_axes, placement_mismatch, reduced_layout, reduced_shape, reduction_plan
 
 #: The reductions, by name.
