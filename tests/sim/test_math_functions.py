@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from tirx_layout import sim
 from tirx_layout.sim.math_functions import BOUNDS, evaluate, ex2_approx, fma_rn
+from tirx_layout.tools.kernel_report import nvcc_assembles
+from tirx_layout.transform import build
 
 from kernels import parse
 
@@ -155,6 +157,8 @@ def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64, 8), "float32"), H: T.Buffe
     B[tx, 7] = T.erf(A[tx])
     H[tx] = T.exp(T.Cast("float16", A[tx]))
 """)
+    assembled = nvcc_assembles(build(kernel, "sm_100a").imports[0].inspect_source())
+    assert assembled is None or assembled[0], assembled
     a = np.float32(np.arange(64) / 8 - 4)
     result = sim.run(kernel, {"A": a})
     b, x = result["B"], a.astype(np.float64)
