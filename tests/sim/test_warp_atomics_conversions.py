@@ -234,3 +234,29 @@ def k(A: T.Buffer((32,), "int32"), C: T.Buffer((3,), "int32"), U: T.Buffer((2,),
     assert r["U"].tolist() == [0xFFFFFFFF, 32 % 5]  # max.u32 of -1; inc wraps to 0 past 4: 32 increments leave 2
     assert r["D"].tolist() == [0] + [100] * 31  # the old value each cas saw
     assert r["F"].tolist() == [16.0] and r.atomics["C"].tolist() == [32, 32, 32] and (r.writes["C"] == 0).all()
+
+
+CTA_SUM = """
+@T.prim_func
+def k(A: T.Buffer((128,), "float32"), B: T.Buffer((1,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    S = T.alloc_shared((4,), "float32")
+    v = T.alloc_local((1,), "float32")
+    v[0] = A[tx]
+    for i in T.unroll(5):
+        v[0] = v[0] + T.tvm_warp_shuffle_xor(T.uint32(0xffffffff), v[0], 16 >> i, 32, 32)
+    if tx % 32 == 0:
+        S[tx // 32] = v[0]
+    BARRIER
+    if tx == 0:
+        B[0] = S[0] + S[1] + S[2] + S[3]
+"""
+
+
+def test_a_butterfly_reduction_through_a_cross_warp_scratch_and_its_missing_barrier():
+    a = np.arange(128, dtype=np.float32)
+    result = sim.run(parse(CTA_SUM.replace("BARRIER", "T.cuda.cta_sync()")), {"A": a})
+    assert result["B"].tolist() == [a.sum()]
+    with pytest.raises(DataRace, match="data race on shared S"):
+        sim.run(parse(CTA_SUM.replace("BARRIER", "T.evaluate(0)")), {"A": a})

@@ -56,21 +56,27 @@ _TYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.f
 @dataclass(frozen=True)
 class Bound:
     """The GPU's documented maximum error of a function for one type: ``ulp`` units in the last place, plus
-    ``floor(per_x * |x|)`` ulp (``__expf``: 1.173), or -- for ``x`` in [0.5, 2] when ``absolute`` is set -- an
-    absolute error (the fast logarithms near 1, where a relative bound cannot hold).
+    ``floor(per_x * |x|)`` ulp (``__expf``: 1.173); or, for ``x`` inside ``near`` when ``absolute`` is set, an
+    absolute error (the fast logarithms near 1, where a relative bound cannot hold; ``__sinf`` on [-pi, pi], outside
+    which no bound is documented: ``ulp`` infinite).
 
     Example:
-        >>> Bound(2, per_x=1.173).ulps(10.0)
-        13
+        >>> Bound(2, per_x=1.173).ulps(10.0), Bound(3, absolute=2.0**-21.41).applies_absolute(1.5)
+        (13, True)
     """
 
-    ulp: int
+    ulp: float
     per_x: float = 0.0
     absolute: float | None = None
+    near: tuple = (0.5, 2.0)
 
-    def ulps(self, x: float) -> int:
+    def ulps(self, x: float) -> float:
         """The bound in ulp at argument ``x``."""
         return self.ulp + math.floor(self.per_x * abs(x))
+
+    def applies_absolute(self, x: float) -> bool:
+        """Whether the absolute bound (not the ulp one) holds at ``x``."""
+        return self.absolute is not None and self.near[0] <= x <= self.near[1]
 
 
 def flush_subnormals(values: np.ndarray) -> np.ndarray:
@@ -213,8 +219,8 @@ BOUNDS = {
         "__logf": Bound(3, absolute=2.0**-21.41),
         "__log2f": Bound(2, absolute=2.0**-22),
         "__log10f": Bound(3, absolute=2.0**-24),
-        "__sinf": Bound(0, absolute=2.0**-21.41),  # for x in [-pi, pi]
-        "__cosf": Bound(0, absolute=2.0**-21.19),
+        "__sinf": Bound(math.inf, absolute=2.0**-21.41, near=(-math.pi, math.pi)),
+        "__cosf": Bound(math.inf, absolute=2.0**-21.19, near=(-math.pi, math.pi)),
         "__fdividef": Bound(2),  # for 2^-126 <= |y| <= 2^126
         "exp2": Bound(2),
         "sqrt": Bound(1),  # -prec-sqrt=false (fast math); 0 with -prec-sqrt=true

@@ -238,6 +238,7 @@ class Memory:
         # threads' atomics in one barrier interval are MANY_THREADS): atomics never race with each other, but an
         # unordered plain access and an atomic do
         self.atomics = np.zeros(size, np.int64)
+        self._atomic_used = False
         self._atomic = np.full(size, NO_THREAD, np.int64)
         self._atomic_block = np.full(size, NO_THREAD, np.int64)
         self._atomic_interval = np.full(size, NO_THREAD, np.int64)
@@ -448,6 +449,8 @@ class Memory:
         return self.data[addresses].reshape(shape)
 
     def _check_after_atomic(self, what: str, addresses, threads, block: int, interval: int, sync) -> None:
+        if not self._atomic_used:  # (most memories never see an atomic: skip the check's cost)
+            return
         clash = self._unordered(
             self._atomic,
             self._atomic_block,
@@ -501,6 +504,7 @@ class Memory:
                 self.data.dtype
             )
         np.add.at(self.atomics, addresses, 1)
+        self._atomic_used = True
         previous = self._atomic[addresses]
         fresh = (previous == NO_THREAD) | (self._atomic_interval[addresses] != interval)
         fresh |= self._atomic_block[addresses] != block
