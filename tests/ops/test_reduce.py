@@ -35,7 +35,6 @@ from kernels import parse
 
 #: The simulator learns shfl.sync's xor mode in the simmath branch; until it lands, a run of a kernel that shuffles
 #: fails with "does not implement the intrinsic tvm_warp_shuffle_xor".
-SIM_SHUFFLES = pytest.mark.xfail(strict=False, reason="simulator shuffles land in branch simmath")
 
 NUMPY = {"sum": np.sum, "max": np.max, "min": np.min}
 PAIRWISE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
@@ -474,14 +473,7 @@ SIMULATED = [
     ("TileLayout(S[(4, 32):(1@wid_in_wg, 1@laneid)] + R[2:1@wgid])", (4, 32), 0, 256, "cta"),
     ("TileLayout(S[(16, 8):(2@laneid, 1)])", (16, 8), 0, 64, "cta"),
     ("wgmma_accumulator_layout(64, first_warpgroup=1)", (64, 64), 0, 256, "cta"),
-    pytest.param(
-        "wg_local_layout(16)",
-        (128, 16),
-        0,
-        128,
-        "warpgroup",
-        marks=pytest.mark.xfail(strict=False, reason="the simulator has no named barrier (bar.sync id, 128) yet"),
-    ),
+    ("wg_local_layout(16)", (128, 16), 0, 128, "warpgroup"),
     ("wgmma_accumulator_layout(64)", (64, 64), 1, 128, "warp"),
 ]
 
@@ -495,7 +487,6 @@ def _out_shape(shape, axis):
     return tuple(e for d, e in enumerate(shape) if d not in axes) or (1,)
 
 
-@SIM_SHUFFLES
 @pytest.mark.parametrize(("layout", "shape", "axis", "threads", "scope"), SIMULATED)
 @pytest.mark.parametrize("op", ["sum", "max", "min"])
 def test_a_reduction_simulates_equal_to_numpy(layout, shape, axis, threads, scope, op):
@@ -507,7 +498,6 @@ def test_a_reduction_simulates_equal_to_numpy(layout, shape, axis, threads, scop
     assert (result.writes["B"] == 1).all()
 
 
-@SIM_SHUFFLES
 def test_an_accumulating_reduction_in_a_loop_simulates_equal_to_numpy():
     text = (
         'T.tile_fill(red, -1000.0)\n    for i in range(3):\n        T.tile_reduce(red, acc, "max", axis=1, '
@@ -585,7 +575,6 @@ def test_an_accumulation_into_memory_without_an_atomic_is_refused(op, accumulate
         _column_sums(64, op, accumulate)
 
 
-@pytest.mark.xfail(strict=False, reason="simulator shuffles and atomics land in branch simmath")
 def test_column_sums_over_many_ctas_simulate_equal_to_numpy():
     values = np.random.default_rng(5).integers(-64, 64, (1024, 64)).astype(np.float32)
     result = sim.run(_column_sums(), {"A": values}, arch="sm_90a")
@@ -593,7 +582,6 @@ def test_column_sums_over_many_ctas_simulate_equal_to_numpy():
     assert (result.atomics["B"] == 8).all() and (result.writes["B"] == 0).all()
 
 
-@SIM_SHUFFLES
 def test_a_planted_wrong_xor_mask_fails_in_simulation(monkeypatch):
     import tirx_layout.ops.reduce.spec as reduce_spec
 

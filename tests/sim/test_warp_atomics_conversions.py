@@ -260,3 +260,32 @@ def test_a_butterfly_reduction_through_a_cross_warp_scratch_and_its_missing_barr
     assert result["B"].tolist() == [a.sum()]
     with pytest.raises(DataRace, match="data race on shared S"):
         sim.run(parse(CTA_SUM.replace("BARRIER", "T.evaluate(0)")), {"A": a})
+
+
+def _exchange(sync: str):
+    """Each warpgroup of 256 threads writes its shared row, syncs (``sync``), then reads its neighbour's value."""
+    return parse(f"""
+@T.prim_func
+def k(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    scratch = T.alloc_shared((256,), "float32")
+    scratch[tx] = A[tx]
+    {sync}
+    B[tx] = scratch[tx // 128 * 128 + (tx + 64) % 128]
+""")
+
+
+def test_a_named_barrier_of_each_warpgroup_orders_its_shared_exchange():
+    a = np.arange(256, dtype=np.float32)
+    out = sim.run(_exchange("T.cuda.warpgroup_sync(tx // 128 + 1)"), {"A": a})["B"]
+    tx = np.arange(256)
+    np.testing.assert_array_equal(out, a[tx // 128 * 128 + (tx + 64) % 128])
+    with pytest.raises(DataRace, match="scratch"):
+        sim.run(_exchange("T.evaluate(0)"), {"A": a})
+
+
+def test_a_named_barrier_reached_by_other_than_its_count_is_reported():
+    kernel = _exchange("if tx < 192:\n        T.cuda.warpgroup_sync(1)")
+    with pytest.raises(SimulationError, match=r"named barrier 1 \(bar.sync 1, 128\) is reached by 192 threads"):
+        sim.run(kernel, {"A": np.zeros(256, np.float32)})

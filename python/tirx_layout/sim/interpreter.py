@@ -533,6 +533,9 @@ class CtaInterpreter:
         if name == "cuda.warp_sync":
             warps.warp_sync(self)
             return np.int32(0)
+        if name == "cuda.warpgroup_sync":  # bar.sync id, 128
+            warps.named_barrier(self, self.eval(args[0]), 128)
+            return np.int32(0)
         if name in shuffles.MODES:
             return shuffles.shuffle_call(self, name, [self.eval(a) for a in args])
         if name in ("ptx.shfl_sync", "ptx.shfl_sync_p"):
