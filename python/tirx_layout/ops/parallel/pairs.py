@@ -8,8 +8,8 @@ c`` and ``a - b`` whose operands are float32 becomes one packed instruction on t
 is the same in both lanes is broadcast); any other node keeps one scalar per lane, reading the lanes of packed
 children (so does a negation, which the instruction reading it applies for free). The packed instructions round as
 nvcc's code for the scalar body does: to nearest even, once for a multiply-add (nvcc contracts ``a * b + c`` into
-one ``fma``); ``a - b`` is ``fma(b, -1, a)``, whose product is exact. Statements of other shapes in the two lanes (a guard that differs) are left as two scalar
-statements.
+one ``fma``); ``a - b`` is ``fma(b, -1, a)``, whose product is exact. Statements of other shapes in the two lanes
+(a guard that differs) are left as two scalar statements.
 
 Example (``(x + 1) * 2`` on the slots of a pair: one ``fma``-free add and one multiply, both packed):
     >>> import tvm
