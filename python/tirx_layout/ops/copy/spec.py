@@ -24,6 +24,7 @@ from ..operands import FragmentOperand, operand
 from ..spec import Derived, Equal, OpCall, OpSpec, Reach, Record, RegionField, ScopeField
 from ..tmem import fragment_for, plan_tmem_copy, shared_operand_for, tmem_allocations
 from .cast import conversion
+from .exchange import plan_exchange
 
 #: The scopes a tile copy may run at: the threads of the whole CTA, of each warpgroup, of each warp, or (only for
 #: a ``tcgen05.cp`` from shared memory into TMEM, which one thread issues) the one thread reaching it.
@@ -34,11 +35,13 @@ SHARED_SCOPES = ("shared", "shared.dyn")
 @dataclass(frozen=True)
 class CopyRecord(Record):
     """A ``T.tile_copy`` checked: its two sides as operands (``ops/operands.py``) once their layouts are decided
-    (``None`` before), and for a copy with a TMEM side the plan of its ``tcgen05`` instructions."""
+    (``None`` before), for a copy with a TMEM side the plan of its ``tcgen05`` instructions, and for one between
+    fragments of different placements the plan of its exchange between threads (``exchange.py``)."""
 
     dst: object = None
     src: object = None
     tmem_plan: object = None
+    exchange: object = None
 
     @property
     def scope(self) -> str:
@@ -134,10 +137,8 @@ class TileCopy(OpSpec):
         s = operand(call.src, ctx.layouts, "source", ctx.tables, ctx.analyzer)
         both_fragments = isinstance(d, FragmentOperand) and isinstance(s, FragmentOperand)
         if both_fragments and d.layout != s.layout and not same_placement(d.layout, s.layout, d.shape, threads):
-            raise ValueError(
-                f"T.tile_copy between register fragments with different layouts ({s} to {d}) would move data "
-                "between threads; copy through shared memory instead"
-            )
+            # the data moves between threads: warp shuffles, or a shared scratch across warps (ops/copy/exchange.py)
+            return CopyRecord(call, family, d, s, exchange=plan_exchange(d, s, call.scope, threads), reach=reach)
         plan = plan_tmem_copy(d, s, call.scope, threads) if tmem else None
         return CopyRecord(call, family, d, s, plan, reach=reach)
 
