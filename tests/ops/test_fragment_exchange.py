@@ -177,3 +177,23 @@ def test_a_conversion_across_warps_below_cta_scope_is_refused_naming_the_element
     )
     with pytest.raises(ValueError, match=message):
         lower_tile_ops(parse(ACROSS_WARPS.format(scope=', "warp"')))
+
+
+def test_inference_keeps_two_declared_placements_and_the_copy_exchanges():
+    # Sm is open, so inference runs; f and g are declared with different placements: no conflict, a conversion.
+    text = """
+@T.prim_func
+def k(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "float32")):
+    T.device_entry()
+    tx = T.thread_id([64])
+    f = T.alloc_local((64, 8), "float32", layout=T.layout("S[(2, 32, 8):(1@warpid, 1@laneid, 1)]"))
+    g = T.alloc_local((64, 8), "float32", layout=T.layout("S[(32, 2, 8):(1@laneid, 1@warpid, 1)]"))
+    Sm = T.alloc_shared((64, 8), "float32")
+    T.tile_copy(f, A)
+    T.tile_copy(g, f)
+    T.tile_copy(Sm, g)
+    T.cuda.cta_sync()
+    T.tile_copy(B, Sm)
+"""
+    a = np.arange(512, dtype=np.float32).reshape(64, 8)
+    np.testing.assert_array_equal(sim.run(parse(text), [a])["B"], a)
