@@ -7,6 +7,22 @@ memory into TMEM, which one thread issues). It lowers per thread on every target
 of ``ops/copy/plan.py``), to ``tcgen05.ld``/``tcgen05.st`` between TMEM and a fragment and to ``tcgen05.cp`` from
 shared memory into TMEM (``ops/tmem/``).
 
+Casting: the two sides may have different dtypes; each element is converted once (``cast.py``):
+
+* float -> a float that holds all its values (16/8-bit floats -> float32, 8-bit floats -> float16/bfloat16):
+  exact;
+* float32 -> bfloat16/float16, float16 <-> bfloat16: round to nearest even, overflow to infinity (``cvt.rn``);
+* any float -> float8_e4m3fn/e5m2: round to nearest even, saturating (``cvt.rn.satfinite``): beyond the largest
+  finite value (448 / 57344), infinities too, that value; NaN stays NaN;
+* integer -> narrower integer: the low bits (two's complement wrap-around); -> wider: sign- or zero-extended by
+  the source's signedness; integer -> float: round to nearest even;
+* float -> integer is refused (round and clamp explicitly), as are a ``tcgen05.cp`` (shared -> TMEM) and a TMA copy
+  between dtypes: they copy bits. A TMEM side converts in registers of TMEM's dtype (``tcgen05.ld`` then convert,
+  convert then ``tcgen05.st``).
+
+Fragments of different placements: the copy moves the data between threads (``exchange.py``): warp shuffles when
+every element stays in its warp, else a shared scratch between CTA barriers (at scope "cta").
+
 Inference: the two sides hold equal tiles (:class:`Equal`); a fragment copied to or from TMEM takes the register
 image of the ``tcgen05.ld/st`` shape that moves the TMEM tile, and an open shared tile copied into TMEM the image a
 ``tcgen05.cp`` descriptor reads (:class:`Derived`).
