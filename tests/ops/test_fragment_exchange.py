@@ -197,3 +197,15 @@ def k(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "float32")):
 """
     a = np.arange(512, dtype=np.float32).reshape(64, 8)
     np.testing.assert_array_equal(sim.run(parse(text), [a])["B"], a)
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_each_barrier_of_the_exchange_is_needed(which):
+    # Planted: without the barrier before the stores, the second turn overwrites the scratch while the first turn's
+    # reads may still be pending (a write after a read); without the one after, the loads race the stores.
+    lines = lower_tile_ops(parse(ACROSS_WARPS.format(scope=""))).script().splitlines()
+    barriers = [n for n, line in enumerate(lines) if line.strip() == "T.cuda.cta_sync()"]
+    assert len(barriers) == 2
+    planted = "\n".join(line for n, line in enumerate(lines) if n != barriers[which])
+    with pytest.raises(sim.DataRace, match="g_exchange"):
+        sim.run(parse(planted), [np.zeros((64, 8), np.float32)])
