@@ -97,22 +97,36 @@ def test_hopper_e4m3_conversion_assembles_for_sm_90a():
     assert assembled is None or assembled[0], assembled
 
 
-ACROSS_WARPS = """
+def exchange_kernel(src: str, dst: str, shape=(64, 8), threads=64, dtype="bfloat16", copy="T.tile_copy(g, f)"):
+    """``A`` -> fragment ``f`` (layout ``src``) -> ``copy`` into fragment ``g`` (layout ``dst``, ``dtype``) -> ``B``."""
+    return parse(f"""
 @T.prim_func
-def k(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "bfloat16")):
+def k(A: T.Buffer({shape}, "float32"), B: T.Buffer({shape}, "{dtype}")):
     T.device_entry()
-    tx = T.thread_id([64])
-    f = T.alloc_local((64, 8), "float32", layout=T.layout("S[(2, 32, 8):(1@warpid, 1@laneid, 1)]"))
-    g = T.alloc_local((64, 8), "bfloat16", layout=T.layout("S[(32, 2, 8):(1@laneid, 1@warpid, 1)]"))
+    tx = T.thread_id([{threads}])
+    f = T.alloc_local({shape}, "float32", layout=T.layout("{src}"))
+    g = T.alloc_local({shape}, "{dtype}", layout=T.layout("{dst}"))
     T.tile_copy(f, A)
-    for i in range(2):
-        T.tile_copy(g, f{scope})
+    {copy}
     T.tile_copy(B, g)
-"""
+""")
+
+
+# rows over (warp, lane) into rows over (lane, warp): half of the rows change warps; converted twice, in a loop
+WARP_ROWS, LANE_ROWS = "S[(2, 32, 8):(1@warpid, 1@laneid, 1)]", "S[(32, 2, 8):(1@laneid, 1@warpid, 1)]"
+LOOPED = "for i in range(2):\n        T.tile_copy(g, f{scope})"
+
+
+#: a row per lane into a column per lane
+TRANSPOSE = ("S[(32, 32):(1@laneid, 1)]", "S[(32, 32):(1, 1@laneid)]")
+
+
+def across_warps(scope: str = ""):
+    return exchange_kernel(WARP_ROWS, LANE_ROWS, copy=LOOPED.format(scope=scope))
 
 
 def test_across_warps_the_exchange_goes_through_a_shared_scratch_between_barriers():
-    func = parse(ACROSS_WARPS.format(scope=""))
+    func = across_warps()
     after = """
 @T.prim_func
 def k(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "bfloat16")):
@@ -145,28 +159,19 @@ def k(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "bfloat16")):
 
 
 def test_a_transpose_inside_a_warp_goes_through_shared_memory_rather_than_32_shuffles_a_slot():
-    row, column = "S[(32, 32):(1@laneid, 1)]", "S[(32, 32):(1, 1@laneid)]"
-    assert isinstance(_plan(parse_layout(column), parse_layout(row), "float32", (32, 32), 32), SharedExchange)
+    row, column = (parse_layout(text) for text in TRANSPOSE)
+    assert isinstance(_plan(column, row, "float32", (32, 32), 32), SharedExchange)
     # at scope "warp" no CTA barrier is allowed: shuffles, 32 per slot, still correct
-    shuffles = _plan(parse_layout(column), parse_layout(row), "float32", (32, 32), 32, "warp")
+    shuffles = _plan(column, row, "float32", (32, 32), 32, "warp")
     assert isinstance(shuffles, WarpShuffle) and shuffles.shuffles() == 32 * 32
 
 
 def test_a_transpose_simulates_both_ways():
-    text = """
-@T.prim_func
-def k(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32")):
-    T.device_entry()
-    tx = T.thread_id([32])
-    f = T.alloc_local((32, 32), "float32", layout=T.layout("S[(32, 32):(1@laneid, 1)]"))
-    g = T.alloc_local((32, 32), "float32", layout=T.layout("S[(32, 32):(1, 1@laneid)]"))
-    T.tile_copy(f, A)
-    T.tile_copy(g, f, "{scope}")
-    T.tile_copy(B, g)
-"""
     a = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
     for scope in ("cta", "warp"):
-        np.testing.assert_array_equal(sim.run(parse(text.format(scope=scope)), [a])["B"], a)
+        copy = f'T.tile_copy(g, f, "{scope}")'
+        func = exchange_kernel(TRANSPOSE[0], TRANSPOSE[1], (32, 32), 32, "float32", copy)
+        np.testing.assert_array_equal(sim.run(func, [a])["B"], a)
 
 
 def test_a_conversion_across_warps_below_cta_scope_is_refused_naming_the_element():
@@ -176,34 +181,22 @@ def test_a_conversion_across_warps_below_cta_scope_is_refused_naming_the_element
         r"that thread 32 slot 0 of the source holds, in another warp; .* write it at scope 'cta'"
     )
     with pytest.raises(ValueError, match=message):
-        lower_tile_ops(parse(ACROSS_WARPS.format(scope=', "warp"')))
+        lower_tile_ops(across_warps(', "warp"'))
 
 
 def test_inference_keeps_two_declared_placements_and_the_copy_exchanges():
     # Sm is open, so inference runs; f and g are declared with different placements: no conflict, a conversion.
-    text = """
-@T.prim_func
-def k(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "float32")):
-    T.device_entry()
-    tx = T.thread_id([64])
-    f = T.alloc_local((64, 8), "float32", layout=T.layout("S[(2, 32, 8):(1@warpid, 1@laneid, 1)]"))
-    g = T.alloc_local((64, 8), "float32", layout=T.layout("S[(32, 2, 8):(1@laneid, 1@warpid, 1)]"))
-    Sm = T.alloc_shared((64, 8), "float32")
-    T.tile_copy(f, A)
-    T.tile_copy(g, f)
-    T.tile_copy(Sm, g)
-    T.cuda.cta_sync()
-    T.tile_copy(B, Sm)
-"""
+    copy = 'Sm = T.alloc_shared((64, 8), "float32")\n    T.tile_copy(g, f)\n    T.tile_copy(Sm, g)'
+    func = exchange_kernel(WARP_ROWS, LANE_ROWS, dtype="float32", copy=copy)
     a = np.arange(512, dtype=np.float32).reshape(64, 8)
-    np.testing.assert_array_equal(sim.run(parse(text), [a])["B"], a)
+    np.testing.assert_array_equal(sim.run(func, [a])["B"], a)
 
 
 @pytest.mark.parametrize("which", [0, 1])
 def test_each_barrier_of_the_exchange_is_needed(which):
     # Planted: without the barrier before the stores, the second turn overwrites the scratch while the first turn's
     # reads may still be pending (a write after a read); without the one after, the loads race the stores.
-    lines = lower_tile_ops(parse(ACROSS_WARPS.format(scope=""))).script().splitlines()
+    lines = lower_tile_ops(across_warps()).script().splitlines()
     barriers = [n for n, line in enumerate(lines) if line.strip() == "T.cuda.cta_sync()"]
     assert len(barriers) == 2
     planted = "\n".join(line for n, line in enumerate(lines) if n != barriers[which])
