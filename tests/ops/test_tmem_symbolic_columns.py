@@ -48,3 +48,17 @@ def test_a_16_bit_region_starting_inside_a_32_bit_column_is_refused():
 
     with pytest.raises(ValueError, match=r"starts c \* 16 \+ 1 16-bit columns in, which is not provably a whole"):
         lower_tile_ops(k)
+
+
+def test_a_loop_that_would_read_past_the_tmem_buffer_is_refused():
+    @T.prim_func
+    def k(A: T.Buffer((128, 128), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        acc = T.alloc_tmem((128, 128), "float32", layout=tmem_datapath_layout("D", 128, 128))
+        part = T.alloc_local((128, 32), "float32", layout=tcgen05_atom_layout("32x32b", (128, 32), "float32"))
+        for c in T.serial(5):  # c = 4 would read columns 128..159
+            T.tile_copy(part, acc[0:128, c * 32 : c * 32 + 32])
+
+    with pytest.raises(ValueError, match=r"acc\[0:128, c \* 32:c \* 32 \+ 32\] may reach outside acc \(shape"):
+        lower_tile_ops(k)

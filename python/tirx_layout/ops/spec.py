@@ -380,9 +380,9 @@ class Record:
 
 @dataclass(frozen=True)
 class Equal:
-    """The op moves the tile ``src`` into ``dst`` element for element (a copy): two register fragments must place
-    the elements alike (anything else would move data between threads), and for any other pair of buffers the cost
-    model scores the pair of layouts by the copy's plan."""
+    """The op moves the tile ``src`` into ``dst`` element for element (a copy): an inferred register fragment takes
+    the placement of the fragment it is copied from or to (anything else would move data between threads), and for
+    any other pair of buffers the cost model scores the pair of layouts by the copy's plan."""
 
     dst: object
     src: object

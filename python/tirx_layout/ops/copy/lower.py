@@ -31,10 +31,12 @@ import tvm
 from tvm import tirx
 
 from ...ir.annotations import LAYOUT_KEY
+from ...ir.device_calls import cta_barrier
 from ...ir.rewrite import AllocBuffer, sequence, store
-from ..operands import FragmentOperand, TmemOperand
+from ..operands import FragmentOperand, MemoryOperand, TmemOperand
 from ..tmem import lower_tmem_copy
 from .cast import converted
+from .exchange import WarpShuffle, lower_warp_shuffle
 from .plan import MemoryCopy, plan_copy
 from .spec import TILE_COPY, CopyRecord
 
@@ -90,6 +92,8 @@ def lower_tile_copy(record: CopyRecord, ctx):
     dst, src = record.dst, record.src
     if isinstance(dst, TmemOperand) or isinstance(src, TmemOperand):
         return lower_tmem_side(record, ctx)
+    if record.exchange is not None:
+        return lower_exchange(record.exchange, ctx)
     return sequence(
         [dst.declaration(), src.declaration(), lower_plan(plan_copy(dst, src, record.scope, ctx.threads.count), ctx)]
     )
@@ -113,6 +117,35 @@ def lower_tmem_side(record: CopyRecord, ctx):
     )
     allocation = AllocBuffer(staging.buffer, {LAYOUT_KEY: staging.layout})
     return sequence([allocation, moved, convert] if isinstance(src, TmemOperand) else [allocation, convert, moved])
+
+
+def lower_exchange(plan, ctx):
+    """A fragment-to-fragment copy that moves data between threads (``exchange.py``): warp shuffles, or the source
+    stored into a shared scratch and the destination loaded from it, between CTA barriers."""
+    dst, src = plan.dst, plan.src
+    if isinstance(plan, WarpShuffle):
+
+        def convert(value):
+            return converted(value, src.dtype, dst.dtype, 1)
+
+        return sequence([dst.declaration(), src.declaration(), *lower_warp_shuffle(plan, ctx, convert)])
+    scratch = plan.scratch()
+    # each side reaches the scratch through a view of its own
+    into, out = scratch, MemoryOperand(scratch.region, None, scratch.role)
+    threads = ctx.threads.count
+    return sequence(
+        [
+            AllocBuffer(scratch.buffer),
+            cta_barrier(),  # the previous turn of a loop may still be reading the scratch
+            into.declaration(),
+            src.declaration(),
+            lower_plan(plan_copy(into, src, "cta", threads), ctx),
+            cta_barrier(),
+            out.declaration(),
+            dst.declaration(),
+            lower_plan(plan_copy(dst, out, "cta", threads), ctx),
+        ]
+    )
 
 
 def lower_plan(plan, ctx):

@@ -10,8 +10,10 @@ Plans: :class:`MemoryCopy` (memory to memory: vectors dealt round-robin to the t
 storage order of a shared side when it has one, so that consecutive lanes touch consecutive shared addresses),
 :class:`FragmentCopy` (between a fragment and memory: each thread walks its own slots, the fragment layout's inverse
 says which element a (thread, slot) holds), :class:`RegisterCopy` (fragment to fragment with the same placement:
-slot by slot). Vectors are the widest of 16, 8 or 4 bytes contiguous and aligned on both sides (inside one swizzle
-chunk for a swizzled layout, checked on the layout's whole address table).
+slot by slot; other placements are exchanges, ``exchange.py``). A casting copy's plan is the same: the lowering
+converts each loaded vector (``cast.py``). Vectors are the widest of 16, 8 or 4 bytes (of the narrower side's
+elements) contiguous and aligned on both sides (inside one swizzle chunk for a swizzled layout, checked on the
+layout's whole address table).
 """
 
 from __future__ import annotations
@@ -209,8 +211,8 @@ class FragmentCopy:
 
 
 class RegisterCopy:
-    """Fragment to fragment: the same placement on both sides (the copy's rules refuse anything else, which would
-    move data between threads), so each thread copies its slots ``v`` at a time."""
+    """Fragment to fragment with the same placement on both sides, so each thread copies (and in a casting copy
+    converts) its slots ``v`` at a time; different placements move data between threads (``exchange.py``)."""
 
     def __init__(self, dst: FragmentOperand, src: FragmentOperand, v: int, cta_threads: int):
         self.dst, self.src, self.v = dst, src, v

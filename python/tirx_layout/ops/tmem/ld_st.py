@@ -251,7 +251,8 @@ def _region_offset(side):
     on a dimension the layout moves by the same number of columns per index over its whole extent, on the same lanes
     (so the warps' lane windows hold wherever the region starts); the tile is then planned as if it started at 0
     there, and the address moves by the begin's columns (16-bit data: a whole number of 32-bit columns, which the
-    begin must provably give)."""
+    begin must provably give). Where the kernel's loop ranges are known (``side.analyzer``: the op's rules and
+    lowering), the region must provably stay inside the buffer: no tail guard reaches TMEM."""
     begins, col_step = [], 0
     shape = [int(e) for e in side.shape]
     pack = 4 // side.element_bytes
@@ -270,6 +271,13 @@ def _region_offset(side):
                 f"TMEM {side.layout} does not move dimension {d} of {side.buffer.name} by a fixed number "
                 f"of columns (on the same lanes), so the region {side.region} cannot start at the symbolic {b} there; "
                 "index it with a constant"
+            )
+        inside = tirx.all(b >= 0, b + side.extents[d] <= shape[d])
+        if side.analyzer is not None and not side.analyzer.can_prove(inside):  # no tail guard reaches TMEM
+            raise ValueError(
+                f"the TMEM region {side.region} may reach outside {side.buffer.name} (shape {tuple(shape)}): "
+                f"dimension {d} runs over [{b}, {b} + {side.extents[d]}) for the values {b} may take; bound the "
+                "loop so that it stays inside"
             )
         shift = analyzer.simplify(b * dc)
         if not provably_multiple(shift, pack):
