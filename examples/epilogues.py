@@ -3,7 +3,10 @@ written over logical coordinates -- no per-thread code, no slot numbers worked o
 
 * ``tmem_epilogue``: a 128 x 64 float32 accumulator in tensor memory (as ``tcgen05.mma`` leaves it) drained 32
   columns at a time into registers (``tcgen05.ld``), biased, activated (ReLU, SiLU or tanh-GELU), cast to bfloat16
-  in registers, staged through a 64B-swizzled shared tile and stored by TMA, one box per warp.
+  in registers, staged through a 64B-swizzled shared tile and stored by TMA, one box per warp. The bias chunk is
+  loaded once into a fragment the loop reads (``bias_chunk[j]``): its layout, left out, is derived from the loop's
+  (the accumulator chunk's columns, replicated over the rows' threads), so each thread loads its 32 columns with
+  16-byte loads.
 * ``wgmma_epilogue`` (sm_90a): the same on Hopper's register accumulator (``wgmma_accumulator_layout``), whose
   threads hold pairs of adjacent columns: the bfloat16 fragment is left to inference (it takes the accumulator's
   placement) and copied out with 4-byte stores.
@@ -96,15 +99,17 @@ def tmem_epilogue(activation: str = "relu", cols: int = 64):
         T.tile_copy(acc, staged, "warpgroup")
         out = T.alloc_local((128, chunk), "float32")  # each chunk as tcgen05.ld leaves it: inferred
         result = T.alloc_local((128, chunk), "bfloat16")  # inferred: the placement of out
+        bias_chunk = T.alloc_local((chunk,), "float32")  # derived: out's columns, on every thread
         staging = T.alloc_shared((128, chunk), "bfloat16", layout=staging_layout, align=512)
         # the same storage as four 32-row boxes, one per warp (a TMA box starts at a constant or a stage index)
         boxes = T.decl_buffer((4, 32, chunk), "bfloat16", data=staging.data, layout=box_layout, align=512)
         warp = tx // 32
         for c in T.unroll(cols // chunk):
             T.tile_copy(out, acc[0:128, c * chunk : c * chunk + chunk], "warpgroup")
+            T.tile_copy(bias_chunk, bias[c * chunk : c * chunk + chunk], "warpgroup")  # 16-byte loads
             for i in T.tile_parallel(128, scope="warpgroup"):
                 for j in T.tile_parallel(chunk):
-                    result[i, j] = T.Cast("bfloat16", activate(out[i, j] + bias[c * chunk + j], activation))
+                    result[i, j] = T.Cast("bfloat16", activate(out[i, j] + bias_chunk[j], activation))
             T.tile_copy(staging, result, "warpgroup")
             rows = T.meta_var(slice(warp * 32, warp * 32 + 32))
             T.tile_copy_async(D[rows, c * chunk : c * chunk + chunk], boxes[warp, 0:32, 0:chunk], scope="warp")
@@ -127,10 +132,12 @@ def wgmma_epilogue(activation: str = "relu", n: int = 64):
         tx = T.thread_id([128])
         acc = T.alloc_local((64, n), "float32", layout=wgmma_accumulator_layout(n))
         result = T.alloc_local((64, n), "bfloat16")  # inferred: the accumulator's placement
+        columns = T.alloc_local((n,), "float32")  # derived: the accumulator's columns, replicated over its rows
         T.tile_copy(acc, Acc)
+        T.tile_copy(columns, bias)  # each thread's columns: pairs of adjacent floats, 8-byte loads
         for i in T.tile_parallel(64):
             for j in T.tile_parallel(n):
-                result[i, j] = T.Cast("bfloat16", activate(acc[i, j] + bias[j], activation))
+                result[i, j] = T.Cast("bfloat16", activate(acc[i, j] + columns[j], activation))
         T.tile_copy(D, result)
 
     return epilogue

@@ -298,3 +298,32 @@ def test_slot_pairs_are_packed_on_sm_100a_lane_for_lane(arch):
     result = run(kernel, {"A": a, "B": b}, arch=arch)["C"]
     expected = ((a - b) * b + a * np.float32(0.375) - np.maximum(b, np.float32(1))).astype(np.float32)
     np.testing.assert_array_equal(result.view(np.uint32), expected.view(np.uint32))
+
+
+def test_an_open_vector_the_loop_reads_takes_the_partitioning_fragments_placement_reduced():
+    """``columns[j]`` and ``rows[i]`` left to inference: the accumulator's placement with the other axis reduced away
+    (replicated over the threads that held it), so every thread holds what it reads."""
+    from tirx_layout.transform import infer_layouts
+    from tirx_layout.ir.annotations import buffer_layouts
+
+    @T.prim_func
+    def scaled(A: T.Buffer((64, 16), "float32"), c: T.Buffer((16,), "float32"), r: T.Buffer((64,), "float32"),
+               C: T.Buffer((64, 16), "float32")):  # fmt: skip
+        T.device_entry()
+        tx = T.thread_id([128])
+        acc = T.alloc_local((64, 16), "float32", layout=wgmma_accumulator_layout(16))
+        columns = T.alloc_local((16,), "float32")
+        rows = T.alloc_local((64,), "float32")
+        T.tile_copy(acc, A)
+        T.tile_copy(columns, c)
+        T.tile_copy(rows, r)
+        for i in T.tile_parallel(64):
+            for j in T.tile_parallel(16):
+                acc[i, j] = acc[i, j] * rows[i] + columns[j]
+        T.tile_copy(C, acc)
+
+    layouts = {b.name: str(layout) for b, layout in buffer_layouts(infer_layouts(scaled)).items()}
+    assert layouts["rows"] == str(ACC_ROWS)
+    assert layouts["columns"] == "S[(2, 4, 2):(2, 1@laneid, 1)] + R[(4, 8):(1@wid_in_wg, 4@laneid)]"
+    a, c, r = exact((64, 16)), exact((16,), 1), exact((64,), 2)
+    assert np.array_equal(run(scaled, {"A": a, "c": c, "r": r})["C"], a * r[:, None] + c)

@@ -22,7 +22,9 @@ loops nested directly inside it ``"nested"`` (so the nest prints and parses back
 
 Inference: the buffers indexed by the loop variables themselves are related like the two sides of a copy
 (:class:`Equal`): an open fragment written from another takes its placement, and a shared tile written from a
-fragment is scored by the copy plan between them.
+fragment is scored by the copy plan between them. An open fragment indexed by some of them (``bias[j]``,
+``rowmax[i]``) is :class:`Derived`: the placement of the fragment the loop is partitioned by, the other axes reduced
+away -- the threads that held them hold it as replicas, as a reduction's result (``ops/reduce``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from ...ir.rewrite import walk
 from ...layout.indexing import flatten, unflatten
 from ...layout.placement import layout_threads
 from ..operands import FragmentOperand
-from ..spec import Equal, Field, OpCall, OpSpec, Reach, Record, ScopeField, find
+from ..reduce.derive import reduced_layout
+from ..spec import Derived, Equal, Field, OpCall, OpSpec, Reach, Record, ScopeField, find
 
 #: The value the loops nested inside a nest's outermost loop carry in place of a scope.
 NESTED = "nested"
@@ -122,6 +125,28 @@ def _indexed_by(access: Access, loop_vars) -> bool:
     return len(access.indices) == len(loop_vars) and all(
         isinstance(index, tirx.Var) and index.same_as(var) for index, var in zip(access.indices, loop_vars, strict=True)
     )
+
+
+def _kept_axes(access: Access, loop_vars) -> tuple | None:
+    """The loop axes an access's indices are, when they are some of the loop variables themselves, in loop order
+    (``bias[j]`` in a nest over ``i, j`` keeps axis 1); ``None`` otherwise."""
+    axes = []
+    for index in access.indices:
+        found = [d for d, var in enumerate(loop_vars) if isinstance(index, tirx.Var) and index.same_as(var)]
+        if not found or (axes and found[0] <= axes[-1]):
+            return None
+        axes.append(found[0])
+    return tuple(axes) if 0 < len(axes) < len(loop_vars) else None
+
+
+def _vector_of(anchor, dropped: tuple):
+    """The layout of a vector the loop reads along the kept axes: the anchor's, with the ``dropped`` axes reduced
+    away (the threads that held them hold it as replicas: ``ops/reduce``'s derivation)."""
+
+    def derive(layouts: dict):
+        return reduced_layout(layouts[anchor], tuple(int(e) for e in anchor.shape), dropped)
+
+    return derive
 
 
 def evaluate(expr, env: dict):
@@ -218,7 +243,8 @@ class TileParallel(OpSpec):
 
     def relations(self, call: OpCall) -> tuple:
         loop_vars = tuple(loop.loop_var for loop in call.loops)
-        full = [a for a in body_accesses(call.body) if _indexed_by(a, loop_vars)]
+        accesses = body_accesses(call.body)
+        full = [a for a in accesses if _indexed_by(a, loop_vars)]
         locals_ = [a for a in full if a.buffer.scope() == "local"]
         if not locals_:
             return ()
@@ -231,6 +257,13 @@ class TileParallel(OpSpec):
             seen.add(access.buffer)
             dst, src = (access.buffer, anchor.buffer) if access.writes else (anchor.buffer, access.buffer)
             related.append(Equal(full_region(dst), full_region(src), call.scope, call.where))
+        why = f"T.tile_parallel over {[int(loop.extent) for loop in call.loops]}{call.where}"
+        for access in accesses:  # a row or column vector (bias[j], rowmax[i]): the anchor's placement, reduced
+            kept = _kept_axes(access, loop_vars)
+            if access.buffer.scope() == "local" and access.buffer not in seen and kept is not None:
+                seen.add(access.buffer)
+                dropped = tuple(d for d in range(len(loop_vars)) if d not in kept)
+                related.append(Derived(access.buffer, (anchor.buffer,), _vector_of(anchor.buffer, dropped), why))
         return tuple(related)
 
     def rules(self, call: OpCall, ctx) -> ParallelRecord:
