@@ -37,6 +37,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import bench_gemm
 from _upstream_child import run_upstream_script
 from tvm.script import tirx as T
 
@@ -44,10 +45,8 @@ from tirx_layout.tools.kernel_report import find_nvcc, load_example_module
 from tirx_layout.tools.measurement import (
     KernelCode,
     device_source,
-    launch_values,
     lower,
     measure_cuda,
-    opcode,
     opcode_difference,
     sass_loop_around,
 )
@@ -69,8 +68,8 @@ CASES = [
 ]
 #: The pipelined GEMM of the main-loop check: (M, N, K, dtype, tile, stages, CTAs) as bench_gemm's first case.
 GEMM = (4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, 148)
-MMAS_PER_K_TILE = 4  # tile_k 64 = 4 MMAs of K = 16
-TMA_LOADS_PER_K_TILE = 2  # the A and B tiles
+#: The SASS loops of its roles: the MMA issuer's (around ``UTC*MMA``) and the TMA producer's (around ``UTMALDG``).
+MAIN_LOOPS = {"MMA loop": r"UTC\w*MMA", "producer loop": r"UTMALDG"}
 
 
 @dataclass(frozen=True)
@@ -95,9 +94,14 @@ def gelu_through_exp():
     kernels look ``activate`` up when they are built, so they are built inside the block.
 
     Example:
+        >>> x = T.float32(2)
         >>> with gelu_through_exp():
-        ...     str(EPILOGUES.activate(T.float32(1), "relu"))
-        'T.max(T.float32(1.0), T.float32(0.0))'
+        ...     print(EPILOGUES.activate(x, "gelu-exp"))
+        T.float32(2.0) / (T.exp(T.float32(-3.7623767852783203)) + T.float32(1.0))
+        >>> EPILOGUES.activate(x, "gelu-exp")
+        Traceback (most recent call last):
+        ...
+        ValueError: activation 'gelu-exp'; expected one of ('relu', 'silu', 'gelu')
     """
     original = EPILOGUES.activate
     k = -2.0 * 0.7978845608028654  # -2 sqrt(2 / pi)
@@ -154,7 +158,7 @@ def measure_ours(kernel: str, activation: str, columns: int = COLUMNS) -> Measur
     arch = ARCH[kernel]
     lowered = lower(our_kernel(kernel, activation, columns), "tirx_layout", arch)
     cuda = device_source(lowered, "tirx_layout")
-    code = measure_cuda(cuda, arch, launch_values(lowered).get("tirx.use_dyn_shared_memory", 0))
+    code = measure_cuda(cuda, arch, bench_gemm.dynamic_shared_bytes(lowered))
     return Measured(code, stack_frame_bytes(cuda, arch), ROWS[kernel] * columns // THREADS)
 
 
@@ -187,28 +191,35 @@ def where_ours_is_above(ours: Measured, theirs: Measured, top: int = 8) -> str:
 # ---- the pipelined GEMM's main loop, with and without the fused epilogue ----
 
 
-def gemm_main_loops(epilogue: str | None) -> tuple[dict[str, float], dict[str, list[str]]]:
-    """Of the pipelined GEMM of ``GEMM`` fused with ``epilogue`` (None: float32 out, no epilogue): registers,
-    spilled bytes and, where nvdisasm is installed, the SASS instructions per K tile of the MMA issuer's loop (around
-    ``UTC*MMA``) and of the producer's (around ``UTMALDG``), each loop's length divided by the K tiles the assembler
-    unrolled into it; and those loops' instructions, by name."""
-    pipelined = load_example_module(ROOT / "examples" / "pipelined_gemm.py")
-    m, n, k, dtype, tile, stages, ctas = GEMM
-    kernel = pipelined.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas, epilogue=epilogue)
+def gemm_main_loops(epilogue: str | None, gemm: tuple = GEMM) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Of the pipelined GEMM ``gemm`` (M, N, K, dtype, tile, stages, CTAs) fused with ``epilogue`` (None: float32
+    out, no epilogue): ``bench_gemm``'s numbers (registers, PTX and, where nvdisasm is installed, SASS instructions
+    per K tile of the MMA issuer's and the producer's loops) with the spilled bytes; and the SASS loops themselves
+    (:data:`MAIN_LOOPS`), empty without nvdisasm."""
+    m, n, k, dtype, tile, stages, ctas = gemm
+    kernel = bench_gemm.EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas, epilogue=epilogue)
     lowered = lower(kernel, "tirx_layout")
-    dynamic = launch_values(lowered).get("tirx.use_dyn_shared_memory", 0)
-    code = measure_cuda(device_source(lowered, "tirx_layout"), "sm_100a", dynamic)
-    found, loops = {"registers": code.registers, "spilled bytes": code.spill_bytes}, {}
+    cuda = device_source(lowered, "tirx_layout")
+    code = measure_cuda(cuda, dynamic_shared_bytes=bench_gemm.dynamic_shared_bytes(lowered))
+    found = {**bench_gemm.numbers(code, cuda, "cp.async.bulk.tensor"), "spilled bytes": code.spill_bytes}
     if code.sass_listing is None:
-        return found, loops
-    for name, pattern, per_tile in (
-        ("MMA loop", r"UTC\w*MMA", MMAS_PER_K_TILE),
-        ("producer loop", r"UTMALDG", TMA_LOADS_PER_K_TILE),
-    ):
-        loops[name] = sass_loop_around(code.sass_listing, pattern)
-        tiles = max(1, sum(bool(re.match(pattern, opcode(i))) for i in loops[name]) // per_tile)
-        found[f"SASS {name} per K tile"] = len(loops[name]) / tiles
-    return found, loops
+        return found, {}
+    return found, {name: sass_loop_around(code.sass_listing, pattern) for name, pattern in MAIN_LOOPS.items()}
+
+
+def loop_change(plain: list[str], fused: list[str]) -> str:
+    """How a main loop of the fused kernel differs from the plain kernel's, in words.
+
+    Example:
+        >>> loop_change(["UTCHMMA a", "IADD3 R1"], ["UTCHMMA a", "IADD3 R1", "ULOP3.LUT UR5"])
+        "2 -> 3 instructions: {'ULOP3.LUT': 1}"
+    """
+    diff = opcode_difference(fused, plain)
+    if not diff:
+        return f"unchanged: {len(plain)} instructions, the same opcodes"
+    if len(plain) == len(fused):
+        return f"the same length, {len(plain)} instructions; other opcodes: {diff}"
+    return f"{len(plain)} -> {len(fused)} instructions: {diff}"
 
 
 def gemm_main() -> None:
@@ -216,18 +227,12 @@ def gemm_main() -> None:
     m, n, k, dtype, tile, stages, ctas = GEMM
     print(f"\npipelined GEMM {m}x{n}x{k} {dtype} tile {'x'.join(map(str, tile))} S={stages} ctas={ctas}: main loops")
     plain, plain_loops = gemm_main_loops(None)
-    print("  no epilogue: " + ", ".join(f"{key} {value:g}" for key, value in plain.items()))
+    print("  no epilogue: " + ", ".join(f"{key} {value}" for key, value in plain.items()))
     for activation in EPILOGUES.ACTIVATIONS:
         fused, loops = gemm_main_loops(activation)
-        print(f"  fused {activation}: " + ", ".join(f"{key} {value:g}" for key, value in fused.items()))
+        print(f"  fused {activation}: " + ", ".join(f"{key} {value}" for key, value in fused.items()))
         for name, loop in loops.items():
-            diff = opcode_difference(loop, plain_loops[name])
-            change = (
-                f"CHANGED, {len(plain_loops[name])} -> {len(loop)} instructions: {diff}"
-                if diff
-                else "unchanged (same opcodes, same count)"
-            )
-            print(f"    {name}: {change}")
+            print(f"    SASS {name}: {loop_change(plain_loops[name], loop)}")
 
 
 def main() -> None:

@@ -80,3 +80,28 @@ def test_gelu_through_exp_is_tanh_gelu_and_leaves_the_example_as_it_was():
     np.testing.assert_allclose(
         values, bench_epilogue.EPILOGUES.activate_reference(points, "gelu"), rtol=1e-12, atol=1e-12
     )
+
+
+SMALL_GEMM = (256, 256, 1024, "bfloat16", (128, 256, 64), 4, 2)  # 16 K tiles, which nvcc keeps as a loop
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+def test_the_main_loops_are_found_with_and_without_the_fused_epilogue():
+    for epilogue in (None, "relu"):
+        found, loops = bench_epilogue.gemm_main_loops(epilogue, SMALL_GEMM)
+        assert found["spilled bytes"] == 0 and found["MMA loop per K tile"] > 0
+        if not loops:
+            pytest.skip("nvdisasm is not installed: no SASS loops")
+        mmas = opcode_counts(loops["MMA loop"])["UTCHMMA"]
+        loads = opcode_counts(loops["producer loop"])["UTMALDG.2D"]
+        assert mmas > 0 and mmas % 4 == 0  # whole K tiles of 4 MMAs (K = 64 in steps of 16)
+        assert loads > 0 and loads % 2 == 0  # whole K tiles of an A and a B copy
+
+
+def test_a_loop_change_is_named_by_length_and_opcodes():
+    plain = ["UTCHMMA a", "IMAD.MOV.U32 R1, RZ, RZ, 0x8"]
+    assert bench_epilogue.loop_change(plain, plain[::-1]) == "unchanged: 2 instructions, the same opcodes"
+    assert bench_epilogue.loop_change(plain, ["UTCHMMA a", "HFMA2 R1, -RZ, RZ, 0, 0"]) == (
+        "the same length, 2 instructions; other opcodes: {'HFMA2': 1, 'IMAD.MOV.U32': -1}"
+    )
+    assert bench_epilogue.loop_change(plain, [*plain, "UIADD3 UR5"]) == "2 -> 3 instructions: {'UIADD3': 1}"
