@@ -240,7 +240,7 @@ def main() -> None:
         print("bench_epilogue: nvcc not found; nothing to measure")
         return
     header = "kernel activation  ours/el   up/el  ratio   regs      spills    stack"
-    print("fused epilogues, SASS instructions per output element (static), ours vs upstream's tile primitives")
+    print("fused epilogues: static SASS (PTX without nvdisasm) per output element, ours vs upstream's tile ops")
     print(header)
     notes = []
     for kernel, activation, theirs_activation in CASES:
