@@ -303,8 +303,8 @@ def test_slot_pairs_are_packed_on_sm_100a_lane_for_lane(arch):
 def test_an_open_vector_the_loop_reads_takes_the_partitioning_fragments_placement_reduced():
     """``columns[j]`` and ``rows[i]`` left to inference: the accumulator's placement with the other axis reduced away
     (replicated over the threads that held it), so every thread holds what it reads."""
-    from tirx_layout.transform import infer_layouts
     from tirx_layout.ir.annotations import buffer_layouts
+    from tirx_layout.transform import infer_layouts
 
     @T.prim_func
     def scaled(A: T.Buffer((64, 16), "float32"), c: T.Buffer((16,), "float32"), r: T.Buffer((64,), "float32"),
