@@ -35,10 +35,12 @@ def ring_bytes(
     other_barriers: int = 0,
     extra_stage_bytes: int = 0,
     extra_what: str = "",
+    fixed_bytes: int = 0,
 ) -> int:
     """The shared-memory bytes of a ring of ``stages`` stages of ``tile = (tile_m, tile_n, tile_k)`` operand tiles
     of ``dtype`` (plus ``extra_stage_bytes`` per stage of what ``extra_what`` names, e.g. scale factors), with a
-    ``full`` and an ``empty`` mbarrier per stage and ``other_barriers`` more; ``ValueError`` when they exceed
+    ``full`` and an ``empty`` mbarrier per stage and ``other_barriers`` more, and ``fixed_bytes`` outside the ring (an
+    epilogue's staging tile); ``ValueError`` when they exceed
     :data:`SHARED_MEMORY_BYTES`, naming both numbers and how many stages would fit.
 
     Example:
@@ -59,9 +61,10 @@ def ring_bytes(
     if dtype not in OPERAND_BYTES:
         raise ValueError(f"operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
     stage_bytes = (tile_m + tile_n) * tile_k * OPERAND_BYTES[dtype] + extra_stage_bytes
-    need = stages * stage_bytes + MBARRIER_BYTES * (2 * stages + other_barriers)
+    need = stages * stage_bytes + MBARRIER_BYTES * (2 * stages + other_barriers) + fixed_bytes
     if need > SHARED_MEMORY_BYTES:
-        fit = (SHARED_MEMORY_BYTES - MBARRIER_BYTES * other_barriers) // (stage_bytes + 2 * MBARRIER_BYTES)
+        left = SHARED_MEMORY_BYTES - MBARRIER_BYTES * other_barriers - fixed_bytes
+        fit = left // (stage_bytes + 2 * MBARRIER_BYTES)
         raise ValueError(
             f"{stages} stages of {tile_m}x{tile_k} + {tile_n}x{tile_k} {dtype} tiles{extra_what} need at least "
             f"{need} bytes of shared memory; a CTA has {SHARED_MEMORY_BYTES} (at most {fit} stages fit)"

@@ -16,6 +16,10 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
 * The epilogue (warpgroup 0, whose warps own TMEM lanes 0-127) waits for ``acc_full[a]``, drains the accumulator
   32 columns at a time with ``tcgen05.ld`` into registers, stores them to ``D`` (rows and columns past M, N are
   guarded off) and arrives on ``acc_empty[a]``.
+* ``epilogue="relu"`` (or ``"silu"``, ``"gelu"``) fuses the epilogue: ``D = bf16(act(A @ B.T + bias))``, each
+  32-column chunk biased, activated and cast in registers by a ``T.tile_parallel`` loop (``examples/epilogues.py``),
+  staged through a 64B-swizzled shared tile and stored by TMA, one 32-row box per warp. The producer and MMA roles
+  are the same macros in both kernels, so the main loops are the same code.
 
 The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` (row-major over the tile
 grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage
@@ -57,6 +61,8 @@ from tirx_layout.tools.kernel_report import Expected, KernelTable, load_example_
 
 #: The ring, its budget, the shape checks and the schedule, shared with the Hopper kernel.
 RING = load_example_module(Path(__file__).with_name("gemm_ring.py"))
+#: The activations of the fused epilogue (``epilogue=``), written with ``T.tile_parallel``.
+EPILOGUES = load_example_module(Path(__file__).with_name("epilogues.py"))
 SHARED_MEMORY_BYTES = RING.SHARED_MEMORY_BYTES
 OPERAND_BYTES = RING.OPERAND_BYTES
 unrolled, gemm_reference = RING.unrolled, RING.gemm_reference
@@ -101,9 +107,12 @@ def scale_factor_columns(tile: tuple[int, int, int]) -> int:
     return groups * (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) // 32
 
 
-def check_budget(tile: tuple[int, int, int], stages: int, dtype: str, scaled: bool = False) -> int:
-    """The shared-memory bytes of the ring (operand tiles, with ``scaled`` each stage's scale factors, plus two
-    mbarriers per stage and two per accumulator stage); ``ValueError`` when they exceed ``SHARED_MEMORY_BYTES`` or
+def check_budget(
+    tile: tuple[int, int, int], stages: int, dtype: str, scaled: bool = False, staging: bool = False
+) -> int:
+    """The shared-memory bytes of the ring (operand tiles, with ``scaled`` each stage's scale factors, with
+    ``staging`` the fused epilogue's bfloat16 staging tile of 128 x 32, plus two mbarriers per stage and two per
+    accumulator stage); ``ValueError`` when they exceed ``SHARED_MEMORY_BYTES`` or
     the two float32 accumulator stages (and with ``scaled`` every stage's scale-factor columns) exceed
     ``TMEM_COLUMNS``.
 
@@ -126,8 +135,10 @@ def check_budget(tile: tuple[int, int, int], stages: int, dtype: str, scaled: bo
         raise ValueError(f"pipelined_gemm: operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
     # with scaled, each stage also holds one byte per row per K block of 32 of both scale-factor matrices
     scales = (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK) if scaled else 0
+    fixed = tile_m * EPILOGUE_COLUMNS * 2 if staging else 0  # the fused epilogue's bfloat16 staging tile
+    what = " and their scale factors" if scaled else (" and the epilogue's staging tile" if staging else "")
     # + acc_full, acc_empty of two accumulator stages
-    need = RING.ring_bytes(tile, stages, dtype, 4, scales, " and their scale factors" if scaled else "")
+    need = RING.ring_bytes(tile, stages, dtype, 4, scales, what, fixed)
     if not scaled and 2 * tile_n > TMEM_COLUMNS:
         raise ValueError(
             f"two float32 accumulator stages of {tile_m}x{tile_n} need {2 * tile_n} TMEM columns; an SM has "
@@ -159,6 +170,7 @@ def pipelined_gemm(
     ctas: int | None = None,
     loads: str = "tma",
     scaled: bool = False,
+    epilogue: str | None = None,
 ):
     """The kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or fp8)
     with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages, and ``ctas``
@@ -182,9 +194,14 @@ def pipelined_gemm(
     if loads not in ("tma", "threads"):
         raise ValueError(f"pipelined_gemm: loads = {loads!r}; expected 'tma' or 'threads'")
     tma = loads == "tma"
+    if epilogue is not None and (scaled or epilogue not in EPILOGUES.ACTIVATIONS):
+        raise ValueError(
+            f"pipelined_gemm: epilogue = {epilogue!r}; the fused epilogue is one of {EPILOGUES.ACTIVATIONS} "
+            "(after a bias, into bfloat16), on the dense kernel"
+        )
     if scaled and not dtype.startswith("float8"):
         raise ValueError(f"pipelined_gemm: scaled=True takes fp8 operands (kind mxf8f6f4), not {dtype}")
-    check_budget(tile, stages, dtype, scaled)
+    check_budget(tile, stages, dtype, scaled, staging=epilogue is not None)
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
     if tile_n % EPILOGUE_COLUMNS or tile_n % 16 or not 16 <= tile_n <= 256:
@@ -203,25 +220,19 @@ def pipelined_gemm(
     if scaled:
         return block_scaled_kernel(M, N, K, dtype, tile, stages, ctas, tma)
 
-    @T.prim_func
-    def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
-        T.device_entry()
-        cta = T.cta_id([ctas])
-        tx = T.thread_id([THREADS])
-        a_tile = T.alloc_shared((S, tm, tk), dtype, layout=a_layout, align=1024)
-        b_tile = T.alloc_shared((S, tn, tk), dtype, layout=b_layout, align=1024)
-        full = T.alloc_shared((S,), "uint64")
-        empty = T.alloc_shared((S,), "uint64")
-        acc_full = T.alloc_shared((2,), "uint64")
-        acc_empty = T.alloc_shared((2,), "uint64")
-        acc = T.alloc_tmem((2, tm, tn), "float32", layout=acc_layout)
-        out = T.alloc_local((tm, E), "float32")
+    @T.macro
+    def prologue(full, empty, acc_full, acc_empty):
         for s in T.unroll(S):
             T.mbarrier_init(full[s], 2 if tma else 128)  # the two TMA copies, or the producer warpgroup's threads
             T.mbarrier_init(empty[s], 1)  # the MMA's commit
         for a in T.unroll(2):
             T.mbarrier_init(acc_full[a], 1)  # the MMA-issuing thread
             T.mbarrier_init(acc_empty[a], 128)  # the epilogue warpgroup's threads
+
+    @T.macro
+    def roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, drain, outputs):
+        """The producer and the MMA issuer, then ``drain(cta, tx, acc, acc_full, acc_empty, *outputs)`` for the
+        epilogue warpgroup: one chain of branches on the thread index, whichever epilogue the kernel has."""
         if tma and tx // 32 == 4:  # producer: one warp, its elected lane issues the TMA copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
@@ -281,6 +292,12 @@ def pipelined_gemm(
                     T.mbarrier_wait(empty[last % S], last // S % 2)
                     T.mbarrier_arrive(acc_full[i % 2])
         elif tx // 128 == 0:  # epilogue
+            drain(cta, tx, acc, acc_full, acc_empty, *outputs)
+
+    if epilogue is None:
+
+        @T.macro
+        def store(cta, tx, acc, acc_full, acc_empty, D, out):
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
                 row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
@@ -292,7 +309,79 @@ def pipelined_gemm(
                         T.tile_copy(D[row0 : row0 + tm, col0 + c * E : col0 + c * E + E], out, "warpgroup")
                     T.mbarrier_arrive(acc_empty[i % 2])
 
-    return unrolled(gemm)
+        @T.prim_func
+        def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
+            T.device_entry()
+            cta = T.cta_id([ctas])
+            tx = T.thread_id([THREADS])
+            a_tile = T.alloc_shared((S, tm, tk), dtype, layout=a_layout, align=1024)
+            b_tile = T.alloc_shared((S, tn, tk), dtype, layout=b_layout, align=1024)
+            full = T.alloc_shared((S,), "uint64")
+            empty = T.alloc_shared((S,), "uint64")
+            acc_full = T.alloc_shared((2,), "uint64")
+            acc_empty = T.alloc_shared((2,), "uint64")
+            acc = T.alloc_tmem((2, tm, tn), "float32", layout=acc_layout)
+            out = T.alloc_local((tm, E), "float32")
+            prologue(full, empty, acc_full, acc_empty)
+            roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, store, (D, out))
+
+        return unrolled(gemm)
+
+    # The fused epilogue: each 32-column chunk drained from TMEM, biased, activated and cast to bfloat16 in
+    # registers, staged through a 64B-swizzled shared tile and stored by TMA, one 32-row box per warp (the warp that
+    # wrote those rows; the TMA clips the box at M and N).
+    out_dtype = "bfloat16"
+    staging_layout = mma_shared_layout(out_dtype, "64B", (tm, E))
+    box_layout = mma_shared_layout(out_dtype, "64B", (tm // 32, 32, E))
+
+    @T.macro
+    def store_fused(cta, tx, acc, acc_full, acc_empty, D, bias, out, result, staging, boxes):
+        warp = tx // 32
+        for i in T.serial(per_cta):
+            tile_id = T.meta_var(cta + i * C)
+            row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
+            col0 = T.meta_var(tile_id % tiles_n * tn)
+            if tile_id < tiles:
+                T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
+                for c in T.unroll(chunks):  # a TMEM region starts at a constant column
+                    T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
+                    column = T.meta_var(col0 + c * E)
+                    for r in T.tile_parallel(tm, scope="warpgroup"):
+                        for j in T.tile_parallel(E):
+                            biased = T.meta_var(
+                                out[r, j] + T.if_then_else(column + j < N, bias[column + j], T.float32(0))
+                            )
+                            result[r, j] = T.Cast(out_dtype, EPILOGUES.activate(biased, epilogue))
+                    T.tile_copy(staging, result, "warpgroup")
+                    rows = T.meta_var(slice(row0 + warp * 32, row0 + warp * 32 + 32))
+                    T.tile_copy_async(D[rows, column : column + E], boxes[warp, 0:32, 0:E], scope="warp")
+                    T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
+                T.mbarrier_arrive(acc_empty[i % 2])
+
+    @T.prim_func
+    def fused(
+        A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), bias: T.Buffer((N,), "float32"),
+        D: T.Buffer((M, N), out_dtype),
+    ):  # fmt: skip
+        T.device_entry()
+        cta = T.cta_id([ctas])
+        tx = T.thread_id([THREADS])
+        a_tile = T.alloc_shared((S, tm, tk), dtype, layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((S, tn, tk), dtype, layout=b_layout, align=1024)
+        staging = T.alloc_shared((tm, E), out_dtype, layout=staging_layout, align=512)
+        boxes = T.decl_buffer((tm // 32, 32, E), out_dtype, data=staging.data, layout=box_layout, align=512)
+        full = T.alloc_shared((S,), "uint64")
+        empty = T.alloc_shared((S,), "uint64")
+        acc_full = T.alloc_shared((2,), "uint64")
+        acc_empty = T.alloc_shared((2,), "uint64")
+        acc = T.alloc_tmem((2, tm, tn), "float32", layout=acc_layout)
+        out = T.alloc_local((tm, E), "float32")  # a chunk as tcgen05.ld leaves it (inferred)
+        result = T.alloc_local((tm, E), out_dtype)  # its placement (inferred)
+        prologue(full, empty, acc_full, acc_empty)
+        outputs = T.meta_var((D, bias, out, result, staging, boxes))
+        roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, store_fused, outputs)
+
+    return unrolled(fused)
 
 
 def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, ctas: int, tma: bool):
@@ -467,6 +556,18 @@ def block_scaled_reference():
     return Expected(reference, inputs=4, rtol=2.0**-16, atol=1.0)
 
 
+def fused_reference(activation: str) -> Expected:
+    """``bf16(act(A @ B.T + bias))`` in float64 then rounded as the kernel rounds: exact for ReLU (integer sums
+    below 2^24), within a bfloat16 rounding plus float32's ``exp``/``tanh`` error otherwise."""
+
+    def reference(a, b, bias):
+        acc = a.astype(np.float64) @ b.astype(np.float64).T + bias.astype(np.float64)
+        return EPILOGUES.activate_reference(acc, activation).astype(np.float32).astype(EPILOGUES.ml_dtypes.bfloat16)
+
+    exact = activation == "relu"
+    return Expected(reference, inputs=3, rtol=0.0 if exact else 2.0**-7, atol=0.0 if exact else 2.0**-7)
+
+
 #: Simulated by ``tests/tools/test_examples.py``: one CTA per output tile, and persistent (``ctas=1``: every ring stage
 #: refilled, both accumulator stages turned over) with either producer.
 KERNELS = KernelTable()  # each kernel built when first looked up
@@ -476,6 +577,9 @@ KERNELS.add("pipelined_gemm_256_tma_persistent", gemm_reference(), pipelined_gem
 KERNELS.add("pipelined_gemm_tail_tma_persistent", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1)
 KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256, ctas=1, loads="threads")
 KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1, loads="threads")
+# the fused epilogue at a tail shape (N = 296: the bf16 rows of D are 592 bytes, a multiple of 16 as TMA needs)
+KERNELS.add("pipelined_gemm_fused_relu_tail", fused_reference("relu"), pipelined_gemm, 200, 296, 128, epilogue="relu")
+KERNELS.add("pipelined_gemm_fused_gelu", fused_reference("gelu"), pipelined_gemm, 256, 256, 128, epilogue="gelu")
 KERNELS.add(
     "pipelined_gemm_fp8",
     gemm_reference(),
@@ -515,10 +619,13 @@ KERNELS.add(
 )
 
 #: The issue's production sizes, built and assembled by the main job (``tools.kernel_report.load_full_size``) but
-#: not simulated: 4096^3 bf16 (128 x 256 x 64 tiles, 4 stages) and block-scaled fp8 (128 x 224 x 128), persistent
-#: over the 148 SMs of a B200.
+#: not simulated: 4096^3 bf16 (128 x 256 x 64 tiles, 4 stages; plain, and with the fused GELU epilogue) and
+#: block-scaled fp8 (128 x 224 x 128), persistent over the 148 SMs of a B200.
 FULL_SIZE = {
     "pipelined_gemm_4096_bf16": lambda: pipelined_gemm(4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148),
+    "pipelined_gemm_4096_bf16_fused_gelu": lambda: pipelined_gemm(
+        4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148, epilogue="gelu"
+    ),
     "pipelined_block_scaled_gemm_4096_fp8": lambda: pipelined_gemm(
         4096, 4096, 4096, "float8_e4m3fn", (128, 224, 128), 4, ctas=148, scaled=True
     ),

@@ -16,7 +16,7 @@ import tvm_ffi
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.sim import numpy_dtype
 from tirx_layout.tools.device import cuda_available
-from tirx_layout.tools.kernel_report import Expected, sample_input
+from tirx_layout.tools.kernel_report import Expected
 from tirx_layout.transform import tirx_layout_pipeline
 
 from kernels import example_module, parse
@@ -85,7 +85,7 @@ def device_case(entry) -> tuple:
     kernel, expected = entry[0], entry[1]
     sizes = dict(entry[2]) if len(entry) > 2 else {}
     check = expected if isinstance(expected, Expected) else Expected(expected)
-    inputs = [sample_input(kernel, sizes, i) for i in range(check.inputs)]
+    inputs = check.input_arrays(kernel, sizes)
     arrays = {kernel.params[i].name: inputs[i] for i in range(check.inputs)}
     for param in kernel.params[check.inputs :]:
         if getattr(param, "shape", None) is not None:

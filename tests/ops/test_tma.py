@@ -244,7 +244,7 @@ def test_the_staged_load_and_a_store_build_and_assemble():
         if assembled is not None:
             assert assembled[0], assembled[1]
     assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group" in cuda
-    assert "cp.async.bulk.wait_group 0" in cuda
+    assert "cp.async.bulk.wait_group.read 0" in cuda
 
 
 def test_tvms_own_pipeline_refuses_a_kernel_with_a_tma_copy():

@@ -119,7 +119,9 @@ def k(A: T.Buffer((64, 32), "float32")):
     for s in T.serial(2):
         T.tile_copy(acc[s, 0:64, 0:32], f, "warpgroup")
 """)
-    with pytest.raises(ValueError, match=r"by a fixed number of whole 32-bit columns \(on the same lanes\)"):
+    with pytest.raises(
+        ValueError, match=r"by a fixed number of columns \(on the same lanes\), so the region acc\[s, 0:64, 0:32\]"
+    ):
         build(kernel)
 
 

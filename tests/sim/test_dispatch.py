@@ -12,7 +12,7 @@ from tirx_layout import sim
 from tirx_layout.hw.tcgen05 import CP_SHAPES, LD_ST_SHAPES
 from tirx_layout.hw.wgmma import WgmmaInstruction
 from tirx_layout.ir.device_calls import HELPER_FAMILIES, called_helper
-from tirx_layout.ops.helpers import mbarrier, sync, tcgen05, tma, wgmma
+from tirx_layout.ops.helpers import math, mbarrier, sync, tcgen05, tma, wgmma
 from tirx_layout.sim.dispatch import HelperTable
 from tirx_layout.sim.interpreter import EXECUTORS
 
@@ -43,6 +43,9 @@ def emitted() -> list:
     calls += [wgmma.keep(32, True, Z), wgmma.keep(16, False, Z)]
     calls += [wgmma.mma_ss(WgmmaInstruction("bfloat16", "bfloat16", "float32", 128, b_major="MN"), Z, Z, 0, Z, 0, Z)]
     calls += [wgmma.mma_rs(WgmmaInstruction("int8", "int8", "int32", 8, a_in_registers=True), Z, Z, Z, 0, Z)]
+    x, pair = tvm.tirx.const(1.0, "float32"), tvm.tirx.Broadcast(tvm.tirx.const(1.0, "float32"), 2)
+    calls += [math.ex2_approx(x), math.add_f32x2(pair, pair), math.mul_f32x2(pair, pair)]
+    calls += [math.fma_f32x2(pair, pair, pair)] + [math.cvt_pack(x, x, dtype) for dtype in math.CVT_PACKS]
     return calls
 
 

@@ -378,3 +378,29 @@ def k(At: T.Buffer((64, 256), "float32"), R: T.Buffer((2, 128, 32), "float32")):
     out = sim.run(parse(text), {"At": at}).outputs["R"]
     want = np.stack([at[0:32, 128:256].T, at[32:64, 128:256].T])
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_warp_scope_store_wait_orders_the_whole_warp_after_the_store():
+    """Warp 1 stores its 32 rows by TMA; lane 0 waits for the bulk group and __syncwarp() passes that on, so lane 5
+    may then rewrite the rows; without the wait the rewrite races with the store."""
+    box = 'T.tile_copy_async(C[tx // 32 * 32 : tx // 32 * 32 + 32, 0:64], Bs[tx // 32, 0:32, 0:64], scope="warp")'
+    text = f"""
+@T.prim_func
+def k(A: T.Buffer((64, 64), "bfloat16"), C: T.Buffer((64, 64), "bfloat16")):
+    T.device_entry()
+    tx = T.thread_id([64])
+    As = T.alloc_shared((64, 64), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (64, 64)), align=1024)
+    Bs = T.decl_buffer((2, 32, 64), "bfloat16", data=As.data,
+                       layout=mma_shared_layout("bfloat16", "128B", (2, 32, 64)), align=1024)
+    T.tile_copy(As, A)
+    T.cuda.cta_sync()
+    {box}
+    WAIT
+    As[tx // 32 * 32 + 5, tx % 32] = T.bfloat16(0)
+"""
+    a = inputs("bfloat16", 64, 64)
+    ordered = parse(text.replace("WAIT", 'T.tma_store_wait("warp")'))
+    out = sim.run(ordered, {"A": a})["C"]
+    np.testing.assert_array_equal(out.view(np.uint16), a.view(np.uint16))
+    with pytest.raises(DataRace, match=r"a store by thread \d+ while the TMA store issued by thread (0|32) still"):
+        sim.run(parse(text.replace("WAIT", "")), {"A": a})

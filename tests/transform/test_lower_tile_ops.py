@@ -187,7 +187,7 @@ def k(A: T.Buffer({shape}, "float32")):
 def test_copy_errors():
     base = """
 @T.prim_func
-def k(A: T.Buffer((8, 8), "float32"), H: T.Buffer((8, 8), "float16")):
+def k(A: T.Buffer((8, 8), "float32"), H: T.Buffer((8, 8), "int32")):
     T.device_entry()
     tx = T.thread_id([32])
     f1 = T.alloc_local((8, 8), "float32", layout=T.layout("S[(8, 4, 2):(4@laneid, 1@laneid, 1)]"))
@@ -195,9 +195,8 @@ def k(A: T.Buffer((8, 8), "float32"), H: T.Buffer((8, 8), "float16")):
     {body}
 """
     cases = [
-        ("T.tile_copy(H, A)", "dtypes differ"),
+        ("T.tile_copy(H, A)", "a casting copy does not convert float32 to int32"),
         ("T.tile_copy(A[0:4, 0:8], A[0:8, 0:4])", "region shapes"),
-        ("T.tile_copy(f2, f1)", "different layouts .* would move data between threads"),
         ("T.tile_copy(f1[0:4, 0:8], A[0:4, 0:8])", "a register fragment is an operand as a whole: f1 has shape"),
     ]
     for body, message in cases:

@@ -416,13 +416,13 @@ def test_layout_conflict_keeps_its_type_through_tvm_build_and_compile():
 
 def test_lowering_errors_after_the_verifier_carry_the_copy_line():
     func = kernel(
-        'F = T.alloc_local((32, 4), "float32", layout=T.layout("S[(32, 4):(1@laneid, 1)]"))\n'
-        'G = T.alloc_local((32, 4), "float32", layout=T.layout("S[(32, 4):(1, 1@laneid)]"))\n'
-        "T.tile_copy(F, A)\nT.tile_copy(G, F)\nT.tile_copy(B, G)",
-        shape=(32, 4),
-        threads=32,
+        'F = T.alloc_local((64, 4), "float32", layout=T.layout("S[(2, 32, 4):(1@warpid, 1@laneid, 1)]"))\n'
+        'G = T.alloc_local((64, 4), "float32", layout=T.layout("S[(32, 2, 4):(1@laneid, 1@warpid, 1)]"))\n'
+        'T.tile_copy(F, A)\nT.tile_copy(G, F, "warp")\nT.tile_copy(B, G)',
+        shape=(64, 4),
+        threads=64,
     )
-    refused(func, ValueError, "would move data between threads", "(line 9 of <str>)")
+    refused(func, ValueError, "in another warp", "(line 9 of <str>)")
 
 
 def test_verifier_errors_keep_their_type_through_tvm_compile():

@@ -38,6 +38,8 @@ INSTRUCTION_TARGETS = {
     "tcgen05": {(sm, suffix) for sm in (100, 101, 103, 110) for suffix in ("a", "f")},
     "wgmma": {(90, "a")},
     "tma": {(sm, suffix) for sm in KNOWN_SM if sm >= 90 for suffix in ("", "a", "f") if _defined(sm, suffix)},
+    # packed float32 arithmetic (add/mul/fma.rn.f32x2): "requires .target sm_100 or higher"
+    "f32x2": {(sm, suffix) for sm in KNOWN_SM if sm >= 100 for suffix in ("", "a", "f") if _defined(sm, suffix)},
 }
 
 _ARCH = re.compile(r"sm_(\d+)([af]?)")

@@ -26,6 +26,7 @@ HELPER_FAMILIES = {
     "sync": "warp and proxy synchronisation: elect.sync, fence.proxy.async",
     "tcgen05": "Blackwell's tensor memory and tensor cores: alloc, ld/st, cp, mma, commit, fences, descriptors",
     "wgmma": "Hopper's warpgroup MMA: wgmma.mma_async, fence, commit_group, wait_group, register fences",
+    "math": "floating-point instructions as values: ex2.approx, packed f32x2 add/mul/fma, packing cvt to 16/8 bits",
 }
 
 

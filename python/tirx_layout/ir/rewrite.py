@@ -34,6 +34,19 @@ def map_stmt(stmt, rules: Sequence[Rule]):
     return tvm_ffi.structural_map(stmt, list(rules), order="post")
 
 
+def substitute(node, values: dict):
+    """``node`` (a statement or an expression) with each variable of ``values`` (``Var`` -> expression) replaced.
+
+    Example:
+        >>> i = tvm.tirx.Var("i", "int32")
+        >>> substitute(i * 2 + 1, {i: tvm.tirx.Var("k", "int32")})
+        k * 2 + 1
+    """
+    if not values:
+        return node
+    return tvm_ffi.structural_map(node, [(tvm.tirx.Var, lambda var: values.get(var, var))], order="post")
+
+
 def walk(root, rules: Sequence[Rule]) -> None:
     """Call each rule on every node of its type under ``root`` (children first)."""
     tvm_ffi.structural_walk(root, list(rules))
@@ -116,5 +129,6 @@ __all__ = [
     "map_stmt",
     "sequence",
     "store",
+    "substitute",
     "walk",
 ]

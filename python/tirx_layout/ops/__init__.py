@@ -8,6 +8,8 @@ lowerings:
 * ``tma`` -- ``T.tile_copy_async`` and ``T.tma_store_wait`` (the Tensor Memory Accelerator);
 * ``mbarrier`` -- the ``T.mbarrier_*`` ops;
 * ``fill`` -- ``T.tile_fill`` (a copy from a constant through the copy plans);
+* ``parallel`` -- ``T.tile_parallel`` loops (element-wise code over logical coordinates, partitioned per thread by
+  the fragments' layouts);
 
 and what they share: ``context.py`` (the one context every rule and lowering reads), ``operands.py`` (an op's
 operands as the lowerings see them), ``helpers/`` (the CUDA device helpers the lowerings emit, by family). The
@@ -21,7 +23,7 @@ Example:
     ('any',)
 """
 
-from . import copy, fill, mbarrier, mma, tma
+from . import copy, fill, mbarrier, mma, parallel, reduce, tma
 from .spec import (
     REGISTRY,
     REQUIRED,
@@ -68,5 +70,7 @@ __all__ = [
     "find",
     "mbarrier",
     "mma",
+    "parallel",
+    "reduce",
     "tma",
 ]

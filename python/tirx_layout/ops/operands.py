@@ -311,7 +311,9 @@ def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None
     buffer = region.source
     layout = layouts.get(buffer)
     if buffer.scope() == TMEM_SCOPE:
-        return TmemOperand(region, layout, role)
+        found = TmemOperand(region, layout, role)
+        found.analyzer = analyzer
+        return found
     if layout is not None and layout_threads(layout):
         return FragmentOperand(region, layout, role)
     found = MemoryOperand(region, layout, role, tables)

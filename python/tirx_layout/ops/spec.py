@@ -380,9 +380,9 @@ class Record:
 
 @dataclass(frozen=True)
 class Equal:
-    """The op moves the tile ``src`` into ``dst`` element for element (a copy): two register fragments must place
-    the elements alike (anything else would move data between threads), and for any other pair of buffers the cost
-    model scores the pair of layouts by the copy's plan."""
+    """The op moves the tile ``src`` into ``dst`` element for element (a copy): an inferred register fragment takes
+    the placement of the fragment it is copied from or to (anything else would move data between threads), and for
+    any other pair of buffers the cost model scores the pair of layouts by the copy's plan."""
 
     dst: object
     src: object
@@ -433,6 +433,14 @@ class OpSpec:
     description: str = ""
     fields: tuple[Field, ...] = ()
     families: tuple[str, ...] = ("any",)
+    #: How a use of the op sits in TIR: ``"call"``, an ``Evaluate`` of its call; ``"loop"``, a nest of loops that
+    #: carry the annotation :attr:`annotation` (``T.tile_parallel``), the outermost being the op's statement.
+    form: str = "call"
+
+    @property
+    def annotation(self) -> str:
+        """The loop annotation of a ``"loop"`` op: ``tirx_layout.<name>``."""
+        return f"tirx_layout.{self.name}"
 
     def __init__(self):
         if not self.name or self.name in REGISTRY:
@@ -650,13 +658,19 @@ class OpSpec:
 
 
 def find(stmt) -> OpCall | None:
-    """The call of a registered op that ``stmt`` is (an ``Evaluate`` of it, or the call itself), else ``None``.
+    """The call of a registered op that ``stmt`` is (an ``Evaluate`` of it, or the call itself; for a loop op, the
+    outermost loop of its nest), else ``None``.
 
     Example:
         >>> import tvm
         >>> find(tvm.tirx.Evaluate(0)) is None
         True
     """
+    if isinstance(stmt, tirx.For):
+        for spec in REGISTRY.values():
+            if spec.form == "loop" and (call := spec.match(stmt)) is not None:
+                return call
+        return None
     found = read_op_call(stmt)
     if found is None or found.name not in REGISTRY:
         return None

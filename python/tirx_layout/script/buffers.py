@@ -155,7 +155,9 @@ def local_view(buffer):
     """The calling thread's slots of a thread-distributed buffer: element ``k`` is the thread's ``m``-slot ``k``.
 
     A buffer whose layout has thread axes (``laneid``, ``warpid``, ...) cannot be indexed by logical coordinates in
-    per-thread code; index its local view instead.
+    per-thread code; index its local view instead. A register buffer given no layout (inference decides it) has a
+    view of as many elements as the buffer while the kernel is written; LowerLayoutAccess declares it with the
+    inferred layout's slot count (``pending_view_extent``).
 
     Example (inside a ``@T.prim_func``):
         ``frag = T.alloc_local((32, 8), "float32", layout=TileLayout(S[(32, 8):(1@laneid, 1)]))``
@@ -163,10 +165,29 @@ def local_view(buffer):
     """
     layout = building_layout_of(buffer)
     if layout is None:
-        raise ValueError(f"T.local_view({buffer.name}): the buffer has no tirx_layout layout")
-    if not layout_threads(layout):
+        if buffer.scope() != "local":
+            raise ValueError(
+                f"T.local_view({buffer.name}): the buffer is {buffer.scope()} and has no tirx_layout layout; a local "
+                "view is of a register fragment (T.alloc_local)"
+            )
+        extent = pending_view_extent(buffer)
+    elif not layout_threads(layout):
         raise ValueError(f"T.local_view({buffer.name}): its layout {layout} has no thread axes; index it directly")
-    return _upstream_decl_buffer((slot_count(layout),), buffer.dtype, buffer.data, scope=buffer.scope(), layout=None)
+    else:
+        extent = slot_count(layout)
+    return _upstream_decl_buffer((extent,), buffer.dtype, buffer.data, scope=buffer.scope(), layout=None)
+
+
+def pending_view_extent(buffer) -> int:
+    """The extent ``T.local_view`` declares for a register buffer whose layout is inferred: its element count (each
+    thread's slot count is known only after inference, and LowerLayoutAccess re-declares the view with it).
+
+    Example:
+        >>> import tvm
+        >>> pending_view_extent(tvm.tirx.decl_buffer((128, 64), "float32", "acc", scope="local"))
+        8192
+    """
+    return math.prod(int(e) for e in buffer.shape)
 
 
 def building_layout_of(buffer):

@@ -2,7 +2,10 @@
 
 :func:`simulate` interprets a lowered device function it is given, for every CTA of its launch, every thread at once
 (see ``interpreter.py``); tensor memory and the ``tcgen05`` instructions are modelled from the PTX ISA
-(``tmem.py``, ``tmem_order.py``), and so is Hopper's ``wgmma`` (``wgmma.py``), never from the lowering. :func:`run`
+(``tmem.py``, ``tmem_order.py``), and so is Hopper's ``wgmma`` (``wgmma.py``), never from the lowering; so are the
+math functions as TVM's fast-math build computes them (``math_functions.py``), conversions with their rounding and
+saturation (``conversions.py``), ``shfl.sync`` with its member mask (``shuffles.py``), atomics (``atomics.py``,
+counted in ``SimResult.atomics`` apart from ``writes``) and the ``math`` helpers (``packed_math.py``). :func:`run`
 is the convenience most callers want: it lowers a kernel through a TIR pipeline registered with TVM
 (``"tirx_layout"`` by default: the simulator asks TVM's pipeline registry for it and imports none of the passes),
 finds which kernel parameter each device argument is, and simulates. Out-of-bounds accesses raise
@@ -61,13 +64,16 @@ DEFAULT_PIPELINE = "tirx_layout"
 
 @dataclass
 class SimResult:
-    """Every buffer parameter after the run (``result["B"]``, in its declared shape) and how many times each of its
-    elements was stored to (``result.writes["B"]``)."""
+    """Every buffer parameter after the run (``result["B"]``, in its declared shape), how many times each of its
+    elements was stored to (``result.writes["B"]``: plain stores) and how many atomics updated it
+    (``result.atomics["B"]``)."""
 
     outputs: dict
     writes: dict
     #: each CTA's tensor memory (128 x 512 uint32 cells) as the CTA left it, ``None`` for a CTA that used none
     tmem: list = None
+    #: per buffer parameter, how many atomic read-modify-writes each element took (apart from ``writes``)
+    atomics: dict = None
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.outputs[name]
@@ -97,15 +103,22 @@ def device_functions(kernel, arch: str = "sm_100a", pipeline: str = DEFAULT_PIPE
     return lower(kernel, arch, pipeline)[1]
 
 
-def _launch_extents(func) -> tuple[dict, dict]:
+def _launch_extents(func, scalars: dict) -> tuple[dict, dict]:
+    """The grid's and the CTA's extents per thread tag, each a constant or computed from the number parameters
+    ``scalars`` (``T.cta_id([M // 128])`` with ``M`` a kernel parameter)."""
     blocks, threads = {}, {}
 
     def on_attr(stmt):
         if stmt.attr_key == "thread_extent":
             tag = stmt.node.thread_tag
-            if not isinstance(stmt.value, tvm.tirx.IntImm):
-                raise SimulationError(f"launch extent of {tag} is not a constant: {stmt.value}")
-            (threads if tag.startswith("threadIdx") else blocks)[tag] = int(stmt.value.value)
+            free = tvm.tirx.analysis.undefined_vars(stmt.value)
+            missing = [v.name for v in free if v not in scalars]
+            if missing:
+                raise SimulationError(f"launch extent of {tag} is {stmt.value}, and no argument gives {missing}")
+            extent = _evaluate(stmt.value, {v: scalars[v] for v in free})
+            if extent < 1:
+                raise SimulationError(f"launch extent of {tag} is {stmt.value} = {extent}; a launch needs at least 1")
+            (threads if tag.startswith("threadIdx") else blocks)[tag] = extent
 
     walk(func.body, [(tvm.tirx.AttrStmt, on_attr)])
     return blocks, threads
@@ -125,7 +138,7 @@ def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
         raise SimulationError(f"the device function takes {len(device.params)} arguments, {len(arguments)} given")
     by_pointer = {p: a for p, a in zip(device.params, arguments, strict=True) if isinstance(a, Memory)}
     scalars = {p: a for p, a in zip(device.params, arguments, strict=True) if not isinstance(a, Memory)}
-    blocks, threads = _launch_extents(device)
+    blocks, threads = _launch_extents(device, scalars)
     tags = sorted(blocks)
     interval, tmem = 0, []
     for block, coords in enumerate(itertools.product(*(range(blocks[t]) for t in tags))):
@@ -274,4 +287,5 @@ def run(
     shapes = {p.name: _static_shape(p, sizes) for p in kernel.params if _buffer_shape(p) is not None}
     outputs = {m.name: m.data.reshape(shapes[m.name]) for m in memories if m is not None}
     writes = {m.name: m.writes.reshape(shapes[m.name]) for m in memories if m is not None}
-    return SimResult(outputs, writes, tmem)
+    atomics = {m.name: m.atomics.reshape(shapes[m.name]) for m in memories if m is not None}
+    return SimResult(outputs, writes, tmem, atomics)

@@ -11,15 +11,21 @@ threads wait and the ``if`` statements right after it that those threads skip (`
 warp == 1: ...``). A warp-specialised kernel (producer warps in one role, consumer warps in another, handing phases
 back and forth) thus runs as the hardware would interleave it. Only when nothing anywhere can move is the wait an
 error (it would hang).
+
+Example (an expression evaluated for the four threads of a CTA, one value each):
+    >>> import tvm
+    >>> interp = CtaInterpreter(Launch(0, {}, {"threadIdx.x": 4}, {}))
+    >>> x = tvm.tirx.Var("x", "int32")
+    >>> interp.env[x] = np.arange(4, dtype=np.int32)
+    >>> interp.eval(tvm.tirx.Max(x * 2, tvm.tirx.const(3))).tolist()
+    [3, 3, 4, 6]
 """
 
 from __future__ import annotations
 
 import operator
-import re
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 import tvm
 from tvm import tirx
@@ -28,8 +34,9 @@ from tvm.ir import Call, TensorLoad
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import mbarrier, sync, tma_exec, tmem, warps, wgmma
+from . import atomics, conversions, math_functions, mbarrier, packed_math, shuffles, sync, tma_exec, tmem, warps, wgmma
 from .addresses import SharedSpace
+from .dtypes import numpy_dtype
 from .memory import Memory, OutOfBounds, SimulationError
 
 #: The executor of each device-helper family (``ir/device_calls.HELPER_FAMILIES``): a ``dispatch.HelperTable`` that
@@ -40,56 +47,8 @@ EXECUTORS = {
     "sync": sync.HELPERS,
     "tcgen05": tmem.HELPERS,
     "wgmma": wgmma.HELPERS,
+    "math": packed_math.HELPERS,
 }
-
-# Sub-byte and 8-bit float types come from ml_dtypes (TVM's own dependency); the simulator keeps one element per
-# numpy item whatever its width, since it addresses elements, never bytes.
-_NUMPY_DTYPES = {
-    "bool": np.bool_,
-    "int2": ml_dtypes.int2,
-    "int4": ml_dtypes.int4,
-    "int8": np.int8,
-    "int16": np.int16,
-    "int32": np.int32,
-    "int64": np.int64,
-    "uint2": ml_dtypes.uint2,
-    "uint4": ml_dtypes.uint4,
-    "uint8": np.uint8,
-    "uint16": np.uint16,
-    "uint32": np.uint32,
-    "uint64": np.uint64,
-    "float4_e2m1fn": ml_dtypes.float4_e2m1fn,
-    "float6_e2m3fn": ml_dtypes.float6_e2m3fn,
-    "float6_e3m2fn": ml_dtypes.float6_e3m2fn,
-    "float8_e3m4": ml_dtypes.float8_e3m4,
-    "float8_e4m3": ml_dtypes.float8_e4m3,
-    "float8_e4m3b11fnuz": ml_dtypes.float8_e4m3b11fnuz,
-    "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-    "float8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
-    "float8_e5m2": ml_dtypes.float8_e5m2,
-    "float8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
-    "float8_e8m0fnu": ml_dtypes.float8_e8m0fnu,
-    "float16": np.float16,
-    "bfloat16": ml_dtypes.bfloat16,
-    "float32": np.float32,
-    "float64": np.float64,
-}
-
-_LANES = re.compile(r"x\d+$")  # a vector dtype's lane count: "float16x8", "float8_e4m3fnx16"
-
-
-def numpy_dtype(dtype) -> np.dtype:
-    """The numpy dtype of a TVM scalar dtype (vector lanes ignored).
-
-    Example:
-        >>> numpy_dtype("bfloat16"), numpy_dtype("float8_e4m3fnx16"), numpy_dtype("uint4")
-        (dtype(bfloat16), dtype(float8_e4m3fn), dtype(uint4))
-    """
-    name = _LANES.sub("", str(dtype))
-    if name not in _NUMPY_DTYPES:
-        raise SimulationError(f"the simulator has no numpy type for dtype {dtype}")
-    return np.dtype(_NUMPY_DTYPES[name])
-
 
 _BINARY = {
     tirx.Add: operator.add,
@@ -99,8 +58,9 @@ _BINARY = {
     tirx.FloorMod: lambda a, b: a % b if np.issubdtype(np.result_type(a, b), np.integer) else a - np.floor(a / b) * b,
     tirx.Div: lambda a, b: _c_div(a, b) if np.issubdtype(np.result_type(a, b), np.integer) else a / b,
     tirx.Mod: lambda a, b: np.fmod(a, b),
-    tirx.Min: np.minimum,
-    tirx.Max: np.maximum,
+    # CUDA's min/max of floats are fminf/fmaxf (__hmin/__hmax): a NaN operand gives the other one
+    tirx.Min: np.fmin,
+    tirx.Max: np.fmax,
     tirx.EQ: operator.eq,
     tirx.NE: operator.ne,
     tirx.LT: operator.lt,
@@ -304,7 +264,8 @@ class CtaInterpreter:
 
     def stmt_AllocBuffer(self, stmt):
         buffer = stmt.buffer
-        size = int(np.prod([int(e) for e in buffer.shape]))
+        # a buffer of vector elements (float32x2) keeps their lanes side by side: element i is lanes i*L .. i*L+L-1
+        size = int(np.prod([int(e) for e in buffer.shape])) * _lanes(buffer)
         dtype = numpy_dtype(buffer.dtype)
         scope = buffer.scope()
         if scope == "shared.dyn" and dtype == np.uint8:  # the dynamic shared pool: its windows are the buffers
@@ -373,7 +334,11 @@ class CtaInterpreter:
         per thread: the last index less the buffer's origin (non-zero for a window of the shared pool)."""
         index = self.eval(indices[-1])
         origin = self.origins.get(buffer, 0)
-        return index - origin if origin else index
+        index = index - origin if origin else index
+        lanes = _lanes(buffer)
+        if lanes > 1:  # an element of a vector-typed buffer: its lanes
+            return self._per_thread(index)[:, None] * lanes + np.arange(lanes)
+        return index
 
     def stmt_BufferStore(self, stmt):
         if not self.mask.any():
@@ -532,7 +497,7 @@ class CtaInterpreter:
         return np.logical_not(self.eval(expr.a))
 
     def expr_Cast(self, expr):
-        return np.asarray(self.eval(expr.value)).astype(numpy_dtype(expr.ty.dtype))
+        return conversions.convert(self.eval(expr.value), expr.value.ty.dtype, expr.ty.dtype)
 
     def expr_Select(self, expr):
         return np.where(self.eval(expr.condition), self.eval(expr.true_value), self.eval(expr.false_value))
@@ -544,6 +509,15 @@ class CtaInterpreter:
 
     def expr_Broadcast(self, expr):
         return np.repeat(self._per_thread(self.eval(expr.value))[:, None], int(expr.lanes), axis=1)
+
+    def expr_Shuffle(self, expr):
+        """The lanes ``indices`` of the vectors concatenated (a vector made of scalars, or one lane of a vector)."""
+        parts = []
+        for vector in expr.vectors:
+            value = self._per_thread(self.eval(vector))
+            parts.append(value if value.ndim == 2 else value[:, None])
+        lanes = np.concatenate(parts, axis=1)[:, [int(i) for i in expr.indices]]
+        return lanes[:, 0] if lanes.shape[1] == 1 else lanes
 
     def expr_Let(self, expr):
         self.env[expr.var] = self.eval(expr.value)
@@ -559,8 +533,20 @@ class CtaInterpreter:
         if name == "cuda.warp_sync":
             warps.warp_sync(self)
             return np.int32(0)
-        if name == "tvm_warp_shuffle":
-            return self._warp_shuffle(args)
+        if name == "cuda.warpgroup_sync":  # bar.sync id, 128
+            warps.named_barrier(self, self.eval(args[0]), 128)
+            return np.int32(0)
+        if name in shuffles.MODES:
+            return shuffles.shuffle_call(self, name, [self.eval(a) for a in args])
+        if name in ("ptx.shfl_sync", "ptx.shfl_sync_p"):
+            shuffles.ptx_shuffle(self, expr)
+            return np.int32(0)
+        if name in atomics.INTRINSICS:
+            return atomics.INTRINSICS[name](self, expr)
+        if name in _MATH_CALLS:
+            return _MATH_CALLS[name](self, expr)
+        if math_functions.knows(name):
+            return math_functions.evaluate(name, expr.ty.dtype, [self.eval(a) for a in args])
         if name == "reinterpret":
             return np.asarray(self.eval(args[0])).view(numpy_dtype(expr.ty.dtype))
         if name == "bitwise_not":
@@ -585,10 +571,38 @@ class CtaInterpreter:
         self.mask = outer
         return np.where(cond, then, other)
 
-    def _warp_shuffle(self, args):
-        _mask, value, lane, width = (self.eval(a) for a in args[:4])
-        value = np.broadcast_to(value, (self.count,))
-        lane = np.broadcast_to(lane, (self.count,)).astype(np.int64)
-        width = int(width)
-        source = (self.thread_ids // width) * width + lane % width
-        return value[source]
+
+def _lanes(buffer) -> int:
+    """How many lanes each element of ``buffer`` has (2 for a ``float32x2`` buffer)."""
+    return int(tvm.runtime.DataType(str(buffer.dtype)).lanes)
+
+
+def _extern_math(interp, call):
+    """``call_pure_extern("__expf", x)`` and the like: a CUDA math function by name."""
+    function = str(call.args[0].value)
+    if not math_functions.knows(function):
+        raise SimulationError(f"the simulator does not implement the external function {function}")
+    return math_functions.evaluate(function, call.ty.dtype, [interp.eval(a) for a in call.args[1:]])
+
+
+def _sigmoid(interp, call):
+    # CUDA code generation prints 1 / (1 + exp(0 - x)) in the call's type: each step rounds to it
+    x = np.asarray(interp.eval(call.args[0])).astype(numpy_dtype(call.ty.dtype))
+    with np.errstate(all="ignore"):
+        exp = math_functions.evaluate("exp", call.ty.dtype, [x.dtype.type(0) - x])
+        return x.dtype.type(1) / (x.dtype.type(1) + exp)
+
+
+#: Math calls that are not one function of :mod:`math_functions`, by intrinsic name.
+_MATH_CALLS = {
+    "call_pure_extern": _extern_math,
+    "call_extern": _extern_math,
+    "sigmoid": _sigmoid,
+    "fma": lambda interp, call: math_functions.fma_rn(*(interp.eval(a) for a in call.args), dtype=call.ty.dtype),
+    "cuda.fdividef": lambda interp, call: math_functions.evaluate(
+        "__fdividef", "float32", [interp.eval(a) for a in call.args]
+    ),
+    "isnan": lambda interp, call: np.isnan(np.asarray(interp.eval(call.args[0])).astype(np.float64)),
+    "isinf": lambda interp, call: np.isinf(np.asarray(interp.eval(call.args[0])).astype(np.float64)),
+    "isfinite": lambda interp, call: np.isfinite(np.asarray(interp.eval(call.args[0])).astype(np.float64)),
+}

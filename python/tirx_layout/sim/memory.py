@@ -234,6 +234,15 @@ class Memory:
         self.proxy_fenced = np.ones(size, bool)
         self.async_reads: list[AsyncRead] = []  # in-flight asynchronous reads of this (shared) memory
         self.async_writes: list[AsyncWrite] = []  # asynchronous writes (TMA loads) not yet seen complete by all
+        # atomic read-modify-writes: counted apart from stores, and the last atomic access of each element (several
+        # threads' atomics in one barrier interval are MANY_THREADS): atomics never race with each other, but an
+        # unordered plain access and an atomic do
+        self.atomics = np.zeros(size, np.int64)
+        self._atomic_used = False
+        self._atomic = np.full(size, NO_THREAD, np.int64)
+        self._atomic_block = np.full(size, NO_THREAD, np.int64)
+        self._atomic_interval = np.full(size, NO_THREAD, np.int64)
+        self._atomic_clock = np.zeros(size, np.int64)
 
     def _check_bounds(self, addresses: np.ndarray, threads: np.ndarray, what: str) -> None:
         bad = (addresses < 0) | (addresses >= self.data.shape[0])
@@ -303,6 +312,7 @@ class Memory:
         )
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
+        self._check_after_atomic("a store", addresses, threads, block, interval, sync)
         self._check_async_reads(addresses, threads, block)
         self.check_async_writes(addresses, threads, "a store", sync)
         self._supersede_async_writes(addresses)
@@ -424,6 +434,7 @@ class Memory:
         )
         if clash.any():
             self._race("a load after a store", clash, addresses, threads, self._writer)
+        self._check_after_atomic("a load", addresses, threads, block, interval, sync)
         self.check_async_writes(addresses, threads, "a load", sync)
         previous = self._reader[addresses]
         fresh = (previous == NO_THREAD) | (self._reader_interval[addresses] != interval)
@@ -436,3 +447,73 @@ class Memory:
         self._reader_interval[addresses] = interval
         self._reader_clock[addresses] = 0 if sync is None else sync.now(threads)
         return self.data[addresses].reshape(shape)
+
+    def _check_after_atomic(self, what: str, addresses, threads, block: int, interval: int, sync) -> None:
+        if not self._atomic_used:  # (most memories never see an atomic: skip the check's cost)
+            return
+        clash = self._unordered(
+            self._atomic,
+            self._atomic_block,
+            self._atomic_interval,
+            addresses,
+            threads,
+            block,
+            interval,
+            self._atomic_clock,
+            sync,
+        )
+        if clash.any():
+            self._race(f"{what} after an atomic", clash, addresses, threads, self._atomic)
+
+    def atomic(self, addresses, update, operands, threads, block: int, interval: int, sync=None) -> np.ndarray:
+        """Atomic read-modify-writes of ``addresses`` by the CTA-wide ``threads`` (one entry per access):
+        ``update(old, *operand values)`` gives each new value; several threads on one element apply one after the
+        other in thread order (the hardware serialises them in some order). Returns the old value each access saw.
+        An atomic races with an unordered plain store or load by another thread, never with another atomic.
+
+        Example:
+            >>> mem = Memory("C", np.zeros(2, np.int32), "global")
+            >>> old = mem.atomic(np.array([0, 0, 1]), np.add, [np.array([5, 7, 1], np.int32)], np.array([0, 1, 2]),
+            ...                  block=0, interval=0)
+            >>> old.tolist(), mem.data.tolist(), mem.atomics.tolist(), mem.writes.tolist()
+            ([0, 5, 0], [12, 1], [2, 1], [0, 0])
+        """
+        addresses = np.asarray(addresses, np.int64).ravel()
+        threads = np.broadcast_to(np.asarray(threads, np.int64), addresses.shape).ravel()
+        operands = [np.broadcast_to(np.asarray(o), addresses.shape).ravel() for o in operands]
+        self._check_bounds(addresses, threads, "atomic on")
+        for who, who_block, who_interval, who_clock, kind in (
+            (self._writer, self._writer_block, self._writer_interval, self._writer_clock, "an atomic after a store"),
+            (self._reader, self._reader_block, self._reader_interval, self._reader_clock, "an atomic after a load"),
+        ):
+            clash = self._unordered(who, who_block, who_interval, addresses, threads, block, interval, who_clock, sync)
+            if clash.any():
+                self._race(kind, clash, addresses, threads, who)
+        self._check_async_reads(addresses, threads, block)
+        self.check_async_writes(addresses, threads, "an atomic", sync)
+        order = np.lexsort((threads, addresses))
+        rank = np.empty(addresses.size, np.int64)  # how many accesses of the same element come before this one
+        sorted_addresses = addresses[order]
+        starts = np.r_[0, np.nonzero(sorted_addresses[1:] != sorted_addresses[:-1])[0] + 1]
+        rank[order] = np.arange(addresses.size) - np.repeat(starts, np.diff(np.r_[starts, addresses.size]))
+        old = np.empty(addresses.size, self.data.dtype)
+        for r in range(int(rank.max(initial=-1)) + 1):
+            turn = rank == r  # distinct elements: one vectorised step
+            old[turn] = self.data[addresses[turn]]
+            self.data[addresses[turn]] = np.asarray(update(old[turn], *[o[turn] for o in operands])).astype(
+                self.data.dtype
+            )
+        np.add.at(self.atomics, addresses, 1)
+        self._atomic_used = True
+        previous = self._atomic[addresses]
+        fresh = (previous == NO_THREAD) | (self._atomic_interval[addresses] != interval)
+        fresh |= self._atomic_block[addresses] != block
+        self._atomic[addresses] = np.where(fresh | (previous == threads), threads, MANY_THREADS)
+        same, sorted_threads = sorted_addresses[1:] == sorted_addresses[:-1], threads[order]
+        several = same & (sorted_threads[1:] != sorted_threads[:-1])  # several threads in this one instruction
+        self._atomic[sorted_addresses[1:][several]] = MANY_THREADS
+        self._atomic_block[addresses] = block
+        self._atomic_interval[addresses] = interval
+        self._atomic_clock[addresses] = 0 if sync is None else sync.now(threads)
+        self.proxy_fenced[addresses] = False
+        return old

@@ -144,7 +144,7 @@ def _global_box(fields, coords, global_size: int, place: int, element: int, shar
 
 
 def _store_wait(interp, args) -> None:
-    """``cp.async.bulk.wait_group 0``: the issuing threads' committed stores have read their tiles."""
+    """``cp.async.bulk.wait_group.read 0``: the issuing threads' committed stores have read their tiles."""
     for read in interp.async_reads:
         if read.issuer is not None and interp.mask[read.issuer]:
             read.observed[read.issuer] = True

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import mbarrier
 from .memory import SimulationError, SyncClocks
 
-__all__ = ["elect_sync", "warp_sync"]
+__all__ = ["elect_sync", "named_barrier", "warp_sync"]
 
 _WARP = 32
 
@@ -62,6 +63,45 @@ def elect_sync(interp) -> np.ndarray:
     return elected
 
 
+def _join(interp, groups) -> None:
+    """Each group of threads (CTA-local ids) waits for each other: every thread's later accesses are ordered after
+    every one's earlier ones, and what one saw of an asynchronous read finishing, all have seen."""
+    if interp.sync is None:
+        interp.sync = SyncClocks(interp.count, interp.launch.block * interp.count)
+    clocks = interp.sync
+    for threads in groups:
+        published = np.max([clocks.release(t) for t in threads], axis=0)
+        for t in threads:
+            clocks.acquire(t, published)
+        for read in interp.async_reads:
+            if read.observed[threads].any():
+                read.observed[threads] = True
+    mbarrier.drop_async_reads(interp, lambda read: read.observed.all())
+
+
+def named_barrier(interp, ids, expected: int) -> None:
+    """``bar.sync id, expected``: the executing threads that name barrier ``id`` (per thread, ``ids``) wait for each
+    other; each barrier must be reached by exactly ``expected`` threads, whole warps (PTX ISA, ``bar.sync``: the
+    thread count is a multiple of the warp size and every thread of a warp takes part).
+
+    Example: inside ``if tx < 256:``, ``named_barrier(interp, tx // 128 + 1, 128)`` joins each warpgroup's clocks; a
+    barrier reached by 96 threads raises ``SimulationError``.
+    """
+    _whole_warps(interp, f"bar.sync with {expected} threads")
+    active = np.nonzero(interp.mask)[0]
+    ids = np.broadcast_to(np.asarray(ids), (interp.count,))[active]
+    groups = []
+    for barrier in np.unique(ids).tolist():
+        threads = active[ids == barrier]
+        if threads.size != expected:
+            raise SimulationError(
+                f"named barrier {barrier} (bar.sync {barrier}, {expected}) is reached by {threads.size} threads "
+                f"({threads.min()}..{threads.max()}); it waits for {expected}: the kernel would hang"
+            )
+        groups.append(threads)
+    _join(interp, groups)
+
+
 def warp_sync(interp) -> None:
     """``__syncwarp()``: each executing warp's lanes wait for each other; each lane's later accesses are ordered
     after every lane's earlier ones.
@@ -70,11 +110,4 @@ def warp_sync(interp) -> None:
     missing raises ``SimulationError``.
     """
     warps = _whole_warps(interp, "__syncwarp()")
-    if interp.sync is None:
-        interp.sync = SyncClocks(interp.count, interp.launch.block * interp.count)
-    clocks = interp.sync
-    for w in warps:
-        lanes = range(_WARP * w, min(_WARP * (w + 1), interp.count))
-        published = np.max([clocks.release(lane) for lane in lanes], axis=0)
-        for lane in lanes:
-            clocks.acquire(lane, published)
+    _join(interp, [np.arange(_WARP * w, min(_WARP * (w + 1), interp.count)) for w in warps])

@@ -243,7 +243,8 @@ def find_nvcc() -> str | None:
 
 
 def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
-    """``(ok, messages)`` from ``nvcc -arch=<arch> -cubin`` on the source; ``None`` where nvcc is not installed.
+    """``(ok, messages)`` from ``nvcc -arch=<arch> -cubin -Xptxas -v`` on the source (the messages hold ptxas's
+    resource lines: :func:`local_memory` reads them); ``None`` where nvcc is not installed.
 
     Example:
         >>> assembled = nvcc_assembles('extern "C" __global__ void k() {}')
@@ -257,12 +258,27 @@ def nvcc_assembles(cuda: str, arch: str = "sm_100a") -> tuple[bool, str] | None:
         source = Path(tmp) / "kernel.cu"
         source.write_text(cuda)
         done = subprocess.run(
-            [nvcc, f"-arch={arch}", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(source)],
+            [nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(Path(tmp) / "k.cubin"), str(source)],
             capture_output=True,
             text=True,
             timeout=600,
         )
     return done.returncode == 0, done.stderr.strip()
+
+
+def local_memory(messages: str) -> dict[str, int]:
+    """What ``ptxas -v`` says a kernel keeps in local memory (the sum over the kernel's functions): its stack frame and
+    its spill stores and loads, in bytes. A fragment that stays in registers needs none of them.
+
+    Example:
+        >>> local_memory("ptxas info    : Used 40 registers, 16 bytes stack frame, 8 bytes spill stores, "
+        ...              "8 bytes spill loads")
+        {'stack frame': 16, 'spill stores': 8, 'spill loads': 8}
+    """
+    found = {}
+    for what in ("stack frame", "spill stores", "spill loads"):
+        found[what] = sum(int(n) for n in re.findall(rf"(\d+) bytes {what}", messages))
+    return found
 
 
 def sample_input(kernel, sizes: Mapping[str, int] | None = None, index: int = 0) -> np.ndarray:
@@ -293,7 +309,9 @@ def sample_input(kernel, sizes: Mapping[str, int] | None = None, index: int = 0)
 class Expected:
     """What a kernel computes when one input and exact equality do not say it: ``compute(*inputs)`` from the
     kernel's first ``inputs`` parameters (each a :func:`sample_input`), its result compared within ``rtol`` and
-    ``atol`` (``numpy.allclose``; both 0: exactly). A table entry may hold one in place of the plain function.
+    ``atol`` (``numpy.allclose``; both 0: exactly). ``given`` names inputs that are not samples (a scale of 2^-9,
+    which a sample's small integer cannot stand for): ``{parameter name: array}``; ``accumulated`` names outputs that
+    atomics add into from zero. A table entry may hold one in place of the plain function.
 
     Example:
         >>> gemm = Expected(lambda a, b: a @ b.T, inputs=2)
@@ -305,9 +323,29 @@ class Expected:
     inputs: int = 1
     rtol: float = 0.0
     atol: float = 0.0
+    given: Mapping[str, np.ndarray] | None = None
+    #: outputs made by atomic read-modify-writes from zero (a reduction across CTAs): each element must take at
+    #: least one atomic and no plain store, instead of exactly one store
+    accumulated: tuple[str, ...] = ()
 
     def __call__(self, *inputs):
         return self.compute(*inputs)
+
+    def input_arrays(self, kernel, sizes: Mapping[str, int] | None = None) -> list[np.ndarray]:
+        """The kernel's first :attr:`inputs` parameters' values: :attr:`given` ones, else :func:`sample_input`.
+
+        Example:
+            >>> import tvm
+            >>> A, s = tvm.tirx.decl_buffer((2,), "float32", "A"), tvm.tirx.decl_buffer((1,), "float32", "s")
+            >>> check = Expected(lambda a, s: a * s, inputs=2, given={"s": np.array([0.5], np.float32)})
+            >>> [x.tolist() for x in check.input_arrays(tvm.tirx.PrimFunc([A, s], tvm.tirx.Evaluate(0)))]
+            [[-30.0, -23.0], [0.5]]
+        """
+        given = dict(self.given or {})
+        return [
+            given.get(kernel.params[i].name) if kernel.params[i].name in given else sample_input(kernel, sizes, i)
+            for i in range(self.inputs)
+        ]
 
     @property
     def exact(self) -> bool:
@@ -327,9 +365,22 @@ class KernelReport:
     arch: str = "sm_100a"
 
     @property
+    def local_memory(self) -> dict[str, int] | None:
+        """What ptxas keeps in local memory (:func:`local_memory`); ``None`` where nvcc is not installed."""
+        return None if self.assembled is None else local_memory(self.assembled[1])
+
+    @property
+    def in_registers(self) -> bool:
+        """Whether ptxas kept the kernel's fragments in registers: no stack frame, no spills (``True`` without
+        nvcc, which cannot tell)."""
+        return self.local_memory is None or not any(self.local_memory.values())
+
+    @property
     def ok(self) -> bool:
-        """Whether nvcc (where installed) and the simulator are both satisfied."""
-        return self.matches and self.written_once and (self.assembled is None or self.assembled[0])
+        """Whether nvcc (where installed) and the simulator are both satisfied, with nothing in local memory."""
+        return (
+            self.matches and self.written_once and (self.assembled is None or self.assembled[0]) and self.in_registers
+        )
 
     def verdict(self) -> str:
         """nvcc's and the simulator's verdicts, in one line."""
@@ -340,6 +391,9 @@ class KernelReport:
         )
         verdict = "output equals numpy" if self.matches else "OUTPUT DIFFERS from numpy"
         once = "every output element written once" if self.written_once else "SOME ELEMENTS WRITTEN 0 OR 2+ TIMES"
+        if not self.in_registers:
+            local = ", ".join(f"{n} bytes {what}" for what, n in self.local_memory.items() if n)
+            nvcc += f" (LOCAL MEMORY: {local})"
         return f"{nvcc}; simulator: {verdict}, {once}"
 
     def __str__(self) -> str:
@@ -354,6 +408,13 @@ def _close(got: np.ndarray, wanted, check: Expected) -> bool:
     return got.shape == wanted.shape and bool(np.allclose(got, wanted, rtol=check.rtol, atol=check.atol))
 
 
+def _written_once(result, name: str, accumulated: bool) -> bool:
+    """Every element of output ``name`` stored exactly once, or (``accumulated``) updated by atomics only."""
+    if accumulated:
+        return bool(((result.writes[name] == 0) & (result.atomics[name] >= 1)).all())
+    return bool((result.writes[name] == 1).all())
+
+
 def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, arch: str = "sm_100a") -> KernelReport:
     """Build ``kernel`` for ``arch``, assemble it, simulate it on :func:`sample_input` (``sizes``: its symbolic
     extents) and compare with ``expected`` (the second parameter's value, or ``{output name: value}`` for several
@@ -365,11 +426,11 @@ def report(name: str, kernel, expected, sizes: Mapping[str, int] | None = None, 
     """
     cuda = build(kernel, arch).imports[0].inspect_source()
     check = expected if isinstance(expected, Expected) else Expected(expected)
-    inputs = [sample_input(kernel, sizes, i) for i in range(check.inputs)]
+    inputs = check.input_arrays(kernel, sizes)
     result = sim.run(kernel, inputs, arch)
     wanted = check(*inputs)
     if not isinstance(wanted, dict):  # one output: the parameter after the inputs
         wanted = {kernel.params[check.inputs].name: wanted}
     matches = all(_close(result[n], w, check) for n, w in wanted.items())
-    written_once = all(bool((result.writes[n] == 1).all()) for n in wanted)
+    written_once = all(_written_once(result, n, n in check.accumulated) for n in wanted)
     return KernelReport(name, cuda, nvcc_assembles(cuda, arch), matches, written_once, arch)

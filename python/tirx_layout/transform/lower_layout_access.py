@@ -31,8 +31,10 @@ from ..ir.rewrite import (
     map_function,
     sequence,
     store,
+    walk,
 )
 from ..layout.placement import axes_used, layout_threads, slot_count, storage_addresses, storage_extent
+from ..script.buffers import pending_view_extent
 
 
 def _check_memory_layout(layout, buffer) -> None:
@@ -119,13 +121,19 @@ def lower_layout_access(func):
             return flat[parent].buffer.data
         return data
 
+    views = _inferred_views(func, registers, allocated)
+
     def on_load(node: TensorLoad):
+        if node.source in views:
+            return load(views[node.source], node.indices[0])
         if node.source in registers:
             _reject_direct(node.source, allocated[node.source])
         target = flat[node.source]
         return load(target.buffer, target.addresses(list(node.indices), every_replica=False)[0])
 
     def on_store(node: BufferStore):
+        if node.buffer in views:
+            return store(views[node.buffer], node.value, node.indices[0])
         if node.buffer in registers:
             _reject_direct(node.buffer, allocated[node.buffer])
         target = flat[node.buffer]
@@ -141,6 +149,8 @@ def lower_layout_access(func):
 
     def on_decl(stmt: DeclBuffer):
         buffer = flat[stmt.buffer].buffer if stmt.buffer in flat else stmt.buffer
+        if stmt.buffer in views:
+            buffer = views[stmt.buffer]
         data = new_storage(stmt.data)
         if buffer.same_as(stmt.buffer) and data.same_as(stmt.data):
             return stmt
@@ -149,10 +159,28 @@ def lower_layout_access(func):
     def on_attr(stmt: AttrStmt):
         return stmt.body if stmt.attr_key == LAYOUT_KEY else stmt
 
-    touched = {**flat, **registers}
+    touched = {**flat, **registers, **views}
     rules = accesses_to(touched, on_load, on_store)
     rules += [(AllocBuffer, on_alloc), (DeclBuffer, on_decl), (AttrStmt, on_attr)]
     return map_function(func, rules)
+
+
+def _inferred_views(func, registers: dict, allocated: dict) -> dict:
+    """``T.local_view``s of register fragments whose layout was inferred (declared with the fragment's element count,
+    ``script.buffers.pending_view_extent``), each mapped to the view of the layout's slot count it becomes."""
+    views = {}
+
+    def on_decl(stmt: DeclBuffer):
+        parent = _parent_of(stmt.data)
+        if parent is None or parent not in registers or len(stmt.buffer.shape) != 1:
+            return
+        slots = slot_count(allocated[parent])
+        extent = int(stmt.buffer.shape[0])
+        if extent != slots and extent == pending_view_extent(parent):
+            views[stmt.buffer] = flat_buffer(stmt.buffer, slots, view=True)
+
+    walk(func.body, [(DeclBuffer, on_decl)])
+    return views
 
 
 def _reject_direct(buffer, layout):

@@ -61,7 +61,12 @@ def lower_tile_ops(func):
 
     # pre-order: a run is lowered before its statements (or a loop's body) are seen one by one
     body = tvm_ffi.structural_map(func.body, [(tirx.SeqStmt, lower_runs)], order="pre")
-    lowered = map_function(func.with_body(body), [(tirx.Evaluate, lambda stmt: located_errors(lower_one, stmt))])
+
+    def lower_located(stmt):
+        return located_errors(lower_one, stmt)
+
+    # a loop op (T.tile_parallel) is its nest's outermost loop
+    lowered = map_function(func.with_body(body), [(tirx.Evaluate, lower_located), (tirx.For, lower_located)])
     return ctx.finish(lowered)
 
 

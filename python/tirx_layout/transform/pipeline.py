@@ -73,7 +73,13 @@ def carries_tirx_layout(func) -> str | None:
         if call is not None and call.name in REGISTRY:
             found.append(REGISTRY[call.name].title)
 
-    walk(func.body, [(tvm.tirx.AllocBuffer, on_alloc), (tvm.tirx.AttrStmt, on_attr), (tvm.tirx.Evaluate, on_evaluate)])
+    def on_for(stmt):
+        found.extend(
+            spec.title for spec in REGISTRY.values() if spec.form == "loop" and spec.annotation in stmt.annotations
+        )
+
+    rules = [(tvm.tirx.AllocBuffer, on_alloc), (tvm.tirx.AttrStmt, on_attr), (tvm.tirx.Evaluate, on_evaluate)]
+    walk(func.body, [*rules, (tvm.tirx.For, on_for)])
     return found[0] if found else None
 
 

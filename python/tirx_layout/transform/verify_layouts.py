@@ -101,7 +101,7 @@ class _Verifier:
         def on_store(stmt):
             self.written.setdefault(stmt.buffer, stmt)
 
-        walk(self.func.body, [(tirx.Evaluate, on_evaluate), (tirx.BufferStore, on_store)])
+        walk(self.func.body, [(tirx.Evaluate, on_evaluate), (tirx.For, on_evaluate), (tirx.BufferStore, on_store)])
 
     # ---- layouts ------------------------------------------------------------------------------------------------
 
@@ -211,7 +211,7 @@ class _Verifier:
                 scan(stmt.then_case, (*conditions, stmt.condition) if on else conditions)
                 if stmt.else_case is not None:
                     scan(stmt.else_case, (*conditions, tirx.Not(stmt.condition)) if on else conditions)
-            elif isinstance(stmt, tirx.Evaluate):
+            elif isinstance(stmt, tirx.Evaluate) or stmt in self.records:  # a call, or a loop op's nest
                 record = self.records.get(stmt)
                 if record is not None and record.reach is not None:
                     self.check_reached(stmt, record, conditions)

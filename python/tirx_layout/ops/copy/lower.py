@@ -30,9 +30,13 @@ from __future__ import annotations
 import tvm
 from tvm import tirx
 
-from ...ir.rewrite import sequence, store
-from ..operands import TmemOperand
+from ...ir.annotations import LAYOUT_KEY
+from ...ir.device_calls import cta_barrier
+from ...ir.rewrite import AllocBuffer, sequence, store
+from ..operands import FragmentOperand, MemoryOperand, TmemOperand
 from ..tmem import lower_tmem_copy
+from .cast import converted
+from .exchange import WarpShuffle, lower_warp_shuffle
 from .plan import MemoryCopy, plan_copy
 from .spec import TILE_COPY, CopyRecord
 
@@ -68,8 +72,10 @@ def aligned(ctx, index, v: int):
 
 
 def emit(ctx, step, v: int):
-    """One plan step as TIR: the load, its stores, then the guards around them (innermost first)."""
+    """One plan step as TIR: the load (converted to the stores' dtype in a casting copy), its stores, then the guards
+    around them (innermost first)."""
     value = step.load.operand.read(_lanes(aligned(ctx, step.load.address, v), v))
+    value = converted(value, step.load.operand.dtype, step.stores[0].operand.dtype, v)
     body = sequence([store(s.operand.view, value, _lanes(aligned(ctx, s.address, v), v)) for s in step.stores])
     for guard in step.guards:
         condition = simplify(ctx, guard)
@@ -85,9 +91,60 @@ def emit(ctx, step, v: int):
 def lower_tile_copy(record: CopyRecord, ctx):
     dst, src = record.dst, record.src
     if isinstance(dst, TmemOperand) or isinstance(src, TmemOperand):
-        return lower_tmem_copy(dst, src, record.scope, ctx, record.tmem_plan)
+        return lower_tmem_side(record, ctx)
+    if record.exchange is not None:
+        return lower_exchange(record.exchange, ctx)
     return sequence(
         [dst.declaration(), src.declaration(), lower_plan(plan_copy(dst, src, record.scope, ctx.threads.count), ctx)]
+    )
+
+
+def lower_tmem_side(record: CopyRecord, ctx):
+    """A copy with a TMEM side: ``tcgen05.ld/st/cp`` (``ops/tmem``). A casting copy between TMEM and a fragment moves
+    registers of TMEM's dtype placed as the fragment (the plan's ``staging``, allocated here) and converts them slot
+    by slot: after a ``tcgen05.ld`` (and its wait) into the fragment, before a ``tcgen05.st`` from it."""
+    dst, src, plan = record.dst, record.src, record.tmem_plan
+    staging = getattr(plan, "staging", None)
+    moved = lower_tmem_copy(dst, src, record.scope, ctx, plan)
+    if staging is None:
+        return moved
+    # The conversion reads or writes the staging registers through a view of its own (the tcgen05 side declares one).
+    registers = FragmentOperand(staging.region, staging.layout, staging.role)
+    fragment = dst if isinstance(src, TmemOperand) else src
+    pair = (fragment, registers) if isinstance(src, TmemOperand) else (registers, fragment)
+    convert = sequence(
+        [registers.declaration(), fragment.declaration(), lower_plan(plan_copy(*pair, "cta", ctx.threads.count), ctx)]
+    )
+    allocation = AllocBuffer(staging.buffer, {LAYOUT_KEY: staging.layout})
+    return sequence([allocation, moved, convert] if isinstance(src, TmemOperand) else [allocation, convert, moved])
+
+
+def lower_exchange(plan, ctx):
+    """A fragment-to-fragment copy that moves data between threads (``exchange.py``): warp shuffles, or the source
+    stored into a shared scratch and the destination loaded from it, between CTA barriers."""
+    dst, src = plan.dst, plan.src
+    if isinstance(plan, WarpShuffle):
+
+        def convert(value):
+            return converted(value, src.dtype, dst.dtype, 1)
+
+        return sequence([dst.declaration(), src.declaration(), *lower_warp_shuffle(plan, ctx, convert)])
+    scratch = plan.scratch()
+    # each side reaches the scratch through a view of its own
+    into, out = scratch, MemoryOperand(scratch.region, None, scratch.role)
+    threads = ctx.threads.count
+    return sequence(
+        [
+            AllocBuffer(scratch.buffer),
+            cta_barrier(),  # the previous turn of a loop may still be reading the scratch
+            into.declaration(),
+            src.declaration(),
+            lower_plan(plan_copy(into, src, "cta", threads), ctx),
+            cta_barrier(),
+            out.declaration(),
+            dst.declaration(),
+            lower_plan(plan_copy(dst, out, "cta", threads), ctx),
+        ]
     )
 
 

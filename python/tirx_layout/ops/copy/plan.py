@@ -10,8 +10,10 @@ Plans: :class:`MemoryCopy` (memory to memory: vectors dealt round-robin to the t
 storage order of a shared side when it has one, so that consecutive lanes touch consecutive shared addresses),
 :class:`FragmentCopy` (between a fragment and memory: each thread walks its own slots, the fragment layout's inverse
 says which element a (thread, slot) holds), :class:`RegisterCopy` (fragment to fragment with the same placement:
-slot by slot). Vectors are the widest of 16, 8 or 4 bytes contiguous and aligned on both sides (inside one swizzle
-chunk for a swizzled layout, checked on the layout's whole address table).
+slot by slot; other placements are exchanges, ``exchange.py``). A casting copy's plan is the same: the lowering
+converts each loaded vector (``cast.py``). Vectors are the widest of 16, 8 or 4 bytes (of the narrower side's
+elements) contiguous and aligned on both sides (inside one swizzle chunk for a swizzled layout, checked on the
+layout's whole address table).
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ from ...hw.threads import LEVEL_THREADS, cta_thread_axis, level_threads, thread_
 from ...layout.indexing import all_of, unflatten
 from ...layout.inverse import PlaceInverse
 from ..operands import FragmentOperand, MemoryOperand, Operand
+from .cast import WIDEST_VECTOR_BYTES, cast_lanes
 
 
 def vector_width(dst: Operand, src: Operand) -> int:
-    """Elements per access: the widest of 16/8/4 bytes both sides allow, else 1.
+    """Elements per access: the widest of 16/8/4 bytes of the *narrower* side's elements that both sides allow, else
+    1. A casting copy (two dtypes) moves the same elements on both sides, so its wider side takes a multiple of those
+    bytes -- at most ``WIDEST_VECTOR_BYTES`` (a 16-byte store of 8 bfloat16 from 8 float32: two 16-byte loads) --
+    and no more lanes than one vector conversion has (``cast_lanes``).
 
     Example:
         >>> import tvm
@@ -36,10 +42,16 @@ def vector_width(dst: Operand, src: Operand) -> int:
         >>> A, B = (tvm.tirx.decl_buffer((8, 8), "float16", n) for n in "AB")
         >>> vector_width(operand(B[0:8, 0:8], {}, "destination"), operand(A[0:8, 0:8], {}, "source"))
         8
+        >>> C = tvm.tirx.decl_buffer((8, 8), "float32", "C")
+        >>> vector_width(operand(B[0:8, 0:8], {}, "destination"), operand(C[0:8, 0:8], {}, "source"))
+        8
     """
+    narrow, wide = sorted((dst.element_bytes, src.element_bytes))
     for nbytes in VECTOR_BYTES:
-        v = nbytes // dst.element_bytes
-        if v > 1 and nbytes % dst.element_bytes == 0 and dst.vector_ok(v) and src.vector_ok(v):
+        v = nbytes // narrow
+        if v <= 1 or nbytes % narrow or v * wide > WIDEST_VECTOR_BYTES:
+            continue
+        if cast_lanes(src.dtype, dst.dtype, v) == v and dst.vector_ok(v) and src.vector_ok(v):
             return v
     return 1
 
@@ -199,8 +211,8 @@ class FragmentCopy:
 
 
 class RegisterCopy:
-    """Fragment to fragment: the same placement on both sides (the copy's rules refuse anything else, which would
-    move data between threads), so each thread copies its slots ``v`` at a time."""
+    """Fragment to fragment with the same placement on both sides, so each thread copies (and in a casting copy
+    converts) its slots ``v`` at a time; different placements move data between threads (``exchange.py``)."""
 
     def __init__(self, dst: FragmentOperand, src: FragmentOperand, v: int, cta_threads: int):
         self.dst, self.src, self.v = dst, src, v
@@ -212,8 +224,8 @@ class RegisterCopy:
 
 
 def plan_copy(dst: Operand, src: Operand, scope: str, cta_threads: int):
-    """The plan of a copy between two operands that are not tensor memory, of one dtype and tile shape (see the module
-    docstring).
+    """The plan of a copy between two operands that are not tensor memory, of one tile shape (see the module
+    docstring); their dtypes may differ (a casting copy: the lowering converts each loaded vector, ``cast.py``).
 
     Example:
         >>> import tvm

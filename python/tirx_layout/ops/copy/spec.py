@@ -7,6 +7,22 @@ memory into TMEM, which one thread issues). It lowers per thread on every target
 of ``ops/copy/plan.py``), to ``tcgen05.ld``/``tcgen05.st`` between TMEM and a fragment and to ``tcgen05.cp`` from
 shared memory into TMEM (``ops/tmem/``).
 
+Casting: the two sides may have different dtypes; each element is converted once (``cast.py``):
+
+* float -> a float that holds all its values (16/8-bit floats -> float32, 8-bit floats -> float16/bfloat16):
+  exact;
+* float32 -> bfloat16/float16, float16 <-> bfloat16: round to nearest even, overflow to infinity (``cvt.rn``);
+* any float -> float8_e4m3fn/e5m2: round to nearest even, saturating (``cvt.rn.satfinite``): beyond the largest
+  finite value (448 / 57344), infinities too, that value; NaN stays NaN;
+* integer -> narrower integer: the low bits (two's complement wrap-around); -> wider: sign- or zero-extended by
+  the source's signedness; integer -> float: round to nearest even;
+* float -> integer is refused (round and clamp explicitly), as are a ``tcgen05.cp`` (shared -> TMEM) and a TMA copy
+  between dtypes: they copy bits. A TMEM side converts in registers of TMEM's dtype (``tcgen05.ld`` then convert,
+  convert then ``tcgen05.st``).
+
+Fragments of different placements: the copy moves the data between threads (``exchange.py``): warp shuffles when
+every element stays in its warp, else a shared scratch between CTA barriers (at scope "cta").
+
 Inference: the two sides hold equal tiles (:class:`Equal`); a fragment copied to or from TMEM takes the register
 image of the ``tcgen05.ld/st`` shape that moves the TMEM tile, and an open shared tile copied into TMEM the image a
 ``tcgen05.cp`` descriptor reads (:class:`Derived`).
@@ -23,6 +39,8 @@ from ...hw.threads import CTA_LEVELS
 from ..operands import FragmentOperand, operand
 from ..spec import Derived, Equal, OpCall, OpSpec, Reach, Record, RegionField, ScopeField
 from ..tmem import fragment_for, plan_tmem_copy, shared_operand_for, tmem_allocations
+from .cast import conversion
+from .exchange import plan_exchange
 
 #: The scopes a tile copy may run at: the threads of the whole CTA, of each warpgroup, of each warp, or (only for
 #: a ``tcgen05.cp`` from shared memory into TMEM, which one thread issues) the one thread reaching it.
@@ -33,11 +51,13 @@ SHARED_SCOPES = ("shared", "shared.dyn")
 @dataclass(frozen=True)
 class CopyRecord(Record):
     """A ``T.tile_copy`` checked: its two sides as operands (``ops/operands.py``) once their layouts are decided
-    (``None`` before), and for a copy with a TMEM side the plan of its ``tcgen05`` instructions."""
+    (``None`` before), for a copy with a TMEM side the plan of its ``tcgen05`` instructions, and for one between
+    fragments of different placements the plan of its exchange between threads (``exchange.py``)."""
 
     dst: object = None
     src: object = None
     tmem_plan: object = None
+    exchange: object = None
 
     @property
     def scope(self) -> str:
@@ -85,8 +105,10 @@ class TileCopy(OpSpec):
         family = self.family(ctx)
         dst, src = call.dst.source, call.src.source
         threads = ctx.threads.count
-        if str(dst.dtype) != str(src.dtype):
-            raise ValueError(f"T.tile_copy from {src.name} to {dst.name}: dtypes differ ({src.dtype} vs {dst.dtype})")
+        try:
+            conversion(str(src.dtype), str(dst.dtype))
+        except ValueError as err:
+            raise ValueError(f"T.tile_copy from {src.name} to {dst.name}: {err}") from None
         src_extents, dst_extents = _extents(call.src, "source", src.name), _extents(call.dst, "destination", dst.name)
         if tuple(e for e in src_extents if e != 1) != tuple(e for e in dst_extents if e != 1):
             raise ValueError(
@@ -109,6 +131,12 @@ class TileCopy(OpSpec):
                 f"T.tile_copy from {src.name} to {dst.name} at scope 'thread': that scope is for tcgen05.cp (shared "
                 "memory -> TMEM), which one thread issues; copy at scope 'cta', 'warpgroup' or 'warp'"
             )
+        if cp and str(dst.dtype) != str(src.dtype):
+            raise ValueError(
+                f"T.tile_copy from {src.name} ({src.dtype}, shared) to {dst.name} ({dst.dtype}, TMEM) is a tcgen05.cp, "
+                f"which copies bits without converting; convert on the way through registers (T.tile_copy into a "
+                f"{dst.dtype} fragment, then tcgen05.st it with T.tile_copy), or stage the tile as {dst.dtype}"
+            )
         if cp:
             for buffer in (dst, src):
                 layout = ctx.layouts.get(buffer)
@@ -125,10 +153,8 @@ class TileCopy(OpSpec):
         s = operand(call.src, ctx.layouts, "source", ctx.tables, ctx.analyzer)
         both_fragments = isinstance(d, FragmentOperand) and isinstance(s, FragmentOperand)
         if both_fragments and d.layout != s.layout and not same_placement(d.layout, s.layout, d.shape, threads):
-            raise ValueError(
-                f"T.tile_copy between register fragments with different layouts ({s} to {d}) would move data "
-                "between threads; copy through shared memory instead"
-            )
+            # the data moves between threads: warp shuffles, or a shared scratch across warps (ops/copy/exchange.py)
+            return CopyRecord(call, family, d, s, exchange=plan_exchange(d, s, call.scope, threads), reach=reach)
         plan = plan_tmem_copy(d, s, call.scope, threads) if tmem else None
         return CopyRecord(call, family, d, s, plan, reach=reach)
 
@@ -151,7 +177,8 @@ def _tmem_fragment(tmem_region, fragment_region, why: str):
                 f"the fragment {fragment.name} of {why} is copied to or from tensor memory, so it is a (rows, cols) "
                 f"tile; it has shape {shape}"
             )
-        return fragment_for(operand(tmem_region, layouts, "TMEM side"), *shape, str(fragment.dtype))
+        # the image of TMEM's dtype: a casting copy moves registers of it, placed as the fragment (then converts)
+        return fragment_for(operand(tmem_region, layouts, "TMEM side"), *shape, str(tmem_region.source.dtype))
 
     return derive
 

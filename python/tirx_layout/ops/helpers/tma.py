@@ -7,8 +7,9 @@ call from its name and arguments alone. (What the copies move, and the host side
   into shared memory at ``dst``; complete-tx of its bytes on the mbarrier at ``bar``;
 * ``store_<rank>d(&map, &src, c0, ..., global)``: ``cp.async.bulk.tensor.<rank>d.global.shared::cta.tile
   .bulk_group``, then ``cp.async.bulk.commit_group``;
-* ``store_wait()``: ``cp.async.bulk.wait_group 0`` -- the thread's committed stores have finished reading shared
-  memory.
+* ``store_wait()``: ``cp.async.bulk.wait_group.read 0`` -- the thread's committed stores have finished reading
+  shared memory (so the tile may be rewritten, or the CTA exit; their global writes complete on their own, and
+  without ``.read`` ptxas also invalidates L1, ``CCTL.IVALL``, for nothing).
 
 After the PTX operands, the load and store take the global tensor's address: the compiled helper ignores it (the
 hardware reads it from the map); the simulator copies from that buffer.
@@ -112,13 +113,13 @@ def store(rank: int, map_address, shared_address, coords, global_data):
 
 
 def store_wait():
-    """``cp.async.bulk.wait_group 0``: the issuing thread's committed TMA stores have read their shared tiles.
+    """``cp.async.bulk.wait_group.read 0``: the issuing thread's committed TMA stores have read their shared tiles.
 
     Example:
         >>> "tirx_layout_tma_store_wait" in str(store_wait())
         True
     """
-    return helper_call(FAMILY, "store_wait", asm_source(FAMILY, "store_wait", "cp.async.bulk.wait_group 0;"))
+    return helper_call(FAMILY, "store_wait", asm_source(FAMILY, "store_wait", "cp.async.bulk.wait_group.read 0;"))
 
 
 __all__ = ["FAMILY", "RANKS", "load", "source", "store", "store_wait"]

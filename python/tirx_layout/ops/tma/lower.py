@@ -1,5 +1,5 @@
 """``T.tile_copy_async`` lowered to ``cp.async.bulk.tensor`` issued by one thread, its tensor map encoded on the
-host, and ``T.tma_store_wait`` to ``cp.async.bulk.wait_group`` (facts: ``docs/notes/tma-facts.md``; the helpers are
+host, and ``T.tma_store_wait`` to ``cp.async.bulk.wait_group.read`` (facts: ``docs/notes/tma-facts.md``; the helpers are
 ``ops/helpers/tma.py``).
 
 The host side: each distinct map gets a 128-byte slot on the host function's stack (``tvm_stack_alloca
@@ -14,7 +14,7 @@ The device side, by ``scope`` (who reaches the op; the issuing thread is chosen 
   copies, which perform complete-tx on the mbarrier when their boxes have landed;
 * store: every thread of the scope ``fence.proxy.async.shared::cta`` (its generic shared writes become visible to
   the TMA), a barrier of the scope, then the issuing thread issues the store and ``cp.async.bulk.commit_group``;
-  ``T.tma_store_wait`` makes the issuing thread ``cp.async.bulk.wait_group 0``, then the scope synchronises.
+  ``T.tma_store_wait`` makes the issuing thread ``cp.async.bulk.wait_group.read 0``, then the scope synchronises.
 
 The helpers carry, after the PTX operands, the global tensor's address: the compiled helper ignores it (the
 hardware reads it from the map); the simulator copies from that buffer, with the map's fields as the host encodes

@@ -168,7 +168,8 @@ class TileCopyAsync(OpSpec):
         if str(glob_buffer.dtype) != str(shared_buffer.dtype):
             raise ValueError(
                 f"{what}: {glob_buffer.name} is {glob_buffer.dtype} but {shared_buffer.name} is {shared_buffer.dtype}; "
-                "TMA copies bytes without converting"
+                "TMA copies bytes without converting; convert with a casting T.tile_copy through registers or "
+                f"shared memory of {glob_buffer.dtype} (T.tile_copy converts)"
             )
         if load and call.barrier is None:
             raise ValueError(f"{what} into {shared_buffer.name} needs barrier=bars[i], the mbarrier it completes on")

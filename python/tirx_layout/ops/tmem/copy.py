@@ -18,6 +18,11 @@ Example (a 128 x 64 fp32 accumulator loaded into its one-row-per-thread image: o
 
 from __future__ import annotations
 
+import dataclasses
+
+import tvm
+
+from ...ir.op_calls import full_region
 from ..operands import FragmentOperand, MemoryOperand, TmemOperand
 from .alloc import TmemAllocations
 from .cp import CpPlan, lower_shared_to_tmem, plan_shared_to_tmem
@@ -40,12 +45,20 @@ def plan_tmem_copy(dst, src, scope: str, threads: int) -> CpPlan | FragmentCopyP
             f"T.tile_copy between {tmem} and {other}: TMEM is reached from register fragments "
             "(tcgen05.ld/st) or, from shared memory, by tcgen05.cp"
         )
-    return plan_tmem_fragment_copy(tmem, other, tmem is src, scope, threads)
+    if other.dtype == tmem.dtype:
+        return plan_tmem_fragment_copy(tmem, other, tmem is src, scope, threads)
+    # A casting copy: tcgen05.ld/st move TMEM's dtype, into or out of registers placed as the copy's fragment.
+    name = f"{other.buffer.name}_{tmem.dtype}"
+    registers = tvm.tirx.decl_buffer(other.shape, tmem.dtype, name, scope="local")
+    staging = FragmentOperand(full_region(registers), other.layout, other.role)
+    plan = plan_tmem_fragment_copy(tmem, staging, tmem is src, scope, threads)
+    return dataclasses.replace(plan, staging=staging)
 
 
 def lower_tmem_copy(dst, src, scope: str, ctx, plan=None):
     """The ``tcgen05`` instructions of a copy from ``src`` to ``dst`` (``plan``: its :func:`plan_tmem_copy`, made
-    here when not given), in the lowering context ``ctx``.
+    here when not given), in the lowering context ``ctx``. A casting copy's plan moves its ``staging`` fragment: the
+    caller converts between it and the copy's fragment (``ops/copy/lower.py``).
 
     Example: ``lower_tmem_copy(frag, acc, "cta", ctx)`` is the ``tcgen05.ld`` of :func:`plan_tmem_copy`'s example
     and its wait.
@@ -56,4 +69,4 @@ def lower_tmem_copy(dst, src, scope: str, ctx, plan=None):
     taddr = allocations.taddr(tmem.buffer)
     if isinstance(plan, CpPlan):
         return lower_shared_to_tmem(plan, other, ctx.threads, taddr, scope, lambda: allocations.cp_barrier(tmem))
-    return lower_tmem_fragment_copy(plan, other, ctx.threads, taddr)
+    return lower_tmem_fragment_copy(plan, plan.staging or other, ctx.threads, taddr)

@@ -27,6 +27,7 @@ from ...layout import R, S, TileLayout
 from ...layout.axis import Iter, tid_in_wg
 from ...layout.placement import slot_count
 from ..helpers import tcgen05
+from ..operands import provably_multiple
 
 
 def layout_places(layout, coords, shape, every_replica: bool = False) -> dict:
@@ -245,34 +246,47 @@ class TmemCopy:
 
 
 def _region_offset(side):
-    """Constant begins of a TMEM region, and the 32-bit column offset expression of its symbolic
-    begins (a loop over accumulator stages): a symbolic begin is allowed on a dimension the region takes one index
-    of, where the layout moves every element by the same number of columns per step (lanes fixed, so the warps'
-    lane windows hold for every step)."""
+    """Constant begins of a TMEM region, and the 32-bit column offset expression of its symbolic begins (a loop over
+    accumulator stages, or over column chunks: ``acc[0:128, c * 32 : c * 32 + 32]``). A symbolic begin is allowed
+    on a dimension the layout moves by the same number of columns per index over its whole extent, on the same lanes
+    (so the warps' lane windows hold wherever the region starts); the tile is then planned as if it started at 0
+    there, and the address moves by the begin's columns (16-bit data: a whole number of 32-bit columns, which the
+    begin must provably give). Where the kernel's loop ranges are known (``side.analyzer``: the op's rules and
+    lowering), the region must provably stay inside the buffer: no tail guard reaches TMEM."""
     begins, col_step = [], 0
     shape = [int(e) for e in side.shape]
     pack = 4 // side.element_bytes
-    for d, (b, e) in enumerate(zip(side.begins, side.extents, strict=True)):
+    analyzer = side.analyzer or tvm.sym.Analyzer()
+    for d, b in enumerate(side.begins):
         if isinstance(b, tirx.IntImm | int):
             begins.append(int(b))
             continue
-        if e != 1:
-            raise ValueError(
-                f"the TMEM region of {side.buffer.name} starts at {b} on a dimension it takes {e} indices "
-                "of; a symbolic start is allowed where the region takes one index"
-            )
         steps = np.arange(shape[d])
         coords = [np.zeros(shape[d], np.int64) if k != d else steps for k in range(len(shape))]
         places = layout_places(side.layout, coords, shape)
         lanes, cols = places.get("TLane", 0 * steps), places.get("TCol", 0 * steps)
         dl, dc = (int(lanes[1] - lanes[0]), int(cols[1] - cols[0])) if shape[d] > 1 else (0, 0)
-        if dl or (cols - cols[0] != dc * steps).any() or dc % pack:  # lanes stay: each warp keeps its window
+        if dl or (lanes != lanes[0]).any() or (cols - cols[0] != dc * steps).any():
             raise ValueError(
                 f"TMEM {side.layout} does not move dimension {d} of {side.buffer.name} by a fixed number "
-                f"of whole 32-bit columns (on the same lanes); index it with a constant"
+                f"of columns (on the same lanes), so the region {side.region} cannot start at the symbolic {b} there; "
+                "index it with a constant"
+            )
+        inside = tirx.all(b >= 0, b + side.extents[d] <= shape[d])
+        if side.analyzer is not None and not side.analyzer.can_prove(inside):  # no tail guard reaches TMEM
+            raise ValueError(
+                f"the TMEM region {side.region} may reach outside {side.buffer.name} (shape {tuple(shape)}): "
+                f"dimension {d} runs over [{b}, {b} + {side.extents[d]}) for the values {b} may take; bound the "
+                "loop so that it stays inside"
+            )
+        shift = analyzer.simplify(b * dc)
+        if not provably_multiple(shift, pack):
+            raise ValueError(
+                f"the TMEM region {side.region} of 16-bit {side.buffer.name} starts {shift} 16-bit columns in, "
+                f"which is not provably a whole number of 32-bit columns; start it at a multiple of {pack}"
             )
         begins.append(0)
-        col_step = col_step + dc // pack * b
+        col_step = col_step + analyzer.simplify(tirx.floordiv(shift, pack)) if pack > 1 else col_step + shift
     return begins, col_step
 
 
@@ -369,11 +383,14 @@ def fragment_for(tmem, rows: int, cols: int, dtype: str) -> TileLayout:
 @dataclass(frozen=True)
 class FragmentCopyPlan:
     """A TMEM <-> fragment copy planned: the instructions (:class:`TmemCopy`) and the 32-bit column shift of the TMEM
-    region's symbolic (stage) begin."""
+    region's symbolic (stage) begin. ``staging``: for a casting copy (the fragment's dtype is not TMEM's), the
+    fragment of TMEM's dtype, placed as the copy's fragment, that the instructions move (the copy converts between
+    the two in registers)."""
 
     copy: TmemCopy
     column_shift: object
     loading: bool
+    staging: object = None
 
 
 def check_tcgen05_ld_st(tmem, fragment_shape: tuple, fragment_layout, loading: bool, scope: str, threads: int):

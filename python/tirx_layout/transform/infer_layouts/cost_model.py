@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ...analysis.bank_conflicts import shared_wavefronts
-from ...hw.memory import dtype_bytes
+from ...hw.memory import VECTOR_BYTES, dtype_bytes
 from ...hw.tcgen05 import TMEM_SCOPE
 from ...hw.threads import running_warps
 from ...layout.placement import slot_count
@@ -142,15 +142,21 @@ def _count(cost: Cost, side: Operand, addresses: np.ndarray, active: np.ndarray,
     thread ``t`` touches (a ``v``-element vector from there), ``active[t]`` whether it runs."""
     executions = int(running_warps(active).sum())
     access_bytes = v * side.element_bytes
-    cost.instructions += executions
+    # The wider side of a casting copy moves more than 16 bytes per step: one 16-byte instruction per piece.
+    pieces = -(-access_bytes // VECTOR_BYTES[0])
+    cost.instructions += executions * pieces
     cost.bytes += int(active.sum()) * access_bytes
     if side.buffer.scope() != "shared":
-        cost.global_instructions += executions
+        cost.global_instructions += executions * pieces
         return
-    elements = (addresses[:, None] + np.arange(v)[None, :]) * side.element_bytes
-    waves, minimum = shared_wavefronts(elements, active, access_bytes, side.element_bytes)
-    cost.wavefronts += int(waves.sum())
-    cost.minimum_wavefronts += int(minimum.sum())
+    per_piece = v // pieces
+    for piece in range(pieces):
+        first = addresses[:, None] + piece * per_piece + np.arange(per_piece)[None, :]
+        waves, minimum = shared_wavefronts(
+            first * side.element_bytes, active, access_bytes // pieces, side.element_bytes
+        )
+        cost.wavefronts += int(waves.sum())
+        cost.minimum_wavefronts += int(minimum.sum())
 
 
 def plan_cost(plan, threads: int) -> Cost:

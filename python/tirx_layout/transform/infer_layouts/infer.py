@@ -183,7 +183,15 @@ def scan(func) -> KernelCopies:
     walk(func.body, [(AllocBuffer, on_alloc), (DeclBuffer, on_decl)])
     # A buffer whose storage other declarations view keeps its row-major storage: the views were written for it.
     allocs = {b: s for b, s in allocs.items() if b.data not in viewed}
-    walk(func.body, [(tirx.Evaluate, on_evaluate), (tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
+    walk(
+        func.body,
+        [
+            (tirx.Evaluate, on_evaluate),
+            (tirx.For, on_evaluate),
+            (tvm.ir.TensorLoad, on_load),
+            (tirx.BufferStore, on_store),
+        ],
+    )
     # The copy regions' own loads are not direct accesses; only copies count.
     used = {b for c in kernel.copies for b in c.buffers} | set(kernel.operands) | {d.target for d in kernel.derived}
     kernel.open = {b: s for b, s in allocs.items() if b in used}
@@ -340,7 +348,8 @@ class _Inference:
             )
 
     def fragment_pairs(self):
-        """Fragment-to-fragment copies: equal layouts, propagated until nothing changes; fixed pairs checked."""
+        """Fragment-to-fragment copies: equal layouts, propagated until nothing changes; a pair with an inferred side
+        checked (two declared layouts that differ are a conversion the copy lowers: ``ops/copy/exchange.py``)."""
         changed = True
         while changed:
             changed = False
@@ -352,6 +361,8 @@ class _Inference:
                     if other not in self.fixed or not layout_threads(self.fixed[other]):
                         continue
                     if this in self.fixed:
+                        if this not in self.origin and other not in self.origin:
+                            continue  # both declared: a copy between different placements exchanges the data
                         if not same_placement(self.fixed[this], self.fixed[other], this.shape, self.threads):
                             # Name the buffer that was inferred (its layout came through another copy).
                             subject, fixed = (other, this) if other in self.origin else (this, other)
