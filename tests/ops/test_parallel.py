@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -327,3 +329,48 @@ def test_an_open_vector_the_loop_reads_takes_the_partitioning_fragments_placemen
     assert layouts["columns"] == "S[(2, 4, 2):(2, 1@laneid, 1)] + R[(4, 8):(1@wid_in_wg, 4@laneid)]"
     a, c, r = exact((64, 16)), exact((16,), 1), exact((64,), 2)
     assert np.array_equal(run(scaled, {"A": a, "c": c, "r": r})["C"], a * r[:, None] + c)
+
+
+def _vector_kernel(arch):
+    @T.prim_func
+    def k(B: T.Buffer((32, 4), "float32"), v: T.Buffer((4,), "float32")):
+        T.func_attr({"target": T.target({"kind": "cuda", "arch": arch})})
+        T.device_entry()
+        tx = T.thread_id([64])
+        frag = T.alloc_local((32, 4), "float32", layout=ROWS)
+        for i in T.tile_parallel(32):
+            for j in T.tile_parallel(4):
+                B[i, j] = frag[i, j] * v[j] + T.float32(1)
+
+    return k
+
+
+def _body(func) -> list[str]:
+    lines = lower_tile_ops(func).script().splitlines()
+    start = next(n for n, line in enumerate(lines) if "frag_flat = " in line)
+    return [re.sub(r', source_code=".*?", return_type', ", return_type", line.strip()) for line in lines[start:]]
+
+
+def test_the_lowered_loop_is_the_hand_written_one():
+    # sm_90a: each thread's four slots, unrolled; warp 1 holds replicas of warp 0's rows, so only warp 0 stores
+    assert _body(_vector_kernel("sm_90a")) == [
+        'frag_flat = T.decl_buffer((4,), data=frag.data, scope="local", layout=None)',
+        "for slot in T.unroll(4):",
+        "if tx // 32 == 0:",
+        "B[tx % 32, slot] = frag_flat[slot] * v[slot] + T.float32(1.0)",
+    ]
+    # sm_100a: two slots at a time, the multiply-add of the pair one fma.rn.f32x2, its lanes stored
+    fma = (
+        'pair_value: T.let[T.float32x2] = T.cuda.func_call("tirx_layout_math_fma_f32x2", '
+        "T.Shuffle([frag_flat[pair * 2], frag_flat[pair * 2 + 1]], [0, 1]), "
+        "T.Shuffle([v[pair * 2], v[pair * 2 + 1]], [0, 1]), T.Broadcast(T.float32(1.0), 2), "
+        'return_type="float32x2")'
+    )
+    assert _body(_vector_kernel("sm_100a")) == [
+        'frag_flat = T.decl_buffer((4,), data=frag.data, scope="local", layout=None)',
+        "for pair in T.unroll(2):",
+        "if tx // 32 == 0:",
+        fma,
+        "B[tx % 32, pair * 2] = T.Shuffle([pair_value], [0])",
+        "B[tx % 32, pair * 2 + 1] = T.Shuffle([pair_value], [1])",
+    ]

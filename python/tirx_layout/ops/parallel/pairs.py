@@ -130,7 +130,14 @@ def _statement(s0, s1):
         return sequence([_statement(a, b) for a, b in zip(s0.seq, s1.seq, strict=True)])
     if isinstance(s0, tirx.BufferStore) and isinstance(s1, tirx.BufferStore) and s0.buffer.same_as(s1.buffer):
         value = _pair(s0.value, s1.value)
-        return sequence([tirx.BufferStore(s.buffer, value.lane(i), s.indices) for i, s in enumerate((s0, s1))])
+        if value.packed is None:
+            return sequence([tirx.BufferStore(s.buffer, value.lanes[i], s.indices) for i, s in enumerate((s0, s1))])
+        # the pair computed once, its lanes stored
+        both = tirx.Var("pair_value", "float32x2")
+        stores = [
+            tirx.BufferStore(s.buffer, _Pair(packed_value=both).lane(i), s.indices) for i, s in enumerate((s0, s1))
+        ]
+        return sequence([tirx.Bind(both, value.packed), *stores])
     if (
         isinstance(s0, tirx.IfThenElse)
         and isinstance(s1, tirx.IfThenElse)
