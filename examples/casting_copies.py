@@ -76,37 +76,21 @@ def float32_to_e4m3_staged():
     return float32_to_e4m3_staged
 
 
-def accumulator_to_e4m3_operand():
-    """``B = e4m3(A)`` for a (64, 64) tile held as a wgmma accumulator, converted into wgmma's e4m3 A operand."""
-    accumulator, operand_a = wgmma_accumulator_layout(64), wgmma_operand_a_layout(64, "float8_e4m3fn")
+def fragment_conversion(shape: tuple, threads: int, held, wanted, dtype: str):
+    """``B = dtype(A)``: ``A`` loaded into a float32 fragment placed by ``held``, converted into a ``dtype``
+    fragment placed by ``wanted`` (the elements move between threads where the two differ), then stored."""
 
     @T.prim_func
-    def accumulator_to_e4m3_operand(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float8_e4m3fn")):
+    def fragment_conversion(A: T.Buffer(shape, "float32"), B: T.Buffer(shape, dtype)):
         T.device_entry()
-        tx = T.thread_id([128])
-        acc = T.alloc_local((64, 64), "float32", layout=accumulator)
-        p = T.alloc_local((64, 64), "float8_e4m3fn", layout=operand_a)
-        T.tile_copy(acc, A)
-        T.tile_copy(p, acc)
-        T.tile_copy(B, p)
-
-    return accumulator_to_e4m3_operand
-
-
-def rows_across_warps_to_bfloat16():
-    """``B = bfloat16(A)`` for a (64, 8) tile whose rows change warps on the way."""
-
-    @T.prim_func
-    def rows_across_warps_to_bfloat16(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "bfloat16")):
-        T.device_entry()
-        tx = T.thread_id([64])
-        f = T.alloc_local((64, 8), "float32", layout=WARP_ROWS)
-        g = T.alloc_local((64, 8), "bfloat16", layout=LANE_ROWS)
+        tx = T.thread_id([threads])
+        f = T.alloc_local(shape, "float32", layout=held)
+        g = T.alloc_local(shape, dtype, layout=wanted)
         T.tile_copy(f, A)
         T.tile_copy(g, f)
         T.tile_copy(B, g)
 
-    return rows_across_warps_to_bfloat16
+    return fragment_conversion
 
 
 def requantize_int32_to_int8():
@@ -129,8 +113,26 @@ def converted(dtype):
 KERNELS = KernelTable()  # each kernel built when first looked up
 KERNELS.add("tmem_accumulator_to_bfloat16", converted("bfloat16"), tmem_accumulator_to_bfloat16)
 KERNELS.add("float32_to_e4m3_staged", converted("float8_e4m3fn"), float32_to_e4m3_staged)
-KERNELS.add("accumulator_to_e4m3_operand", converted("float8_e4m3fn"), accumulator_to_e4m3_operand)
-KERNELS.add("rows_across_warps_to_bfloat16", converted("bfloat16"), rows_across_warps_to_bfloat16)
+KERNELS.add(
+    "accumulator_to_e4m3_operand",  # the wgmma accumulator into wgmma's e4m3 A operand: shuffles inside each quad
+    converted("float8_e4m3fn"),
+    fragment_conversion,
+    (64, 64),
+    128,
+    wgmma_accumulator_layout(64),
+    wgmma_operand_a_layout(64, "float8_e4m3fn"),
+    "float8_e4m3fn",
+)
+KERNELS.add(  # rows over (warp, lane) into rows over (lane, warp): through a shared scratch
+    "rows_across_warps_to_bfloat16",
+    converted("bfloat16"),
+    fragment_conversion,
+    (64, 8),
+    64,
+    WARP_ROWS,
+    LANE_ROWS,
+    "bfloat16",
+)
 KERNELS.add("requantize_int32_to_int8", converted("int8"), requantize_int32_to_int8)
 
 SHOWCASE = ["tmem_accumulator_to_bfloat16", "accumulator_to_e4m3_operand"]

@@ -93,3 +93,13 @@ def test_layouts_that_are_not_invertible_by_place_say_why(layout, message):
 def test_unflatten_is_row_major():
     assert unflatten(27, (4, 8)) == [3, 3]
     assert unflatten(5, (2, 1, 3)) == [1, 0, 2]
+
+
+def test_a_gap_that_is_no_multiple_of_the_extent_inverts():
+    # 12 rows on lanes 0..11 and 16..27: lane 16 holds row 1 (digit 0 of the first iter), not 16 % 12 = 4
+    layout = TileLayout(S[(12, 2, 2) : (1 @ laneid, 16 @ laneid, 1)])
+    inverse = PlaceInverse(layout)
+    for flat in range(layout.size()):
+        place = layout.apply(flat)
+        assert inverse.flat_index(place) == flat and inverse.holds(place)
+    assert not inverse.holds({"laneid": 12, "m": 0})

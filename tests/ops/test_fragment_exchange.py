@@ -202,3 +202,21 @@ def test_each_barrier_of_the_exchange_is_needed(which):
     planted = "\n".join(line for n, line in enumerate(lines) if n != barriers[which])
     with pytest.raises(sim.DataRace, match="g_exchange"):
         sim.run(parse(planted), [np.zeros((64, 8), np.float32)])
+
+
+def test_a_tail_layout_with_a_gap_reads_each_row_from_its_lane():
+    # g: 24 rows, row 2i + j on lane i + 16j (lanes 12..15 and 28..31 hold nothing); f: row r on lane r
+    rows, gapped = parse_layout("S[(24, 2):(1@laneid, 1)]"), parse_layout("S[(12, 2, 2):(1@laneid, 16@laneid, 1)]")
+    plan = _plan(gapped, rows, "float32", (24, 2), 32)
+    thread, slot, holds = plan.tables()
+    assert isinstance(plan, WarpShuffle)
+    lanes = np.arange(32)
+    assert (holds[0] == ((lanes % 16) < 12)).all()
+    held = holds[0]
+    np.testing.assert_array_equal(thread[0][held], (2 * (lanes % 16) + lanes // 16)[held])  # lane 16: row 1
+    assert (slot[0][held] == 0).all()
+    func = exchange_kernel("S[(24, 2):(1@laneid, 1)]", "S[(12, 2, 2):(1@laneid, 16@laneid, 1)]", (24, 2), 32, "float32")
+    a = np.arange(48, dtype=np.float32).reshape(24, 2)
+    result = sim.run(func, [a])
+    np.testing.assert_array_equal(result["B"], a)
+    assert (result.writes["B"] == 1).all()

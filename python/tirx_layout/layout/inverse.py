@@ -89,7 +89,9 @@ class PlaceInverse:
                 if d.replica != replica:
                     continue
                 value = floordiv(relative, d.stride)
-                out[d.index] = value if k == len(digits) - 1 else value % d.extent
+                # modulo the gap to the next digit, not the extent: with a gap (extent 12, next stride 16) place 16
+                # is digit 0 of the next, not 16 % 12 (a place in the gap is a hole, which holds() tells apart)
+                out[d.index] = value if k == len(digits) - 1 else value % (digits[k + 1].stride // d.stride)
         return out
 
     def shard_digits(self, places: dict) -> list:

@@ -32,6 +32,8 @@ placement, a register copy):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import tvm
 from tvm import tirx
@@ -72,14 +74,18 @@ class _Exchange:
     def source(self, slot, tid):
         """``(source thread, source slot, whether destination (slot, tid) holds an element)``."""
         places = self.dst_places(slot, tid)
-        coords = unflatten(self.dst_inverse.flat_index(places), list(self.dst.shape))
+        flat = self.dst_inverse.flat_index(places)
+        coords = unflatten(flat, list(self.dst.shape))
         held = self.src.layout.apply(*coords, shape=list(self.src.shape))
         thread = 0
         for axis in self.src_axes:
             thread = thread + held[axis] * thread_unit(axis)
         for unit, count in self.unread:  # levels the source does not read: the destination thread's own
             thread = thread + (tid // unit) % count * unit
-        return thread, held.get("m", 0), self.dst_inverse.holds(places)
+        holds = self.dst_inverse.holds(places)
+        if self.dst.padded:  # a tail layout's places past the last element hold nothing
+            holds = holds & (flat < math.prod(self.dst.shape))
+        return thread, held.get("m", 0), holds
 
     def tables(self):
         """The source thread and slot, and the holds mask, for every (slot, thread), as numpy arrays."""
