@@ -40,12 +40,17 @@ def _layout_arg(layout: str | None, align: int | None = None) -> str:
 
 
 def _shared_layout(rng, dtype: str, shape: tuple) -> tuple[str | None, int | None]:
-    """A shared tile's layout: left to inference, row-major, or an MMA operand layout in a random mode/majorness."""
+    """A shared tile's layout: left to inference, row-major, an MMA operand layout that fits the tile (a swizzle
+    whose width divides its rows, aligned to 1024), or one in a random mode, majorness and alignment."""
     roll = rng.random()
-    if roll < 0.35:
+    if roll < 0.3:
         return None, None
-    if roll < 0.5:
+    if roll < 0.4:
         return f"T.layout('S[{shape}]')", None
+    if roll < 0.8:
+        row_bytes = shape[-1] * SIZE[dtype]
+        mode = rng.choice([m for m in MODES if m == "none" or row_bytes % int(m[:-1]) == 0])
+        return f'mma_shared_layout("{dtype}", "{mode}", {shape})', 1024
     mode = rng.choice(MODES)
     major = rng.choice(["K", "K", "MN"])
     align = rng.choice([1024, 1024, 512, 256, None])
@@ -303,6 +308,117 @@ def tma(rng) -> Kernel:
     return Kernel(body, arch, {"A": (dtype, (rows, cols))}, {"B": "A"})
 
 
+def mma_k_loop(rng) -> Kernel:
+    """A K loop over two-stage shared rings, the asynchronous forms: on sm_100a each ``T.tile_mma`` commits to the
+    stage's mbarrier (``barrier=``) and a stage is refilled after its phase; on sm_90a ``wait=False`` then
+    ``T.tile_mma_wait(1)``, and ``T.tile_mma_wait(0)`` before the epilogue."""
+    arch = rng.choice(["sm_100a", "sm_90a"])
+    dtype = rng.choice(["float16", "bfloat16", "float32", "float8_e4m3fn", "int8"])
+    acc = MMA_KINDS[dtype]
+    kw = rng.choice([1, 2]) * 32 // SIZE[dtype]
+    tiles = rng.choice([2, 3, 4])
+    m = 128 if arch == "sm_100a" else 64
+    n = rng.choice([16, 32, 64]) if arch == "sm_100a" else rng.choice([8, 32, 64, 128])
+    k = kw * tiles
+    body = _header(
+        f'A: T.Buffer(({m}, {k}), "{dtype}"), B: T.Buffer(({n}, {k}), "{dtype}"), D: T.Buffer(({m}, {n}), "{acc}")',
+        128,
+    )
+    for name, rows in (("a_tile", m), ("b_tile", n)):
+        layout, align = _shared_layout(rng, dtype, (2, rows, kw))
+        body += f'    {name} = T.alloc_shared((2, {rows}, {kw}), "{dtype}"{_layout_arg(layout, align)})\n'
+    copies = (
+        f"        T.tile_copy(a_tile[kt % 2], A[0:{m}, kt * {kw} : kt * {kw} + {kw}])\n"
+        f"        T.tile_copy(b_tile[kt % 2], B[0:{n}, kt * {kw} : kt * {kw} + {kw}])\n"
+    )
+    if arch == "sm_100a":
+        last = tiles - 1
+        body += '    bars = T.alloc_shared((2,), "uint64")\n'
+        body += f'    acc = T.alloc_tmem(({m}, {n}), "{acc}", layout=tmem_datapath_layout("D", {m}, {n}))\n'
+        body += f'    out = T.alloc_local(({m}, {n}), "{acc}")\n'
+        body += "    T.mbarrier_init(bars[0], 1)\n    T.mbarrier_init(bars[1], 1)\n"
+        body += f"    for kt in T.serial({tiles}):\n        if kt >= 2:\n"
+        body += "            T.mbarrier_wait(bars[kt % 2], (kt // 2 - 1) % 2)\n" + copies
+        body += "        T.tile_mma(acc, a_tile[kt % 2], b_tile[kt % 2], accumulate=kt > 0, barrier=bars[kt % 2])\n"
+        body += f"    T.mbarrier_wait(bars[{last % 2}], {last // 2 % 2})\n"
+        body += '    T.tile_copy(out, acc, "warpgroup")\n    T.tile_copy(D, out, "warpgroup")\n'
+    else:
+        body += f'    acc = T.alloc_local(({m}, {n}), "{acc}", layout=wgmma_accumulator_layout({n}, "{acc}"))\n'
+        body += f"    for kt in T.serial({tiles}):\n" + copies
+        body += "        T.tile_mma(acc, a_tile[kt % 2], b_tile[kt % 2], accumulate=kt > 0, wait=False)\n"
+        body += "        T.tile_mma_wait(1)\n    T.tile_mma_wait(0)\n    T.tile_copy(D, acc)\n"
+    return Kernel(body, arch, {"A": (dtype, (m, k)), "B": (dtype, (n, k))}, {"D": GEMM})
+
+
+def tma_store(rng) -> Kernel:
+    """The threads fill a shared tile (swizzled or not), a TMA store (``T.tile_copy_async(global, shared)``) writes
+    it out, ``T.tma_store_wait()`` before the kernel ends."""
+    dtype = rng.choice(["float32", "float16", "bfloat16", "int8"])
+    mode = rng.choice(MODES)
+    cols = max({"none": 32, "32B": 32, "64B": 64, "128B": 128}[mode] // SIZE[dtype], 8)
+    rows = rng.choice([8, 64, 128])
+    layout = "None" if mode == "none" else f'mma_shared_layout("{dtype}", "{mode}", ({rows}, {cols}))'
+    arch = rng.choice(["sm_90a", "sm_100a"])
+    body = _header(f'A: T.Buffer(({rows}, {cols}), "{dtype}"), B: T.Buffer(({rows}, {cols}), "{dtype}")', 128)
+    body += f'    As = T.alloc_shared(({rows}, {cols}), "{dtype}", layout={layout}, align=1024)\n'
+    body += "    T.tile_copy(As, A)\n    T.cuda.cta_sync()\n"
+    body += "    T.tile_copy_async(B, As)\n    T.tma_store_wait()\n"
+    return Kernel(body, arch, {"A": (dtype, (rows, cols))}, {"B": "A"})
+
+
+def fill_tmem(rng) -> Kernel:
+    """``T.tile_fill`` of a TMEM tile (a filled fragment stored with tcgen05.st), read back through registers."""
+    dtype = rng.choice(["float32", "float16", "bfloat16", "int32"])
+    datapath = rng.choice(["D", "F"])
+    rows = 128 if datapath == "D" else 64
+    cols = rng.choice([8, 16, 32, 64])
+    value = rng.choice([0, 1, -3, 7])
+    body = _header(f'B: T.Buffer(({rows}, {cols}), "{dtype}")', 128)
+    body += f'    t = T.alloc_tmem(({rows}, {cols}), "{dtype}", layout=tmem_datapath_layout("{datapath}", {rows}, {cols}))\n'
+    body += f'    out = T.alloc_local(({rows}, {cols}), "{dtype}")\n'
+    body += f'    T.tile_fill(t, {value}, "warpgroup")\n'
+    body += '    T.tile_copy(out, t, "warpgroup")\n    T.tile_copy(B, out, "warpgroup")\n'
+    return Kernel(body, "sm_100a", {}, {"B": f"np.full(({rows}, {cols}), {value})"})
+
+
+def mma_block_scaled(rng) -> Kernel:
+    """A block-scaled ``T.tile_mma`` (kind mxf8f6f4 on sm_100a): A and B float8 in shared memory, one float8_e8m0fnu
+    scale per 32 K elements of each row copied into TMEM with tcgen05.cp, the scale-factor layouts inside the
+    accumulator's allocation."""
+    a, b = rng.choice(["float8_e4m3fn", "float8_e5m2"]), rng.choice(["float8_e4m3fn", "float8_e5m2"])
+    k = rng.choice([128, 256])
+    kb, n = k // 32, rng.choice([112, 128])
+    sfb_column = n + 4 * (k // 128)
+    body = _header(
+        f'A: T.Buffer((128, {k}), "{a}"), B: T.Buffer(({n}, {k}), "{b}"), SA: T.Buffer((128, {kb}), '
+        f'"float8_e8m0fnu"), SB: T.Buffer((128, {kb}), "float8_e8m0fnu"), D: T.Buffer((128, {n}), "float32")',
+        128,
+    )
+    for name, dtype, rows in (("As", a, 128), ("Bs", b, n)):
+        layout, align = _shared_layout(rng, dtype, (rows, k))
+        body += f'    {name} = T.alloc_shared(({rows}, {k}), "{dtype}"{_layout_arg(layout, align)})\n'
+    body += f'    sas = T.alloc_shared((128, {kb}), "float8_e8m0fnu")\n'
+    body += f'    sbs = T.alloc_shared((128, {kb}), "float8_e8m0fnu")\n'
+    body += f'    acc = T.alloc_tmem((128, {n}), "float32", layout=tmem_datapath_layout("D", 128, {n}))\n'
+    body += (
+        f'    sfa = T.alloc_tmem((128, {kb}), "float8_e8m0fnu", layout=mma_scale_factor_layout(128, {kb}, '
+        f"column={n}), within=acc)\n"
+    )
+    body += (
+        f'    sfb = T.alloc_tmem((128, {kb}), "float8_e8m0fnu", layout=mma_scale_factor_layout(128, {kb}, '
+        f"column={sfb_column}), within=acc)\n"
+    )
+    body += f'    out = T.alloc_local((128, {n}), "float32")\n'
+    body += "    T.tile_copy(As, A)\n    T.tile_copy(Bs, B)\n    T.tile_copy(sas, SA)\n    T.tile_copy(sbs, SB)\n"
+    body += "    T.cuda.cta_sync()\n    T.tile_copy(sfa, sas)\n    T.tile_copy(sfb, sbs)\n"
+    body += f"    T.tile_mma(acc, As, Bs, scale_a=sfa, scale_b=sfb[0:{n}, 0:{kb}])\n"
+    body += '    T.tile_copy(out, acc, "warpgroup")\n    T.tile_copy(D, out, "warpgroup")\n'
+    expected = f"(A * np.repeat(SA, 32, axis=1)) @ (B * np.repeat(SB[:{n}], 32, axis=1)).T"
+    inputs = {"A": (a, (128, k)), "B": (b, (n, k)), "SA": ("float8_e8m0fnu", (128, kb))}
+    inputs["SB"] = ("float8_e8m0fnu", (128, kb))
+    return Kernel(body, "sm_100a", inputs, {"D": expected})
+
+
 #: Every generator with its weight in a sweep. A new op is one row (a function returning a :class:`Kernel`).
 GENERATORS = [
     ("copy_fragment", copy_fragment, 20),
@@ -313,6 +429,10 @@ GENERATORS = [
     ("mma_tcgen05", mma_tcgen05, 18),
     ("mma_wgmma", mma_wgmma, 16),
     ("tma", tma, 8),
+    ("mma_k_loop", mma_k_loop, 10),
+    ("tma_store", tma_store, 5),
+    ("fill_tmem", fill_tmem, 4),
+    ("mma_block_scaled", mma_block_scaled, 5),
 ]
 
 

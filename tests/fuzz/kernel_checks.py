@@ -31,6 +31,9 @@ VALUE_RANGE = {"float8_e4m3fn": 4, "float8_e5m2": 4, "int8": 8, "uint8": 8}
 
 def make_input(dtype: str, shape, seed: int) -> np.ndarray:
     """Deterministic integer values that ``dtype`` holds exactly, as a ``dtype`` array."""
+    if dtype == "float8_e8m0fnu":  # a block scale: a power of two, 2^-2 .. 2^2 (biased exponents 125..129)
+        exponents = np.random.default_rng(seed).integers(125, 130, size=tuple(shape)).astype(np.uint8)
+        return exponents.view(ml_dtypes.float8_e8m0fnu)
     bound = VALUE_RANGE.get(dtype, 8)
     low = 0 if dtype.startswith("uint") else -bound
     values = np.random.default_rng(seed).integers(low, bound + 1, size=tuple(shape))
@@ -41,10 +44,9 @@ def make_input(dtype: str, shape, seed: int) -> np.ndarray:
 
 
 def _exact(array) -> np.ndarray:
+    """The values of ``array`` as int64 (integer dtypes) or float64 (every float, ml_dtypes' included)."""
     a = np.asarray(array)
-    if a.dtype in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2) or a.dtype.kind == "f":
-        return a.astype(np.float64)
-    return a.astype(np.int64)
+    return a.astype(np.int64) if np.issubdtype(a.dtype, np.integer) else a.astype(np.float64)
 
 
 def run_kernel(text: str, arch: str, inputs: dict, expected: dict, seed: int = 0, assemble: bool = False):

@@ -125,19 +125,11 @@ def test_a_fragment_larger_than_the_register_file_is_refused_naming_its_bytes_pe
 
 
 def test_inference_refuses_a_tile_no_fragment_of_the_scope_holds_in_registers():
-    text = """
-@T.prim_func
-def kernel(A: T.Buffer((128, 256), "float32"), B: T.Buffer((128, 256), "float32")):
-    T.device_entry()
-    tx = T.thread_id([128])
-    frag = T.alloc_local((128, 256), "float32")
-    T.tile_copy(frag, A[0:128, 0:256], "warp")
-    T.tile_copy(B[0:128, 0:256], frag, "warp")
-"""
+    # Each warp holds its own 128 x 256 float32 tile: 1024 elements per lane, whatever the layout.
     with pytest.raises(
         ValueError, match=r"register fragment frag .* holds 1024 float32 elements per thread, 4096 bytes"
     ):
-        build(parse(text))
+        build(parse(per_unit_copy(128, "warp", 128, 256)))
 
 
 def test_a_big_but_legal_fragment_builds_in_seconds():
