@@ -1,8 +1,9 @@
 """The kernel fuzzer in CI: a bounded, deterministic sample of random kernels (``TIRX_LAYOUT_KERNEL_FUZZ_SAMPLE``
 cases, 40 by default: well under a minute on two busy cores), each built, sometimes assembled, simulated against
-numpy, with no wrong answer, crash, hang, unclear error or fault of the fuzzer; the big sweep
-(``TIRX_LAYOUT_KERNEL_FUZZ_CASES``, 2,000 by default) is marked slow. The classification itself is tested on
-planted kernels: a silently wrong one, one that writes an element twice, one the build refuses."""
+numpy, with no wrong answer, crash, hang, unclear error or fault of the fuzzer; the big sweep, marked slow, runs
+when ``TIRX_LAYOUT_KERNEL_FUZZ_CASES=N`` asks for it (2,000 cases: about 10 minutes on two busy cores). The
+classification itself is tested on planted kernels: a silently wrong one, one that writes an element twice, one the
+build refuses."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from fuzz.checks import WrongAnswer
 from fuzz.kernel_checks import HarnessFault, run_kernel
 
 SAMPLE = int(os.environ.get("TIRX_LAYOUT_KERNEL_FUZZ_SAMPLE", "40"))
-SWEEP = int(os.environ.get("TIRX_LAYOUT_KERNEL_FUZZ_CASES", "2000"))
+SWEEP = int(os.environ.get("TIRX_LAYOUT_KERNEL_FUZZ_CASES", "0"))
 SEED = int(os.environ.get("TIRX_LAYOUT_FUZZ_SEED", "0"))
 
 
@@ -32,6 +33,7 @@ def test_a_sample_of_random_kernels_has_no_wrong_answer_crash_hang_or_unclear_er
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not SWEEP, reason="the big kernel sweep runs with TIRX_LAYOUT_KERNEL_FUZZ_CASES=N (2000: ~10 min)")
 def test_the_sweep_has_no_wrong_answer_crash_hang_or_unclear_error():
     _sweep(SWEEP)
 

@@ -136,7 +136,7 @@ def mode_of_swizzle(swizzle: SwizzleLayout | None, dtype) -> str:
 SWIZZLE_128B_BASE32B = "128B_base32B"
 #: Rows of its width after which each swizzle mode's XOR pattern repeats (the PTX ISA's "repeating pattern" of the
 #: shared memory descriptor): 8, or 4 for the 128B swizzle with 32-byte atoms.
-_SWIZZLE_REPEAT_ROWS = {"32B": 8, "64B": 8, "128B": 8, SWIZZLE_128B_BASE32B: 4}
+SWIZZLE_REPEAT_ROWS = {"32B": 8, "64B": 8, "128B": 8, SWIZZLE_128B_BASE32B: 4}
 
 #: The register file of one thread: at most 255 32-bit registers (PTX ISA / CUDA programming guide, "maximum number
 #: of 32-bit registers per thread"); a register fragment holds its slots there.
@@ -157,9 +157,9 @@ def swizzle_repeat_bytes(mode: str) -> int:
     """
     if mode == "none":
         return 0
-    if mode not in _SWIZZLE_REPEAT_ROWS:
-        raise ValueError(f"unknown swizzle mode {mode!r}; expected none, {', '.join(_SWIZZLE_REPEAT_ROWS)}")
-    return _SWIZZLE_REPEAT_ROWS[mode] * (128 if mode == SWIZZLE_128B_BASE32B else SWIZZLE_BYTES[mode])
+    if mode not in SWIZZLE_REPEAT_ROWS:
+        raise ValueError(f"unknown swizzle mode {mode!r}; expected none, {', '.join(SWIZZLE_REPEAT_ROWS)}")
+    return SWIZZLE_REPEAT_ROWS[mode] * (128 if mode == SWIZZLE_128B_BASE32B else SWIZZLE_BYTES[mode])
 
 
 def check_register_file(name: str, slots: int, dtype) -> None:
