@@ -7,14 +7,17 @@ once. Everything a case needs is in its source, so ``(seed, index)`` replays it.
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 
 from fuzz.checks import ReportedError, WrongAnswer
 from tirx_layout import sim
+from tirx_layout.script import buffer_layouts
 from tirx_layout.sim import SimulationError, numpy_dtype
 from tirx_layout.tools.kernel_report import nvcc_assembles
-from tirx_layout.transform import build
+from tirx_layout.transform import build, infer_layouts
 
 from kernels import parse
 
@@ -49,6 +52,25 @@ def _exact(array) -> np.ndarray:
     return a.astype(np.int64) if np.issubdtype(a.dtype, np.integer) else a.astype(np.float64)
 
 
+#: A buffer the kernel leaves to inference: allocated with no ``layout=``.
+OPEN_BUFFER = re.compile(r"^\s*(\w+) = T\.alloc_(?:shared|local)\((?![^\n]*layout=)", re.MULTILINE)
+
+
+def check_inference_agrees(text: str, kernel, refusal: ValueError) -> None:
+    """A refusal that names a buffer inference gave its layout (inference itself succeeded) is inference proposing
+    what the rules refuse: a wrong answer, not a clean refusal (issue 33, finding 2)."""
+    open_buffers = OPEN_BUFFER.findall(text)
+    named = [b for b in open_buffers if re.search(rf"\b{b}\b", str(refusal))]
+    if not named:
+        return
+    try:
+        chosen = buffer_layouts(infer_layouts(kernel))
+    except ValueError:
+        return  # inference refused the kernel itself: a clean refusal
+    layouts = {b.name: str(layout) for b, layout in chosen.items() if b.name in named}
+    raise WrongAnswer(f"inference gave {layouts}, which the rules then refuse: {type(refusal).__name__}: {refusal}")
+
+
 def run_kernel(text: str, arch: str, inputs: dict, expected: dict, seed: int = 0, assemble: bool = False):
     """Build, (assemble,) simulate ``text`` for ``arch``; ``inputs`` maps a parameter to ``(dtype, shape)``,
     ``expected`` an output parameter to a numpy expression over the inputs (by name, as float64/int64 arrays) that
@@ -62,7 +84,11 @@ def run_kernel(text: str, arch: str, inputs: dict, expected: dict, seed: int = 0
         raise HarnessFault(f"the generated kernel does not parse: {type(err).__name__}: {err}") from err
     arrays = {name: make_input(dtype, shape, seed + i) for i, (name, (dtype, shape)) in enumerate(inputs.items())}
     # Build first: a refusal (ValueError and kin) propagates to the worker, which classifies its message.
-    cuda = build(kernel, arch).imports[0].inspect_source()
+    try:
+        cuda = build(kernel, arch).imports[0].inspect_source()
+    except ValueError as err:
+        check_inference_agrees(text, kernel, err)
+        raise
     if assemble:
         assembled = nvcc_assembles(cuda, arch)
         if assembled is not None and not assembled[0]:
