@@ -7,7 +7,8 @@ fragment in the register image of ``tcgen05.st`` (planned by the spec, ``ops/tme
 
 A vector of 8- or 16-bit elements is written as the vector of 32-bit words that holds it, reinterpreted: TVM's CUDA
 code generation writes a broadcast vector of several 8- or 16-bit integers (or 8-bit floats) wrongly (``make_int4``
-of 16 arguments), while a broadcast word is ``make_uint4`` of 4.
+of 16 arguments), while a broadcast word is ``make_uint4`` of 4. A 4-byte vector is one word, which no broadcast
+makes (two lanes at least): it is two 16-bit half-words.
 
 Example (a 64 x 64 int8 tile set to -1 by 128 threads: two rounds of 16-byte vectors, each four words 0xFFFFFFFF):
     >>> import tvm
