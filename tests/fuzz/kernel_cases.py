@@ -112,9 +112,9 @@ def copy_fragment(rng) -> Kernel:
     body += f'    frag = T.alloc_local(({rows}, {cols}), "{dtype}"{_layout_arg(frag)})\n'
     if rng.random() < 0.4 and scope == "cta":
         layout, align = _shared_layout(rng, dtype, (rows, cols))
-        body += f'    tile = T.alloc_shared(({rows}, {cols}), "{dtype}"{_layout_arg(layout, align)})\n'
-        body += f'    T.tile_copy(tile, A[{region}], "{scope}")\n    T.cuda.cta_sync()\n'
-        body += f'    T.tile_copy(frag, tile, "{scope}")\n'
+        body += f'    smem = T.alloc_shared(({rows}, {cols}), "{dtype}"{_layout_arg(layout, align)})\n'
+        body += f'    T.tile_copy(smem, A[{region}], "{scope}")\n    T.cuda.cta_sync()\n'
+        body += f'    T.tile_copy(frag, smem, "{scope}")\n'
     else:
         body += f'    T.tile_copy(frag, A[{region}], "{scope}")\n'
     body += f'    T.tile_copy(B[{region}], frag, "{scope}")\n'
@@ -130,12 +130,12 @@ def copy_shared(rng) -> Kernel:
     cols = rng.choice([8, 16, 32, 64, 128])
     layout, align = _shared_layout(rng, dtype, (units, rows, cols) if units > 1 else (rows, cols))
     shape = (units, rows, cols) if units > 1 else (rows, cols)
-    tile = f"tile[{unit}]" if units > 1 else "tile"
+    tile = f"smem[{unit}]" if units > 1 else "smem"
     region = f"{unit} * {rows} : {unit} * {rows} + {rows}, 0:{cols}"
     body = _header(
         f'A: T.Buffer(({units * rows}, {cols}), "{dtype}"), B: T.Buffer(({units * rows}, {cols}), "{dtype}")', threads
     )
-    body += f'    tile = T.alloc_shared({shape}, "{dtype}"{_layout_arg(layout, align)})\n'
+    body += f'    smem = T.alloc_shared({shape}, "{dtype}"{_layout_arg(layout, align)})\n'
     body += f'    T.tile_copy({tile}, A[{region}], "{scope}")\n'
     body += "    T.cuda.cta_sync()\n"
     body += f'    T.tile_copy(B[{region}], {tile}, "{scope}")\n'
@@ -155,8 +155,8 @@ def fill(rng) -> Kernel:
     elif where == "shared":
         layout, align = _shared_layout(rng, dtype, (rows, cols))
         layout = layout or f"T.layout('S[({rows}, {cols})]')"
-        body += f'    tile = T.alloc_shared(({rows}, {cols}), "{dtype}"{_layout_arg(layout, align)})\n'
-        body += f"    T.tile_fill(tile, {value})\n    T.cuda.cta_sync()\n    T.tile_copy(B, tile)\n"
+        body += f'    smem = T.alloc_shared(({rows}, {cols}), "{dtype}"{_layout_arg(layout, align)})\n'
+        body += f"    T.tile_fill(smem, {value})\n    T.cuda.cta_sync()\n    T.tile_copy(B, smem)\n"
     else:
         frag = _fragment_layout(rng, rows, cols, threads, "cta") or f"T.layout('S[({rows}, {cols})]')"
         if "@" not in frag and "wg_local" not in frag:
@@ -176,10 +176,10 @@ def tmem_round_trip(rng) -> Kernel:
     shape = rng.choice(["32x32b", "16x64b", "16x128b", "16x256b"]) if rng.random() < 0.3 else None
     given = "" if shape is None else f', layout=tcgen05_atom_layout("{shape}", ({rows}, {cols}), "{dtype}")'
     body += f'    t = T.alloc_tmem(({rows}, {cols}), "{dtype}", layout=tmem_datapath_layout("{datapath}", {rows}, {cols}))\n'
-    body += f'    into = T.alloc_local(({rows}, {cols}), "{dtype}"{given})\n'
-    body += f'    out = T.alloc_local(({rows}, {cols}), "{dtype}")\n'
-    body += '    T.tile_copy(into, A, "warpgroup")\n    T.tile_copy(t, into, "warpgroup")\n'
-    body += '    T.tile_copy(out, t, "warpgroup")\n    T.tile_copy(B, out, "warpgroup")\n'
+    body += f'    regs_in = T.alloc_local(({rows}, {cols}), "{dtype}"{given})\n'
+    body += f'    regs = T.alloc_local(({rows}, {cols}), "{dtype}")\n'
+    body += '    T.tile_copy(regs_in, A, "warpgroup")\n    T.tile_copy(t, regs_in, "warpgroup")\n'
+    body += '    T.tile_copy(regs, t, "warpgroup")\n    T.tile_copy(B, regs, "warpgroup")\n'
     return Kernel(body, "sm_100a", {"A": (dtype, (rows, cols))}, {"B": "A"})
 
 
@@ -195,9 +195,9 @@ def tcgen05_cp(rng) -> Kernel:
     body = _header(f'A: T.Buffer((128, {cols}), "{dtype}"), B: T.Buffer((128, {cols}), "{dtype}")', 128)
     body += f'    sm = T.alloc_shared({shape}, "{dtype}"{_layout_arg(layout, align)})\n'
     body += f'    t = T.alloc_tmem((128, {cols}), "{dtype}", layout=tmem_datapath_layout("D", 128, {cols}))\n'
-    body += f'    out = T.alloc_local((128, {cols}), "{dtype}")\n'
+    body += f'    regs = T.alloc_local((128, {cols}), "{dtype}")\n'
     body += f"    T.tile_copy({region}, A)\n    T.cuda.cta_sync()\n    T.tile_copy(t, {region})\n"
-    body += '    T.tile_copy(out, t, "warpgroup")\n    T.tile_copy(B, out, "warpgroup")\n'
+    body += '    T.tile_copy(regs, t, "warpgroup")\n    T.tile_copy(B, regs, "warpgroup")\n'
     return Kernel(body, "sm_100a", {"A": (dtype, (128, cols))}, {"B": "A"})
 
 
@@ -240,7 +240,7 @@ def mma_tcgen05(rng) -> Kernel:
     body += alloc_b
     datapath = "D" if m == 128 else "F"
     body += f'    acc = T.alloc_tmem(({m}, {n}), "{acc}", layout=tmem_datapath_layout("{datapath}", {m}, {n}))\n'
-    body += f'    out = T.alloc_local(({m}, {n}), "{acc}")\n'
+    body += f'    regs = T.alloc_local(({m}, {n}), "{acc}")\n'
     if form == "ss":
         alloc_a, a = _operand(rng, "a_tile", dtype, (m, k), stages)
         body += alloc_a + f"    T.tile_copy({a}, A)\n"
@@ -255,7 +255,7 @@ def mma_tcgen05(rng) -> Kernel:
             body += "    T.tile_copy(a_tile, A)\n    T.cuda.cta_sync()\n    T.tile_copy(a_tmem, a_tile)\n"
     body += f"    T.tile_copy({b}, B)\n    T.cuda.cta_sync()\n"
     body += f"    T.tile_mma(acc, {a}, {b})\n"
-    body += '    T.tile_copy(out, acc, "warpgroup")\n    T.tile_copy(D, out, "warpgroup")\n'
+    body += '    T.tile_copy(regs, acc, "warpgroup")\n    T.tile_copy(D, regs, "warpgroup")\n'
     return Kernel(body, "sm_100a", {"A": (dtype, (m, k)), "B": (dtype, (n, k))}, {"D": GEMM})
 
 
@@ -335,13 +335,13 @@ def mma_k_loop(rng) -> Kernel:
         last = tiles - 1
         body += '    bars = T.alloc_shared((2,), "uint64")\n'
         body += f'    acc = T.alloc_tmem(({m}, {n}), "{acc}", layout=tmem_datapath_layout("D", {m}, {n}))\n'
-        body += f'    out = T.alloc_local(({m}, {n}), "{acc}")\n'
+        body += f'    regs = T.alloc_local(({m}, {n}), "{acc}")\n'
         body += "    T.mbarrier_init(bars[0], 1)\n    T.mbarrier_init(bars[1], 1)\n"
         body += f"    for kt in T.serial({tiles}):\n        if kt >= 2:\n"
         body += "            T.mbarrier_wait(bars[kt % 2], (kt // 2 - 1) % 2)\n" + copies
         body += "        T.tile_mma(acc, a_tile[kt % 2], b_tile[kt % 2], accumulate=kt > 0, barrier=bars[kt % 2])\n"
         body += f"    T.mbarrier_wait(bars[{last % 2}], {last // 2 % 2})\n"
-        body += '    T.tile_copy(out, acc, "warpgroup")\n    T.tile_copy(D, out, "warpgroup")\n'
+        body += '    T.tile_copy(regs, acc, "warpgroup")\n    T.tile_copy(D, regs, "warpgroup")\n'
     else:
         body += f'    acc = T.alloc_local(({m}, {n}), "{acc}", layout=wgmma_accumulator_layout({n}, "{acc}"))\n'
         body += f"    for kt in T.serial({tiles}):\n" + copies
@@ -375,9 +375,9 @@ def fill_tmem(rng) -> Kernel:
     value = rng.choice([0, 1, -3, 7])
     body = _header(f'B: T.Buffer(({rows}, {cols}), "{dtype}")', 128)
     body += f'    t = T.alloc_tmem(({rows}, {cols}), "{dtype}", layout=tmem_datapath_layout("{datapath}", {rows}, {cols}))\n'
-    body += f'    out = T.alloc_local(({rows}, {cols}), "{dtype}")\n'
+    body += f'    regs = T.alloc_local(({rows}, {cols}), "{dtype}")\n'
     body += f'    T.tile_fill(t, {value}, "warpgroup")\n'
-    body += '    T.tile_copy(out, t, "warpgroup")\n    T.tile_copy(B, out, "warpgroup")\n'
+    body += '    T.tile_copy(regs, t, "warpgroup")\n    T.tile_copy(B, regs, "warpgroup")\n'
     return Kernel(body, "sm_100a", {}, {"B": f"np.full(({rows}, {cols}), {value})"})
 
 
@@ -408,11 +408,11 @@ def mma_block_scaled(rng) -> Kernel:
         f'    sfb = T.alloc_tmem((128, {kb}), "float8_e8m0fnu", layout=mma_scale_factor_layout(128, {kb}, '
         f"column={sfb_column}), within=acc)\n"
     )
-    body += f'    out = T.alloc_local((128, {n}), "float32")\n'
+    body += f'    regs = T.alloc_local((128, {n}), "float32")\n'
     body += "    T.tile_copy(As, A)\n    T.tile_copy(Bs, B)\n    T.tile_copy(sas, SA)\n    T.tile_copy(sbs, SB)\n"
     body += "    T.cuda.cta_sync()\n    T.tile_copy(sfa, sas)\n    T.tile_copy(sfb, sbs)\n"
     body += f"    T.tile_mma(acc, As, Bs, scale_a=sfa, scale_b=sfb[0:{n}, 0:{kb}])\n"
-    body += '    T.tile_copy(out, acc, "warpgroup")\n    T.tile_copy(D, out, "warpgroup")\n'
+    body += '    T.tile_copy(regs, acc, "warpgroup")\n    T.tile_copy(D, regs, "warpgroup")\n'
     expected = f"(A * np.repeat(SA, 32, axis=1)) @ (B * np.repeat(SB[:{n}], 32, axis=1)).T"
     inputs = {"A": (a, (128, k)), "B": (b, (n, k)), "SA": ("float8_e8m0fnu", (128, kb))}
     inputs["SB"] = ("float8_e8m0fnu", (128, kb))

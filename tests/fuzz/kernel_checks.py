@@ -52,8 +52,8 @@ def _exact(array) -> np.ndarray:
     return a.astype(np.int64) if np.issubdtype(a.dtype, np.integer) else a.astype(np.float64)
 
 
-#: A buffer the kernel leaves to inference: allocated with no ``layout=``.
-OPEN_BUFFER = re.compile(r"^\s*(\w+) = T\.alloc_(?:shared|local)\((?![^\n]*layout=)", re.MULTILINE)
+#: A buffer the kernel leaves to inference: allocated with no ``layout=`` (an mbarrier array has none to infer).
+OPEN_BUFFER = re.compile(r'^\s*(\w+) = T\.alloc_(?:shared|local)\((?![^\n]*(?:layout=|"uint64"))', re.MULTILINE)
 
 
 def check_inference_agrees(text: str, kernel, refusal: ValueError) -> None:
