@@ -291,18 +291,27 @@ def mma_wgmma(rng) -> Kernel:
     return Kernel(body, "sm_90a", {"A": (dtype, (m, k)), "B": (dtype, (n, k))}, {"D": GEMM})
 
 
-def tma(rng) -> Kernel:
-    """``T.tile_copy_async`` (a TMA load into a shared tile, swizzled or not, completing on an mbarrier) then the
-    threads copy the tile out; on sm_90a or sm_100a."""
-    dtype = rng.choice(["float32", "float16", "bfloat16", "float8_e4m3fn"])
+def _tma_tile(rng, dtypes: list, aligns: list | None) -> tuple:
+    """A TMA's shared tile: ``(dtype, rows, cols, arch, the kernel's text up to its allocation)``, one swizzle atom
+    of columns (32 bytes for none), aligned to a random one of ``aligns`` (1024 when ``None``)."""
+    dtype = rng.choice(dtypes)
     mode = rng.choice(MODES)
     cols = max({"none": 32, "32B": 32, "64B": 64, "128B": 128}[mode] // SIZE[dtype], 8)
     rows = rng.choice([8, 64, 128])
     layout = "None" if mode == "none" else f'mma_shared_layout("{dtype}", "{mode}", ({rows}, {cols}))'
-    align = rng.choice([1024, 1024, 128])
+    align = 1024 if aligns is None else rng.choice(aligns)
     arch = rng.choice(["sm_90a", "sm_100a"])
     body = _header(f'A: T.Buffer(({rows}, {cols}), "{dtype}"), B: T.Buffer(({rows}, {cols}), "{dtype}")', 128)
     body += f'    As = T.alloc_shared(({rows}, {cols}), "{dtype}", layout={layout}, align={align})\n'
+    return dtype, rows, cols, arch, body
+
+
+def tma(rng) -> Kernel:
+    """``T.tile_copy_async`` (a TMA load into a shared tile, swizzled or not, completing on an mbarrier) then the
+    threads copy the tile out; on sm_90a or sm_100a."""
+    dtype, rows, cols, arch, body = _tma_tile(
+        rng, ["float32", "float16", "bfloat16", "float8_e4m3fn"], [1024, 1024, 128]
+    )
     body += '    bars = T.alloc_shared((1,), "uint64")\n    T.mbarrier_init(bars[0], 1)\n'
     body += "    T.tile_copy_async(As, A, bars[0])\n    T.mbarrier_wait(bars[0], 0)\n    T.tile_copy(B, As)\n"
     return Kernel(body, arch, {"A": (dtype, (rows, cols))}, {"B": "A"})
@@ -353,14 +362,7 @@ def mma_k_loop(rng) -> Kernel:
 def tma_store(rng) -> Kernel:
     """The threads fill a shared tile (swizzled or not), a TMA store (``T.tile_copy_async(global, shared)``) writes
     it out, ``T.tma_store_wait()`` before the kernel ends."""
-    dtype = rng.choice(["float32", "float16", "bfloat16", "int8"])
-    mode = rng.choice(MODES)
-    cols = max({"none": 32, "32B": 32, "64B": 64, "128B": 128}[mode] // SIZE[dtype], 8)
-    rows = rng.choice([8, 64, 128])
-    layout = "None" if mode == "none" else f'mma_shared_layout("{dtype}", "{mode}", ({rows}, {cols}))'
-    arch = rng.choice(["sm_90a", "sm_100a"])
-    body = _header(f'A: T.Buffer(({rows}, {cols}), "{dtype}"), B: T.Buffer(({rows}, {cols}), "{dtype}")', 128)
-    body += f'    As = T.alloc_shared(({rows}, {cols}), "{dtype}", layout={layout}, align=1024)\n'
+    dtype, rows, cols, arch, body = _tma_tile(rng, ["float32", "float16", "bfloat16", "int8"], None)
     body += "    T.tile_copy(As, A)\n    T.cuda.cta_sync()\n"
     body += "    T.tile_copy_async(B, As)\n    T.tma_store_wait()\n"
     return Kernel(body, arch, {"A": (dtype, (rows, cols))}, {"B": "A"})

@@ -86,16 +86,8 @@ def test_a_refused_kernel_is_a_clean_refusal_and_a_broken_one_the_fuzzers_fault(
 def test_a_refusal_of_a_layout_inference_chose_is_a_wrong_answer(monkeypatch):
     # Inference proposing what the rules refuse (issue 33) is no clean refusal: plant a rule that refuses the
     # inferred tile by name, as the MMA's alignment rule refused an inferred 64B operand.
-    text = """
-@T.prim_func
-def k(A: T.Buffer((32, 4), "float32"), B: T.Buffer((32, 4), "float32")):
-    T.device_entry()
-    tx = T.thread_id([32])
-    tile = T.alloc_shared((32, 4), "float32")
-    T.tile_copy(tile, A)
-    T.cuda.cta_sync()
-    T.tile_copy(B, tile)
-"""
+    body = 'tile = T.alloc_shared((32, 4), "float32")\n    T.tile_copy(tile, A)\n    T.cuda.cta_sync()\n'
+    text = COPY.replace("BODY", body + "    T.tile_copy(B, tile)")
 
     def refuse(*args, **kwargs):
         raise ValueError("tile is laid out in a way the rule refuses")
