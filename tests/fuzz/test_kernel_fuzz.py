@@ -1,5 +1,5 @@
 """The kernel fuzzer in CI: a bounded, deterministic sample of random kernels (``TIRX_LAYOUT_KERNEL_FUZZ_SAMPLE``
-cases, 40 by default: well under a minute on two busy cores), each built, sometimes assembled, simulated against
+cases, 100 by default: about 30 s on two busy cores), each built, sometimes assembled, simulated against
 numpy, with no wrong answer, crash, hang, unclear error or fault of the fuzzer; the big sweep, marked slow, runs
 when ``TIRX_LAYOUT_KERNEL_FUZZ_CASES=N`` asks for it (2,000 cases: about 10 minutes on two busy cores). The
 classification itself is tested on planted kernels: a silently wrong one, one that writes an element twice, one the
@@ -15,7 +15,7 @@ from fuzz import kernel_cases, kernel_checks, supervisor, worker
 from fuzz.checks import WrongAnswer
 from fuzz.kernel_checks import HarnessFault, run_kernel
 
-SAMPLE = int(os.environ.get("TIRX_LAYOUT_KERNEL_FUZZ_SAMPLE", "40"))
+SAMPLE = int(os.environ.get("TIRX_LAYOUT_KERNEL_FUZZ_SAMPLE", "100"))
 SWEEP = int(os.environ.get("TIRX_LAYOUT_KERNEL_FUZZ_CASES", "0"))
 SEED = int(os.environ.get("TIRX_LAYOUT_FUZZ_SEED", "0"))
 
