@@ -6,6 +6,7 @@ starts a fresh worker and goes on. ``sweep`` returns the outcome of every case; 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import queue
@@ -19,13 +20,28 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzz.cases import case
+#: The fuzz suites: the module whose ``case(seed, index)`` makes each case. "algebra": the layout algebra, parser,
+#: CuTe layer, CLI and server (``cases``); "kernel": random kernels built, assembled and simulated (``kernel_cases``).
+SUITES = {"algebra": "fuzz.cases", "kernel": "fuzz.kernel_cases"}
+
+
+def case_function(suite: str):
+    """The ``case(seed, index)`` of fuzz suite ``suite``."""
+    return importlib.import_module(SUITES[suite]).case
+
+
+def case(seed: int, index: int, suite: str = "algebra"):
+    """Case ``index`` of sweep ``seed`` of ``suite``."""
+    return case_function(suite)(seed, index)
+
 
 #: "harness": the fuzzer itself failed on the case (a bug of the generator or a check, never of the library).
 OUTCOMES = ["ok", "clean", "unclear", "wrong", "crash", "hang", "harness"]
 TESTS = Path(__file__).resolve().parents[1]
 #: Seconds a case may run (a CLI case starts a process, so it gets longer); the worker's start-up is separate.
 CASE_TIMEOUT = {"cli": 120.0}
+#: A kernel case builds, may run nvcc and simulates: seconds, on a busy machine tens of them.
+KERNEL_TIMEOUT = 240.0
 DEFAULT_TIMEOUT = 20.0
 STARTUP_TIMEOUT = 180.0
 
@@ -36,15 +52,19 @@ class Record:
     family: str
     outcome: str
     detail: str
+    seconds: float = 0.0
 
 
 class Worker:
     """One ``python -m fuzz.worker`` process in its own process group (a CLI case's child dies with it)."""
 
-    def __init__(self, seed: int):
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    def __init__(self, seed: int, suite: str = "algebra"):
+        # Absolute paths: the worker runs in tests/, where a relative PYTHONPATH entry of ours ("python") would miss
+        # the package and silently load an installed copy instead.
+        paths = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *paths])}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "fuzz.worker", str(seed)],
+            [sys.executable, "-m", "fuzz.worker", str(seed), suite],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -88,8 +108,11 @@ class Worker:
         self.process.wait()
 
 
-def sweep(seed: int, count: int, workers: int = 2, start: int = 0, progress=None) -> list[Record]:
-    """Run cases ``start .. start+count-1`` of the sweep ``seed`` on ``workers`` supervised processes."""
+def sweep(
+    seed: int, count: int, workers: int = 2, start: int = 0, progress=None, suite: str = "algebra"
+) -> list[Record]:
+    """Run cases ``start .. start+count-1`` of the sweep ``seed`` of ``suite`` on ``workers`` supervised processes;
+    each record's ``seconds`` is the case's time."""
     todo: queue.Queue[int] = queue.Queue()
     for index in range(start, start + count):
         todo.put(index)
@@ -105,12 +128,14 @@ def sweep(seed: int, count: int, workers: int = 2, start: int = 0, progress=None
                     index = todo.get_nowait()
                 except queue.Empty:
                     return
-                family = case(seed, index).family
+                family = case(seed, index, suite).family
                 if worker is None:
-                    worker = Worker(seed)
+                    worker = Worker(seed, suite)
+                began = time.monotonic()
                 worker.process.stdin.write(f"{index}\n")
                 worker.process.stdin.flush()
-                answer = worker.read(CASE_TIMEOUT.get(family, DEFAULT_TIMEOUT))
+                limit = KERNEL_TIMEOUT if suite == "kernel" else CASE_TIMEOUT.get(family, DEFAULT_TIMEOUT)
+                answer = worker.read(limit)
                 if answer is None:
                     death = worker.death()
                     outcome, detail = ("crash", death) if death else ("hang", "no answer within the time limit")
@@ -119,7 +144,7 @@ def sweep(seed: int, count: int, workers: int = 2, start: int = 0, progress=None
                 else:
                     outcome, detail = answer["outcome"], answer["detail"]
                 with lock:
-                    records.append(Record(index, family, outcome, detail))
+                    records.append(Record(index, family, outcome, detail, time.monotonic() - began))
                     if progress:
                         progress(len(records))
         except BaseException as err:
@@ -140,23 +165,25 @@ def sweep(seed: int, count: int, workers: int = 2, start: int = 0, progress=None
 
 
 def table(records: list[Record]) -> str:
-    """Outcome counts per family and in total, as a Markdown table."""
+    """Outcome counts per family and in total, and the time the cases took, as a Markdown table."""
     families = sorted({r.family for r in records})
     counts = Counter((r.family, r.outcome) for r in records)
-    lines = ["| family | " + " | ".join(OUTCOMES) + " | total |", "|---" * (len(OUTCOMES) + 2) + "|"]
+    lines = ["| family | " + " | ".join(OUTCOMES) + " | total | time (s) |", "|---" * (len(OUTCOMES) + 3) + "|"]
     for family in [*families, "all"]:
-        row = [sum(counts[(f, o)] for f in (families if family == "all" else [family])) for o in OUTCOMES]
-        lines.append(f"| {family} | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
+        chosen = families if family == "all" else [family]
+        row = [sum(counts[(f, o)] for f in chosen) for o in OUTCOMES]
+        seconds = sum(r.seconds for r in records if r.family in chosen)
+        lines.append(f"| {family} | " + " | ".join(map(str, row)) + f" | {sum(row)} | {seconds:.0f} |")
     return "\n".join(lines)
 
 
-def problems(records: list[Record], seed: int, limit: int = 20) -> str:
+def problems(records: list[Record], seed: int, limit: int = 20, suite: str = "algebra") -> str:
     """The first cases of every bad outcome, with their source, to replay by hand."""
     out = []
     for outcome in ("crash", "hang", "wrong", "unclear", "harness"):
         bad = [r for r in records if r.outcome == outcome]
         for r in bad[:limit]:
-            c = case(seed, r.index)
+            c = case(seed, r.index, suite)
             out.append(f"[{outcome}] case {r.index} ({r.family}): {r.detail}\n    " + c.source.replace("\n", "\n    "))
     return "\n".join(out)
 

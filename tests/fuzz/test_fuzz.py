@@ -55,7 +55,7 @@ def test_a_signal_is_recorded_against_its_case_and_the_sweep_goes_on(monkeypatch
         "if index == 1 else 'result = 1')\n"
     )
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.setattr(supervisor, "case", lambda seed, index: cases.Case("construct", ""))
+    monkeypatch.setattr(supervisor, "case", lambda seed, index, suite="algebra": cases.Case("construct", ""))
     records = supervisor.sweep(0, 3, workers=1)
     assert [(r.index, r.outcome) for r in records] == [(0, "ok"), (1, "crash"), (2, "ok")]
     assert records[1].detail == "signal SIGSEGV"
@@ -69,7 +69,7 @@ def test_a_hang_is_recorded_and_the_worker_replaced(monkeypatch, tmp_path):
         "'result = 1')\n"
     )
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.setattr(supervisor, "case", lambda seed, index: cases.Case("construct", ""))
+    monkeypatch.setattr(supervisor, "case", lambda seed, index, suite="algebra": cases.Case("construct", ""))
     monkeypatch.setattr(supervisor, "DEFAULT_TIMEOUT", 3.0)
     records = supervisor.sweep(0, 2, workers=1)
     assert [(r.index, r.outcome) for r in records] == [(0, "hang"), (1, "ok")]

@@ -1,6 +1,6 @@
 """One fuzz worker: reads case numbers on stdin, runs each case, answers one JSON line per case.
 
-``python -m fuzz.worker SEED`` (from ``tests/``). The supervisor restarts a worker that dies (a signal) or stops
+``python -m fuzz.worker SEED [SUITE]`` (from ``tests/``; SUITE "algebra" by default, or "kernel"). The supervisor restarts a worker that dies (a signal) or stops
 answering (a hang) and records that outcome against the case it was running; everything else is classified here.
 """
 
@@ -18,7 +18,8 @@ import tvm
 
 import tirx_layout
 from fuzz import checks
-from fuzz.cases import case
+from fuzz.kernel_checks import HarnessFault, run_kernel
+from fuzz.supervisor import case_function
 from tirx_layout import cute, hw
 from tirx_layout.hw.memory import swizzle_for_mode
 from tirx_layout.viz.server import scene_response
@@ -83,6 +84,7 @@ def namespace() -> dict:
         pickle=pickle,
         scene_response=scene_response,
         swizzle_for_mode=swizzle_for_mode,
+        run_kernel=run_kernel,
         x=tvm.tirx.Var("x", "int32"),
         fx=tvm.tirx.Var("fx", "float32"),
     )
@@ -90,6 +92,8 @@ def namespace() -> dict:
 
 
 def classify(err: BaseException) -> str:
+    if isinstance(err, HarnessFault):
+        return "harness"
     if isinstance(err, checks.ChildCrashed):
         return "crash"
     if isinstance(err, checks.ChildHung):
@@ -106,8 +110,8 @@ def classify(err: BaseException) -> str:
     return "unclear"
 
 
-def run(seed: int, index: int, names: dict) -> dict:
-    c = case(seed, index)
+def run(seed: int, index: int, names: dict, case=None) -> dict:
+    c = (case or case_function("algebra"))(seed, index)
     scope = dict(names)
     try:
         exec(c.source, scope)
@@ -139,6 +143,7 @@ def limit_memory(extra_bytes: int = 3 << 30) -> None:
 
 def main() -> None:
     seed = int(sys.argv[1])
+    case = case_function(sys.argv[2] if len(sys.argv) > 2 else "algebra")
     # Answers go to the original stdout; what the library or a case prints goes nowhere.
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -150,7 +155,7 @@ def main() -> None:
     for line in sys.stdin:
         index = int(line)
         try:
-            answer = run(seed, index, names)
+            answer = run(seed, index, names, case)
         except Exception as err:
             answer = {"outcome": "harness", "detail": f"{type(err).__name__}: {err}"}
         answer["index"] = index

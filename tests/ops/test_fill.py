@@ -168,3 +168,23 @@ def ptxas_stack_frame(cuda: str) -> int | None:
         )
     frames = [int(n) for n in re.findall(r"(\d+) bytes stack frame", done.stderr)]
     return max(frames) if frames else 0
+
+
+@pytest.mark.parametrize(("dtype", "per_slot"), [("bfloat16", 2), ("float16", 2), ("int8", 4), ("float8_e4m3fn", 4)])
+def test_a_fragment_of_four_byte_slot_vectors_is_filled(dtype, per_slot):
+    # Found by the kernel fuzzer (issue 33): a 4-byte vector of 8- or 16-bit elements is one 32-bit word, which a
+    # broadcast of words (at least two lanes) cannot make; it is two 16-bit half-words instead.
+    kernel = parse(f"""
+@T.prim_func
+def k(B: T.Buffer((8, {4 * per_slot}), "{dtype}")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    frag = T.alloc_local((8, {4 * per_slot}), "{dtype}", layout=T.layout("S[(32, {per_slot}):(1@laneid, 1)]"))
+    T.tile_fill(frag, -3)
+    T.tile_copy(B, frag)
+""")
+    cuda = build(kernel).imports[0].inspect_source()
+    result = sim.run(kernel, {})
+    assert (result["B"].astype(np.float32) == -3).all() and (result.writes["B"] == 1).all()
+    assembled = nvcc_assembles(cuda)
+    assert assembled is None or assembled[0], assembled

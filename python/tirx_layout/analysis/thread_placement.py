@@ -9,7 +9,14 @@ import math
 import numpy as np
 
 from ..hw.memory import VECTOR_BYTES
-from ..hw.threads import MAX_CTA_THREADS, WARP_THREADS, thread_axis_place, thread_unit
+from ..hw.threads import (
+    MAX_CTA_THREADS,
+    WARP_THREADS,
+    axis_within,
+    level_threads,
+    thread_axis_place,
+    thread_unit,
+)
 from ..layout.axis import Axis
 from ..layout.indexing import unflatten
 from ..layout.inverse import PlaceInverse
@@ -160,6 +167,38 @@ def _whereabouts(layout, shape, threads: int) -> dict:
         return out
     places = layout.apply(np.arange(size), shape=[size])
     return {i: str({k: int(np.asarray(v)[i]) for k, v in places.items()}) for i in range(size)}
+
+
+def scope_gap(layout, shape, level: str, cta_threads: int) -> tuple[int, tuple, dict] | None:
+    """Where a fragment run at scope ``level`` (each unit of it -- warp, warpgroup -- copying the whole tile with its
+    own threads) falls short: ``(unit, coordinate, place)``, the first unit of ``level`` none of whose threads holds
+    a copy of the element at ``coordinate`` (row-major first), and that element's place; ``None`` when every unit
+    holds every element. A fragment on axes within ``level`` (``laneid`` for a warp; ``wid_in_wg``, ``tid_in_wg``
+    too for a warpgroup) never falls short; one on a wider axis (``warpid``, ``tx``, ``wgid``) puts elements on
+    other units' threads.
+
+    Example (a 64-row fragment over two warps, copied at scope "warp": warp 0 holds rows 0-31 only):
+        >>> from tirx_layout import TileLayout, S, laneid, warpid
+        >>> scope_gap(TileLayout(S[(2, 32):(1 @ warpid, 1 @ laneid)]), (64,), "warp", 64)
+        (0, (32,), {'warpid': 1, 'laneid': 0})
+        >>> scope_gap(TileLayout(S[(2, 32):(1, 1 @ laneid)]), (64,), "warp", 64) is None
+        True
+    """
+    axes = layout_threads(layout)
+    if all(axis_within(axis, level) for axis in axes):
+        return None
+    shape = tuple(int(e) for e in shape)
+    count = math.prod(shape)
+    size = level_threads(level, cta_threads)
+    holder, _ = slot_holders(layout, cta_threads)
+    for unit in range(cta_threads // size):
+        flats = holder[unit * size : (unit + 1) * size].ravel()
+        held = np.zeros(count, bool)
+        held[flats[(flats >= 0) & (flats < count)]] = True
+        if not held.all():
+            coordinate = tuple(int(c) for c in unflatten(int(np.argmin(held)), shape))
+            return unit, coordinate, layout.apply(*coordinate, shape=list(shape))
+    return None
 
 
 def same_placement(first, second, shape, threads: int) -> bool:

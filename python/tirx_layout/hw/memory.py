@@ -134,6 +134,54 @@ def mode_of_swizzle(swizzle: SwizzleLayout | None, dtype) -> str:
 #: (CuTe's ``Swizzle<2,5,2>`` on byte addresses). Not one of ``SWIZZLE_MODES``: ``tcgen05.cp`` lacks it; TMA has it
 #: since CUDA 12.8 as ``CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B`` (``hw/tma.py``).
 SWIZZLE_128B_BASE32B = "128B_base32B"
+#: Rows of its width after which each swizzle mode's XOR pattern repeats (the PTX ISA's "repeating pattern" of the
+#: shared memory descriptor): 8, or 4 for the 128B swizzle with 32-byte atoms.
+SWIZZLE_REPEAT_ROWS = {"32B": 8, "64B": 8, "128B": 8, SWIZZLE_128B_BASE32B: 4}
+
+#: The register file of one thread: at most 255 32-bit registers (PTX ISA / CUDA programming guide, "maximum number
+#: of 32-bit registers per thread"); a register fragment holds its slots there.
+THREAD_REGISTERS = 255
+REGISTER_BYTES = 4
+THREAD_REGISTER_BYTES = THREAD_REGISTERS * REGISTER_BYTES
+
+
+def swizzle_repeat_bytes(mode: str) -> int:
+    """Bytes after which swizzle ``mode``'s XOR pattern repeats (0 for "none"). The hardware (an MMA's or
+    ``tcgen05.cp``'s shared memory descriptor) applies the swizzle to absolute shared addresses, so a buffer read in
+    ``mode`` starts on a multiple of this, and a stage of it moves by whole repeats: the one alignment rule that
+    inference proposes and the rules check.
+
+    Example:
+        >>> [swizzle_repeat_bytes(m) for m in ("none", "32B", "64B", "128B", "128B_base32B")]
+        [0, 256, 512, 1024, 512]
+    """
+    if mode == "none":
+        return 0
+    if mode not in SWIZZLE_REPEAT_ROWS:
+        raise ValueError(f"unknown swizzle mode {mode!r}; expected none, {', '.join(SWIZZLE_REPEAT_ROWS)}")
+    return SWIZZLE_REPEAT_ROWS[mode] * (128 if mode == SWIZZLE_128B_BASE32B else SWIZZLE_BYTES[mode])
+
+
+def check_register_file(name: str, slots: int, dtype) -> None:
+    """``ValueError`` when a register fragment holding ``slots`` ``dtype`` elements per thread is larger than a
+    thread's register file (:data:`THREAD_REGISTERS` 32-bit registers): it cannot live in registers, and would
+    spill to local memory instead (and take minutes to assemble).
+
+    Example:
+        >>> check_register_file("frag", 1020, "uint8")  # 1020 bytes: fits
+        >>> try:
+        ...     check_register_file("frag", 2048, "uint8")
+        ... except ValueError as err:
+        ...     print(str(err)[:82])
+        register fragment frag holds 2048 uint8 elements per thread, 2048 bytes per thread
+    """
+    nbytes = slots * dtype_bytes(dtype)
+    if nbytes > THREAD_REGISTER_BYTES:
+        raise ValueError(
+            f"register fragment {name} holds {slots} {dtype} elements per thread, {nbytes} bytes per thread; a "
+            f"thread's register file is {THREAD_REGISTERS} 32-bit registers ({THREAD_REGISTER_BYTES} bytes): spread "
+            "the fragment over more threads (or fewer replicas), or keep the tile in shared memory"
+        )
 
 
 def swizzle_128b_base32b(dtype) -> SwizzleLayout:

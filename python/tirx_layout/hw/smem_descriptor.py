@@ -31,13 +31,20 @@ from ..core.values import static_int
 from ..layout.swizzle import ComposeLayout
 from ..layout.tile import TileLayout
 from . import tcgen05_mma, wgmma
-from .memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES, dtype_bytes, mode_of_swizzle, swizzle_128b_base32b
+from .memory import (
+    SWIZZLE_128B_BASE32B,
+    SWIZZLE_BYTES,
+    SWIZZLE_REPEAT_ROWS,
+    dtype_bytes,
+    mode_of_swizzle,
+    swizzle_128b_base32b,
+)
 from .tcgen05_mma import K_BYTES_PER_INSTRUCTION, OPERAND_DTYPES
 
 #: Bytes of one swizzle row, and rows per repeat of the XOR pattern, of every descriptor swizzle mode (ISA Table 55:
-#: 8 rows, except 4 for the 128B-with-32B-atom mode).
+#: 8 rows, except 4 for the 128B-with-32B-atom mode: ``hw.memory.SWIZZLE_REPEAT_ROWS``; 8 core-matrix rows unswizzled).
 _ROW_BYTES = {**SWIZZLE_BYTES, SWIZZLE_128B_BASE32B: 128}
-_REPEAT_ROWS = {**dict.fromkeys(SWIZZLE_BYTES, 8), SWIZZLE_128B_BASE32B: 4}
+_REPEAT_ROWS = {"none": 8, **SWIZZLE_REPEAT_ROWS}
 #: Field limits: addresses and offsets are 18-bit byte values stored as 14 bits of 16-byte units.
 _ADDRESS_LIMIT = 1 << 18
 _UNIT = 16

@@ -69,6 +69,19 @@ def _inside_cta(axis: Axis) -> bool:
     return axis.is_thread() and axis.get_scope() in CTA_LEVELS and axis.get_subscope() in LEVEL_THREADS
 
 
+def axis_within(name: str, level: str) -> bool:
+    """Whether thread axis ``name`` tells threads apart only inside one unit of ``level`` (its scope is ``level`` or
+    finer), so that every unit of ``level`` sees the same places on it: ``laneid`` is within a warp, ``wid_in_wg``
+    within a warpgroup, ``warpid`` only within the CTA. A fragment an op runs at scope ``level`` may use only such
+    axes freely: one on a wider axis puts elements on threads of other units.
+
+    Example:
+        >>> axis_within("laneid", "warp"), axis_within("wid_in_wg", "warpgroup"), axis_within("warpid", "warpgroup")
+        (True, True, False)
+    """
+    return EXEC_LEVELS.index(cta_thread_axis(name).get_scope()) >= EXEC_LEVELS.index(level)
+
+
 def thread_unit(name: str) -> int:
     """Threads one step on thread axis ``name`` is worth (its subscope's size): 1 for ``laneid``, 32 for ``warpid``.
 

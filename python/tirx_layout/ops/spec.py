@@ -43,14 +43,16 @@ from dataclasses import dataclass, field
 import tvm
 from tvm import tirx
 
+from ..analysis.thread_placement import scope_gap
+from ..hw.memory import check_register_file
 from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
-from ..hw.threads import LEVEL_THREADS, thread_axis_place
+from ..hw.threads import LEVEL_THREADS, axis_within, level_threads, thread_axis_place
 from ..ir.op_calls import OpArguments, full_region, op_call, read_op_call, register_op
 from ..ir.spans import source_location
 from ..layout import TileLayout
 from ..layout.inverse import PlaceInverse
-from ..layout.placement import layout_threads
+from ..layout.placement import layout_threads, slot_count
 
 #: Every op spec by its name (``"tile_copy"``), in the order they were made.
 REGISTRY: dict[str, OpSpec] = {}
@@ -331,6 +333,9 @@ class Reach:
 
     level: str
     refusal: str = ""
+    #: whether the threads of each unit of ``level`` share the op's whole work (a copy, a fill): then each unit's
+    #: threads must hold every element of a register fragment operand (``OpSpec.resolve`` checks it)
+    shares_work: bool = False
 
     def message(self, guard) -> str:
         """The refusal for an op under ``guard``."""
@@ -353,8 +358,9 @@ class Reach:
                 f"a cta-scope {op} shares its work among every thread of the CTA, but it sits under `if {{guard}}`: "
                 "the threads that do not reach it leave their part undone; write the scope of the threads that do "
                 '(scope="warpgroup" or "warp")',
+                shares_work=True,
             )
-        return cls(scope, f"a {scope}-scope {op} shares its work among the threads of each {scope}, but ")
+        return cls(scope, f"a {scope}-scope {op} shares its work among the threads of each {scope}, but ", True)
 
 
 @dataclass(frozen=True)
@@ -539,12 +545,17 @@ class OpSpec:
         (:meth:`check_operands`), then the op's own (:meth:`rules`)."""
         self.check(call)
         self.check_operands(call, ctx)
-        return self.rules(call, ctx)
+        record = self.rules(call, ctx)
+        if record.reach is not None and record.reach.shares_work:  # each unit of the scope does the whole op
+            for f, region in call.regions():
+                self._check_fragment_scope(f.label, region.source, record.reach.level, ctx)
+        return record
 
     def check_operands(self, call: OpCall, ctx) -> None:
         """The rules of every op's operands: a bounded region lies inside its buffer (where its bounds are
-        constants, or provable), a register fragment reaches no further than the kernel's threads, a TMEM region has
-        a layout, a scope has the threads it names, an mbarrier is in shared memory."""
+        constants, or provable), a register fragment reaches no further than the kernel's threads and fits a thread's
+        register file, a TMEM region has a layout, a scope has the threads it names, an mbarrier is in shared
+        memory."""
         for f in self.fields:
             value = call.fields[f.name]
             if value is None:
@@ -589,6 +600,7 @@ class OpSpec:
         layout = ctx.layouts.get(buffer)
         if buffer.scope() != "local" or not isinstance(layout, TileLayout) or not layout_threads(layout):
             return
+        check_register_file(buffer.name, slot_count(layout), buffer.dtype)
         inverse = PlaceInverse(layout)
         for axis in layout_threads(layout):
             places = thread_axis_place(axis, 0, ctx.threads.count)[1]
@@ -597,6 +609,31 @@ class OpSpec:
                     f"register fragment {buffer.name} uses {axis} up to {inverse.reach(axis) - 1} but the kernel's "
                     f"{ctx.threads.count} threads give {places} places on it"
                 )
+
+    def _check_fragment_scope(self, label: str, buffer, scope, ctx) -> None:
+        """A fragment an op runs at scope warp or warpgroup is each unit's own: every unit of the scope copies the
+        whole tile with its own threads, so each must hold every element (``analysis.thread_placement.scope_gap``);
+        one on axes that reach other units' threads would leave elements unmoved."""
+        layout = ctx.layouts.get(buffer)
+        if scope in (None, "cta") or buffer.scope() != "local" or not isinstance(layout, TileLayout):
+            return
+        gap = scope_gap(layout, buffer.shape, scope, ctx.threads.count)
+        if gap is None:
+            return
+        unit, coordinate, place = gap
+        size = level_threads(scope, ctx.threads.count)
+        axes = layout_threads(layout)
+        wide = [a for a in axes if not axis_within(a, scope)]
+        own = [a for a in ("laneid", "wid_in_wg", "tid_in_wg") if axis_within(a, scope)]
+        where = ", ".join(f"{a} {v}" for a, v in place.items() if a != "m")
+        raise ValueError(
+            f"{self.title} at scope {scope!r}: its {label} {buffer.name} is a register fragment on thread axes "
+            f"{', '.join(axes)} ({layout}); {' and '.join(wide)} {'reaches' if len(wide) == 1 else 'reach'} threads "
+            f"outside one {scope}, so each {scope} "
+            f"holds only part of it: {scope} {unit} (threads {unit * size}-{(unit + 1) * size - 1}) holds no copy of "
+            f"{buffer.name}{list(coordinate)} (on {where}); lay it out on the {scope}'s own axes "
+            f"({', '.join(own)}) or run the op at a wider scope"
+        )
 
     def rules(self, call: OpCall, ctx) -> Record:
         """The op's own rules (see :meth:`resolve`); the default has none but the target's family."""

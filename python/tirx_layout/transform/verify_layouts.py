@@ -9,6 +9,8 @@ Every layout a function carries is checked against its buffer:
 * **shape** — the layout has the buffer's element count (a fragment may have more: the tail is predicated). A layout
   written for another shape with that count is reinterpreted by flattening (``explain_layouts`` says so), except
   where an instruction reads the operand's image (``tcgen05.cp``), where it is refused;
+* **registers** — a register fragment's slots fit one thread's register file (``hw.memory.check_register_file``:
+  255 32-bit registers), naming its bytes per thread;
 * **injectivity** — a buffer that is written (a region an op writes, a store's target) has a shard that puts two
   elements in two places; replicas are asked for with ``R[...]``;
 * **target** — tensor memory (``tcgen05``) only for a target that has it (``hw/targets.py``; on sm_90a the message
@@ -36,6 +38,7 @@ import tvm_ffi
 from tvm import tirx
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
+from ..hw.memory import check_register_file
 from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
 from ..hw.threads import LEVEL_THREADS, cta_thread_axis
@@ -43,7 +46,7 @@ from ..ir.annotations import foreign_layout, foreign_layout_error, function_buff
 from ..ir.rewrite import map_stmt, walk
 from ..ir.spans import source_location
 from ..layout import TileLayout
-from ..layout.placement import axes_used, layout_threads
+from ..layout.placement import axes_used, layout_threads, slot_count
 from ..ops import find
 from ..ops.context import OpContext
 
@@ -126,6 +129,11 @@ class _Verifier:
                     cta_thread_axis(axis)
                 except ValueError as err:
                     self.fail(stmt, f"{where}: {err}; a register fragment takes thread axes of the CTA plus m")
+            if isinstance(layout, TileLayout) and axes - {"m"}:
+                try:
+                    check_register_file(buffer.name, slot_count(layout), buffer.dtype)
+                except ValueError as err:
+                    self.fail(stmt, str(err))
         else:
             self.fail(stmt, f"{where}; only global, shared, local and tmem buffers take a tirx_layout layout")
         self.check_shape(buffer, layout, stmt, scope)

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from ...hw.memory import VECTOR_BYTES
-from ...hw.threads import LEVEL_THREADS, cta_thread_axis, level_threads, thread_axis_place
+from ...hw.threads import LEVEL_THREADS, axis_within, cta_thread_axis, level_threads, thread_axis_place
 from ...layout.indexing import all_of, unflatten
 from ...layout.inverse import PlaceInverse
 from ..operands import FragmentOperand, MemoryOperand, Operand
@@ -176,6 +176,12 @@ class FragmentCopy:
             for axis in self.inverse.axes
         )
         self.unread = uncovered_thread_levels(self.thread_axes, scope, cta_threads)
+        # Replicas on an axis wider than the scope (R[4:1@warpid] at scope "warp") are other units' own copies:
+        # each unit stores its copy, so only the replicas inside the scope are told apart on a store.
+        wide = {axis for axis in self.thread_axes if not axis_within(axis, scope)}
+        self.own_replicas = sorted(
+            d.index for axis, digits in self.inverse.axes.items() for d in digits if d.replica and axis not in wide
+        )
 
     def places(self, slot, tid) -> dict:
         """The fragment places of slot vector ``slot`` of CTA thread ``tid``: ``{"m": slot * v, axis: ...}``."""
@@ -196,7 +202,8 @@ class FragmentCopy:
             step = Step(register, stores)
             # A value held by several threads (or slots) is stored by replica 0 only.
             # So is a value held by threads the layout does not tell apart (see uncovered_thread_levels).
-            digits = [*self.inverse.replica_digits(places), *((tid // u) % n for u, n in self.unread)]
+            replicas = self.inverse.replica_digits(places)
+            digits = [*(replicas[i] for i in self.own_replicas), *((tid // u) % n for u, n in self.unread)]
             replica_zero = all_of(d == 0 for d in digits)
             if replica_zero is not True:
                 step.guards.append(replica_zero)

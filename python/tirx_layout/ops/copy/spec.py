@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import tvm
+
 from ...analysis.shape_fit import layout_dims, reinterprets
 from ...analysis.thread_placement import same_placement
 from ...hw.tcgen05 import TMEM_SCOPE
@@ -97,7 +99,7 @@ class TileCopy(OpSpec):
                 continue
             if other.source.scope() == "local":
                 found.append(Derived(other.source, (tmem.source,), _tmem_fragment(tmem, other, why), why))
-            elif other is call.src and other.source.scope() == "shared" and _whole_2d(other):
+            elif other is call.src and other.source.scope() == "shared" and _stage_of_2d(other):
                 found.append(Derived(other.source, (tmem.source,), _cp_image(tmem, other), why))
         return tuple(found)
 
@@ -159,11 +161,15 @@ class TileCopy(OpSpec):
         return CopyRecord(call, family, d, s, plan, reach=reach)
 
 
-def _whole_2d(region) -> bool:
+def _stage_of_2d(region) -> bool:
+    """Whether ``region`` is its buffer's last two dimensions whole, after leading (stage) indices of extent 1."""
     buffer = region.source
-    return len(buffer.shape) == 2 and all(
-        int(r.min) == 0 and int(r.extent) == int(e) for r, e in zip(region.region, buffer.shape, strict=True)
+    *stages, rows, cols = region.region
+    whole = all(
+        isinstance(r.min, tvm.tirx.IntImm) and int(r.min) == 0 and int(r.extent) == int(e)
+        for r, e in zip((rows, cols), buffer.shape[-2:], strict=True)
     )
+    return len(buffer.shape) >= 2 and whole and all(int(r.extent) == 1 for r in stages)
 
 
 def _tmem_fragment(tmem_region, fragment_region, why: str):

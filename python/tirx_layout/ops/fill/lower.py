@@ -7,7 +7,8 @@ fragment in the register image of ``tcgen05.st`` (planned by the spec, ``ops/tme
 
 A vector of 8- or 16-bit elements is written as the vector of 32-bit words that holds it, reinterpreted: TVM's CUDA
 code generation writes a broadcast vector of several 8- or 16-bit integers (or 8-bit floats) wrongly (``make_int4``
-of 16 arguments), while a broadcast word is ``make_uint4`` of 4.
+of 16 arguments), while a broadcast word is ``make_uint4`` of 4. A 4-byte vector is one word, which no broadcast
+makes (two lanes at least): it is two 16-bit half-words.
 
 Example (a 64 x 64 int8 tile set to -1 by 128 threads: two rounds of 16-byte vectors, each four words 0xFFFFFFFF):
     >>> import tvm
@@ -88,7 +89,10 @@ class ConstantOperand:
             return self.value
         if self.element_bytes == 4:
             return tvm.tirx.Broadcast(self.value, lanes)
-        words = tvm.tirx.Broadcast(word_of(self.value, self.dtype), lanes * self.element_bytes // 4)
+        # A 4-byte vector is two 16-bit half-words (a broadcast has at least two lanes), a wider one 32-bit words.
+        word = "uint16" if lanes * self.element_bytes == 4 else "uint32"
+        count = lanes * self.element_bytes * 8 // int(word[4:])
+        words = tvm.tirx.Broadcast(word_of(self.value, self.dtype, word), count)
         return tvm.tirx.reinterpret(f"{self.dtype}x{lanes}", words)
 
     def __str__(self) -> str:
@@ -99,20 +103,25 @@ def _numpy_dtype(dtype: str) -> np.dtype:
     return np.dtype(getattr(ml_dtypes, dtype, dtype))
 
 
-def word_of(value, dtype: str):
-    """A ``uint32`` word holding ``value`` (a scalar of ``dtype``, 8 or 16 bits) in each of its element places: the
-    constant itself for a constant, else the value's bits times 0x01010101 (8-bit) or 0x00010001 (16-bit).
+def word_of(value, dtype: str, word: str = "uint32"):
+    """A ``word`` (``uint32`` or ``uint16``) holding ``value`` (a scalar of ``dtype``, 8 or 16 bits, at most the
+    word's width) in each of its element places: the constant itself for a constant, else the value's bits times
+    0x01010101 (8-bit in 32), 0x00010001 (16-bit in 32) or 0x0101 (8-bit in 16).
 
     Example:
         >>> word_of(tvm.tirx.const(1.0, "float16"), "float16"), word_of(tvm.tirx.const(-1, "int8"), "int8")
         (T.uint32(1006648320), T.uint32(4294967295))
+        >>> word_of(tvm.tirx.const(3, "int8"), "int8", "uint16")
+        T.uint16(771)
     """
-    per_word = 4 // dtype_bytes(dtype)
+    word_bytes = int(word[4:]) // 8
+    per_word = word_bytes // dtype_bytes(dtype)
     if isinstance(value, tirx.IntImm | tirx.FloatImm):
         element = np.array([value.value]).astype(_numpy_dtype(dtype))
-        return tirx.const(int(np.repeat(element, per_word).view(np.uint32)[0]), "uint32")
-    bits = tirx.Cast("uint32", tirx.reinterpret(f"uint{8 * dtype_bytes(dtype)}", value))
-    return bits * tirx.const(0x01010101 if per_word == 4 else 0x00010001, "uint32")
+        return tirx.const(int(np.repeat(element, per_word).view(np.dtype(word))[0]), word)
+    bits = tirx.Cast(word, tirx.reinterpret(f"uint{8 * dtype_bytes(dtype)}", value))
+    spread = sum(1 << (8 * dtype_bytes(dtype) * i) for i in range(per_word))  # one 1 per element place
+    return bits * tirx.const(spread, word)
 
 
 @TILE_FILL.lowering("any")

@@ -12,19 +12,11 @@ import numpy as np
 import tvm
 from tvm import tirx
 
-from ...hw.memory import SWIZZLE_128B_BASE32B, SWIZZLE_BYTES
+from ...hw.memory import swizzle_repeat_bytes
 from ...hw.smem_descriptor import SharedDescriptor, shared_matrix_descriptor
 from ...hw.wgmma import WGMMA_M
 from ...layout import ComposeLayout
 from ..operands import MemoryOperand, operand
-
-#: Bytes a swizzled MMA operand buffer is aligned to: the largest swizzle repeat (8 rows of 128 bytes), since the
-#: hardware applies the swizzle to absolute shared addresses.
-OPERAND_ALIGNMENT = 8 * max(SWIZZLE_BYTES.values())
-#: Where each descriptor swizzle mode's XOR pattern repeats (8 rows of the swizzle width; 4 rows of 128 bytes for
-#: the 128B-with-32B-atom mode): a stage of an operand buffer must move by whole repeats.
-_REPEAT_BYTES = {mode: 8 * width for mode, width in SWIZZLE_BYTES.items() if mode != "none"}
-_REPEAT_BYTES[SWIZZLE_128B_BASE32B] = 4 * 128
 
 
 @dataclass(frozen=True)
@@ -77,11 +69,11 @@ def shared_operand(side: MemoryOperand, rows: int, k: int, name: str, family: st
     layout = side.laid_out
     static, sliced = side.stage_slice(name)
     descriptor = shared_matrix_descriptor(sliced, (rows, k), side.dtype, 0, operand=name, family=family)
-    repeat = _REPEAT_BYTES.get(descriptor.swizzle, 16)
-    if descriptor.swizzle != "none" and int(side.buffer.data_alignment) < OPERAND_ALIGNMENT:
+    repeat = swizzle_repeat_bytes(descriptor.swizzle) or 16
+    if descriptor.swizzle != "none" and int(side.buffer.data_alignment) < repeat:
         raise ValueError(
             f"{name} ({side.buffer.name}) is {descriptor.swizzle}-swizzled, which the hardware applies to absolute "
-            f"shared addresses; declare it with align={OPERAND_ALIGNMENT} (it has {int(side.buffer.data_alignment)})"
+            f"shared addresses; declare it with align={repeat} (it has {int(side.buffer.data_alignment)})"
         )
     stage_units = None
     for d, begin in enumerate(side.begins):
@@ -197,4 +189,4 @@ def as_u32(flag):
     return tirx.Cast("uint32", flag)
 
 
-__all__ = ["OPERAND_ALIGNMENT", "SharedOperand", "as_u32", "operand_pointer", "shared_operand", "warpgroup_rows"]
+__all__ = ["SharedOperand", "as_u32", "operand_pointer", "shared_operand", "warpgroup_rows"]

@@ -27,7 +27,7 @@ import numpy as np
 from tvm import tirx
 
 from ...hw.constructors import mma_shared_layout, wgmma_accumulator_check, wgmma_operand_a_check
-from ...hw.memory import SWIZZLE_BYTES
+from ...hw.memory import swizzle_repeat_bytes
 from ...hw.smem_descriptor import shared_matrix_descriptor
 from ...hw.targets import targets_with
 from ...hw.tcgen05 import TMEM_SCOPE
@@ -308,17 +308,6 @@ def mma_operand_layouts(buffer, dtype: str | None = None) -> tuple:
             continue  # this mode cannot hold the shape (or the descriptor cannot read it): not a candidate
         found.append((mode, layout, swizzle_repeat_bytes(mode)))
     return tuple(found)
-
-
-def swizzle_repeat_bytes(mode: str) -> int:
-    """The alignment an operand in swizzle ``mode`` needs: the MMA applies the swizzle to absolute shared addresses,
-    so the buffer starts on a repeat of its pattern (8 rows of the swizzle width); none for no swizzle.
-
-    Example:
-        >>> swizzle_repeat_bytes("128B"), swizzle_repeat_bytes("32B"), swizzle_repeat_bytes("none")
-        (1024, 256, 0)
-    """
-    return 0 if mode == "none" else 8 * SWIZZLE_BYTES[mode]
 
 
 class TileMma(OpSpec):

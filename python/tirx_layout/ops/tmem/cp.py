@@ -40,7 +40,7 @@ import tvm
 from tvm import tirx
 
 from ...hw.constructors import mma_scale_factor_shared_layout, mma_shared_layout, swizzle_mode
-from ...hw.memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes
+from ...hw.memory import SWIZZLE_BYTES, SWIZZLE_MODES, dtype_bytes, swizzle_128b_base32b, swizzle_repeat_bytes
 from ...hw.tcgen05 import CP_SHAPES
 from ...hw.threads import WARP_THREADS
 from ...ir.device_calls import cta_barrier, warp_barrier
@@ -145,9 +145,12 @@ def _swizzle(shared, what: str) -> tuple[str, object]:
     layout = shared.layout
     if not isinstance(layout, ComposeLayout):
         return "none", layout
-    mode = swizzle_mode(layout, shared.dtype)
+    try:
+        mode = swizzle_mode(layout, shared.dtype)
+    except ValueError:
+        raise ValueError(_no_cp_swizzle(shared, what)) from None
     if mode != "none":
-        repeat = 8 * SWIZZLE_BYTES[mode]  # 8 rows of the swizzle width: where the XOR pattern repeats
+        repeat = swizzle_repeat_bytes(mode)
         if int(shared.buffer.data_alignment) < repeat:
             raise ValueError(
                 f"{what}: the {mode} swizzle is applied by the hardware to absolute shared addresses; "
@@ -155,6 +158,29 @@ def _swizzle(shared, what: str) -> tuple[str, object]:
                 f"{int(shared.buffer.data_alignment)})"
             )
     return mode, layout.tile_layout
+
+
+def _no_cp_swizzle(shared, what: str) -> str:
+    """The refusal of a shared layout whose swizzle is none of the modes ``tcgen05.cp`` reads, with the layouts that
+    would do for the buffer."""
+    layout, dtype = shared.layout, str(shared.dtype)
+    shape = tuple(int(e) for e in shared.buffer.shape)
+    named = ""
+    with contextlib.suppress(ValueError):
+        if layout.swizzle == swizzle_128b_base32b(dtype):
+            named = " (the 128B swizzle with 32-byte atoms, an MN-major MMA operand mode)"
+    fits = []
+    for mode in reversed(SWIZZLE_MODES):
+        with contextlib.suppress(ValueError):
+            mma_shared_layout(dtype, mode, shape)
+            align = f", align={swizzle_repeat_bytes(mode)}" if mode != "none" else ""
+            fits.append(f'mma_shared_layout("{dtype}", "{mode}", {shape}){align}')
+    fix = f"; {shared.buffer.name} would do as {' or '.join(fits[:2])}" if fits else ""
+    return (
+        f"{what}: the shared tile's swizzle {layout.swizzle!r}{named} is not one tcgen05.cp reads: its descriptor "
+        "takes the K-major canonical image (each row's bytes contiguous) with swizzle none, 32B, 64B or 128B over "
+        f"16-byte chunks (the MMA's MN-major and 32-byte-atom modes are not for tcgen05.cp){fix}"
+    )
 
 
 def _descriptors(shared, rows: int, cols: int, bits: int, what: str, order=None):
@@ -189,41 +215,40 @@ def _descriptors(shared, rows: int, cols: int, bits: int, what: str, order=None)
 def shared_operand_for(tmem, shared_region, known: dict):
     """A layout for the open shared buffer of ``T.tile_copy(tmem, shared)`` that the ``tcgen05.cp`` descriptor can
     express: row-major if that is already the canonical K-major image, else the first MMA operand layout
-    (``mma_shared_layout``: 128B, 64B, 32B swizzle, then none) that is, skipping swizzles the buffer's declared
-    alignment cannot hold. ``tmem`` is the copy's :class:`~tirx_layout.ops.operands.TmemOperand`.
+    (``mma_shared_layout``: 128B, 64B, 32B swizzle, then none) that is. The region is the buffer's last two
+    dimensions whole, after leading (stage) indices; each candidate is tried by the rule the copy is then checked
+    by (:func:`plan_shared_to_tmem`, with the buffer's declared alignment), so inference proposes only what that rule
+    accepts. ``tmem`` is the copy's :class:`~tirx_layout.ops.operands.TmemOperand`.
 
     Example: a ``(32, 8)`` float32 tile for the guide's scale-factor layout gets ``mma_shared_layout("float32",
     "none", (32, 8))`` (two 16-byte pieces per row: row-major is not canonical, and the default alignment holds no
-    swizzle).
+    swizzle); a ``(2, 128, 32)`` float32 ring copied a stage at a time into ``S[(128, 32):(1@TLane, 1@TCol)]``
+    gets ``mma_shared_layout("float32", "none", (2, 128, 32))``, each stage the canonical image.
     """
     buffer = shared_region.source
     shape = tuple(int(e) for e in buffer.shape)
-    rows, cols = shape
+    rows, cols = shape[-2:]
     order = storage_order(tmem, rows, cols)
     if order is not None:
         rows, cols = order[0].shape
-    shapes, _ = cp_shapes(tmem, rows, cols, 4 // dtype_bytes(buffer.dtype), order)
+    cp_shapes(tmem, rows, cols, 4 // dtype_bytes(buffer.dtype), order)  # the TMEM side's own faults, named first
     candidates = [TileLayout(S[shape])]
-    if dtype_bytes(buffer.dtype) == 1:
+    if dtype_bytes(buffer.dtype) == 1 and len(shape) == 2:
         # A block-scaled MMA's scale factors: the image tcgen05.cp.32x128b.warpx4 copies from, where the shape has one.
         with contextlib.suppress(ValueError):
             candidates.append(mma_scale_factor_shared_layout(*shape))
     for mode in reversed(SWIZZLE_MODES):  # widest swizzle first
-        if mode != "none" and int(buffer.data_alignment) < 8 * SWIZZLE_BYTES[mode]:
-            continue
-        try:
+        with contextlib.suppress(ValueError):  # the tile is not whole atoms of this mode
             candidates.append(mma_shared_layout(str(buffer.dtype), mode, shape))
-        except ValueError:
-            continue  # the tile is not whole atoms of this mode
-    what = f"tcgen05.cp from {buffer.name} into {tmem}"
     for layout in candidates:
-        side = operand(shared_region, {**known, buffer: layout}, "source")
-        for shape_name in shapes:
-            if _descriptors(side, rows, cols, CP_SHAPES[shape_name].bits, what, order) is not None:
-                return layout
+        try:
+            plan_shared_to_tmem(tmem, operand(shared_region, {**known, buffer: layout}, "source"), "cta")
+        except ValueError:
+            continue
+        return layout
     raise ValueError(
-        f"{what}: no row-major or MMA operand layout of a {shape} {buffer.dtype} tile is the "
-        "descriptor's canonical K-major image"
+        f"tcgen05.cp from {buffer.name} into {tmem}: no row-major or MMA operand layout of a {shape} {buffer.dtype} "
+        f"tile (aligned to {int(buffer.data_alignment)} bytes) is the descriptor's canonical K-major image"
     )
 
 
@@ -325,7 +350,7 @@ def plan_shared_to_tmem(tmem, shared, scope: str) -> CpPlan:
         same = all(
             p[3] == mode and [(a - v * step, lbo, sbo) for a, lbo, sbo in p[4]] == plan for v, p in enumerate(stages)
         )
-        repeat = 8 * SWIZZLE_BYTES[mode] if mode != "none" else 16
+        repeat = swizzle_repeat_bytes(mode) or 16
         if not same or (step * shared.element_bytes) % repeat:
             raise ValueError(
                 f"{what}: the stages of {shared.buffer.name} are not the same canonical image {step} elements apart "

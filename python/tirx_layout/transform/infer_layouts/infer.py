@@ -40,6 +40,7 @@ from ...hw.memory import dtype_bytes
 from ...ir.annotations import LAYOUT_KEY, buffer_layouts
 from ...ir.rewrite import AllocBuffer, DeclBuffer, map_function, walk
 from ...ir.threads import cta_threads
+from ...layout.axis import EXEC_LEVELS
 from ...layout.placement import layout_threads
 from ...ops import Derived, Equal, OneOf, find
 from ...ops.operands import LayoutTables
@@ -258,10 +259,18 @@ class _Inference:
     def candidates(self, buffer) -> list:
         if buffer not in self._candidates:
             if buffer.scope() == "local":
-                self._candidates[buffer] = fragment_candidates(buffer.shape, buffer.dtype, self.threads)
+                self._candidates[buffer] = fragment_candidates(
+                    buffer.shape, buffer.dtype, self.threads, self.narrowest_scope(buffer), buffer.name
+                )
             else:
                 self._candidates[buffer] = shared_candidates(buffer.shape, buffer.dtype)
         return self._candidates[buffer]
+
+    def narrowest_scope(self, buffer) -> str:
+        """The narrowest scope of the copies ``buffer`` is in: a fragment copied by each warp (or warpgroup) is
+        held whole by each, so its candidates use only that unit's thread axes."""
+        scopes = [copy.scope for copy in self.kernel.copies if buffer in copy.buffers] or ["cta"]
+        return max(scopes, key=EXEC_LEVELS.index)
 
     # -- levels -----------------------------------------------------------------------------------------------------
 
