@@ -251,7 +251,9 @@ def test_instruction_facts():
         MmaSyncInstruction("bfloat16", "bfloat16", "float16", 16)
     with pytest.raises(ValueError, match="has m16n8k16 / k32, not K=8"):
         MmaSyncInstruction("int8", "int8", "int32", 8)
-    with pytest.raises(ValueError, match=r"no mma\.sync of kind fp8 on sm_80"):
+    with pytest.raises(
+        ValueError, match=r"mma\.sync of kind fp8 \(float8_e4m3fn x float8_e4m3fn\) needs sm_89 or newer"
+    ):
         best_k("float8_e4m3fn", "float8_e4m3fn", 32, "sm_80")
 
 

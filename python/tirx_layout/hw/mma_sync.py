@@ -210,11 +210,16 @@ def best_k(a_dtype, b_dtype, k_total: int, arch: str) -> int:
     """
     kind = mma_sync_kind(a_dtype, b_dtype)
     sm = parse_arch(arch).sm
-    usable = [k for k, oldest in SHAPES[kind].items() if oldest <= sm and k_total % k == 0]
+    oldest = min(SHAPES[kind].values())
+    if sm < oldest:
+        raise ValueError(
+            f"mma.sync of kind {kind} ({a_dtype} x {b_dtype}) needs sm_{oldest} or newer; the target is {arch}"
+        )
+    usable = [k for k, first in SHAPES[kind].items() if first <= sm and k_total % k == 0]
     if not usable:
         raise ValueError(
             f"no mma.sync of kind {kind} on {arch} divides K={k_total}: its shapes are "
-            + ", ".join(f"m16n8k{k} (sm_{oldest}+)" for k, oldest in SHAPES[kind].items())
+            + ", ".join(f"m16n8k{k} (sm_{first}+)" for k, first in SHAPES[kind].items())
         )
     return max(usable)
 
@@ -493,6 +498,85 @@ def recognise_mma_sync_fragment(layout, shape, dtype) -> str:
     raise ValueError(f"{layout} is no mma.sync fragment of a {shape} {dtype} tile; " + "; ".join(reasons))
 
 
+@dataclass(frozen=True)
+class WarpProgram:
+    """The ``mma.sync`` instructions every warp of ``warps`` issues for one tile MMA, the same on each (the code
+    is one for all warps): ``steps`` lists per instruction the first 32-bit register of its D, A and B fragments
+    (each operand's registers consecutive from there), K steps outermost."""
+
+    instruction: MmaSyncInstruction
+    warps: tuple[int, ...]
+    steps: tuple[tuple[int, int, int], ...]
+
+
+def warp_program(instruction: MmaSyncInstruction, d: FragmentAtoms, a: FragmentAtoms, b: FragmentAtoms) -> WarpProgram:
+    """The instructions of ``D (M, N) (+)= A (M, K) @ B (N, K).T`` on fragments read as atoms: for every K step
+    of ``instruction`` and every ``16 x 8`` block of D, the warp holding the block must hold A's rows and B's rows
+    of that block and K step, each operand's registers consecutive (the helper reads them from one pointer), and
+    every warp holding D must issue the same instructions on the same registers. ``ValueError`` names the first
+    block that breaks one of these.
+
+    Example:
+        >>> i = MmaSyncInstruction("float16", "float16", "float32", 16)
+        >>> grid = dict(warps=(2, 1))
+        >>> atoms = [mma_sync_atoms(mma_sync_layout(op, shape, dt, **grid), op, shape, dt)
+        ...          for op, shape, dt in (("C", (32, 16), "float32"), ("A", (32, 32), "float16"),
+        ...                                ("B", (16, 32), "float16"))]
+        >>> program = warp_program(i, *atoms)
+        >>> program.warps, program.steps
+        ((0, 1), ((0, 0, 0), (4, 0, 4), (0, 4, 2), (4, 4, 6)))
+    """
+    per_step = instruction.atoms
+    k_atoms = a.grid[1]
+    if b.grid[1] != k_atoms or k_atoms % per_step:
+        raise ValueError(
+            f"A has {k_atoms} and B {b.grid[1]} K atoms; {instruction.operation} takes {per_step} per instruction"
+        )
+    if (a.grid[0], b.grid[0]) != d.grid:
+        raise ValueError(f"D's atom grid {d.grid} does not match A's rows {a.grid[0]} and B's rows {b.grid[0]}")
+    warps = sorted({w for row in d.warps for held in row for w in held})
+    programs = {}
+    for w in warps:
+        steps = []
+        for ks in range(k_atoms // per_step):
+            ks_atoms = range(ks * per_step, (ks + 1) * per_step)
+            for i, j in np.ndindex(*d.grid):
+                if w not in d.warps[i][j]:
+                    continue
+                where = f"the 16x8 block ({16 * i}, {8 * j}) of D on warp {w}, K step {ks}"
+                starts = [_consecutive(d.registers[i][j], f"D at {where}")]
+                for side, row in (("A", i), ("B", j)):
+                    atoms = a if side == "A" else b
+                    missing = [q for q in ks_atoms if w not in atoms.warps[row][q]]
+                    if missing:
+                        raise ValueError(
+                            f"{where}: warp {w} does not hold {side}'s atom ({row}, {missing[0]}) (it is on warps "
+                            f"{sorted(atoms.warps[row][missing[0]])}); a warp multiplies only its own registers"
+                        )
+                    registers = tuple(r for q in ks_atoms for r in atoms.registers[row][q])
+                    starts.append(_consecutive(registers, f"{side} at {where}"))
+                steps.append(tuple(starts))
+        programs[w] = tuple(steps)
+    first = programs[warps[0]]
+    for w in warps[1:]:
+        if programs[w] != first:
+            raise ValueError(
+                f"warps {warps[0]} and {w} would issue different mma.sync instructions ({list(first)} and "
+                f"{list(programs[w])}, as (D, A, B) first registers): the fragments must put every warp's blocks in "
+                "the same registers, as the mma_sync_*_layout constructors do"
+            )
+    return WarpProgram(instruction, tuple(warps), first)
+
+
+def _consecutive(registers: tuple[int, ...], what: str) -> int:
+    if list(registers) != list(range(registers[0], registers[0] + len(registers))):
+        raise ValueError(
+            f"{what}: its registers {list(registers)} are not consecutive; the instruction's operand is one run of "
+            "registers"
+        )
+    return registers[0]
+
+
 def _shape2(shape, operand: str) -> tuple[int, int]:
     if isinstance(shape, str) or not isinstance(shape, Sequence) or len(shape) != 2:
         raise ValueError(f"{operand}'s shape must be (rows, columns), got {shape!r}")
@@ -531,6 +615,7 @@ __all__ = [
     "SHAPES",
     "FragmentAtoms",
     "MmaSyncInstruction",
+    "WarpProgram",
     "atom_places",
     "atom_shape",
     "best_k",
@@ -543,4 +628,5 @@ __all__ = [
     "mma_sync_layout",
     "ptx_type",
     "recognise_mma_sync_fragment",
+    "warp_program",
 ]

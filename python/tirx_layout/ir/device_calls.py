@@ -26,6 +26,7 @@ HELPER_FAMILIES = {
     "sync": "warp and proxy synchronisation: elect.sync, fence.proxy.async",
     "tcgen05": "Blackwell's tensor memory and tensor cores: alloc, ld/st, cp, mma, commit, fences, descriptors",
     "wgmma": "Hopper's warpgroup MMA: wgmma.mma_async, fence, commit_group, wait_group, register fences",
+    "mmasync": "the warp-level MMA of sm_80 onwards: mma.sync.aligned.m16n8k*",
 }
 
 

@@ -28,7 +28,7 @@ from tvm.ir import Call, TensorLoad
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import mbarrier, sync, tma_exec, tmem, warps, wgmma
+from . import mbarrier, mma_sync, sync, tma_exec, tmem, warps, wgmma
 from .addresses import SharedSpace
 from .memory import Memory, OutOfBounds, SimulationError
 
@@ -40,6 +40,7 @@ EXECUTORS = {
     "sync": sync.HELPERS,
     "tcgen05": tmem.HELPERS,
     "wgmma": wgmma.HELPERS,
+    "mmasync": mma_sync.HELPERS,
 }
 
 # Sub-byte and 8-bit float types come from ml_dtypes (TVM's own dependency); the simulator keeps one element per
