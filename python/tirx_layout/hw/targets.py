@@ -11,7 +11,8 @@ Facts from the PTX ISA (9.x; "Target ISA Notes" of each instruction, and the lis
 * ``wgmma`` exists on ``sm_90a`` only;
 * the warp-level ``mma.sync.aligned.m16n8k*`` exists on every target from ``sm_80`` (its ``m16n8k8`` f16 form
   from ``sm_75``, its 8-bit float forms from ``sm_89``: ``hw.mma_sync`` checks each form), including the
-  consumer Blackwell parts ``sm_120``/``sm_121`` that have no ``tcgen05``.
+  consumer Blackwell parts ``sm_120``/``sm_121`` that have no ``tcgen05``; so does ``cp.async`` (the
+  non-bulk asynchronous copy with its commit and wait groups).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ INSTRUCTION_TARGETS = {
     "wgmma": {(90, "a")},
     "tma": {(sm, suffix) for sm in KNOWN_SM if sm >= 90 for suffix in ("", "a", "f") if _defined(sm, suffix)},
     "mmasync": {(sm, suffix) for sm in KNOWN_SM if sm >= 80 for suffix in ("", "a", "f") if _defined(sm, suffix)},
+    "cpasync": {(sm, suffix) for sm in KNOWN_SM if sm >= 80 for suffix in ("", "a", "f") if _defined(sm, suffix)},
 }
 
 _ARCH = re.compile(r"sm_(\d+)([af]?)")

@@ -27,6 +27,7 @@ HELPER_FAMILIES = {
     "tcgen05": "Blackwell's tensor memory and tensor cores: alloc, ld/st, cp, mma, commit, fences, descriptors",
     "wgmma": "Hopper's warpgroup MMA: wgmma.mma_async, fence, commit_group, wait_group, register fences",
     "mmasync": "the warp-level MMA of sm_80 onwards: mma.sync.aligned.m16n8k*",
+    "cpasync": "asynchronous global-to-shared copies of sm_80 onwards: cp.async, commit_group, wait_group",
 }
 
 

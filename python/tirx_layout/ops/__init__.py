@@ -6,6 +6,7 @@ lowerings:
 * ``tmem`` -- the tensor-memory side of ``T.tile_copy`` (``tcgen05.ld/st/cp``) and the TMEM allocations;
 * ``mma`` -- ``T.tile_mma`` and ``T.tile_mma_wait`` (``tcgen05.mma`` and Hopper's ``wgmma``);
 * ``tma`` -- ``T.tile_copy_async`` and ``T.tma_store_wait`` (the Tensor Memory Accelerator);
+* ``cp_async`` -- the barrier-less ``T.tile_copy_async`` (``cp.async``) and ``T.tile_copy_async_wait``;
 * ``mbarrier`` -- the ``T.mbarrier_*`` ops;
 * ``fill`` -- ``T.tile_fill`` (a copy from a constant through the copy plans);
 
@@ -21,7 +22,7 @@ Example:
     ('any',)
 """
 
-from . import copy, fill, mbarrier, mma, tma
+from . import copy, cp_async, fill, mbarrier, mma, tma
 from .spec import (
     REGISTRY,
     REQUIRED,
@@ -64,6 +65,7 @@ __all__ = [
     "ScopeField",
     "Uint32Field",
     "copy",
+    "cp_async",
     "fill",
     "find",
     "mbarrier",

@@ -28,7 +28,7 @@ from tvm.ir import Call, TensorLoad
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import mbarrier, mma_sync, sync, tma_exec, tmem, warps, wgmma
+from . import cp_async, mbarrier, mma_sync, sync, tma_exec, tmem, warps, wgmma
 from .addresses import SharedSpace
 from .memory import Memory, OutOfBounds, SimulationError
 
@@ -41,6 +41,7 @@ EXECUTORS = {
     "tcgen05": tmem.HELPERS,
     "wgmma": wgmma.HELPERS,
     "mmasync": mma_sync.HELPERS,
+    "cpasync": cp_async.HELPERS,
 }
 
 # Sub-byte and 8-bit float types come from ml_dtypes (TVM's own dependency); the simulator keeps one element per
@@ -180,6 +181,7 @@ class CtaInterpreter:
         self.registers: dict = {}  # local buffer var -> (threads, n) array
         self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
         self.wgmma = None  # the CTA's wgmma.WgmmaUnit, made by its first wgmma instruction
+        self.cp_async = None  # the CTA's cp_async.CopyGroups, made by its first cp.async
         self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
         self.progress = 0  # statements completed so far: how the branches of an if see that one of them moved
         self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made when first needed

@@ -203,6 +203,23 @@ class AsyncWrite:
         return sync.seen_phase(threads, self.bar.agent) > self.bar.earlier_phases + self.phase
 
 
+class InFlightWrite:
+    """Shared elements an asynchronous copy of one thread (a ``cp.async``) writes at some moment before the
+    ``cp.async.wait_group`` that retires its group: until then no thread may read or overwrite them (the copy's
+    write lands whenever it does, and a read may see the old data or the new).
+
+    Example:
+        >>> pending = InFlightWrite(np.array([4, 5]), "cp.async issued by thread 3", "wait for it first")
+        >>> pending.elements.tolist(), pending.what
+        ([4, 5], 'cp.async issued by thread 3')
+    """
+
+    def __init__(self, elements: np.ndarray, what: str, hint: str):
+        self.elements = np.unique(np.asarray(elements, np.int64))
+        self.what = what
+        self.hint = hint
+
+
 class Memory:
     """One buffer's storage (flat numpy array) with access tracking.
 
@@ -234,6 +251,7 @@ class Memory:
         self.proxy_fenced = np.ones(size, bool)
         self.async_reads: list[AsyncRead] = []  # in-flight asynchronous reads of this (shared) memory
         self.async_writes: list[AsyncWrite] = []  # asynchronous writes (TMA loads) not yet seen complete by all
+        self.in_flight: list[InFlightWrite] = []  # cp.async writes whose group no wait_group has retired
 
     def _check_bounds(self, addresses: np.ndarray, threads: np.ndarray, what: str) -> None:
         bad = (addresses < 0) | (addresses >= self.data.shape[0])
@@ -303,6 +321,7 @@ class Memory:
         )
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
+        self._check_in_flight(addresses, threads, "a store")
         self._check_async_reads(addresses, threads, block)
         self.check_async_writes(addresses, threads, "a store", sync)
         self._supersede_async_writes(addresses)
@@ -314,6 +333,16 @@ class Memory:
         self._writer_clock[addresses] = 0 if sync is None else sync.now(threads)
         self._reader[addresses] = NO_THREAD
         self.proxy_fenced[addresses] = False
+
+    def _check_in_flight(self, addresses, threads, kind: str) -> None:
+        for write in self.in_flight:
+            hit = np.isin(addresses, write.elements)
+            if hit.any():
+                i = int(np.argmax(hit))
+                raise DataRace(
+                    f"data race on {self.scope} {self.name}[{int(addresses[i])}]: {kind} by thread "
+                    f"{int(threads[i])} while the {write.what} may still write it; {write.hint}"
+                )
 
     def _check_async_reads(self, addresses, threads, block: int) -> None:
         for read in self.async_reads:
@@ -424,6 +453,7 @@ class Memory:
         )
         if clash.any():
             self._race("a load after a store", clash, addresses, threads, self._writer)
+        self._check_in_flight(addresses, threads, "a load")
         self.check_async_writes(addresses, threads, "a load", sync)
         previous = self._reader[addresses]
         fresh = (previous == NO_THREAD) | (self._reader_interval[addresses] != interval)

@@ -8,6 +8,7 @@ its family's CUDA ``__device__`` sources with inline PTX and the functions that 
   (dense and block-scaled) and its shared-memory descriptor;
 * ``wgmma`` -- Hopper's ``wgmma.mma_async``, fence, commit_group, wait_group and the register fences;
 * ``mmasync`` -- the warp-level ``mma.sync.aligned.m16n8k*`` of sm_80 onwards;
+* ``cpasync`` -- ``cp.async`` global-to-shared copies (4, 8, 16 bytes, zero-fill), commit_group, wait_group;
 * ``emit`` -- what they share: constant operands and the source of a helper that is one ``asm`` statement.
 
 The names come from ``tirx_layout.ir.device_calls`` (``tirx_layout_<family>_<what>``), the instruction facts from
