@@ -436,7 +436,7 @@ def mma_sync_atoms(layout, operand: str, shape, dtype) -> FragmentAtoms:
         raise ValueError(f"a {rows}x{cols} {operand} is no whole grid of {atom[0]}x{atom[1]} mma.sync atoms")
     if layout.size() != rows * cols:
         raise ValueError(f"the layout {layout} places {layout.size()} elements, not the {rows}x{cols} of {operand}")
-    thread, slot = _replica_places(layout, (rows, cols), operand)
+    thread, slot = fragment_places(layout, (rows, cols), operand)
     per_register = elements_per_register(dtype)
     what = f"the layout {layout} of a {rows}x{cols} {dtype} {operand}"
     places = atom_places(operand, dtype)
@@ -583,8 +583,15 @@ def _shape2(shape, operand: str) -> tuple[int, int]:
     return tuple(static_int(s, f"an extent of {operand}") for s in shape)
 
 
-def _replica_places(layout: TileLayout, shape, operand: str) -> tuple[np.ndarray, np.ndarray]:
-    """CTA thread and register slot of every element in every replica: arrays ``(replica, rows, cols)``."""
+def fragment_places(layout: TileLayout, shape, operand: str) -> tuple[np.ndarray, np.ndarray]:
+    """CTA thread and register slot of every element of a register fragment of ``shape`` in every replica: arrays
+    ``(replica, rows, cols)`` (``operand`` names the fragment in messages).
+
+    Example:
+        >>> thread, slot = fragment_places(mma_sync_c_layout((16, 8)), (16, 8), "D")
+        >>> int(thread[0, 9, 5]), int(slot[0, 9, 5])
+        (6, 3)
+    """
     r, c = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
     places = layout.apply_all(r, c, shape=list(shape))
     count = layout.num_replicas()
@@ -620,6 +627,7 @@ __all__ = [
     "atom_shape",
     "best_k",
     "elements_per_register",
+    "fragment_places",
     "mma_sync_a_layout",
     "mma_sync_atoms",
     "mma_sync_b_layout",

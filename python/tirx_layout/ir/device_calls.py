@@ -28,6 +28,7 @@ HELPER_FAMILIES = {
     "wgmma": "Hopper's warpgroup MMA: wgmma.mma_async, fence, commit_group, wait_group, register fences",
     "mmasync": "the warp-level MMA of sm_80 onwards: mma.sync.aligned.m16n8k*",
     "cpasync": "asynchronous global-to-shared copies of sm_80 onwards: cp.async, commit_group, wait_group",
+    "ldmatrix": "warp-level 8x8 matrix moves between shared memory and registers: ldmatrix, stmatrix",
 }
 
 

@@ -28,7 +28,7 @@ from tvm.ir import Call, TensorLoad
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import cp_async, mbarrier, mma_sync, sync, tma_exec, tmem, warps, wgmma
+from . import cp_async, ldmatrix, mbarrier, mma_sync, sync, tma_exec, tmem, warps, wgmma
 from .addresses import SharedSpace
 from .memory import Memory, OutOfBounds, SimulationError
 
@@ -42,6 +42,7 @@ EXECUTORS = {
     "wgmma": wgmma.HELPERS,
     "mmasync": mma_sync.HELPERS,
     "cpasync": cp_async.HELPERS,
+    "ldmatrix": ldmatrix.HELPERS,
 }
 
 # Sub-byte and 8-bit float types come from ml_dtypes (TVM's own dependency); the simulator keeps one element per
