@@ -122,8 +122,7 @@ def _copy(interp, args, n: str) -> None:
                 int(src_index[t]) + np.arange(read), np.array([thread]), block, interval, interp.sync
             )
         pending = InFlightWrite(elements, f"cp.async issued by thread {t}", _HINT)
-        dst._check_in_flight(elements, np.full(count, thread), "a cp.async")
-        dst.in_flight.append(pending)
+        dst.begin_in_flight(pending, thread)
         state.uncommitted[t].append(_Copy(dst, elements, values, pending))
 
 
@@ -141,7 +140,7 @@ def _wait(interp, args, n: str) -> None:
     for t in np.nonzero(interp.mask)[0].tolist():
         while len(state.groups[t]) > keep:
             for copy in state.groups[t].pop(0):
-                copy.memory.in_flight.remove(copy.pending)
+                copy.memory.end_in_flight(copy.pending)
                 thread = np.array([block * interp.count + t])
                 copy.memory.store(copy.elements, copy.values, thread, block, interval, interp.sync)
 

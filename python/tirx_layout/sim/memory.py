@@ -251,7 +251,9 @@ class Memory:
         self.proxy_fenced = np.ones(size, bool)
         self.async_reads: list[AsyncRead] = []  # in-flight asynchronous reads of this (shared) memory
         self.async_writes: list[AsyncWrite] = []  # asynchronous writes (TMA loads) not yet seen complete by all
-        self.in_flight: list[InFlightWrite] = []  # cp.async writes whose group no wait_group has retired
+        # cp.async writes whose group no wait_group has retired: per element the key of the one in flight (-1 none)
+        self._in_flight = np.full(size, -1, np.int64)
+        self._in_flight_writes: dict[int, InFlightWrite] = {}
 
     def _check_bounds(self, addresses: np.ndarray, threads: np.ndarray, what: str) -> None:
         bad = (addresses < 0) | (addresses >= self.data.shape[0])
@@ -335,14 +337,28 @@ class Memory:
         self.proxy_fenced[addresses] = False
 
     def _check_in_flight(self, addresses, threads, kind: str) -> None:
-        for write in self.in_flight:
-            hit = np.isin(addresses, write.elements)
-            if hit.any():
-                i = int(np.argmax(hit))
-                raise DataRace(
-                    f"data race on {self.scope} {self.name}[{int(addresses[i])}]: {kind} by thread "
-                    f"{int(threads[i])} while the {write.what} may still write it; {write.hint}"
-                )
+        keys = self._in_flight[addresses]
+        hit = keys >= 0
+        if hit.any():
+            i = int(np.argmax(hit))
+            write = self._in_flight_writes[int(keys[i])]
+            raise DataRace(
+                f"data race on {self.scope} {self.name}[{int(addresses[i])}]: {kind} by thread "
+                f"{int(threads[i])} while the {write.what} may still write it; {write.hint}"
+            )
+
+    def begin_in_flight(self, write: InFlightWrite, thread: int) -> None:
+        """``write`` (a ``cp.async`` by CTA-wide ``thread``) is in flight until :meth:`end_in_flight`: any access
+        of its elements until then is a :class:`DataRace`, another in-flight copy of them included."""
+        self._check_in_flight(write.elements, np.full(write.elements.shape, thread), "a cp.async")
+        key = id(write)
+        self._in_flight_writes[key] = write
+        self._in_flight[write.elements] = key
+
+    def end_in_flight(self, write: InFlightWrite) -> None:
+        """``write`` has landed (its group retired)."""
+        self._in_flight[write.elements] = -1
+        del self._in_flight_writes[id(write)]
 
     def _check_async_reads(self, addresses, threads, block: int) -> None:
         for read in self.async_reads:

@@ -29,6 +29,7 @@ Example (a 64 x 64 float16 tile by 128 threads: 512 16-byte vectors, four rounds
 from __future__ import annotations
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
 from ...ir.device_calls import cta_barrier, warp_barrier
@@ -59,7 +60,7 @@ def lower_cp_async(record: CpAsyncCopy, ctx):
     var = loop_var(ctx, "copy_round", plan.rounds)
     step = plan.step(var, ctx.threads.index)
     source_bounds = record.src.bounds_guards(step.source_local)
-    guards = [g for g in step.guards if not any(tvm.ir.structural_equal(g, b) for b in source_bounds)]
+    guards = [g for g in step.guards if not any(tvm_ffi.structural_equal(g, b) for b in source_bounds)]
     inside = simplify(ctx, all_of(_inside(record.src, step.source_local, ctx)))
     src_index = aligned(ctx, step.load.address, plan.v)
     if inside is True or (isinstance(inside, tirx.IntImm) and int(inside)):
