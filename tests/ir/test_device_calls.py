@@ -8,8 +8,18 @@ import tvm
 from tirx_layout.ir import device_calls
 
 
-def test_the_five_families_and_their_prefixes():
-    assert list(device_calls.HELPER_FAMILIES) == ["mbarrier", "tma", "sync", "tcgen05", "wgmma", "math"]
+def test_the_families_and_their_prefixes():
+    assert list(device_calls.HELPER_FAMILIES) == [
+        "mbarrier",
+        "tma",
+        "sync",
+        "tcgen05",
+        "wgmma",
+        "math",
+        "mmasync",
+        "cpasync",
+        "ldmatrix",
+    ]
     for family in device_calls.HELPER_FAMILIES:
         assert "_" not in family  # a name splits into family and what at the first underscore after the prefix
         assert device_calls.helper_name(family, "x_y") == f"tirx_layout_{family}_x_y"

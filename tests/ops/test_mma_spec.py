@@ -150,9 +150,16 @@ def test_the_target_picks_the_family_the_rules_and_the_lowering_are_of(arch, fam
 
 
 def test_a_target_with_no_tensor_core_mma_is_refused_naming_where_each_family_exists():
-    func = parse(HOPPER.replace("ARCH", "sm_80"))
+    func = parse(HOPPER.replace("ARCH", "sm_75"))
     (mma,) = _calls(func)
     with pytest.raises(
-        ValueError, match=r"target sm_80 has no tensor-core MMA T.tile_mma lowers to: tcgen05 exists on"
+        ValueError, match=r"target sm_75 has no tensor-core MMA T.tile_mma lowers to: tcgen05 exists on .*; mmasync"
     ):
+        TILE_MMA.resolve(mma, OpContext(func, decided=False))
+
+
+def test_on_sm_80_the_mma_is_mma_sync_on_register_fragments():
+    func = parse(HOPPER.replace("ARCH", "sm_80"))
+    (mma,) = _calls(func)
+    with pytest.raises(ValueError, match=r"T\.tile_mma's A \(A, 'shared'\) must be a register fragment on sm_80"):
         TILE_MMA.resolve(mma, OpContext(func, decided=False))

@@ -1,7 +1,7 @@
 """Hardware facts as data — memories (element sizes, banks, swizzle modes), the CUDA thread hierarchy, tensor memory
 and the ``tcgen05`` instruction shapes, the ``tcgen05.mma`` instruction and where it addresses tensor memory, the
-shared-memory matrix descriptors of ``tcgen05`` and ``wgmma``, the ``wgmma`` instruction facts — and the layout
-constructors built from them.
+shared-memory matrix descriptors of ``tcgen05`` and ``wgmma``, the ``wgmma`` and warp-level ``mma.sync``
+instruction facts — and the layout constructors built from them.
 
 Example: the facts are plain values, and a constructor turns them into the layout an instruction wants (here the
 shared-memory tile ``tcgen05.mma`` reads with the 128-byte swizzle), which ``swizzle_mode`` reads back.
@@ -31,6 +31,15 @@ from .constructors import (
     wgmma_operand_a_layout,
 )
 from .memory import SWIZZLE_MODES, dtype_bytes
+from .mma_sync import (
+    MmaSyncInstruction,
+    mma_sync_a_layout,
+    mma_sync_atoms,
+    mma_sync_b_layout,
+    mma_sync_c_layout,
+    mma_sync_layout,
+    recognise_mma_sync_fragment,
+)
 from .smem_descriptor import SharedDescriptor, advance_k, shared_matrix_descriptor
 from .tcgen05_mma import MmaInstruction, instruction_descriptor
 from .tmem_addressing import accumulator_taddr_offset, scale_factor_taddr, tmem_operand_offset
@@ -39,6 +48,7 @@ from .wgmma import WgmmaInstruction, wgmma_kind
 __all__ = [
     "SWIZZLE_MODES",
     "MmaInstruction",
+    "MmaSyncInstruction",
     "SharedDescriptor",
     "WgmmaInstruction",
     "accumulator_taddr_offset",
@@ -49,6 +59,12 @@ __all__ = [
     "mma_scale_factor_layout",
     "mma_scale_factor_shared_layout",
     "mma_shared_layout",
+    "mma_sync_a_layout",
+    "mma_sync_atoms",
+    "mma_sync_b_layout",
+    "mma_sync_c_layout",
+    "mma_sync_layout",
+    "recognise_mma_sync_fragment",
     "scale_factor_taddr",
     "shared_matrix_descriptor",
     "swizzle_mode",

@@ -53,6 +53,29 @@ def dtype_bytes(dtype) -> int:
     return bits // 8
 
 
+def operand_kind(kinds, a_dtype, b_dtype, instruction: str) -> str:
+    """The kind of an MMA ``instruction`` whose operand table ``kinds`` (``{kind: element types}``) has both A's and
+    B's element types; ``ValueError`` listing every kind's types otherwise (one rule and one wording for the MMA
+    families, each with its own table).
+
+    Example:
+        >>> operand_kind({"f16": ("float16",), "int8": ("int8", "uint8")}, "uint8", "int8", "mma")
+        'int8'
+        >>> operand_kind({"f16": ("float16",)}, "float16", "int8", "mma")
+        Traceback (most recent call last):
+        ...
+        ValueError: no mma kind multiplies A float16 by B int8; the kinds take f16: float16
+    """
+    a_dtype, b_dtype = str(a_dtype), str(b_dtype)
+    for kind, dtypes in kinds.items():
+        if a_dtype in dtypes and b_dtype in dtypes:
+            return kind
+    raise ValueError(
+        f"no {instruction} kind multiplies A {a_dtype} by B {b_dtype}; the kinds take "
+        + "; ".join(f"{kind}: {', '.join(dtypes)}" for kind, dtypes in kinds.items())
+    )
+
+
 def holds(dtype, value) -> bool:
     """Whether a ``dtype`` element holds the number ``value``: an integer type an integer in its range, a
     floating-point type a value in its finite range (which it stores rounded to the nearest value it has), an infinity

@@ -8,7 +8,11 @@ Facts from the PTX ISA (9.x; "Target ISA Notes" of each instruction, and the lis
   (renamed ``sm_110a`` from PTX ISA 9.0), ``sm_103a``, ``sm_110a`` and the ``f`` targets of those families
   (``sm_100f``, ``sm_101f``/``sm_110f``, ``sm_103f``). Plain ``sm_100`` lacks it (the suffix is what enables
   architecture-specific instructions), and so do ``sm_12x`` and everything before Blackwell;
-* ``wgmma`` exists on ``sm_90a`` only.
+* ``wgmma`` exists on ``sm_90a`` only;
+* the warp-level ``mma.sync.aligned.m16n8k*`` exists on every target from ``sm_80`` (its ``m16n8k8`` f16 form
+  from ``sm_75``, its 8-bit float forms from ``sm_89``: ``hw.mma_sync`` checks each form), including the
+  consumer Blackwell parts ``sm_120``/``sm_121`` that have no ``tcgen05``; so does ``cp.async`` (the
+  non-bulk asynchronous copy with its commit and wait groups).
 """
 
 from __future__ import annotations
@@ -32,14 +36,16 @@ def _defined(sm: int, suffix: str) -> bool:
 
 #: Instruction family -> the architectures that have it (by ``(number, suffix)``): tensor memory and its MMA on the
 #: datacenter Blackwell parts' ``a``/``f`` targets, Hopper's warpgroup MMA on ``sm_90a`` only, the Tensor Memory
-#: Accelerator (``cp.async.bulk.tensor``) on every target from ``sm_90`` (PTX ISA, each instruction's "Target ISA
-#: notes").
+#: Accelerator (``cp.async.bulk.tensor``) on every target from ``sm_90``, the warp-level ``mma.sync`` (and
+#: ``ldmatrix``, ``cp.async``) on every target from ``sm_80`` (PTX ISA, each instruction's "Target ISA notes").
 INSTRUCTION_TARGETS = {
     "tcgen05": {(sm, suffix) for sm in (100, 101, 103, 110) for suffix in ("a", "f")},
     "wgmma": {(90, "a")},
     "tma": {(sm, suffix) for sm in KNOWN_SM if sm >= 90 for suffix in ("", "a", "f") if _defined(sm, suffix)},
     # packed float32 arithmetic (add/mul/fma.rn.f32x2): "requires .target sm_100 or higher"
     "f32x2": {(sm, suffix) for sm in KNOWN_SM if sm >= 100 for suffix in ("", "a", "f") if _defined(sm, suffix)},
+    "mmasync": {(sm, suffix) for sm in KNOWN_SM if sm >= 80 for suffix in ("", "a", "f") if _defined(sm, suffix)},
+    "cpasync": {(sm, suffix) for sm in KNOWN_SM if sm >= 80 for suffix in ("", "a", "f") if _defined(sm, suffix)},
 }
 
 _ARCH = re.compile(r"sm_(\d+)([af]?)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.values import IntChoices, static_int
-from .memory import dtype_bytes
+from .memory import dtype_bytes, operand_kind
 
 #: Operand element types of each kind ("Matrix Data-types"). A and B of ``fp8`` and ``int8`` may differ
 #: (e4m3 x e5m2; u8 x s8, the mixed integer form needs PTX ISA 8.4).
@@ -119,14 +119,7 @@ def wgmma_kind(a_dtype, b_dtype) -> str:
         ValueError: no wgmma kind multiplies A float16 by B bfloat16; the kinds take f16: float16; bf16: bfloat16;
         tf32: float32; fp8: float8_e4m3fn, float8_e5m2; int8: int8, uint8
     """
-    a_dtype, b_dtype = str(a_dtype), str(b_dtype)
-    for kind, dtypes in OPERAND_DTYPES.items():
-        if a_dtype in dtypes and b_dtype in dtypes:
-            return kind
-    raise ValueError(
-        f"no wgmma kind multiplies A {a_dtype} by B {b_dtype}; the kinds take "
-        + "; ".join(f"{kind}: {', '.join(dtypes)}" for kind, dtypes in OPERAND_DTYPES.items())
-    )
+    return operand_kind(OPERAND_DTYPES, a_dtype, b_dtype, "wgmma")
 
 
 def k_per_instruction(dtype) -> int:

@@ -27,6 +27,9 @@ HELPER_FAMILIES = {
     "tcgen05": "Blackwell's tensor memory and tensor cores: alloc, ld/st, cp, mma, commit, fences, descriptors",
     "wgmma": "Hopper's warpgroup MMA: wgmma.mma_async, fence, commit_group, wait_group, register fences",
     "math": "floating-point instructions as values: ex2.approx, packed f32x2 add/mul/fma, packing cvt to 16/8 bits",
+    "mmasync": "the warp-level MMA of sm_80 onwards: mma.sync.aligned.m16n8k*",
+    "cpasync": "asynchronous global-to-shared copies of sm_80 onwards: cp.async, commit_group, wait_group",
+    "ldmatrix": "warp-level 8x8 matrix moves between shared memory and registers: ldmatrix, stmatrix",
 }
 
 

@@ -6,6 +6,7 @@ lowerings:
 * ``tmem`` -- the tensor-memory side of ``T.tile_copy`` (``tcgen05.ld/st/cp``) and the TMEM allocations;
 * ``mma`` -- ``T.tile_mma`` and ``T.tile_mma_wait`` (``tcgen05.mma`` and Hopper's ``wgmma``);
 * ``tma`` -- ``T.tile_copy_async`` and ``T.tma_store_wait`` (the Tensor Memory Accelerator);
+* ``cp_async`` -- the barrier-less ``T.tile_copy_async`` (``cp.async``) and ``T.tile_copy_async_wait``;
 * ``mbarrier`` -- the ``T.mbarrier_*`` ops;
 * ``fill`` -- ``T.tile_fill`` (a copy from a constant through the copy plans);
 * ``parallel`` -- ``T.tile_parallel`` loops (element-wise code over logical coordinates, partitioned per thread by
@@ -23,7 +24,7 @@ Example:
     ('any',)
 """
 
-from . import copy, fill, mbarrier, mma, parallel, reduce, tma
+from . import copy, cp_async, fill, mbarrier, mma, parallel, reduce, tma
 from .spec import (
     REGISTRY,
     REQUIRED,
@@ -66,6 +67,7 @@ __all__ = [
     "ScopeField",
     "Uint32Field",
     "copy",
+    "cp_async",
     "fill",
     "find",
     "mbarrier",

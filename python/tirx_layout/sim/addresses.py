@@ -19,7 +19,7 @@ from tvm.ir import Call
 
 from .memory import OutOfBounds, SimulationError
 
-__all__ = ["SharedSpace", "register_address", "shared_address", "shared_byte_address"]
+__all__ = ["SharedSpace", "register_address", "register_slots", "shared_address", "shared_byte_address"]
 
 
 class SharedSpace:
@@ -130,3 +130,23 @@ def register_address(interp, expr, what: str):
         raise SimulationError(f"{what}: {load.source.name} is not a register (local) buffer")
     index = np.broadcast_to(np.asarray(interp.eval(load.indices[-1]), np.int64), (interp.count,))
     return load.source, interp.registers[load.source], index
+
+
+def register_slots(interp, expr, threads, count: int, dtype: np.dtype, what: str):
+    """A register operand of an instruction that reads ``count`` consecutive slots of each thread's fragment from
+    ``address_of(fragment[i])``: the register array, the slots ``(len(threads), count)`` of ``threads``, and the
+    buffer's name; its element type is checked to be ``dtype`` and the slots to lie in the fragment.
+
+    Example: ``regs, slots, name = register_slots(interp, args[0], np.arange(32), 4, np.dtype(np.float32),
+    "mma.sync D")`` gives slots ``i .. i + 3`` of each of the warp's threads.
+    """
+    var, regs, index = register_address(interp, expr, what)
+    if regs.dtype != dtype:
+        raise SimulationError(f"{what}: {var.name} holds {regs.dtype} elements; this operand is {dtype.name}")
+    slots = index[threads][:, None] + np.arange(count)[None, :]
+    if (slots < 0).any() or (slots >= regs.shape[1]).any():
+        raise OutOfBounds(
+            f"{what} needs {count} registers from {var.name}[{int(index[threads[0]])}]; each thread holds "
+            f"{regs.shape[1]}"
+        )
+    return regs, slots, var.name

@@ -34,7 +34,22 @@ from tvm.ir import Call, TensorLoad
 from ..ir.annotations import SHARED_WINDOW_KEY
 from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
-from . import atomics, conversions, math_functions, mbarrier, packed_math, shuffles, sync, tma_exec, tmem, warps, wgmma
+from . import (
+    atomics,
+    conversions,
+    cp_async,
+    ldmatrix,
+    math_functions,
+    mbarrier,
+    mma_sync,
+    packed_math,
+    shuffles,
+    sync,
+    tma_exec,
+    tmem,
+    warps,
+    wgmma,
+)
 from .addresses import SharedSpace
 from .dtypes import numpy_dtype
 from .memory import Memory, OutOfBounds, SimulationError
@@ -48,6 +63,9 @@ EXECUTORS = {
     "tcgen05": tmem.HELPERS,
     "wgmma": wgmma.HELPERS,
     "math": packed_math.HELPERS,
+    "mmasync": mma_sync.HELPERS,
+    "cpasync": cp_async.HELPERS,
+    "ldmatrix": ldmatrix.HELPERS,
 }
 
 _BINARY = {
@@ -139,6 +157,7 @@ class CtaInterpreter:
         self.registers: dict = {}  # local buffer var -> (threads, n) array
         self.tmem = None  # the CTA's TensorMemory, made by its first tcgen05 instruction
         self.wgmma = None  # the CTA's wgmma.WgmmaUnit, made by its first wgmma instruction
+        self.cp_async = None  # the CTA's cp_async.CopyGroups, made by its first cp.async
         self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
         self.progress = 0  # statements completed so far: how the branches of an if see that one of them moved
         self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made when first needed

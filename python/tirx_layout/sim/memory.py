@@ -203,6 +203,23 @@ class AsyncWrite:
         return sync.seen_phase(threads, self.bar.agent) > self.bar.earlier_phases + self.phase
 
 
+class InFlightWrite:
+    """Shared elements an asynchronous copy of one thread (a ``cp.async``) writes at some moment before the
+    ``cp.async.wait_group`` that retires its group: until then no thread may read or overwrite them (the copy's
+    write lands whenever it does, and a read may see the old data or the new).
+
+    Example:
+        >>> pending = InFlightWrite(np.array([4, 5]), "cp.async issued by thread 3", "wait for it first")
+        >>> pending.elements.tolist(), pending.what
+        ([4, 5], 'cp.async issued by thread 3')
+    """
+
+    def __init__(self, elements: np.ndarray, what: str, hint: str):
+        self.elements = np.unique(np.asarray(elements, np.int64))
+        self.what = what
+        self.hint = hint
+
+
 class Memory:
     """One buffer's storage (flat numpy array) with access tracking.
 
@@ -243,6 +260,9 @@ class Memory:
         self._atomic_block = np.full(size, NO_THREAD, np.int64)
         self._atomic_interval = np.full(size, NO_THREAD, np.int64)
         self._atomic_clock = np.zeros(size, np.int64)
+        # cp.async writes whose group no wait_group has retired: per element the key of the one in flight (-1 none)
+        self._in_flight = np.full(size, -1, np.int64)
+        self._in_flight_writes: dict[int, InFlightWrite] = {}
 
     def _check_bounds(self, addresses: np.ndarray, threads: np.ndarray, what: str) -> None:
         bad = (addresses < 0) | (addresses >= self.data.shape[0])
@@ -313,6 +333,7 @@ class Memory:
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
         self._check_after_atomic("a store", addresses, threads, block, interval, sync)
+        self._check_in_flight(addresses, threads, "a store")
         self._check_async_reads(addresses, threads, block)
         self.check_async_writes(addresses, threads, "a store", sync)
         self._supersede_async_writes(addresses)
@@ -324,6 +345,30 @@ class Memory:
         self._writer_clock[addresses] = 0 if sync is None else sync.now(threads)
         self._reader[addresses] = NO_THREAD
         self.proxy_fenced[addresses] = False
+
+    def _check_in_flight(self, addresses, threads, kind: str) -> None:
+        keys = self._in_flight[addresses]
+        hit = keys >= 0
+        if hit.any():
+            i = int(np.argmax(hit))
+            write = self._in_flight_writes[int(keys[i])]
+            raise DataRace(
+                f"data race on {self.scope} {self.name}[{int(addresses[i])}]: {kind} by thread "
+                f"{int(threads[i])} while the {write.what} may still write it; {write.hint}"
+            )
+
+    def begin_in_flight(self, write: InFlightWrite, thread: int) -> None:
+        """``write`` (a ``cp.async`` by CTA-wide ``thread``) is in flight until :meth:`end_in_flight`: any access
+        of its elements until then is a :class:`DataRace`, another in-flight copy of them included."""
+        self._check_in_flight(write.elements, np.full(write.elements.shape, thread), "a cp.async")
+        key = id(write)
+        self._in_flight_writes[key] = write
+        self._in_flight[write.elements] = key
+
+    def end_in_flight(self, write: InFlightWrite) -> None:
+        """``write`` has landed (its group retired)."""
+        self._in_flight[write.elements] = -1
+        del self._in_flight_writes[id(write)]
 
     def _check_async_reads(self, addresses, threads, block: int) -> None:
         for read in self.async_reads:
@@ -435,6 +480,7 @@ class Memory:
         if clash.any():
             self._race("a load after a store", clash, addresses, threads, self._writer)
         self._check_after_atomic("a load", addresses, threads, block, interval, sync)
+        self._check_in_flight(addresses, threads, "a load")
         self.check_async_writes(addresses, threads, "a load", sync)
         previous = self._reader[addresses]
         fresh = (previous == NO_THREAD) | (self._reader_interval[addresses] != interval)

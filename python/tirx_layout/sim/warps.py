@@ -32,13 +32,18 @@ import numpy as np
 from . import mbarrier
 from .memory import SimulationError, SyncClocks
 
-__all__ = ["elect_sync", "named_barrier", "warp_sync"]
+__all__ = ["elect_sync", "named_barrier", "warp_sync", "whole_warps"]
 
 _WARP = 32
 
 
-def _whole_warps(interp, what: str) -> list[int]:
-    """The warps with an active lane, each checked to have all its lanes active."""
+def whole_warps(interp, what: str) -> list[int]:
+    """The warps with an active lane, each checked to have all its lanes active (a ``.sync.aligned`` instruction
+    ``what`` that part of a warp reaches raises :class:`SimulationError` naming the missing lanes).
+
+    Example: with ``interp.mask`` true for threads 32..63 of a 64-thread CTA, ``whole_warps(interp, "mma.sync")``
+    is ``[1]``; true for threads 0..30 only, it raises naming lane 31.
+    """
     warps = np.unique(np.nonzero(interp.mask)[0] // _WARP).tolist()
     for w in warps:
         lanes = interp.mask[_WARP * w : _WARP * (w + 1)]
@@ -58,7 +63,7 @@ def elect_sync(interp) -> np.ndarray:
     threads that do not execute it).
     """
     elected = np.zeros(interp.count, np.uint32)
-    for w in _whole_warps(interp, "elect.sync"):
+    for w in whole_warps(interp, "elect.sync"):
         elected[_WARP * w] = 1  # every lane is active, so the lowest active lane is lane 0
     return elected
 
@@ -87,7 +92,7 @@ def named_barrier(interp, ids, expected: int) -> None:
     Example: inside ``if tx < 256:``, ``named_barrier(interp, tx // 128 + 1, 128)`` joins each warpgroup's clocks; a
     barrier reached by 96 threads raises ``SimulationError``.
     """
-    _whole_warps(interp, f"bar.sync with {expected} threads")
+    whole_warps(interp, f"bar.sync with {expected} threads")
     active = np.nonzero(interp.mask)[0]
     ids = np.broadcast_to(np.asarray(ids), (interp.count,))[active]
     groups = []
@@ -109,5 +114,5 @@ def warp_sync(interp) -> None:
     Example: ``warp_sync(interp)`` with the mask of warp 1's 32 lanes joins their clocks; a mask with lane 33
     missing raises ``SimulationError``.
     """
-    warps = _whole_warps(interp, "__syncwarp()")
+    warps = whole_warps(interp, "__syncwarp()")
     _join(interp, [np.arange(_WARP * w, min(_WARP * (w + 1), interp.count)) for w in warps])

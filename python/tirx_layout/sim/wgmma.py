@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from . import mbarrier
-from .addresses import register_address, shared_byte_address
+from .addresses import register_slots, shared_byte_address
 from .dispatch import HelperTable
 from .matrix_operands import (
     ACCUMULATOR_TYPES,
@@ -68,7 +68,7 @@ from .matrix_operands import (
     read_shared_operand,
     unsigned_field,
 )
-from .memory import AsyncRead, DataRace, OutOfBounds, SimulationError
+from .memory import AsyncRead, DataRace, SimulationError
 
 __all__ = [
     "HELPERS",
@@ -371,20 +371,6 @@ def _uniform(interp, expr, threads: np.ndarray, what: str) -> int:
     return int(values[0])
 
 
-def _register_slots(interp, expr, threads, count: int, dtype: np.dtype, what: str):
-    """The register array, slots ``(128, count)`` and buffer name of a register operand (``address_of(frag[i])``)."""
-    var, regs, index = register_address(interp, expr, what)
-    if regs.dtype != dtype:
-        raise SimulationError(f"{what}: {var.name} holds {regs.dtype} elements; this operand is {dtype.name}")
-    slots = index[threads][:, None] + np.arange(count)[None, :]
-    if (slots < 0).any() or (slots >= regs.shape[1]).any():
-        raise OutOfBounds(
-            f"{what} needs {count} registers from {var.name}[{int(index[threads[0]])}]; each thread holds "
-            f"{regs.shape[1]}"
-        )
-    return regs, slots, var.name
-
-
 def _shared_operand(interp, pointer, descriptor, rows: int, dtype, major: str, threads, what: str):
     """An operand read through its descriptor: the pointer gives the start (its shared-space address), the
     descriptor the rest (its start field is zero, as ops/helpers/wgmma.py says)."""
@@ -422,7 +408,7 @@ def _issue(interp, unit: WgmmaUnit, helper: MmaHelper, args, g: int) -> None:
             "wgmma.mma_async"
         )
     d_dtype = ACCUMULATOR_TYPES[_TYPES[helper.d]]
-    d_regs, d_slots, d_name = _register_slots(interp, args[0], threads, helper.n // 2, d_dtype, f"{label}: D")
+    d_regs, d_slots, d_name = register_slots(interp, args[0], threads, helper.n // 2, d_dtype, f"{label}: D")
     d_mask = np.zeros(d_regs.shape, bool)
     d_mask[threads[:, None], d_slots] = True
     _check_fenced(unit, d_regs, d_mask, d_name, label, "D")
@@ -451,7 +437,7 @@ def _issue(interp, unit: WgmmaUnit, helper: MmaHelper, args, g: int) -> None:
     a_regs = a_mask = None
     if helper.a_in_registers:
         a_rows, a_ks = operand_a_fragment(a_dtype.itemsize)
-        a_regs, a_slots, a_name = _register_slots(interp, args[1], threads, a_rows.shape[1], a_dtype, f"{label}: A")
+        a_regs, a_slots, a_name = register_slots(interp, args[1], threads, a_rows.shape[1], a_dtype, f"{label}: A")
         a_mask = np.zeros(a_regs.shape, bool)
         a_mask[threads[:, None], a_slots] = True
         _check_fenced(unit, a_regs, a_mask, a_name, label, "A")

@@ -4,7 +4,8 @@ Who moves what is the copy's plan (``ops/copy/plan.py``): memory-to-memory copie
 threads of the copy's scope, a register fragment is filled or drained by each thread through its own slots,
 fragment-to-fragment copies go slot by slot. This module only writes a plan down as TIR: a loop over the plan's
 steps (rounds or slot vectors), the step's load and stores on the operands' flat views, and its guards as nested
-``if``s. A copy with a tensor-memory side is ``tcgen05.ld/st/cp`` (``ops/tmem/``).
+``if``s. A copy with a tensor-memory side is ``tcgen05.ld/st/cp`` (``ops/tmem/``); one between a shared tile and a
+fragment of 8 x 8 matrices is ``ldmatrix``/``stmatrix`` (``ldmatrix.py``).
 
 Replica guards: a fragment replicated over threads stores from replica 0 only; a memory destination with replicas
 (``R[...]`` on ``m``) is written at every replica place; a fragment destination replicated over threads is loaded
@@ -37,6 +38,7 @@ from ..operands import FragmentOperand, MemoryOperand, TmemOperand
 from ..tmem import lower_tmem_copy
 from .cast import converted
 from .exchange import WarpShuffle, lower_warp_shuffle
+from .ldmatrix import matrix_copy
 from .plan import MemoryCopy, plan_copy
 from .spec import TILE_COPY, CopyRecord
 
@@ -94,6 +96,9 @@ def lower_tile_copy(record: CopyRecord, ctx):
         return lower_tmem_side(record, ctx)
     if record.exchange is not None:
         return lower_exchange(record.exchange, ctx)
+    matrices = matrix_copy(dst, src, record.scope, ctx)  # ldmatrix / stmatrix where the layouts allow
+    if matrices is not None:
+        return matrices
     return sequence(
         [dst.declaration(), src.declaration(), lower_plan(plan_copy(dst, src, record.scope, ctx.threads.count), ctx)]
     )

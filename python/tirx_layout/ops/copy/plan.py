@@ -71,11 +71,14 @@ class Access:
 @dataclass
 class Step:
     """What one thread does in one step of a plan: a load, the stores of the loaded value (one per replica place),
-    and the conditions under which it does anything, innermost first (all must hold)."""
+    and the conditions under which it does anything, innermost first (all must hold). ``source_local``: the
+    source coordinates of the step's first element, inside the source region, where the plan computes them (a
+    ``cp.async`` zero-fills what lies past the source tensor instead of skipping it)."""
 
     load: Access
     stores: list[Access]
     guards: list = field(default_factory=list)
+    source_local: tuple | None = None
 
     def active(self):
         """Whether the step happens: the conjunction of its guards (``True`` without any)."""
@@ -107,11 +110,11 @@ class MemoryCopy:
         """Round ``round_`` of CTA thread ``tid``."""
         unit = round_ * self.size + self.thread_in_scope(tid)
         flat = unit * self.v if self._order is None else self._order(unit * self.v)
-        guards = []
+        guards, source_local = [], None
         if self.ordered is self.src:
             load = Access(self.src, unit * self.v)
         else:
-            local = unflatten(flat, self.src.extents)
+            local = source_local = unflatten(flat, self.src.extents)
             load = Access(self.src, self.src.addresses(local, every_replica=False)[0])
             guards += self.src.bounds_guards(local)
         if self.ordered is self.dst:
@@ -122,7 +125,7 @@ class MemoryCopy:
             guards += self.dst.bounds_guards(local)
         if self.units % self.size:
             guards.insert(0, unit < self.units)
-        return Step(load, stores, guards)
+        return Step(load, stores, guards, tuple(source_local) if source_local is not None else None)
 
 
 def uncovered_thread_levels(axes, scope: str, cta_threads: int) -> list[tuple[int, int]]:

@@ -9,6 +9,9 @@ its family's CUDA ``__device__`` sources with inline PTX and the functions that 
 * ``wgmma`` -- Hopper's ``wgmma.mma_async``, fence, commit_group, wait_group and the register fences;
 * ``math`` -- values: ``ex2.approx.ftz.f32``, the packed ``add/mul/fma.rn.f32x2`` (sm_100) on ``float32x2``, and
   the packing conversions ``cvt.rn.{bf16x2,f16x2}.f32`` / ``cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32``;
+* ``mmasync`` -- the warp-level ``mma.sync.aligned.m16n8k*`` of sm_80 onwards;
+* ``cpasync`` -- ``cp.async`` global-to-shared copies (4, 8, 16 bytes, zero-fill), commit_group, wait_group;
+* ``ldmatrix`` -- ``ldmatrix`` / ``stmatrix`` (8 x 8 matrices of 16-bit elements, ``.x1/.x2/.x4``, ``.trans``);
 * ``emit`` -- what they share: constant operands and the source of a helper that is one ``asm`` statement.
 
 The names come from ``tirx_layout.ir.device_calls`` (``tirx_layout_<family>_<what>``), the instruction facts from

@@ -10,7 +10,10 @@ majorness is a property of an operand's layout, never of its shape. It lowers, b
   for its result, with ``barrier=bars[i]`` it commits there and the kernel waits (``T.mbarrier_wait``);
 * ``wgmma`` (sm_90a, ``ops/mma/wgmma.py``): D a register fragment in the wgmma accumulator layout (64 rows per
   warpgroup), A in shared memory or a register fragment in the wgmma A layout, B in shared memory; no barrier, no
-  scale factors; ``wait=False`` leaves the group in flight until ``T.tile_mma_wait(pending)``.
+  scale factors; ``wait=False`` leaves the group in flight until ``T.tile_mma_wait(pending)``;
+* ``mmasync`` (every target from sm_80, ``ops/mma/mmasync.py``; on sm_90a/sm_100a when D, A and B are all register
+  fragments): D, A and B register fragments in the ``mma.sync`` layouts (``hw/mma_sync.py``), whose atoms decide
+  the instructions: each warp issues ``mma.sync.m16n8k*`` on the blocks it holds, K steps outermost.
 
 Every rule of the op is stated here, once, in :meth:`TileMma.resolve`; it returns a :class:`Tcgen05Mma` or
 :class:`WgmmaMma` record that VerifyLayouts reports from and the lowering consumes. The rules that read an operand's
@@ -28,6 +31,7 @@ from tvm import tirx
 
 from ...hw.constructors import mma_shared_layout, wgmma_accumulator_check, wgmma_operand_a_check
 from ...hw.memory import swizzle_repeat_bytes
+from ...hw.mma_sync import MmaSyncInstruction, WarpProgram, best_k, mma_sync_atoms, warp_program
 from ...hw.smem_descriptor import shared_matrix_descriptor
 from ...hw.targets import targets_with
 from ...hw.tcgen05 import TMEM_SCOPE
@@ -181,6 +185,20 @@ class WgmmaMma(Record):
                 "can issue its wgmma (put the op under `if tx // 128 == <its warpgroup>`, or build D's layout with "
                 "that first_warpgroup)"
             )
+
+
+@dataclass(frozen=True)
+class MmaSyncMma(Record):
+    """A ``T.tile_mma`` for the warp-level ``mma.sync``: D, A, B register fragments, M/N/K and, once the layouts are
+    decided, the :class:`~tirx_layout.hw.mma_sync.WarpProgram` every warp holding D issues."""
+
+    d: object
+    a: object
+    b: object
+    m: int
+    n: int
+    k: int
+    program: WarpProgram | None = None
 
 
 @dataclass(frozen=True)
@@ -352,7 +370,7 @@ class TileMma(OpSpec):
         ScopeField(MMA_SCOPES, keyword=True),
         FlagField("wait", default=True, keyword=True),
     )
-    families = ("tcgen05", "wgmma")
+    families = ("tcgen05", "wgmma", "mmasync")
 
     def no_family(self, ctx) -> str:
         return f"target {ctx.arch} has no tensor-core MMA T.tile_mma lowers to: " + "; ".join(
@@ -377,7 +395,10 @@ class TileMma(OpSpec):
         return tuple(legal)
 
     def rules(self, call: OpCall, ctx) -> Record:
-        family = self.family(ctx)
+        in_registers = all(region.source.scope() == "local" for region in (call.d, call.a, call.b))
+        family = "mmasync" if in_registers and ctx.arch.has("mmasync") else self.family(ctx)
+        if family == "mmasync":
+            return self._mmasync(call, ctx)
         reach = None
         if call.scope == "cta":
             reach = Reach(
@@ -585,15 +606,77 @@ class TileMma(OpSpec):
             reach=reach,
         )
 
+    # -- mma.sync -------------------------------------------------------------------------------------------------
 
-def _whole_fragment(region, name: str) -> None:
+    def _mmasync(self, call: OpCall, ctx) -> MmaSyncMma:
+        arch = ctx.arch
+        for name in ("barrier", "scale_a", "scale_b"):
+            if getattr(call, name) is not None:
+                raise ValueError(f"T.tile_mma({name}=...) is a tcgen05 feature; mma.sync on {arch} has none")
+        if not call.wait:
+            raise ValueError(
+                f"T.tile_mma(..., wait=False) is wgmma's asynchronous form; mma.sync on {arch} is synchronous"
+            )
+        if call.scope not in ("cta", "warp"):
+            raise ValueError(
+                f"T.tile_mma scope {call.scope!r} with mma.sync: the instruction is issued by whole warps; write "
+                "scope='cta' (every warp of the CTA its blocks of D) or scope='warp'"
+            )
+        regions = {"D": call.d, "A": call.a, "B": call.b}
+        for name, region in regions.items():
+            buffer = region.source
+            if buffer.scope() != "local" or ctx.layouts.get(buffer) is None:
+                raise ValueError(
+                    f"T.tile_mma's {name} ({buffer.name}, {buffer.scope()!r}) must be a register fragment on {arch} "
+                    f"(mma.sync): T.alloc_local(shape, dtype, layout=mma_sync_{'c' if name == 'D' else name.lower()}"
+                    "_layout(shape, dtype, warps))"
+                )
+            _whole_fragment(region, name, "mma.sync")
+        m, n, k = mma_tiles(call)
+        d_buffer, a_buffer, b_buffer = (region.source for region in regions.values())
+        try:
+            instruction = MmaSyncInstruction(
+                str(a_buffer.dtype),
+                str(b_buffer.dtype),
+                str(d_buffer.dtype),
+                best_k(a_buffer.dtype, b_buffer.dtype, k, str(arch)),
+            )
+            instruction.check_arch(str(arch))
+        except ValueError as err:
+            raise ValueError(f"T.tile_mma: {err}") from None
+        reach = Reach("warp", f"T.tile_mma on {arch} is mma.sync, .sync.aligned over whole warps, but ")
+        if not all(ctx.decided(b) for b in (d_buffer, a_buffer, b_buffer)):
+            return MmaSyncMma(call, "mmasync", None, None, None, m, n, k, reach=reach)
+        atoms = []
+        for name, buffer, shape in (("C", d_buffer, (m, n)), ("A", a_buffer, (m, k)), ("B", b_buffer, (n, k))):
+            try:
+                atoms.append(mma_sync_atoms(ctx.layouts[buffer], name, shape, str(buffer.dtype)))
+            except ValueError as err:
+                label = "D" if name == "C" else name
+                raise ValueError(f"T.tile_mma's {label} ({buffer.name}) is not an mma.sync fragment: {err}") from None
+        try:
+            program = warp_program(instruction, *atoms)
+        except ValueError as err:
+            raise ValueError(f"T.tile_mma's fragments do not make mma.sync instructions: {err}") from None
+        warps = ctx.threads.count // 32
+        if call.scope == "cta" and program.warps != tuple(range(warps)):
+            raise ValueError(
+                f"a cta-scope T.tile_mma on {arch} has every warp of the CTA issue its blocks of D: D "
+                f"({d_buffer.name}) lives on warps {list(program.warps)}, the CTA has {warps}; use scope='warp' under "
+                "a condition on the warp for fewer"
+            )
+        d, a, b = (operand(region, ctx.layouts, name) for name, region in regions.items())
+        return MmaSyncMma(call, "mmasync", d, a, b, m, n, k, program, reach=reach)
+
+
+def _whole_fragment(region, name: str, instruction: str = "wgmma") -> None:
     buffer = region.source
     if any(
         not (isinstance(r.min, tirx.IntImm) and int(r.min) == 0 and int(r.extent) == int(e))
         for r, e in zip(region.region, buffer.shape, strict=True)
     ):
         raise ValueError(
-            f"T.tile_mma's {name} on wgmma is a whole register fragment: {buffer.name} has shape "
+            f"T.tile_mma's {name} on {instruction} is a whole register fragment: {buffer.name} has shape "
             f"{tuple(int(e) for e in buffer.shape)}, the operand is {region}"
         )
 

@@ -3,7 +3,7 @@ Accelerator (``lower.py``).
 
 Example:
     >>> TILE_COPY_ASYNC.families, TMA_STORE_WAIT.families
-    (('tma',), ('tma',))
+    (('tma', 'cpasync'), ('tma',))
 """
 
 from . import lower

@@ -1,5 +1,5 @@
 """``T.tile_copy_async`` and ``T.tma_store_wait``: the Tensor Memory Accelerator's tiled copy and the wait for its
-stores.
+stores (a load without a barrier is the ``cp.async`` form: ``ops/cp_async``).
 
 ``T.tile_copy_async(dst, src, barrier=None, *, expect_tx=True, scope="cta", transposed=False)`` copies a box
 between global and shared memory:
@@ -30,6 +30,7 @@ from ...hw.memory import dtype_bytes
 from ...hw.tma import TensorMap, box_row_elements, tensor_map_for
 from ...ir.rewrite import AllocBuffer, walk
 from ...layout import ComposeLayout, TileLayout
+from ..cp_async.spec import cp_async_rules
 from ..operands import MemoryOperand, operand
 from ..spec import FlagField, MbarrierField, OpCall, OpSpec, Record, RegionField, ScopeField
 
@@ -147,17 +148,24 @@ class TileCopyAsync(OpSpec):
         ScopeField(TMA_SCOPES, keyword=True),
         FlagField("transposed", default=False, keyword=True),
     )
-    families = ("tma",)
+    families = ("tma", "cpasync")
 
     def rules(self, call: OpCall, ctx) -> TmaCopy:
+        load = call.dst.source.scope() != "global"
+        if load and call.barrier is None and ctx.arch.has("cpasync"):  # the cp.async form (ops/cp_async)
+            return cp_async_rules(call, ctx)
         family = self.family(ctx)
+        if family != "tma":
+            raise ValueError(
+                f"T.tile_copy_async on {ctx.arch} (no TMA) is a cp.async load: global -> shared without a barrier "
+                "(T.tile_copy_async(dst, src), then T.tile_copy_async_wait(pending))"
+            )
         dst_buffer, src_buffer = call.dst.source, call.src.source
         for buffer in (dst_buffer, src_buffer):
             if buffer.scope() not in _MEMORY_SCOPES:
                 raise ValueError(
                     f"T.tile_copy_async copies between global and shared memory; {buffer.name} is {buffer.scope()}"
                 )
-        load = dst_buffer.scope() != "global"
         glob_buffer, shared_buffer = (src_buffer, dst_buffer) if load else (dst_buffer, src_buffer)
         what = "T.tile_copy_async load" if load else "T.tile_copy_async store"
         if glob_buffer.scope() != "global" or shared_buffer.scope() == "global":
@@ -171,8 +179,6 @@ class TileCopyAsync(OpSpec):
                 "TMA copies bytes without converting; convert with a casting T.tile_copy through registers or "
                 f"shared memory of {glob_buffer.dtype} (T.tile_copy converts)"
             )
-        if load and call.barrier is None:
-            raise ValueError(f"{what} into {shared_buffer.name} needs barrier=bars[i], the mbarrier it completes on")
         if not load and call.barrier is not None:
             raise ValueError(
                 f"{what} from {shared_buffer.name} takes no barrier: it completes through the bulk async-group "

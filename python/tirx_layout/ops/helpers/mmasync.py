@@ -1,0 +1,78 @@
+"""The ``mmasync`` helpers the warp-level MMA lowering emits (sm_80 onwards): CUDA ``__device__`` functions with
+inline PTX, named ``tirx_layout_mmasync_<what>`` through ``tirx_layout.ir.device_calls``. Their names and arguments
+are the ABI the simulator (``sim/mma_sync.py``) executes:
+
+* ``mma_m16n8k<K>_<dD>_<dA>_<dB>(d_regs, a_regs, b_regs)``: one ``mma.sync.aligned.m16n8k<K>.row.col`` of the
+  executing warp computing ``D = A * B + D`` in place (the instruction's C is its D). Each argument points at the
+  thread's first register of that operand in its fragment, the operand's further registers following it (register
+  ``i`` of the ISA's fragment is 32-bit word ``i`` from the pointer: two 16-bit or four 8-bit elements per word,
+  the lowest element in the low bits; one f32/s32 element per word of D, two f16 ones for an f16 D).
+
+PTX ISA, "Warp Level Matrix Multiply-Accumulate Instructions" (``mma``): ``mma.sync.aligned.<shape>.row.col.<dtype>
+.<atype>.<btype>.<ctype> d, a, b, c`` with d and c vectors of 4 ``.f32``/``.s32`` (2 ``.f16x2``) registers, a of
+``2 * K / (4r)`` and b of ``K / (4r)`` ``.b32`` registers (``r`` elements per register); ``.sync.aligned``: every
+lane of the warp executes it together.
+"""
+
+from __future__ import annotations
+
+from ...hw.mma_sync import MmaSyncInstruction, ptx_type
+from ...ir.device_calls import helper_call, helper_name
+
+FAMILY = "mmasync"
+
+
+def mma_name(instruction: MmaSyncInstruction) -> str:
+    """The helper (its ``what``) of one ``mma.sync``: shape and the PTX types of D, A, B.
+
+    Example:
+        >>> mma_name(MmaSyncInstruction("bfloat16", "bfloat16", "float32", 16))
+        'mma_m16n8k16_f32_bf16_bf16'
+    """
+    i = instruction
+    return f"mma_{i.shape}_{ptx_type(i.d_dtype, accumulator=True)}_{ptx_type(i.a_dtype)}_{ptx_type(i.b_dtype)}"
+
+
+def mma_source(instruction: MmaSyncInstruction) -> str:
+    """CUDA source of the helper :func:`mma_name` names.
+
+    Example:
+        >>> src = mma_source(MmaSyncInstruction("float16", "float16", "float32", 16))
+        >>> "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, " in src
+        True
+    """
+    registers = instruction.registers
+    d_count, a_count, b_count = registers["C"], registers["A"], registers["B"]
+    d_type, d_constraint = ("float", "+f") if instruction.d_dtype == "float32" else ("unsigned int", "+r")
+    numbered = iter(range(d_count + a_count + b_count))
+    d_list, a_list, b_list = (
+        ", ".join(f"%{next(numbered)}" for _ in range(count)) for count in (d_count, a_count, b_count)
+    )
+    outputs = ", ".join(f'"{d_constraint}"(d[{i}])' for i in range(d_count))
+    inputs = ", ".join([*(f'"r"(a[{i}])' for i in range(a_count)), *(f'"r"(b[{i}])' for i in range(b_count))])
+    ptx = f"{instruction.operation} {{{d_list}}}, {{{a_list}}}, {{{b_list}}}, {{{d_list}}};"
+    return f"""
+__device__ __forceinline__ void {helper_name(FAMILY, mma_name(instruction))}(void* d_regs, const void* a_regs,
+    const void* b_regs) {{
+  {d_type}* d = ({d_type}*)d_regs;
+  const unsigned int* a = (const unsigned int*)a_regs;
+  const unsigned int* b = (const unsigned int*)b_regs;
+  asm volatile("{ptx}" : {outputs} : {inputs});
+}}
+"""
+
+
+def mma(instruction: MmaSyncInstruction, d_regs, a_regs, b_regs):
+    """One ``mma.sync`` (the :func:`mma_name` helper) on the registers at ``d_regs``, ``a_regs``, ``b_regs``.
+
+    Example:
+        >>> import tvm
+        >>> z = tvm.tirx.const(0, "uint32")
+        >>> "tirx_layout_mmasync_mma_m16n8k32_s32_s8_u8" in str(mma(MmaSyncInstruction("int8", "uint8", "int32", 32),
+        ...                                                        z, z, z))
+        True
+    """
+    return helper_call(FAMILY, mma_name(instruction), mma_source(instruction), d_regs, a_regs, b_regs)
+
+
+__all__ = ["FAMILY", "mma", "mma_name", "mma_source"]
