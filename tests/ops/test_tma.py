@@ -151,7 +151,7 @@ def k(A: T.Buffer(("M", 64), "bfloat16")):
     M = T.int32()
     A_tensormap_0: T.let[T.TensorMap()] = T.tvm_stack_alloca("tensormap", 1)
     T.tensormap_encode_tiled(A_tensormap_0, A.data, 64, M, 128, 64, 128, 1, 1, descriptor_dtype="bfloat16", rank=2,
-                             interleave=0, swizzle=3, l2_promotion=0, oob_fill=0, force_cu_dtype=-1)
+                             interleave=0, swizzle=3, l2_promotion=2, oob_fill=0, force_cu_dtype=-1)
     with T.attr({"tirx.device_entry": T.bool(True)}):
         tx = T.thread_id([128])
         bars = T.alloc_shared((2,), "uint64")
