@@ -39,17 +39,6 @@ DTYPES_OF_BITS = {
     16: ("float16", "bfloat16"),
     32: ("float32",),
 }
-#: tcgen05's shared-memory descriptor (ISA "Shared memory descriptor" table): field -> (lowest bit, width); every
-#: bit not named here is zero in both encoders.
-TCGEN05_FIELDS = {
-    "start": (0, 14),
-    "lbo": (16, 14),
-    "sbo": (32, 14),
-    "fixed_001": (46, 3),
-    "base_offset": (49, 3),
-    "lbo_mode": (52, 1),
-    "swizzle": (61, 3),
-}
 #: CuTe's name of a type the project spells otherwise, and the project's tensor-map dtype for it.
 PROJECT_DTYPE = {"tfloat32": "float32"}
 
@@ -93,7 +82,7 @@ def check_operands(results, family: str) -> list:
     """Every operand CuTe described for ``family``: same element bytes as ``mma_shared_layout``, same descriptors
     field by field (unread offsets aside). Returns the unread differences seen."""
     found = results.umma if family == "tcgen05" else results.gmma
-    table = TCGEN05_FIELDS if family == "tcgen05" else wgmma_isa.FIELDS
+    table = mma_isa.SHARED_FIELDS if family == "tcgen05" else wgmma_isa.FIELDS
     assert found, "the oracle printed no descriptors"
     differing = []
     for (bits, major, mode, rows, cols), theirs in found.items():
