@@ -81,8 +81,9 @@ def _binary(sweep: bool) -> Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.partial")
+    polite = ["nice"] if shutil.which("nice") else []  # the build is long: leave the machine to the others first
     built = subprocess.run(
-        ["nice", nvcc, *flags, f"-I{include}", "-o", str(partial), str(SOURCE)], capture_output=True, text=True
+        [*polite, nvcc, *flags, f"-I{include}", "-o", str(partial), str(SOURCE)], capture_output=True, text=True
     )
     if built.returncode:
         raise RuntimeError(f"the CuTe oracle did not build ({' '.join(built.args)}):\n{built.stderr[-4000:]}")
