@@ -5,8 +5,8 @@ For each case: registers per thread and shared bytes per CTA (``ptxas -v``), ins
 PTX instructions of the MMA issuer's K loop and of the producer's per K tile (``tools.measurement.ptx_loop_around``:
 the smallest loop around a ``tcgen05.mma`` / ``cp.async.bulk.tensor`` or shared store, divided by the K tiles the
 assembler unrolled into it), tcgen05 instructions by kind; where nvdisasm is installed (``pip install
-nvidia-cuda-nvdisasm``) also SASS: the kernel's instructions and the MMA issuer's loop per K tile
-(``tools.measurement.sass_loop_around``).
+nvidia-cuda-nvdisasm``) also SASS: the kernel's instructions and the MMA issuer's and the TMA producer's loops per K
+tile (``tools.measurement.sass_loop_around``).
 
 Upstream: TVM 0.27's own pipelined tcgen05 GEMM is a benchmark script of its source tree
 (``apache/tvm:tests/python/tirx/benchmarks/bench_cuda_tcgen05_bf16_gemm.py``: a TMA warp, an MMA warp, an S-stage
@@ -25,7 +25,8 @@ stream itself is served from L2, whose bandwidth NVIDIA does not publish, so the
 Hopper (``examples/hopper_pipelined_gemm.py``, sm_90a, 4096^3 bf16 128 x 256 x 64 and fp8 128 x 256 x 128, four
 stages, 132 persistent CTAs): registers, spilled bytes, the dynamic shared bytes its launch asks for, PTX instructions
 per K tile of a consumer warpgroup's loop (around ``wgmma.mma_async``) and of the producer's (around
-``cp.async.bulk.tensor``), and with nvdisasm the SASS instructions and the HGMMA/QGMMA count; the same roofline for
+``cp.async.bulk.tensor``), and with nvdisasm the SASS instructions, the HGMMA/QGMMA count and both loops per K tile
+in SASS; the same roofline for
 NVIDIA's published H100 SXM and H200 SXM figures. Upstream's wheel (TVM 0.27) has wgmma PTX intrinsics and
 descriptor helpers but no Hopper GEMM kernel nor a wgmma dispatch of its tile GEMM: nothing of upstream's to compare.
 
@@ -160,11 +161,19 @@ def numbers(code: KernelCode, cuda: str, fill: str) -> dict[str, int]:
         "producer loop per K tile": len(fill_loop) // (fill_tiles if fill.startswith("cp.async") else 1),
     }
     if code.sass_listing is not None:
-        sass_loop = sass_loop_around(code.sass_listing, r"UTC\w*MMA")
-        sass_tiles = max(1, sum(bool(re.match(r"UTC\w*MMA", opcode(i))) for i in sass_loop) // 4)
         found["SASS instructions"] = len(code.sass)
-        found["SASS MMA loop per K tile"] = round(len(sass_loop) / sass_tiles)
+        found["SASS MMA loop per K tile"] = sass_per_tile(code.sass_listing, r"UTC\w*MMA", 4)
+        if fill.startswith("cp.async"):  # the TMA producer: two UTMALDG per K tile
+            found["SASS producer loop per K tile"] = sass_per_tile(code.sass_listing, r"UTMALDG", 2)
     return found
+
+
+def sass_per_tile(listing: str, pattern: str, per_tile: int) -> int:
+    """SASS instructions of the smallest loop around an instruction matching ``pattern`` (``sass_loop_around``),
+    per K tile: the loop's length over the K tiles ptxas unrolled into it (``per_tile`` matches each)."""
+    loop = sass_loop_around(listing, pattern)
+    tiles = max(1, sum(bool(re.match(pattern, opcode(i))) for i in loop) // per_tile)
+    return round(len(loop) / tiles)
 
 
 def cell(a: int, b: int) -> str:
@@ -255,9 +264,8 @@ def hopper_numbers(
         names = [opcode(i) for i in code.sass]
         found["SASS instructions"] = len(names)
         found["SASS wgmma (HGMMA/QGMMA)"] = sum(n.startswith(("HGMMA", "QGMMA")) for n in names)
-        sass_loop = sass_loop_around(code.sass_listing, r"[HQ]GMMA")
-        sass_tiles = max(1, sum(bool(re.match(r"[HQ]GMMA", opcode(i))) for i in sass_loop) // per_tile)
-        found["SASS consumer loop per K tile"] = round(len(sass_loop) / sass_tiles)
+        found["SASS consumer loop per K tile"] = sass_per_tile(code.sass_listing, r"[HQ]GMMA", per_tile)
+        found["SASS producer loop per K tile"] = sass_per_tile(code.sass_listing, r"UTMALDG", copies)
     return found
 
 

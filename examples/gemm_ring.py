@@ -26,6 +26,11 @@ OPERAND_BYTES = {"bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8_e5m2":
 MBARRIER_BYTES = 8
 #: The width of one 128B swizzle row: one stage's K extent.
 SWIZZLE_ROW_BYTES = 128
+#: A K loop unrolled over the ring is a loop over ring turns (its body: one K step per stage) that stays a loop in
+#: the CUDA source (``#pragma unroll 1``): nvcc would otherwise unroll its 16 iterations at 4096^3 too, a
+#: 3,500-instruction Blackwell MMA loop instead of a 240-instruction one (SASS measured by bench_gemm: 54 instead of
+#: 60 per K tile, for a whole kernel of 4,664 instructions instead of 2,160).
+ONE_RING_TURN = {"pragma_unroll": 1}
 
 
 def ring_bytes(

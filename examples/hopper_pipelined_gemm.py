@@ -132,6 +132,10 @@ def hopper_pipelined_gemm(
     acc_layout = wgmma_accumulator_layout(tile_n)
     tn, tk, S, KT, W = tile_n, tile_k, stages, plan.k_tiles, consumers  # short names
     tiles, tiles_n, per_cta, C, R = plan.tiles, plan.tiles_n, plan.per_cta, plan.ctas, WGMMA_ROWS
+    # The consumers' K loop is unrolled over the ring (K tile kt = k0 * U + u) when every output tile starts at stage
+    # 0 (K tiles a multiple of the stages): each unrolled step's stage, mbarriers and descriptors are constants, so
+    # nvcc computes the descriptors once, outside the loop over ring turns (issue 34: the consumer loop per K tile).
+    U = stages if plan.k_tiles % stages == 0 else 1
 
     @T.prim_func
     def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
@@ -153,13 +157,17 @@ def hopper_pipelined_gemm(
                 row0 = T.meta_var(tile_id // tiles_n * (R * W) + w * R)  # this warpgroup's first row and column
                 col0 = T.meta_var(tile_id % tiles_n * tn)
                 if tile_id < tiles:
-                    for kt in T.serial(KT):
-                        it = T.meta_var(i * KT + kt)
-                        T.mbarrier_wait(full[it % S], it // S % 2)
-                        T.tile_mma(acc, a_tile[it % S * W + w], b_tile[it % S], kt > 0, scope="warpgroup", wait=False)
-                        T.tile_mma_wait(1)  # K step it - 1's group retired: its stage may be refilled
-                        if kt > 0:
-                            T.mbarrier_arrive(empty[(it - 1) % S])
+                    for k0 in T.serial(KT // U, annotations=RING.ONE_RING_TURN):
+                        for u in T.unroll(U):  # one ring turn: each step's stage, so its descriptors, constant
+                            kt = T.meta_var(k0 * U + u)
+                            it = T.meta_var(i * KT + kt)
+                            T.mbarrier_wait(full[it % S], it // S % 2)
+                            T.tile_mma(
+                                acc, a_tile[it % S * W + w], b_tile[it % S], kt > 0, scope="warpgroup", wait=False
+                            )
+                            T.tile_mma_wait(1)  # K step it - 1's group retired: its stage may be refilled
+                            if kt > 0:
+                                T.mbarrier_arrive(empty[(it - 1) % S])
                     T.tile_mma_wait(0)  # the tile's last group retired: acc is final, its stage free
                     T.mbarrier_arrive(empty[(i * KT + KT - 1) % S])
                     T.tile_copy(D[row0 : row0 + R, col0 : col0 + tn], acc, "warpgroup")

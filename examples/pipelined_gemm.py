@@ -9,10 +9,13 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
   issues two ``T.tile_copy_async`` (the tensor-memory accelerator; each arrives on ``full[s]`` expecting its box's
   bytes, the copy completes them, rows past M or N are filled with zeros); with ``loads="threads"`` it is warpgroup 1
   copying with ``T.tile_copy`` and arriving on ``full[s]`` (128 arrivals).
-* The MMA thread (lane 0 of warp 8) waits for ``full[s]`` and issues ``T.tile_mma(..., barrier=empty[s],
-  scope="thread")`` into one of two TMEM accumulator stages, so the epilogue of one output tile overlaps the MMAs
-  of the next. After a tile's last K tile it waits for that MMA (MMAs into one accumulator complete in order) and
-  arrives on ``acc_full[a]``; before reusing accumulator stage ``a`` it waits for ``acc_empty[a]``.
+* The MMA warp (warp 8) waits for ``full[s]`` and issues ``T.tile_mma(..., barrier=empty[s], scope="warp")``
+  into one of two TMEM accumulator stages, so the epilogue of one output tile overlaps the MMAs of the next: the
+  lane ``elect.sync`` elects issues the K tile's MMAs and commit, which ptxas then knows to be alone in a converged
+  warp (a single thread, ``tx == 256``, cost a per-MMA election loop: ``ELECT``, ``BRA.U.ANY``, ``PLOP3``, ``R2UR``;
+  issue 34). After a tile's last K tile every lane waits for that MMA (MMAs into one accumulator complete in order)
+  and arrives on ``acc_full[a]`` (32 arrivals); before reusing accumulator stage ``a`` it waits for
+  ``acc_empty[a]``.
 * The epilogue (warpgroup 0, whose warps own TMEM lanes 0-127) waits for ``acc_full[a]``, drains the accumulator
   32 columns at a time with ``tcgen05.ld`` into registers, stores them to ``D`` (rows and columns past M, N are
   guarded off) and arrives on ``acc_empty[a]``.
@@ -28,11 +31,11 @@ grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`
 step's stage is a constant (its descriptors and mbarrier addresses are computed once, outside the loop).
 
 ``scaled=True`` makes the block-scaled fp8 kernel (:func:`block_scaled_kernel`): scale factors ride in the ring
-and are copied shared -> TMEM with ``tcgen05.cp`` by the MMA thread before each MMA.
+and are copied shared -> TMEM with ``tcgen05.cp`` by the MMA thread (thread 256) before each MMA.
 
 The simulator runs both producers, one CTA per output tile and persistent (``ctas=1``: every ring stage refilled,
 both accumulator stages turned over). A refill is ordered after the stage's previous TMA load through the MMA: the
-load completes ``full[s]``, the MMA thread waits for it before its MMA, the MMA's commit completes ``empty[s]``,
+load completes ``full[s]``, the MMA warp waits for it before its MMA, the MMA's commit completes ``empty[s]``,
 and the producer waits for that before loading again (mbarrier phases carry what their arrivals, complete-tx and
 commits release; decisions, "Issue 21: TMA refills in the simulator").
 
@@ -72,16 +75,13 @@ EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers
 #: Block scaling (``kind::mxf8f6f4.block_scale.scale_vec::1X``): one ue8m0 scale per row per 32 K elements.
 SCALE_BLOCK = 32
 SCALE_DTYPE = "float8_e8m0fnu"
-#: Warpgroup 0: epilogue, warp 4 (TMA) or warpgroup 1 (thread copies): producer, thread 256: MMA issue. Whole
-#: warpgroups, as the epilogue's TMEM copies require; the other threads idle.
+#: Warpgroup 0: epilogue, warp 4 (TMA) or warpgroup 1 (thread copies): producer, warp 8 (block-scaled: thread 256):
+#: MMA issue. Whole warpgroups, as the epilogue's TMEM copies require; the other threads idle.
 THREADS = 384
 
 
-#: The loop over ring turns (its body: one K step per stage, unrolled) stays a loop in the CUDA source
-#: (``#pragma unroll 1``): nvcc would otherwise unroll its 16 iterations at 4096^3 too, a 3,500-instruction MMA
-#: loop instead of a 240-instruction one (SASS measured by bench_gemm: 54 instead of 60 per K tile, for a whole
-#: kernel of 4,664 instructions instead of 2,160).
-ONE_RING_TURN = {"pragma_unroll": 1}
+#: The loop over ring turns stays a loop in the CUDA source (``gemm_ring.ONE_RING_TURN``).
+ONE_RING_TURN = RING.ONE_RING_TURN
 
 
 def scale_factor_rows(rows: int) -> int:
@@ -226,7 +226,7 @@ def pipelined_gemm(
             T.mbarrier_init(full[s], 2 if tma else 128)  # the two TMA copies, or the producer warpgroup's threads
             T.mbarrier_init(empty[s], 1)  # the MMA's commit
         for a in T.unroll(2):
-            T.mbarrier_init(acc_full[a], 1)  # the MMA-issuing thread
+            T.mbarrier_init(acc_full[a], 32)  # the MMA warp
             T.mbarrier_init(acc_empty[a], 128)  # the epilogue warpgroup's threads
 
     @T.macro
@@ -270,7 +270,7 @@ def pipelined_gemm(
                             T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
                             T.mbarrier_arrive(full[it % S])
-        elif tx == 256:  # MMA issue: one thread (lane 0 of warp 8)
+        elif tx // 32 == 8:  # MMA issue: warp 8, its elected lane issues (no per-MMA election loop)
             for i in T.serial(per_cta):
                 if cta + i * C < tiles:
                     if i >= 2:  # accumulator stage i % 2 held tile i - 2 until the epilogue drained it
@@ -286,7 +286,7 @@ def pipelined_gemm(
                                 b_tile[it % S],
                                 kt > 0,
                                 barrier=empty[it % S],
-                                scope="thread",
+                                scope="warp",
                             )
                     last = T.meta_var(i * KT + KT - 1)  # MMAs into one accumulator complete in order
                     T.mbarrier_wait(empty[last % S], last // S % 2)

@@ -169,7 +169,7 @@ def expected_fields(global_shape, dtype, box_shape, mode):
         "element_strides": (1, 1),
         "interleave": 0,
         "swizzle": CUDA_SWIZZLE[mode],
-        "l2_promotion": 0,
+        "l2_promotion": 2,  # CU_TENSOR_MAP_L2_PROMOTION_L2_128B: a copy's map asks for one L2 line, as CUTLASS's
         "oob_fill": 0,
     }
 

@@ -646,6 +646,20 @@ def test_a_warp_scope_mma_fed_through_an_mbarrier_simulates_to_a_times_b_transpo
     np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
 
 
+def test_a_warp_scope_mma_with_a_barrier_is_the_issuer_warp_without_a_proxy_fence():
+    # Issue 34: the warp-specialised issuer warp (CUTLASS's MMA warp): its operands reach it through mbarriers, so
+    # like the thread form it fences no proxy of its own (MEMBAR + FENCE.VIEW.ASYNC per K tile in SASS); it keeps
+    # the tcgen05 fences around __syncwarp() and the elected lane issues, so ptxas needs no per-MMA election loop
+    kernel = parse(WARP_SCOPE_GEMM)
+    calls = re.findall(r'func_call\("tirx_layout_(\w+)"', lower_tile_ops(kernel).script())
+    issue = calls[calls.index("mbarrier_arrive") + 1 : calls.index("tcgen05_commit")]
+    descriptors = ["tcgen05_smem_descriptor"] * 2
+    waits = ["mbarrier_wait", "tcgen05_fence_after"]
+    fences = ["tcgen05_fence_before", "tcgen05_fence_after", "sync_elect"]
+    assert issue == [*waits, *fences, *descriptors] + ["tcgen05_mma_f16_ss"] * 4
+    assert calls.count("sync_fence_proxy_async") == 1  # the arrive's, in the loop body
+
+
 THREAD_SCOPE_GEMM = WARP_SCOPE_GEMM.replace("if tx // 32 == 1:", "if tx == 32:").replace(
     'scope="warp"', 'scope="thread"'
 )
@@ -669,13 +683,14 @@ def test_a_thread_scope_mma_fed_through_an_mbarrier_issues_without_a_proxy_fence
     np.testing.assert_array_equal(result["C"], a.astype(np.float32) @ b.astype(np.float32).T)
 
 
-def test_a_thread_scope_mma_reading_unpublished_writes_is_a_data_race():
+@pytest.mark.parametrize("issuer", ["warp", "thread"])
+def test_an_issuer_reading_unpublished_writes_is_a_data_race(issuer):
     # without the arrive (and its proxy fence) and the issuer's wait, the MMA reads the other threads' generic
-    # writes: the simulator names the missing fence.proxy.async
+    # writes (the issuing warp's lanes' own among them): the simulator names the missing fence.proxy.async
     kernel = parse(
-        THREAD_SCOPE_GEMM.replace("        T.mbarrier_arrive(bars[1])\n", "").replace(
-            "            T.mbarrier_wait(bars[1], kt % 2)\n", ""
-        )
+        {"warp": WARP_SCOPE_GEMM, "thread": THREAD_SCOPE_GEMM}[issuer]
+        .replace("        T.mbarrier_arrive(bars[1])\n", "")
+        .replace("            T.mbarrier_wait(bars[1], kt % 2)\n", "")
     )
     with pytest.raises(sim.DataRace, match=r"wrote it with no fence.proxy.async after the store"):
         sim.run(kernel, {"A": np.ones((128, 128), np.float16), "B": np.ones((64, 128), np.float16)})

@@ -61,6 +61,13 @@ def _call(what: str, *args: str) -> str:
     return f'T.cuda.func_call("tirx_layout_{what}", {", ".join([*args, ""])}source_code="")'
 
 
+def _descriptor(flat: str) -> str:
+    """The full descriptor of the operand at ``flat[0]`` (bits ``desc``), made once by the smem_descriptor helper;
+    each K step adds its start offset in 16-byte units (issue 34)."""
+    call = f"T.address_of({flat}[0]), desc, "
+    return f'T.cuda.func_call("tirx_layout_wgmma_smem_descriptor", {call}source_code="", return_type="uint64")'
+
+
 SS_GEMM = f"""
 @T.prim_func
 def gemm():
@@ -76,7 +83,7 @@ def gemm():
 
 def test_an_ss_gemm_lowers_to_fence_two_k_steps_commit_and_wait():
     # 64B K-major bf16: a row of K is 64 bytes (32 elements) in one swizzle atom; SBO = 8 rows x 64 B = 512 between
-    # 8-row groups, LBO unused (16); K steps of 16 elements move 32 bytes: the second step's pointer is element 16.
+    # 8-row groups, LBO unused (16); K steps of 16 elements move 32 bytes: step 1's descriptor is 2 16-byte units on.
     # D: 64 x 64 float32 over 128 threads is 32 registers each (m64n64k16, D f32 bf16 bf16).
     desc = isa_wgmma_desc(16, 512, "64B")
     mma = "wgmma_mma_m64n64k16_f32_bf16_bf16_ss_t00"
@@ -96,29 +103,11 @@ def gemm():
     {_call("sync_fence_proxy_async")}
     T.cuda.cta_sync()
     {_call("wgmma_keep_f32_x32", "T.address_of(acc_flat[0])")}
+    a_desc: T.let[T.uint64] = {_descriptor("As_flat")}
+    b_desc: T.let[T.uint64] = {_descriptor("Bs_flat")}
     {_call("wgmma_fence")}
-    {
-            _call(
-                mma,
-                "T.address_of(acc_flat[0])",
-                "T.address_of(As_flat[0])",
-                "desc",
-                "T.address_of(Bs_flat[0])",
-                "desc",
-                "T.uint32(1)",
-            )
-        }
-    {
-            _call(
-                mma,
-                "T.address_of(acc_flat[0])",
-                "T.address_of(As_flat[16])",
-                "desc",
-                "T.address_of(Bs_flat[16])",
-                "desc",
-                "T.uint32(1)",
-            )
-        }
+    {_call(mma, "T.address_of(acc_flat[0])", "a_desc", "b_desc", "T.uint32(1)")}
+    {_call(mma, "T.address_of(acc_flat[0])", "a_desc + T.uint64(2)", "b_desc + T.uint64(2)", "T.uint32(1)")}
     {_call("wgmma_commit_group")}
     {_call("wgmma_wait_group_0", "T.address_of(acc_flat[0])")}
     {_call("wgmma_keep_f32_x32", "T.address_of(acc_flat[0])")}
@@ -145,7 +134,7 @@ def test_an_rs_gemm_with_an_f16_accumulator_lowers_to_register_operands():
     # B unswizzled K-major: core matrices of 8 rows x 16 bytes (8 halves of K), stacked down the 128 rows first
     # (rows 16 bytes apart), then along K: LBO = the distance between the two core matrices of one K step along K
     # (128 rows x 16 B = 2048), SBO = the distance between 8-row groups (128 B); swizzle code 0. K step 1 starts
-    # two core-matrix columns on: 2 x 2048 bytes = element 2048.
+    # two core-matrix columns on: 2 x 2048 bytes, 256 16-byte units of the descriptor's start.
     # A in registers: each K step of 16 is 4 32-bit registers = 8 float16 slots; D f16: 128 x 64 / 128 threads = 64
     # halves = 32 packed registers.
     desc = isa_wgmma_desc(2048, 128, "none")
@@ -167,27 +156,10 @@ def gemm():
     T.cuda.cta_sync()
     {_call("wgmma_keep_b32_x32", "T.address_of(acc_flat[0])")}
     {_call("wgmma_keep_b32_x8", "T.address_of(Ar_flat[0])")}
+    b_desc: T.let[T.uint64] = {_descriptor("Bs_flat")}
     {_call("wgmma_fence")}
-    {
-            _call(
-                mma,
-                "T.address_of(acc_flat[0])",
-                "T.address_of(Ar_flat[0])",
-                "T.address_of(Bs_flat[0])",
-                "desc",
-                "T.uint32(0)",
-            )
-        }
-    {
-            _call(
-                mma,
-                "T.address_of(acc_flat[0])",
-                "T.address_of(Ar_flat[8])",
-                "T.address_of(Bs_flat[2048])",
-                "desc",
-                "T.uint32(1)",
-            )
-        }
+    {_call(mma, "T.address_of(acc_flat[0])", "T.address_of(Ar_flat[0])", "b_desc", "T.uint32(0)")}
+    {_call(mma, "T.address_of(acc_flat[0])", "T.address_of(Ar_flat[8])", "b_desc + T.uint64(256)", "T.uint32(1)")}
     {_call("wgmma_commit_group")}
     {_call("wgmma_wait_group_0", "T.address_of(acc_flat[0])")}
     {_call("wgmma_keep_b32_x32", "T.address_of(acc_flat[0])")}
@@ -221,10 +193,14 @@ def test_the_asynchronous_form_commits_without_waiting_and_tile_mma_wait_waits_f
     text = lower_tile_ops(parse(ASYNC_LOOP)).script()
     calls = re.findall(r'func_call\("tirx_layout_(\w+)"', text)
     mma = "wgmma_mma_m64n64k16_f32_bf16_bf16_ss_t00"
-    group = ["sync_fence_proxy_async", "wgmma_keep_f32_x32", "wgmma_fence", *[mma] * 4, "wgmma_commit_group"]
+    descriptors = ["wgmma_smem_descriptor"] * 2
+    group = ["sync_fence_proxy_async", "wgmma_keep_f32_x32", *descriptors, "wgmma_fence", *[mma] * 4]
+    group.append("wgmma_commit_group")
     assert calls == [*group, "wgmma_wait_group_1", "wgmma_keep_f32_x32", "wgmma_wait_group_0", "wgmma_keep_f32_x32"]
-    # the stage moves A and B by 64 x 64 elements (whole 1024-byte swizzle repeats)
-    assert "As_flat[kt % 2 * 4096]" in text and "Bs_flat[kt % 2 * 4096 + 48]" in text
+    # the stage moves A's and B's descriptors by 64 x 64 elements (whole 1024-byte swizzle repeats: 512 units of 16
+    # bytes); K step 3 adds 6 units (96 bytes) to the stage's descriptor
+    assert text.count('return_type="uint64") + T.Cast("uint64", kt % 2 * 512)') == 2
+    assert "a_desc + T.uint64(6), b_desc + T.uint64(6)" in text
 
 
 def test_a_printed_asynchronous_tile_mma_parses_back_to_the_same_op():
@@ -425,7 +401,8 @@ def test_only_a_cta_scope_wgmma_fences_the_proxy_and_syncs_the_cta(scope, thread
     text = lower_tile_ops(func).script()
     found = re.findall(r'func_call\("tirx_layout_(\w+)"|(cta_sync)\(', text)
     mma = "wgmma_mma_m64n64k16_f32_f16_f16_ss_t00"
-    group = ["wgmma_keep_f32_x32", "wgmma_fence", *[mma] * 4, "wgmma_commit_group"]
+    descriptors = ["wgmma_smem_descriptor"] * 2
+    group = ["wgmma_keep_f32_x32", *descriptors, "wgmma_fence", *[mma] * 4, "wgmma_commit_group"]
     assert ["".join(f) for f in found] == [*before, *group, "wgmma_wait_group_0", "wgmma_keep_f32_x32"]
 
 

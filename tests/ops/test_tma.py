@@ -5,6 +5,8 @@ codes FLOAT16 6 / FLOAT32 7 / BFLOAT16 9 / UINT8 0), not by ``hw/tma.py``."""
 
 import re
 
+import ml_dtypes
+import numpy as np
 import pytest
 import tvm
 import tvm_ffi
@@ -129,6 +131,34 @@ def test_a_load_without_a_barrier_is_cp_async_and_a_swizzled_tile_without_alignm
         lower_tile_ops(parse(load_kernel("bfloat16", "128B").replace("align=1024", "align=128")))
 
 
+def two_loads(scope: str, between: str = "") -> str:
+    """Two 64-row loads of A into As's halves, both completing on bars[0] (two arrivals), issued by ``scope``,
+    with ``between`` (a statement, or nothing) between them."""
+    kernel = load_kernel("bfloat16", "128B", rows=128, begin="0").replace("T.mbarrier_init(bars[0], 1)", "")
+    loads = (
+        f"    T.mbarrier_init(bars[0], 2)\n    if tx // 32 == 1:\n"
+        f'        T.tile_copy_async(As[0:64, 0:64], A[0:64, 0:64], bars[0], scope="{scope}")\n'
+        + (f"        {between}\n" if between else "")
+        + f'        T.tile_copy_async(As[64:128, 0:64], A[64:128, 0:64], bars[0], scope="{scope}")\n'
+    )
+    return re.sub(r"    T.tile_copy_async\(As, .*\n", loads, kernel)
+
+
+def test_consecutive_loads_of_a_warp_are_issued_under_one_election():
+    # issue 34: one elect.sync for the run (each load still arrives with its own bytes: two arrivals); a statement
+    # between the loads ends the run, and each elects again
+    assert helper_names(lower_tile_ops(parse(two_loads("warp")))) == [
+        *INIT,
+        "sync_elect",
+        *["mbarrier_arrive_expect_tx", "tma_load_2d"] * 2,
+        *WAIT,
+    ]
+    split = helper_names(lower_tile_ops(parse(two_loads("warp", between="B[0, 0] = T.bfloat16(1)"))))
+    assert split.count("sync_elect") == 2
+    a = (np.arange(256 * 64).reshape(256, 64) % 200).astype(ml_dtypes.bfloat16)  # exact in bfloat16
+    np.testing.assert_array_equal(sim.run(parse(two_loads("warp")), {"A": a})["B"], a[0:128])
+
+
 STAGED = """
 @T.prim_func
 def k(a: T.handle):
@@ -152,7 +182,7 @@ def k(A: T.Buffer(("M", 64), "bfloat16")):
     M = T.int32()
     A_tensormap_0: T.let[T.TensorMap()] = T.tvm_stack_alloca("tensormap", 1)
     T.tensormap_encode_tiled(A_tensormap_0, A.data, 64, M, 128, 64, 128, 1, 1, descriptor_dtype="bfloat16", rank=2,
-                             interleave=0, swizzle=3, l2_promotion=0, oob_fill=0, force_cu_dtype=-1)
+                             interleave=0, swizzle=3, l2_promotion=2, oob_fill=0, force_cu_dtype=-1)
     with T.attr({"tirx.device_entry": T.bool(True)}):
         tx = T.thread_id([128])
         bars = T.alloc_shared((2,), "uint64")

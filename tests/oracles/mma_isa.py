@@ -99,6 +99,16 @@ def instruction_descriptor(kind, a, b, d, m, n, a_major="K", b_major="K", *, sfa
 
 # ---- the shared-memory descriptor (64 bits) ----------------------------------------------------------------------
 
+#: Table 40: field -> (lowest bit, width); start, LBO and SBO in 16-byte units, every other bit zero.
+SHARED_FIELDS = {
+    "start": (0, 14),
+    "lbo": (16, 14),
+    "sbo": (32, 14),
+    "fixed_001": (46, 3),
+    "base_offset": (49, 3),
+    "lbo_mode": (52, 1),
+    "swizzle": (61, 3),
+}
 #: Table 40's "swizzling mode" codes (bits 61-63).
 SWIZZLE_CODE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}
 #: Table 55: bytes of one atom row along the contiguous dimension, and rows of the atom.

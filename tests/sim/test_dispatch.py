@@ -41,8 +41,9 @@ def emitted() -> list:
         calls += [tcgen05.block_scaled_mma(Z, Z, 0, 0, Z, Z, Z, a_in_tmem=form_in_tmem)]
     calls += [wgmma.fence(), wgmma.commit_group(), wgmma.wait_group(0, Z), wgmma.wait_group(1, Z)]
     calls += [wgmma.keep(32, True, Z), wgmma.keep(16, False, Z)]
-    calls += [wgmma.mma_ss(WgmmaInstruction("bfloat16", "bfloat16", "float32", 128, b_major="MN"), Z, Z, 0, Z, 0, Z)]
-    calls += [wgmma.mma_rs(WgmmaInstruction("int8", "int8", "int32", 8, a_in_registers=True), Z, Z, Z, 0, Z)]
+    calls += [wgmma.mma_ss(WgmmaInstruction("bfloat16", "bfloat16", "float32", 128, b_major="MN"), Z, 0, 0, Z)]
+    calls += [wgmma.mma_rs(WgmmaInstruction("int8", "int8", "int32", 8, a_in_registers=True), Z, Z, 0, Z)]
+    calls += [wgmma.smem_descriptor(Z, 0)]
     x, pair = tvm.tirx.const(1.0, "float32"), tvm.tirx.Broadcast(tvm.tirx.const(1.0, "float32"), 2)
     calls += [math.ex2_approx(x), math.add_f32x2(pair, pair), math.mul_f32x2(pair, pair)]
     calls += [math.fma_f32x2(pair, pair, pair)] + [math.cvt_pack(x, x, dtype) for dtype in math.CVT_PACKS]

@@ -22,6 +22,7 @@ from tirx_layout.sim.memory import DataRace, SimulationError
 from kernels import parse
 from kernels.helper_calls import call as helper_call
 from kernels.helper_calls import u32, u64
+from kernels.helper_calls import value as helper_value
 from oracles.canonical_operands import Operand
 
 # --- the ISA's tables and figures, restated for the tests ---
@@ -162,6 +163,12 @@ def test_helper_names_parse():
 call = partial(helper_call, "wgmma")
 
 
+def descriptor(pointer: str, bits: int) -> str:
+    """The full descriptor of the operand at ``pointer``: the ``smem_descriptor`` helper ORs its shared address >> 4
+    into ``bits`` (the descriptor with a zero start field)."""
+    return helper_value("wgmma", "smem_descriptor", "uint64", pointer, u64(bits))
+
+
 def small_values(rng, shape, dtype):
     """Values every operand type holds exactly and whose products and sums f32 (and f16) hold exactly."""
     if dtype in ("int8", "uint8"):
@@ -247,13 +254,14 @@ class Gemm:
         lines = []
         for s in range(self.steps):
             scale = u32((int(self.accumulate) if s == 0 else 1) if scale_first is None or s else scale_first)
+            # full descriptors: the start field filled from the step's address by the smem_descriptor helper
             b_ptr = f"T.address_of(sB[{self.b_op.starts[s] // 4}])"
-            b_args = [b_ptr, u64(self.b_op.descriptor)]
+            b_args = [descriptor(b_ptr, self.b_op.descriptor)]
             if self.rs:
                 a_args = [f"T.address_of(a[{s * self.a_count}])"]
             else:
                 a_ptr = f"T.address_of(sA[{self.a_op.starts[s] // 4} + wg * {self.a_row_offset() // 4}])"
-                a_args = [a_ptr, u64(self.a_op.descriptor)]
+                a_args = [descriptor(a_ptr, self.a_op.descriptor)]
             lines.append(call(self.name, "T.address_of(d[0])", *a_args, *b_args, scale))
         return lines
 

@@ -21,7 +21,9 @@ def test_the_hopper_numbers_hold_what_the_tile_fixes():
     assert found["shared bytes"] == 4 * 384 * 128 + 64 + 32
     assert found["consumer loop per K tile"] > 0 and found["producer loop per K tile"] > 0
     if "SASS instructions" in found:
-        assert found["SASS wgmma (HGMMA/QGMMA)"] == 64 * 2 // 32  # one K tile's wgmmas: 128 bytes / 32
+        # one K tile's wgmmas (128 bytes / 32) per stage of the ring the consumers' K loop is unrolled over
+        assert found["SASS wgmma (HGMMA/QGMMA)"] == 4 * (64 * 2 // 32)
+        assert found["SASS consumer loop per K tile"] > 0 and found["SASS producer loop per K tile"] > 0
 
 
 def test_the_hopper_roofline_follows_from_the_published_figures():

@@ -33,6 +33,7 @@ def test_the_bf16_example_issues_four_k_steps_in_one_group():
     assert calls == [
         "fence_proxy_async",
         "keep_f32_x64",
+        *["smem_descriptor"] * 2,  # A's and B's descriptors, made once; each K step adds its offset (issue 34)
         "fence",
         *["mma_m64n128k16_f32_bf16_bf16_ss_t00"] * 4,
         "commit_group",

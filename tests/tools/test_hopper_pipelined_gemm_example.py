@@ -60,11 +60,13 @@ def test_the_4096_cube_kernels_hold_what_the_tile_and_the_isa_fix(big):
     assert tile_k * element == 128
     pool = launch_values(lower(kernel, "tirx_layout", ARCH))["tirx.use_dyn_shared_memory"]
     assert pool == 4 * (tile_m + tile_n) * 128 + 64 + 4 * 8 == 196704
-    # one consumer K step: fence, tile_k * element / 32 wgmmas (K = 32 bytes each), commit, wait for all but one
-    assert len(re.findall(rf"{helper}\(", body)) == tile_k * element // 32 == 4
-    assert body.count("tirx_layout_wgmma_fence(") == 1
-    assert body.count("tirx_layout_wgmma_commit_group(") == 1
-    assert len(re.findall(r"tirx_layout_wgmma_wait_group_1\(", body)) == 1
+    # one consumer K step: fence, tile_k * element / 32 wgmmas (K = 32 bytes each), commit, wait for all but one;
+    # the consumers' K loop is unrolled over the four-stage ring (64 K tiles, a multiple of the stages): four steps
+    ring = 4
+    assert len(re.findall(rf"{helper}\(", body)) == ring * tile_k * element // 32 == 16
+    assert body.count("tirx_layout_wgmma_fence(") == ring
+    assert body.count("tirx_layout_wgmma_commit_group(") == ring
+    assert len(re.findall(r"tirx_layout_wgmma_wait_group_1\(", body)) == ring
     assert len(re.findall(r"tirx_layout_wgmma_wait_group_0\(", body)) == 1
     # nothing tcgen05 on Hopper: no instruction, no helper name (the TMA, mbarrier and sync helpers are their own)
     assert "tcgen05" not in source
@@ -165,10 +167,12 @@ _WGMMA = r"the wgmma.mma_async.m64n64k16.f32.bf16.bf16 \(SS\) of warpgroup 0"
         (_mbarrier_wait_on("full"), rf"a_tile\[0\]: a store by thread 256 while {_WGMMA} still reads it"),
         # the producer refills stage 0 before the consumers released it (nor has it seen its first fill complete)
         (_mbarrier_wait_on("empty"), r"a_tile\[0\]: a store \(thread 256\) before it has seen the TMA load"),
-        # without wait_group 1 the arrival on empty releases a stage whose wgmma group is still pending
+        # without wait_group 1 the arrival on empty releases a stage whose wgmma group is still pending: the first
+        # wait in program order is the first step of the ring turn (the loop is unrolled over the ring), whose
+        # arrive releases the last stage, stage 1 (a_tile slots 2-3, from element 2 * 64 * 64)
         (
             lambda stmt: _pending_of_wait(stmt) == 1,
-            rf"a_tile\[0\]: a store by thread 256 while {_WGMMA} still reads it",
+            rf"a_tile\[8192\]: a store by thread 256 while {_WGMMA} still reads it",
         ),
         # without wait_group 0 the epilogue reads accumulator registers the last group still writes
         (

@@ -63,6 +63,10 @@ SWIZZLE_SPAN = {
 }
 #: ``CUtensorMapL2promotion`` codes.
 L2_PROMOTIONS = {"none": 0, "64B": 1, "128B": 2, "256B": 3}
+#: The L2 promotion every copy's map asks for. The driver documents ``l2Promotion`` as the L2 fetch size, the byte
+#: granularity at which L2 requests are filled from DRAM; 128 bytes (an L2 line) is what CUTLASS's ``make_tma_copy``
+#: asks for every map it builds, and what ours asks for since CuTe's oracle showed the difference (issue 34).
+COPY_L2_PROMOTION = "128B"
 #: ``CUtensorMapFloatOOBfill`` codes: "zero" (``..._NONE``, zeros) or "nan" (``..._NAN_REQUEST_ZERO_FMA``).
 OOB_FILLS = {"zero": 0, "nan": 1}
 
@@ -380,7 +384,7 @@ def tensor_map_for(
     *,
     global_strides: Sequence | None = None,
     oob_fill: str = "zero",
-    l2_promotion: str = "none",
+    l2_promotion: str = COPY_L2_PROMOTION,
     transposed: bool = False,
 ) -> TensorMap:
     """The tensor map of a tiled copy between a global buffer of ``global_shape`` (outermost first, as TVM writes a
@@ -393,7 +397,8 @@ def tensor_map_for(
     image; a swizzle no TMA mode has, a box row other than the swizzle's span, a layout that is not the box's
     row-major image, or a box the driver refuses is a ``ValueError`` naming it. ``global_strides`` (elements,
     outermost first, innermost 1) default to the row-major ones. The shared buffer must start at a multiple of the
-    map's :attr:`TensorMap.shared_alignment`. No interleave, unit traversal strides.
+    map's :attr:`TensorMap.shared_alignment`. No interleave, unit traversal strides; L2 promotion
+    :data:`COPY_L2_PROMOTION` unless ``l2_promotion`` says otherwise.
 
     Example:
         >>> from tirx_layout.hw.constructors import mma_shared_layout

@@ -648,10 +648,13 @@ class OpSpec:
 
     def family(self, ctx) -> str:
         """The first of ``families`` the function's target has; ``ValueError`` when it has none of them."""
-        for family in self.families:
-            if family == "any" or ctx.arch.has(family):
-                return family
-        raise ValueError(self.no_family(ctx))
+        family = self._target_family(ctx)
+        if family is None:
+            raise ValueError(self.no_family(ctx))
+        return family
+
+    def _target_family(self, ctx) -> str | None:
+        return next((f for f in self.families if f == "any" or ctx.arch.has(f)), None)
 
     def no_family(self, ctx) -> str:
         """The refusal for a target that has none of ``families``."""
@@ -679,10 +682,11 @@ class OpSpec:
         return register
 
     def lower_runs(self, seq, ctx):
-        """``seq`` (a ``SeqStmt``) after this op's run lowering for the target, if it has one."""
+        """``seq`` (a ``SeqStmt``) after this op's run lowering for the target, if it has one. A target with none of
+        the op's families has no run lowering: a call of the op there is refused when it is lowered on its own."""
         if not self._run_lowerings:
             return seq
-        lower = self._run_lowerings.get(self.family(ctx))
+        lower = self._run_lowerings.get(self._target_family(ctx))
         return seq if lower is None else lower(seq, ctx)
 
     def lower(self, record: Record, ctx):

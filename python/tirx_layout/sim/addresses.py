@@ -19,7 +19,14 @@ from tvm.ir import Call
 
 from .memory import OutOfBounds, SimulationError
 
-__all__ = ["SharedSpace", "register_address", "register_slots", "shared_address", "shared_byte_address"]
+__all__ = [
+    "SharedSpace",
+    "register_address",
+    "register_slots",
+    "shared_address",
+    "shared_byte_address",
+    "smem_descriptor",
+]
 
 
 class SharedSpace:
@@ -150,3 +157,15 @@ def register_slots(interp, expr, threads, count: int, dtype: np.dtype, what: str
             f"{regs.shape[1]}"
         )
     return regs, slots, var.name
+
+
+def smem_descriptor(interp, args):
+    """The ``smem_descriptor`` helper of either MMA family (``tcgen05``, ``wgmma``; the start field is the same
+    bits in both): the descriptor's other fields (``args[1]``) ORed with (the shared address of ``args[0]`` &
+    0x3FFFF) >> 4, per thread. No tensor memory, no register is involved.
+
+    Example: ``smem_descriptor(interp, [address_of(A[64]), bits])`` is ``bits | ((base(A) + 64 * size) >> 4)``.
+    """
+    address = shared_byte_address(interp, args[0], "smem_descriptor")
+    bits = np.asarray(interp.eval(args[1])).astype(np.uint64)
+    return bits | ((address.astype(np.uint64) & np.uint64(0x3FFFF)) >> np.uint64(4))

@@ -34,7 +34,7 @@ import numpy as np
 from tvm.ir import Call
 
 from . import mbarrier, tcgen05_mma
-from .addresses import register_address, shared_address, shared_byte_address
+from .addresses import register_address, shared_address, smem_descriptor
 from .dispatch import HelperTable
 from .memory import AsyncRead, OutOfBounds, SimulationError
 from .tmem_order import TmemOrder
@@ -206,13 +206,6 @@ def _warp_uniform(values, w: int, what: str) -> int:
     if (part != part[0]).any():
         raise SimulationError(f"{what} differs between the lanes of warp {w}")
     return int(part[0])
-
-
-def _smem_descriptor(interp, args):
-    """The descriptor's fields ORed with (shared address & 0x3FFFF) >> 4: no tensor memory involved."""
-    address = shared_byte_address(interp, args[0], "smem_descriptor")
-    bits = np.asarray(interp.eval(args[1])).astype(np.uint64)
-    return bits | ((address.astype(np.uint64) & np.uint64(0x3FFFF)) >> np.uint64(4))
 
 
 def _per_warp(step, whole_warps: bool):
@@ -399,7 +392,7 @@ HELPERS = HelperTable(
         "fence_before": _per_warp(lambda tm, w: tm.order.fence_before(w), whole_warps=False),
         "fence_after": _per_warp(lambda tm, w: tm.order.fence_after(w), whole_warps=False),
         "commit": _commit,
-        "smem_descriptor": _smem_descriptor,
+        "smem_descriptor": smem_descriptor,
     },
     [
         (r"(?P<kind>ld|st)_(?P<shape>32x32b|16x64b|16x128b|16x256b)_x(?P<num>\d+)(?P<pack16>_pack16b)?", _ld_st),

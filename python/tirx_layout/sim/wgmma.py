@@ -33,11 +33,12 @@ the two can check each other. What it relies on, restated:
   need ``fence.proxy.async`` and an ordering (a barrier, an mbarrier phase) before it.
 
 How the simulator applies them. The helpers are those ``ir/device_calls`` names in the ``wgmma`` family
-(``ops/helpers/wgmma.py``): ``mma_m64n<N>k<K>_<d>_<a>_<b>_ss_t<ta><tb>`` (args D registers, A pointer, A descriptor, B
-pointer, B descriptor, scale-d), ``..._rs_t<tb>`` (D registers, A registers, B pointer, B descriptor, scale-d),
-``fence``, ``commit_group``, ``wait_group_<n>`` and the compiler-only ``keep_*`` (no-ops). Every one is
-``.sync.aligned`` over whole warpgroups: reached by part of one, it is a :class:`SimulationError` naming the
-warps. A descriptor's start field is zero; the start is the pointer's address in the CTA's shared space. Each
+(``ops/helpers/wgmma.py``, with issue 34's full descriptors): ``mma_m64n<N>k<K>_<d>_<a>_<b>_ss_t<ta><tb>`` (args D
+registers, A descriptor, B descriptor, scale-d), ``..._rs_t<tb>`` (D registers, A registers, B descriptor,
+scale-d), ``smem_descriptor`` (a descriptor's start field filled from a pointer, as for tcgen05), ``fence``,
+``commit_group``, ``wait_group_<n>`` and the compiler-only ``keep_*`` (no-ops). Every wgmma is ``.sync.aligned``
+over whole warpgroups: reached by part of one, it is a :class:`SimulationError` naming the warps. A descriptor's
+start field is an address in the CTA's shared space (the shared::cta window the helper takes it in). Each
 ``wgmma.mma_async`` reads its operands when issued and computes exactly (rounded once to D's type); its result
 lands in the registers when a ``wait_group`` retires its group. A :class:`DataRace` is raised for: ordinary code
 reading or writing D's (or A's) registers while the instruction is pending; a ``wgmma.mma_async`` whose D or A
@@ -55,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from . import mbarrier
-from .addresses import register_slots, shared_byte_address
+from .addresses import register_slots, smem_descriptor
 from .dispatch import HelperTable
 from .matrix_operands import (
     ACCUMULATOR_TYPES,
@@ -371,23 +372,12 @@ def _uniform(interp, expr, threads: np.ndarray, what: str) -> int:
     return int(values[0])
 
 
-def _shared_operand(interp, pointer, descriptor, rows: int, dtype, major: str, threads, what: str):
-    """An operand read through its descriptor: the pointer gives the start (its shared-space address), the
-    descriptor the rest (its start field is zero, as ops/helpers/wgmma.py says)."""
-    address = shared_byte_address(interp, pointer, what)[threads]
-    if (address != address[0]).any():
-        raise SimulationError(f"{what}: the operand pointer differs between the threads of the warpgroup")
-    start = int(address[0])
+def _shared_operand(interp, descriptor, rows: int, dtype, major: str, threads, what: str):
+    """An operand read through its full descriptor: the start field is its shared-space address >> 4, the other
+    fields say how its elements lie ("Matrix Descriptor Format")."""
     bits = _uniform(interp, descriptor, threads, f"{what}'s descriptor") & ((1 << 64) - 1)
     fields = decode_wgmma_descriptor(bits)
-    if fields["start_address"]:
-        raise DescriptorError(
-            f"{what}: descriptor {bits:#018x} has start field {fields['start_address'] >> 4}; the helper ORs the "
-            "pointer's address in, so the descriptor's start field is 0"
-        )
-    if start % 16:
-        raise DescriptorError(f"{what}: the operand starts at shared byte {start}, not on a 16-byte boundary")
-    fields["start_address"] = start
+    start = fields["start_address"]
     addresses = operand_addresses(fields, rows, dtype.itemsize, major)
     readers = threads[::_WARP]  # one thread per warp: each warp must see the operand's writes ordered
     where = f"{what} (descriptor {bits:#018x}, start {start})"
@@ -398,7 +388,7 @@ def _issue(interp, unit: WgmmaUnit, helper: MmaHelper, args, g: int) -> None:
     """One warpgroup's ``wgmma.mma_async``: read every operand now, compute, and keep the result pending."""
     threads = np.arange(WARPGROUP_THREADS * g, WARPGROUP_THREADS * (g + 1))
     label = f"{helper.instruction} of warpgroup {g}"
-    expected = 5 if helper.a_in_registers else 6
+    expected = 4
     if len(args) != expected:
         raise SimulationError(f"{label} takes {expected} arguments (the ABI of ops/helpers/wgmma.py), got {len(args)}")
     wg = unit.warpgroup(g)
@@ -449,14 +439,10 @@ def _issue(interp, unit: WgmmaUnit, helper: MmaHelper, args, g: int) -> None:
                 )
         a = np.zeros((M, helper.k), a_dtype)
         a[a_rows, a_ks] = a_regs[threads[:, None], a_slots]
-        b_args = args[2:4]
     else:
-        a, memory, elements = _shared_operand(
-            interp, args[1], args[2], M, a_dtype, helper.a_major, threads, f"{label}: A"
-        )
+        a, memory, elements = _shared_operand(interp, args[1], M, a_dtype, helper.a_major, threads, f"{label}: A")
         reads.append((memory, elements))
-        b_args = args[3:5]
-    b, memory, elements = _shared_operand(interp, *b_args, helper.n, b_dtype, helper.b_major, threads, f"{label}: B")
+    b, memory, elements = _shared_operand(interp, args[2], helper.n, b_dtype, helper.b_major, threads, f"{label}: B")
     reads.append((memory, elements))
     try:
         result = mma_reference(d, a, b.T, scale_d)
@@ -560,7 +546,7 @@ def finish(interp) -> None:
 #: [])`` closes each executing warpgroup's group.
 HELPERS = HelperTable(
     "wgmma",
-    {"fence": _fence, "commit_group": _commit_group},
+    {"fence": _fence, "commit_group": _commit_group, "smem_descriptor": smem_descriptor},
     [
         (r"keep_(?:f32|b32)_x\d+", _keep),
         (r"wait_group_(?P<pending>\d+)", _wait_group),

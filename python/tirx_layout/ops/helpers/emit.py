@@ -1,11 +1,12 @@
-"""What every family's helpers share when they are emitted: constant operands of the helper ABI's integer types, and
-the CUDA source of a helper that is one ``asm volatile`` statement."""
+"""What every family's helpers share when they are emitted: constant operands of the helper ABI's integer types, the
+CUDA source of a helper that is one ``asm volatile`` statement, and the shared-memory matrix descriptor's start field
+(the same bits for ``tcgen05`` and ``wgmma``)."""
 
 from __future__ import annotations
 
 import tvm
 
-from ...ir.device_calls import helper_name
+from ...ir.device_calls import helper_name, helper_value
 
 
 def u32(value):
@@ -44,4 +45,31 @@ def asm_source(family: str, what: str, ptx: str, params: str = "") -> str:
     )
 
 
-__all__ = ["asm_source", "u32", "u64"]
+#: The PTX ISA section of each family's matrix descriptor, which a helper's comment cites.
+_DESCRIPTOR_SECTION = {"tcgen05": "Shared memory descriptor", "wgmma": "Matrix Descriptor Format"}
+
+
+def smem_descriptor(family: str, pointer, bits_without_start):
+    """``family``'s ``smem_descriptor`` helper called on ``pointer`` (an ``address_of`` of a shared buffer element):
+    the full 64-bit matrix descriptor, ``bits_without_start`` (the descriptor with start field 0) ORed with the
+    pointer's shared address >> 4. Both families put ``(address & 0x3FFFF) >> 4`` at bits 0-13 (PTX ISA, tcgen05
+    "Shared memory descriptor"; warpgroup MMA "Matrix Descriptor Format"); each family's helper is its own, so that
+    a kernel calls only its own family's helpers.
+
+    Example:
+        >>> str(smem_descriptor("wgmma", tvm.tirx.const(0), 1 << 62).ty.dtype)
+        'uint64'
+    """
+    name = helper_name(family, "smem_descriptor")
+    source = f"""
+__device__ __forceinline__ unsigned long long {name}(const void* ptr,
+    unsigned long long bits) {{
+  // PTX ISA, "{_DESCRIPTOR_SECTION[family]}": bits 0-13 hold (address & 0x3FFFF) >> 4; the address of ptr is taken in
+  // the shared::cta window, whose bits above 17 are not part of the field.
+  return bits | ((((unsigned long long)__cvta_generic_to_shared(ptr)) & 0x3FFFFull) >> 4);
+}}
+"""
+    return helper_value(family, "smem_descriptor", source, "uint64", pointer, u64(bits_without_start))
+
+
+__all__ = ["asm_source", "smem_descriptor", "u32", "u64"]

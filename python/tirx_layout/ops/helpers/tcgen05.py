@@ -34,7 +34,8 @@ import tvm
 
 from ...hw.smem_descriptor import TCGEN05_DESCRIPTOR
 from ...hw.tcgen05 import CP_SHAPES, LD_ST_SHAPES
-from ...ir.device_calls import called_helper, helper_call, helper_name, helper_value
+from ...ir.device_calls import called_helper, helper_call, helper_name
+from . import emit
 from .emit import asm_source, u32, u64
 
 FAMILY = "tcgen05"
@@ -326,26 +327,16 @@ def mma(kind: str, d_taddr, a, b_desc, idesc, enable_input_d, a_in_tmem: bool = 
     return helper_call(FAMILY, mma_name(kind, form), mma_source(kind, form), *args)
 
 
-_SMEM_DESCRIPTOR_SOURCE = f"""
-__device__ __forceinline__ unsigned long long {helper_name(FAMILY, "smem_descriptor")}(const void* ptr,
-    unsigned long long bits) {{
-  // PTX ISA, "Shared memory descriptor": bits 0-13 hold (address & 0x3FFFF) >> 4; the address of ptr is taken in
-  // the shared::cta window, whose bits above 17 are not part of the field.
-  return bits | ((((unsigned long long)__cvta_generic_to_shared(ptr)) & 0x3FFFFull) >> 4);
-}}
-"""
-
-
 def smem_descriptor(pointer, bits_without_start):
     """The full 64-bit shared-memory matrix descriptor of the operand at ``pointer`` (an ``address_of`` of a shared
     buffer element): ``bits_without_start`` (the descriptor with start field 0) ORed with the pointer's shared
-    address >> 4.
+    address >> 4 (``emit.smem_descriptor``).
 
     Example:
         >>> str(smem_descriptor(tvm.tirx.const(0), 1 << 46).ty.dtype)
         'uint64'
     """
-    return helper_value(FAMILY, "smem_descriptor", _SMEM_DESCRIPTOR_SOURCE, "uint64", pointer, u64(bits_without_start))
+    return emit.smem_descriptor(FAMILY, pointer, bits_without_start)
 
 
 # ---- block scaling: kind::mxf8f6f4 with ue8m0 scale factors in tensor memory ----------------------------------

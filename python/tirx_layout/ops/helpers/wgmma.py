@@ -2,12 +2,15 @@
 ``tirx_layout_wgmma_<what>`` through ``tirx_layout.ir.device_calls``. Their names and arguments are the ABI the
 simulator (``sim/wgmma.py``) executes (``docs/decisions.md``, issue 22):
 
-* ``mma_m64n<N>k<K>_<dD>_<dA>_<dB>_ss_t<ta><tb>(d_regs, a_ptr, a_desc, b_ptr, b_desc, scale_d)`` and
-  ``..._rs_t<tb>(d_regs, a_regs, b_ptr, b_desc, scale_d)``: one ``wgmma.mma_async`` (one K step). ``d_regs`` and
+* ``mma_m64n<N>k<K>_<dD>_<dA>_<dB>_ss_t<ta><tb>(d_regs, a_desc, b_desc, scale_d)`` and
+  ``..._rs_t<tb>(d_regs, a_regs, b_desc, scale_d)``: one ``wgmma.mma_async`` (one K step). ``d_regs`` and
   ``a_regs`` point at the thread's fragment registers (register ``i`` of the ISA's fragment is element ``i``: 32-bit
   for f32/s32 D, two packed 16-bit elements per 32-bit register for f16 D and 16-bit A, four 8-bit ones for 8-bit
-  A); ``a_desc``/``b_desc`` are wgmma matrix descriptors with a zero start field, which the helper fills with
-  ``(shared address of a_ptr/b_ptr & 0x3FFFF) >> 4``; ``scale_d`` 0 gives D = A·B, 1 gives D = A·B + D;
+  A); ``a_desc``/``b_desc`` are full wgmma matrix descriptors, made once per operand by ``smem_descriptor(ptr,
+  bits)`` (the other fields ORed with ``(shared address of ptr & 0x3FFFF) >> 4``) and moved by each K step's start
+  offset ``>> 4``, as the tcgen05 helpers take them (issue 34: a descriptor built from an address in every helper
+  cost the Hopper consumer loop the address arithmetic of every operand of every K step); ``scale_d`` 0 gives
+  D = A·B, 1 gives D = A·B + D;
 * ``fence()``, ``commit_group()``, ``wait_group_<n>(d_regs)``: ``wgmma.fence``, ``wgmma.commit_group``,
   ``wgmma.wait_group n`` (the argument names the accumulator whose registers the wait releases; the simulator reads
   it, the CUDA ignores it);
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 from ...hw.wgmma import A_REGISTERS, WgmmaInstruction, ptx_type
 from ...ir.device_calls import helper_call, helper_name
+from . import emit
 from .emit import asm_source, u64
 
 FAMILY = "wgmma"
@@ -82,62 +86,65 @@ def mma_source(instruction: WgmmaInstruction) -> str:
         a_setup = "  const unsigned int* ar = (const unsigned int*)a_regs;\n"
         b_index = count + A_REGISTERS
     else:
-        a_param = "const void* a_ptr, unsigned long long a_desc, "
-        a_operand, a_inputs = f"%{count}", '"l"(a), '
-        a_setup = "  unsigned long long a = a_desc | tirx_layout_wgmma_start_field(a_ptr);\n"
+        a_param = "unsigned long long a_desc, "
+        a_operand, a_inputs = f"%{count}", '"l"(a_desc), '
+        a_setup = ""
         b_index = count + 1
     ptx = f"{instruction.operation} {{{d_list}}}, {a_operand}, %{b_index}, p{_immediates(instruction)};"
     return f"""
-#ifndef TIRX_LAYOUT_WGMMA_START
-#define TIRX_LAYOUT_WGMMA_START
-// The start-address field of a wgmma matrix descriptor: (shared address & 0x3FFFF) >> 4 (PTX ISA, "Matrix
-// Descriptor Format", bits 0-13).
-__device__ __forceinline__ unsigned long long tirx_layout_wgmma_start_field(const void* ptr) {{
-  return (((unsigned long long)__cvta_generic_to_shared(ptr)) & 0x3FFFFull) >> 4;
-}}
-#endif
-__device__ __forceinline__ void {name}(void* d_regs, {a_param}const void* b_ptr,
-    unsigned long long b_desc, unsigned int scale_d) {{
+__device__ __forceinline__ void {name}(void* d_regs, {a_param}unsigned long long b_desc,
+    unsigned int scale_d) {{
   {d_type}* d = ({d_type}*)d_regs;
-{a_setup}  unsigned long long b = b_desc | tirx_layout_wgmma_start_field(b_ptr);
-  asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %{b_index + 1}, 0;\\n {ptx}\\n}}"
+{a_setup}  asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %{b_index + 1}, 0;\\n {ptx}\\n}}"
                : {outputs}
-               : {a_inputs}"l"(b), "r"(scale_d) : "memory");
+               : {a_inputs}"l"(b_desc), "r"(scale_d) : "memory");
 }}
 """
 
 
-def mma_ss(instruction: WgmmaInstruction, d_regs, a_ptr, a_desc, b_ptr, b_desc, scale_d):
-    """One ``wgmma.mma_async`` with A and B in shared memory (the ``_ss`` helper); the descriptors without their
-    start field, which the helper fills from ``a_ptr``/``b_ptr``.
+def mma_ss(instruction: WgmmaInstruction, d_regs, a_desc, b_desc, scale_d):
+    """One ``wgmma.mma_async`` with A and B in shared memory (the ``_ss`` helper); ``a_desc``/``b_desc`` the full
+    descriptors (:func:`smem_descriptor`, plus the K step's start).
 
     Example:
         >>> import tvm
         >>> z = tvm.tirx.const(0, "uint32")
         >>> "mma_m64n8k16_f32_f16_f16_ss_t00" in str(mma_ss(WgmmaInstruction("float16", "float16", "float32", 8),
-        ...                                                 z, z, 0, z, 0, z))
+        ...                                                 z, 0, 0, z))
         True
     """
     if instruction.a_in_registers:
         raise ValueError("mma_ss issues a wgmma with A in shared memory; this instruction reads A from registers")
-    args = (d_regs, a_ptr, u64(a_desc), b_ptr, u64(b_desc), scale_d)
+    args = (d_regs, u64(a_desc), u64(b_desc), scale_d)
     return helper_call(FAMILY, mma_name(instruction), mma_source(instruction), *args)
 
 
-def mma_rs(instruction: WgmmaInstruction, d_regs, a_regs, b_ptr, b_desc, scale_d):
-    """One ``wgmma.mma_async`` with A in registers (the ``_rs`` helper).
+def mma_rs(instruction: WgmmaInstruction, d_regs, a_regs, b_desc, scale_d):
+    """One ``wgmma.mma_async`` with A in registers (the ``_rs`` helper); ``b_desc`` B's full descriptor.
 
     Example:
         >>> import tvm
         >>> z = tvm.tirx.const(0, "uint32")
         >>> rs = WgmmaInstruction("bfloat16", "bfloat16", "float32", 8, a_in_registers=True)
-        >>> "mma_m64n8k16_f32_bf16_bf16_rs_t0" in str(mma_rs(rs, z, z, z, 0, z))
+        >>> "mma_m64n8k16_f32_bf16_bf16_rs_t0" in str(mma_rs(rs, z, z, 0, z))
         True
     """
     if not instruction.a_in_registers:
         raise ValueError("mma_rs issues a wgmma with A in registers; this instruction reads A from shared memory")
-    args = (d_regs, a_regs, b_ptr, u64(b_desc), scale_d)
+    args = (d_regs, a_regs, u64(b_desc), scale_d)
     return helper_call(FAMILY, mma_name(instruction), mma_source(instruction), *args)
+
+
+def smem_descriptor(pointer, bits_without_start):
+    """The full 64-bit wgmma matrix descriptor of the operand at ``pointer`` (an ``address_of`` of a shared buffer
+    element): ``bits_without_start`` ORed with the pointer's shared address >> 4 (``emit.smem_descriptor``).
+
+    Example:
+        >>> import tvm
+        >>> "tirx_layout_wgmma_smem_descriptor" in str(smem_descriptor(tvm.tirx.const(0), 1 << 62))
+        True
+    """
+    return emit.smem_descriptor(FAMILY, pointer, bits_without_start)
 
 
 def fence():
@@ -204,5 +211,6 @@ __all__ = [
     "mma_rs",
     "mma_source",
     "mma_ss",
+    "smem_descriptor",
     "wait_group",
 ]

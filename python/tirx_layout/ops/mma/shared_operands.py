@@ -189,4 +189,51 @@ def as_u32(flag):
     return tirx.Cast("uint32", flag)
 
 
-__all__ = ["SharedOperand", "as_u32", "operand_pointer", "shared_operand", "warpgroup_rows"]
+__all__ = [
+    "SharedOperand",
+    "advanced",
+    "as_u32",
+    "descriptor_value",
+    "operand_pointer",
+    "shared_operand",
+    "warpgroup_rows",
+]
+
+
+def descriptor_value(shared: SharedOperand, make, bits: int, extra_elements=0, view=None):
+    """The full descriptor of ``shared``'s first K step, as the issuing thread computes it: ``make(pointer, bits)``
+    (the family's ``smem_descriptor`` helper; ``bits`` its descriptor encoded in the family's bits, start field 0)
+    on the address of its first element in ``view`` (default: the operand's own flat view; a wgmma A passes the
+    whole A's, of which ``shared`` is the first warpgroup's rows) and ``extra_elements`` further (an
+    expression, the executing warpgroup's rows of a wgmma A), moved on by the stage's 16-byte units when the region
+    starts at a symbolic stage. Stage 0's part does not depend on the loop that picks the stage, so nvcc computes it
+    once. The add cannot carry out of the 14-bit start field: the field holds a shared address >> 4 inside the CTA's
+    shared memory (below 2^18 bytes), for stage 0 and for the stage the units reach alike.
+
+    Example (a static 128B K-major bf16 operand: one helper call on its first element):
+        >>> import tvm
+        >>> from tirx_layout import mma_shared_layout
+        >>> from tirx_layout.ops.helpers import tcgen05
+        >>> A = tvm.tirx.decl_buffer((128, 64), "bfloat16", "A", scope="shared", data_alignment=1024)
+        >>> a = shared_operand(operand(A[0:128, 0:64], {A: mma_shared_layout("bfloat16", "128B", (128, 64))}, "A"),
+        ...                    128, 64, "A")
+        >>> str(descriptor_value(a, tcgen05.smem_descriptor, a.descriptor.encode())).startswith(
+        ...     'T.cuda.func_call("tirx_layout_tcgen05_smem_descriptor", T.address_of(A_flat[0])')
+        True
+    """
+    view = shared.side.view if view is None else view
+    descriptor = make(operand_pointer(view, shared.start + extra_elements), bits)
+    return descriptor if shared.stage_units is None else descriptor + tirx.Cast("uint64", shared.stage_units)
+
+
+def advanced(descriptor, units: int):
+    """``descriptor`` (a ``uint64`` variable) with ``units`` added to its start field: K step ``s`` of an operand
+    whose steps start ``units`` 16-byte units past the first; step 0 is the variable itself.
+
+    Example:
+        >>> import tvm
+        >>> d = tvm.tirx.Var("a_desc", "uint64")
+        >>> advanced(d, 0) is d, str(advanced(d, 2))
+        (True, 'a_desc + T.uint64(2)')
+    """
+    return descriptor if units == 0 else descriptor + tirx.const(units, "uint64")

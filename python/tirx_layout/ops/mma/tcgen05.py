@@ -15,10 +15,12 @@ proxy, and orders with other threads' tcgen05 accesses only through the thread-s
   MMA), ``tcgen05.fence::before_thread_sync``, a CTA barrier, ``tcgen05.fence::after_thread_sync``; the lane
   ``elect.sync`` elects in warp 0 issues the K loop and the commit.
 * ``"warp"`` -- the warp's threads: the proxy fence and the fences around ``__syncwarp()``; the lane ``elect.sync``
-  elects issues. ``"thread"`` -- the thread issues: after the proxy fence in the synchronous form, with no fence
-  with ``barrier=``: that is the warp-specialised issuer, whose operands were published to it through mbarriers
-  (an arrive fences the proxy; a TMA load writes through the async proxy). Operands the issuing thread wrote
-  itself need an arrive (or scope "warp"/"cta") first; the simulator reports an unfenced write as a DataRace.
+  elects issues. ``"thread"`` -- the thread issues, after the proxy fence. With ``barrier=`` both are the
+  warp-specialised issuer, whose operands were published to it through mbarriers (an arrive fences the proxy; a TMA
+  load writes through the async proxy), and fence no proxy of their own. The issuing warp is the faster of the two:
+  ptxas knows an elected lane to be alone in a converged warp, where a lone thread costs it an election loop around
+  every ``tcgen05.mma`` (issue 34). Operands the issuing thread or warp wrote itself need an arrive (or the
+  synchronous form, or scope "cta") first; the simulator reports an unfenced write as a DataRace.
 * The synchronous form (no ``barrier``) commits to an mbarrier of the call site's own, initialised once at the start
   of the kernel (published by the site's own CTA barrier before the issue; a CTA barrier after the initialisation
   only when a synchronous site is "warp" or "thread" scope); every thread of the scope waits for the phase its own
@@ -65,18 +67,8 @@ from ...ir.placeholders import tmem_base_address
 from ...ir.rewrite import AllocBuffer, sequence, store
 from ..helpers import mbarrier, sync, tcgen05
 from ..issue import issued_once
-from .shared_operands import as_u32
+from .shared_operands import advanced, as_u32, descriptor_value
 from .spec import TILE_MMA, Tcgen05Mma, TmemColumn
-
-
-def _descriptor(view, start: int, stage_units, bits: int):
-    """The full descriptor of the operand whose first K step starts at element ``start`` of ``view`` (stage 0),
-    moved on by ``stage_units`` 16-byte units (an expression; ``None``: static). The add cannot carry out of the
-    14-bit start field: the field holds a shared address >> 4 inside the CTA's shared memory (below 2^18 bytes,
-    228 KiB on sm_100), for stage 0 and for the stage the units reach alike."""
-    pointer = tvm.tirx.address_of(tvm.tirx.BufferLoad(view, [tirx.IntImm("int32", start)]))
-    descriptor = tcgen05.smem_descriptor(pointer, bits)
-    return descriptor if stage_units is None else descriptor + tirx.Cast("uint64", stage_units)
 
 
 def _taddr(address: TmemColumn, column_shift: int = 0):
@@ -93,11 +85,6 @@ def _scale_taddr(address: TmemColumn):
     return tmem_base_address(address.buffer) + (
         tirx.const(column, "uint32") if isinstance(column, int) else tirx.Cast("uint32", column)
     )
-
-
-def _advanced(descriptor, units: int):
-    """``descriptor`` (a ``uint64`` variable) with ``units`` added to its start field; step 0 is the variable."""
-    return descriptor if units == 0 else descriptor + tirx.const(units, "uint64")
 
 
 class OwnMbarriers:
@@ -167,17 +154,17 @@ def lower_tcgen05_mma(record: Tcgen05Mma, ctx):
     # step's shared address >> 4, the address of an element of the operand inside the CTA's shared memory,
     # which is below 2^18 bytes (228 KiB on sm_100), so the sum stays below 2^14.
     b_base = tirx.Var("b_desc", "uint64")
-    issue = [tirx.Bind(b_base, _descriptor(b.side.view, b.start, b.stage_units, b.descriptor.encode()))]
+    issue = [tirx.Bind(b_base, descriptor_value(b, tcgen05.smem_descriptor, b.descriptor.encode()))]
     if a is not None:
         a_base = tirx.Var("a_desc", "uint64")
-        issue.insert(0, tirx.Bind(a_base, _descriptor(a.side.view, a.start, a.stage_units, a.descriptor.encode())))
+        issue.insert(0, tirx.Bind(a_base, descriptor_value(a, tcgen05.smem_descriptor, a.descriptor.encode())))
     for s in range(record.steps):
         enable = as_u32(call.accumulate) if s == 0 else tirx.const(1, "uint32")
-        b_arg = _advanced(b_base, b.steps[s])
+        b_arg = advanced(b_base, b.steps[s])
         if a is None:  # one instruction step of K is 32 bytes: 8 32-bit columns
             a_arg = _taddr(record.a_address, s * K_BYTES_PER_INSTRUCTION // 4)
         else:
-            a_arg = _advanced(a_base, a.steps[s])
+            a_arg = advanced(a_base, a.steps[s])
         if record.scales is None:
             issue.append(
                 tcgen05.mma(record.kind, d_taddr, a_arg, b_arg, record.descriptor, enable, a_in_tmem=a is None)
@@ -205,10 +192,11 @@ def _complete(record: Tcgen05Mma, issue: list, ctx) -> list:
     # Every thread's generic shared-memory writes become visible to the async proxy the MMA reads through; a
     # barrier of the scope then orders them (and earlier tcgen05 accesses of the scope's threads, through the
     # thread-sync fences) before the issuing thread's MMA.
-    # A "thread"-scope MMA with barrier= is the warp-specialised issuer: its operands reach it through
+    # A "thread"- or "warp"-scope MMA with barrier= is the warp-specialised issuer: its operands reach it through
     # mbarriers, published by their writers (an arrive fences the proxy; a TMA load writes through the async
-    # proxy already), so a fence of its own (MEMBAR + FENCE.VIEW.ASYNC in SASS, per MMA) orders nothing.
-    before = [] if call.scope == "thread" and call.barrier is not None else [sync.fence_proxy_async()]
+    # proxy already), so a fence of its own (MEMBAR + FENCE.VIEW.ASYNC in SASS, per K tile) orders nothing.
+    issuer = call.scope in ("thread", "warp") and call.barrier is not None
+    before = [] if issuer else [sync.fence_proxy_async()]
     if call.scope == "cta":
         before += [tcgen05.simple("fence_before"), cta_barrier(), tcgen05.simple("fence_after")]
     elif call.scope == "warp":

@@ -18,8 +18,9 @@ proxy; commit_group closes a group; wait_group n waits until at most n groups ar
   ``T.mbarrier_arrive`` (which emits the proxy fence) and the wait. A proxy fence here would only cover the
   warpgroup's own writes, yet costs a full memory barrier per group in a pipeline's K loop (the simulator reports
   an operand some thread wrote without its fence as a DataRace);
-* a compiler fence on D's (and A's) registers, ``wgmma.fence``, the K loop (step 0's scale-d is ``accumulate``,
-  later steps 1), ``wgmma.commit_group``;
+* a compiler fence on D's (and A's) registers, each shared operand's full descriptor made once
+  (``shared_operands.descriptor_value``), ``wgmma.fence``, the K loop (step ``s`` adds its start offset in 16-byte
+  units to each descriptor; step 0's scale-d is ``accumulate``, later steps 1), ``wgmma.commit_group``;
 * the synchronous form (default) then ``wgmma.wait_group 0`` and a compiler fence on D's registers: D is readable
   after the op. ``wait=False`` stops after the commit; ``T.tile_mma_wait(pending)`` emits ``wgmma.wait_group
   pending`` and the compiler fences on every accumulator an asynchronous tile_mma of the function writes.
@@ -43,8 +44,9 @@ Example (64 x 64 x 32 float16 from 64B-swizzled tiles: two K steps of 16 in one 
     ...                 "wgmma_accumulator_layout": wgmma_accumulator_layout})
     >>> re.findall(r'func_call\\("tirx_layout_(\\w+)"', lower_tile_ops(func).script())
     ... # doctest: +NORMALIZE_WHITESPACE
-    ['sync_fence_proxy_async', 'wgmma_keep_f32_x32', 'wgmma_fence', 'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00',
-     'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00', 'wgmma_commit_group', 'wgmma_wait_group_0', 'wgmma_keep_f32_x32']
+    ['sync_fence_proxy_async', 'wgmma_keep_f32_x32', 'wgmma_smem_descriptor', 'wgmma_smem_descriptor', 'wgmma_fence',
+     'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00', 'wgmma_mma_m64n64k16_f32_f16_f16_ss_t00', 'wgmma_commit_group',
+     'wgmma_wait_group_0', 'wgmma_keep_f32_x32']
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from ...ir.device_calls import cta_barrier
 from ...ir.rewrite import sequence
 from ..helpers import sync, wgmma
 from ..operands import FragmentOperand
-from .shared_operands import as_u32, operand_pointer
+from .shared_operands import advanced, as_u32, descriptor_value
 from .spec import TILE_MMA, TILE_MMA_WAIT, MmaWait, WgmmaMma
 
 
@@ -73,33 +75,43 @@ def _registers(side: FragmentOperand, slot: int):
 
 @TILE_MMA.lowering("wgmma")
 def lower_wgmma_mma(record: WgmmaMma, ctx):
-    call, d, a, b = record.call, record.d, record.a, record.b
+    call, d, a = record.call, record.d, record.a
     instruction = record.instruction
-    b_start, b_steps = record.b_shared.element_start, record.b_shared.steps
     in_registers = record.a_in_registers
+    # Each shared operand's full descriptor is made once (its address arithmetic, a stage's units added); K step s
+    # adds its start offset in 16-byte units (shared_operands.descriptor_value, as for tcgen05).
+    b_desc = tirx.Var("b_desc", "uint64")
+    descriptors = [tirx.Bind(b_desc, _descriptor(record.b_shared, record.b))]
     if not in_registers:
-        a_start, a_steps = record.a_shared.element_start, record.a_shared.steps
+        rows = 0
         if record.warpgroups > 1:  # the executing warpgroup's 64 rows of A
-            a_start = a_start + tvm.tirx.floordiv(ctx.threads.index, WARPGROUP_THREADS) * record.a_rows_offset
+            rows = tvm.tirx.floordiv(ctx.threads.index, WARPGROUP_THREADS) * record.a_rows_offset
+        a_desc = tirx.Var("a_desc", "uint64")
+        descriptors.insert(0, tirx.Bind(a_desc, _descriptor(record.a_shared, a, rows)))
     d_regs = _registers(d, 0)
-    b_bits = record.b_shared.descriptor.encode(family="wgmma")
     fences = [_register_fence(d)] + ([_register_fence(a)] if in_registers else [])
     loop = []
     for s in range(record.k // instruction.k):
         scale_d = as_u32(call.accumulate) if s == 0 else tirx.const(1, "uint32")
-        b_ptr = operand_pointer(b.view, b_start + b_steps[s] * 16 // b.element_bytes)
+        b_arg = advanced(b_desc, record.b_shared.steps[s])
         if in_registers:  # step s reads the fragment's slots s * a_elements .. (wgmma_operand_a_layout)
             a_regs = _registers(a, s * instruction.a_elements)
-            loop.append(wgmma.mma_rs(instruction, d_regs, a_regs, b_ptr, b_bits, scale_d))
+            loop.append(wgmma.mma_rs(instruction, d_regs, a_regs, b_arg, scale_d))
         else:
-            a_ptr = operand_pointer(a.view, a_start + a_steps[s] * 16 // a.element_bytes)
-            a_bits = record.a_shared.descriptor.encode(family="wgmma")
-            loop.append(wgmma.mma_ss(instruction, d_regs, a_ptr, a_bits, b_ptr, b_bits, scale_d))
+            a_arg = advanced(a_desc, record.a_shared.steps[s])
+            loop.append(wgmma.mma_ss(instruction, d_regs, a_arg, b_arg, scale_d))
     before = [sync.fence_proxy_async(), cta_barrier()] if call.scope == "cta" else []
     after = [wgmma.wait_group(0, d_regs), _register_fence(d)] if call.wait else []
-    declarations = [d.declaration(), a.declaration(), b.declaration()]
-    body = [*before, *fences, wgmma.fence(), *loop, wgmma.commit_group(), *after]
+    declarations = [d.declaration(), a.declaration(), record.b.declaration()]
+    body = [*before, *fences, *descriptors, wgmma.fence(), *loop, wgmma.commit_group(), *after]
     return sequence([*declarations, *body])
+
+
+def _descriptor(shared, side, extra_elements=0):
+    """The full wgmma descriptor of a shared operand's first K step in ``side``'s flat view (the view the op
+    declares), ``extra_elements`` further."""
+    bits = shared.descriptor.encode(family="wgmma")
+    return descriptor_value(shared, wgmma.smem_descriptor, bits, extra_elements, side.view)
 
 
 @TILE_MMA_WAIT.lowering("wgmma")

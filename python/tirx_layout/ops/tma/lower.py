@@ -48,9 +48,10 @@ from tvm import tirx
 from ...hw.tma import TensorMap, driver_data_type
 from ...ir.device_calls import cta_barrier, warp_barrier
 from ...ir.rewrite import map_function, sequence
+from ...ir.spans import located_errors
 from ..helpers import mbarrier, sync, tma
 from ..issue import issued_once
-from ..spec import Record
+from ..spec import Record, find
 from .spec import TILE_COPY_ASYNC, TMA_STORE_WAIT, TmaBox, TmaCopy
 
 #: The attribute TVMScript's ``T.device_entry()`` opens the kernel region with.
@@ -138,6 +139,12 @@ def _scope_barrier(scope: str) -> list:
 
 @TILE_COPY_ASYNC.lowering("tma")
 def lower_tma_copy(record: TmaCopy, ctx):
+    before, issue = _copy(record, ctx)
+    return sequence([*before, issued_once(record.call.scope, issue, ctx.threads.index)])
+
+
+def _copy(record: TmaCopy, ctx) -> tuple[list, tirx.Stmt]:
+    """What every thread of the copy's scope runs before the issue, and what the issuing thread runs."""
     call = record.call
     maps = ctx.state(TensorMaps)
     view = record.shared.view
@@ -158,8 +165,49 @@ def lower_tma_copy(record: TmaCopy, ctx):
         ((var, rank, address, coords, piece),) = copies
         issue = [tma.store(rank, tvm.tirx.address_of(var), address, coords, piece.buffer.data)]
         before = [sync.fence_proxy_async(), *_scope_barrier(call.scope)]
-    guarded = issued_once(call.scope, sequence([record.shared.declaration(), *issue]), ctx.threads.index)
-    return sequence([*before, guarded])
+    return before, sequence([record.shared.declaration(), *issue])
+
+
+def _elected_load(stmt, ctx):
+    """The record of ``stmt`` when it is a TMA load an elected lane issues ("warp" or "cta" scope), else ``None``."""
+    call = find(stmt) if isinstance(stmt, tirx.Evaluate) else None
+    if call is None or call.spec is not TILE_COPY_ASYNC or call.scope == "thread":
+        return None
+    record = located_errors(lambda s: call.spec.resolve(call, ctx), stmt)
+    return record if record.load else None
+
+
+@TILE_COPY_ASYNC.run_lowering("tma")
+def lower_load_runs(seq, ctx):
+    """``seq`` with each run of consecutive TMA loads of one scope ("warp" or "cta") issued under ONE election:
+    the lane ``elect.sync`` elects issues every load of the run (a producer's A and B copies of a K tile), where
+    each load on its own would elect again (``BRA.DIV``, ``ELECT``, a reconvergence per copy in SASS). Loads need
+    nothing before their issue, so nothing else moves; a store or a thread-scope copy ends the run."""
+    out, run, grouped = [], [], False
+
+    def close_run():
+        if len(run) > 1:
+            issues = [_copy(record, ctx)[1] for record in run]
+            out.append(issued_once(run[0].call.scope, sequence(issues), ctx.threads.index))
+        else:
+            out.extend(run_statements)
+        run.clear()
+        run_statements.clear()
+
+    run_statements = []
+    for part in seq.seq:
+        record = _elected_load(part, ctx)
+        if record is not None and run and record.call.scope != run[0].call.scope:
+            close_run()
+        if record is None:
+            close_run()
+            out.append(part)
+            continue
+        run.append(record)
+        run_statements.append(part)
+        grouped |= len(run) > 1
+    close_run()
+    return sequence(out) if grouped else seq
 
 
 @TMA_STORE_WAIT.lowering("tma")
