@@ -89,8 +89,9 @@ def tmem_epilogue(activation: str = "relu", cols: int = 64):
     box_layout = mma_shared_layout("bfloat16", "64B", (4, 32, chunk))
 
     @T.prim_func
-    def epilogue(Acc: T.Buffer((128, cols), "float32"), bias: T.Buffer((cols,), "float32"),
-                 D: T.Buffer((128, cols), "bfloat16")):  # fmt: skip
+    def epilogue(
+        Acc: T.Buffer((128, cols), "float32"), bias: T.Buffer((cols,), "float32"), D: T.Buffer((128, cols), "bfloat16")
+    ):
         T.device_entry()
         tx = T.thread_id([128])
         acc = T.alloc_tmem((128, cols), "float32", layout=tmem_datapath_layout("D", 128, cols))

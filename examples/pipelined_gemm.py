@@ -360,9 +360,11 @@ def pipelined_gemm(
 
     @T.prim_func
     def fused(
-        A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), bias: T.Buffer((N,), "float32"),
+        A: T.Buffer((M, K), dtype),
+        B: T.Buffer((N, K), dtype),
+        bias: T.Buffer((N,), "float32"),
         D: T.Buffer((M, N), out_dtype),
-    ):  # fmt: skip
+    ):
         T.device_entry()
         cta = T.cta_id([ctas])
         tx = T.thread_id([THREADS])

@@ -41,8 +41,12 @@ def int8_requantized_gemm(k: int = 128):
     operand = mma_shared_layout("int8", "128B", (128, k))
 
     @T.prim_func
-    def gemm(A: T.Buffer((128, k), "int8"), B: T.Buffer((128, k), "int8"), requant: T.Buffer((2,), "float32"),
-             Q: T.Buffer((128, 128), "int8")):  # fmt: skip
+    def gemm(
+        A: T.Buffer((128, k), "int8"),
+        B: T.Buffer((128, k), "int8"),
+        requant: T.Buffer((2,), "float32"),
+        Q: T.Buffer((128, 128), "int8"),
+    ):
         T.device_entry()
         tx = T.thread_id([128])
         a_tile = T.alloc_shared((128, k), "int8", layout=operand, align=1024)
@@ -83,8 +87,12 @@ def fp8_scaled_gemm(k: int = 128):
     operand = mma_shared_layout(dtype, "128B", (128, k))
 
     @T.prim_func
-    def gemm(A: T.Buffer((128, k), dtype), B: T.Buffer((128, k), dtype), scales: T.Buffer((2,), "float32"),
-             D: T.Buffer((128, 128), "bfloat16")):  # fmt: skip
+    def gemm(
+        A: T.Buffer((128, k), dtype),
+        B: T.Buffer((128, k), dtype),
+        scales: T.Buffer((2,), "float32"),
+        D: T.Buffer((128, 128), "bfloat16"),
+    ):
         T.device_entry()
         tx = T.thread_id([128])
         a_tile = T.alloc_shared((128, k), dtype, layout=operand, align=1024)

@@ -113,8 +113,12 @@ def norm(kind: str):
     layer = kind == "layer"
 
     @T.prim_func
-    def normalize(X: T.Buffer((rows, cols), "bfloat16"), W: T.Buffer((cols,), "bfloat16"),
-                  Bias: T.Buffer((cols,), "bfloat16"), Y: T.Buffer((rows, cols), "bfloat16")):  # fmt: skip
+    def normalize(
+        X: T.Buffer((rows, cols), "bfloat16"),
+        W: T.Buffer((cols,), "bfloat16"),
+        Bias: T.Buffer((cols,), "bfloat16"),
+        Y: T.Buffer((rows, cols), "bfloat16"),
+    ):
         T.device_entry()
         cta = T.cta_id([rows // per_cta])
         tx = T.thread_id([256])

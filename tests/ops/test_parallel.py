@@ -309,8 +309,12 @@ def test_an_open_vector_the_loop_reads_takes_the_partitioning_fragments_placemen
     from tirx_layout.transform import infer_layouts
 
     @T.prim_func
-    def scaled(A: T.Buffer((64, 16), "float32"), c: T.Buffer((16,), "float32"), r: T.Buffer((64,), "float32"),
-               C: T.Buffer((64, 16), "float32")):  # fmt: skip
+    def scaled(
+        A: T.Buffer((64, 16), "float32"),
+        c: T.Buffer((16,), "float32"),
+        r: T.Buffer((64,), "float32"),
+        C: T.Buffer((64, 16), "float32"),
+    ):
         T.device_entry()
         tx = T.thread_id([128])
         acc = T.alloc_local((64, 16), "float32", layout=wgmma_accumulator_layout(16))
