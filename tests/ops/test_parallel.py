@@ -159,6 +159,35 @@ def test_replicas_store_once():
     assert (result.writes["C"] == 1).all()
 
 
+PADDED = TileLayout(S[(2, 32, 1) : (1, 1 @ laneid, 1)])  # 64 places for an (8, 4) tile: a predicated tail
+
+
+@pytest.mark.parametrize("layout", [PADDED, None], ids=["given", "inferred"])
+def test_a_tail_padded_fragment_runs_only_the_tiles_coordinates(layout):
+    """Found by the kernel fuzzer: an (8, 4) fragment over 64 threads is tail-padded (inference lays it out so too);
+    its places past element 31 hold nothing, and the nest runs -- and stores -- the tile's 32 coordinates only."""
+
+    @T.prim_func
+    def relu(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+        T.device_entry()
+        tx = T.thread_id([64])
+        frag = T.alloc_local((8, 4), "float32", layout=layout)
+        T.tile_copy(frag, A)
+        for i in T.tile_parallel(8):
+            for j in T.tile_parallel(4):
+                frag[i, j] = T.max(frag[i, j], T.float32(0))
+        for i in T.tile_parallel(8):
+            for j in T.tile_parallel(4):
+                C[i, j] = frag[i, j] + T.float32(i)
+        T.tile_copy(B, frag)
+
+    a = exact((8, 4))
+    result = run(relu, {"A": a})
+    assert (result.writes["B"] == 1).all() and (result.writes["C"] == 1).all()
+    assert np.array_equal(result["B"], np.maximum(a, 0))
+    assert np.array_equal(result["C"], np.maximum(a, 0) + np.arange(8)[:, None])
+
+
 def test_without_a_fragment_the_coordinates_are_dealt_to_the_scope():
     @T.prim_func
     def shift(A: T.Buffer((10, 30), "float32"), C: T.Buffer((10, 30), "float32")):
@@ -300,6 +329,27 @@ def test_slot_pairs_are_packed_on_sm_100a_lane_for_lane(arch):
     result = run(kernel, {"A": a, "B": b}, arch=arch)["C"]
     expected = ((a - b) * b + a * np.float32(0.375) - np.maximum(b, np.float32(1))).astype(np.float32)
     np.testing.assert_array_equal(result.view(np.uint32), expected.view(np.uint32))
+
+
+def test_a_fragment_of_two_slots_is_one_packed_pair():
+    """Two slots a thread make one pair: the pair loop has one trip and its variable is a constant (found by the
+    kernel fuzzer: the pairing substituted a Python int into the body and the build failed with a TypeError)."""
+
+    @T.prim_func
+    def plus_one(A: T.Buffer((32, 2), "float32"), B: T.Buffer((32, 2), "float32")):
+        T.device_entry()
+        tx = T.thread_id([32])
+        frag = T.alloc_local((32, 2), "float32", layout=TileLayout(S[(32, 2) : (1 @ laneid, 1)]))
+        T.tile_copy(frag, A)
+        for i in T.tile_parallel(32):
+            for j in T.tile_parallel(2):
+                frag[i, j] = frag[i, j] + T.float32(i)
+        T.tile_copy(B, frag)
+
+    source = tvm.tirx.build(plus_one, tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}), pipeline="tirx_layout")
+    assert "tirx_layout_math_add_f32x2" in source.imports[0].inspect_source()
+    a = exact((32, 2))
+    assert np.array_equal(run(plus_one, {"A": a}, arch="sm_100a")["B"], a + np.arange(32)[:, None])
 
 
 def test_an_open_vector_the_loop_reads_takes_the_partitioning_fragments_placement_reduced():

@@ -31,6 +31,8 @@ Example (a fragment of one row per thread, doubled into a global tile):
 
 from __future__ import annotations
 
+import math
+
 import tvm
 from tvm import tirx
 
@@ -89,7 +91,7 @@ def _lower_partitioned(record: ParallelRecord, ctx):
     body = map_stmt(body, accesses_to(views, on_load, on_store))
     guards = []
     if driver.padded:  # places past the tile's last element hold nothing
-        guards.append(inverse.flat_index(places) < int(driver.layout.size()))
+        guards.append(inverse.flat_index(places) < math.prod(driver.shape))
     if not all(inverse.covered(a, _places(a, driver, threads.count)).all() for a in inverse.axes):
         guards.append(inverse.holds(places))
     for guard in guards:

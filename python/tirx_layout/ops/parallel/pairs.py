@@ -155,7 +155,9 @@ def paired_body(body, slot, pair):
 
     Example: see the module docstring.
     """
-    lanes = [substitute(body, {slot: pair * 2 + i}) for i in range(2)]
+    # A one-pair loop's ``pair`` is the constant 0 (``copy.lower.loop_var``): the slots are then constants too.
+    first = tirx.const(2 * pair, "int32") if isinstance(pair, int) else pair * 2
+    lanes = [substitute(body, {slot: first + i}) for i in range(2)]
     return _statement(*lanes)
 
 

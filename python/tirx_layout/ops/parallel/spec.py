@@ -371,7 +371,8 @@ def _check_held(driver: FragmentOperand, other: FragmentOperand, access: Access,
     """Refuse unless every coordinate a thread runs (a slot of ``driver``) finds the element ``access`` reads of
     ``other`` in that same thread, at the slot ``other``'s layout gives it."""
     holder, _ = slot_holders(driver.layout, threads)
-    tids, slots = np.nonzero(holder >= 0)
+    # A tail layout's places past the tile's last element hold nothing: no thread runs them.
+    tids, slots = np.nonzero((holder >= 0) & (holder < int(np.prod(driver.shape))))
     coords = unflatten(holder[tids, slots], driver.shape)
     env = dict(zip(loop_vars, coords, strict=True))
     index = [evaluate(i, env) for i in access.indices]
