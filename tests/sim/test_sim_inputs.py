@@ -52,6 +52,29 @@ def test_every_dtype_is_simulated_with_its_own_values(dtype):
     np.testing.assert_array_equal(result["B"].astype(np.float64), a[::-1].astype(np.float64))
 
 
+STAGED = """
+@T.prim_func
+def k(A: T.Buffer((16, 64), "DTYPE"), B: T.Buffer((16, 64), "DTYPE")):
+    T.device_entry()
+    tx = T.thread_id([32])
+    sm = T.alloc_shared((16, 64), "DTYPE")
+    T.tile_copy(sm, A)
+    T.cuda.cta_sync()
+    T.tile_copy(B, sm)
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_float8_stored_as_bytes_on_sm_80_moves_the_same_bytes(dtype):
+    """sm_80 has no float8 type: TVM stores the tiles as uint8 (the device pointers are uint8 ones) and the code
+    moves bytes. The simulator views the inputs' bytes so too (found by the kernel fuzzer: it converted float8 -2.0
+    to a uint8 number, and the copy came out wrong)."""
+    a = (np.arange(16 * 64).reshape(16, 64) % 9 - 4).astype(DTYPES[dtype])
+    result = sim.run(parse(STAGED.replace("DTYPE", dtype)), {"A": a}, "sm_80")
+    assert result["B"].dtype == np.dtype(DTYPES[dtype]) and (result.writes["B"] == 1).all()
+    np.testing.assert_array_equal(result["B"].view(np.uint8), a.view(np.uint8))
+
+
 @pytest.mark.parametrize(("dtype", "scalar"), [("float8_e4m3fnx16", "float8_e4m3fn"), ("int8x4", "int8")])
 def test_vector_dtypes_map_to_their_element_type(dtype, scalar):
     assert numpy_dtype(dtype) == numpy_dtype(scalar)

@@ -231,6 +231,17 @@ def _evaluate(expr, values: dict) -> int:
     return int(result.value)
 
 
+def _as_pointed_to(memory: Memory, param) -> Memory:
+    """``memory`` as the device parameter ``param`` points at it. Where the target has no type for the kernel's
+    elements, TVM stores them as bytes of another (float8 on sm_80: a ``uint8`` pointer, every access of the device
+    code a ``uint8`` one); the device code then moves the same bytes, so the simulator views the memory's bytes as
+    that type (a numeric conversion would turn float8 -2.0 into uint8 garbage). Viewed back when the run ends."""
+    element = np.dtype(numpy_dtype(str(param.ty.element_type.dtype)))
+    if element != memory.data.dtype and element.itemsize == memory.data.dtype.itemsize:
+        memory.data = memory.data.view(element)
+    return memory
+
+
 def run(
     kernel,
     inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] = (),
@@ -282,10 +293,11 @@ def run(
         elif index is None or memories[index] is None:
             raise SimulationError(f"device parameter {param.name} carries no buffer parameter of the kernel")
         else:
-            arguments.append(memories[index])
+            arguments.append(_as_pointed_to(memories[index], param))
     tmem = simulate(device, arguments, observer)
     shapes = {p.name: _static_shape(p, sizes) for p in kernel.params if _buffer_shape(p) is not None}
-    outputs = {m.name: m.data.reshape(shapes[m.name]) for m in memories if m is not None}
+    dtypes = {p.name: numpy_dtype(p.dtype) for p in kernel.params if _buffer_shape(p) is not None}
+    outputs = {m.name: m.data.view(dtypes[m.name]).reshape(shapes[m.name]) for m in memories if m is not None}
     writes = {m.name: m.writes.reshape(shapes[m.name]) for m in memories if m is not None}
     atomics = {m.name: m.atomics.reshape(shapes[m.name]) for m in memories if m is not None}
     return SimResult(outputs, writes, tmem, atomics)
