@@ -595,3 +595,37 @@ def test_a_planted_wrong_xor_mask_fails_in_simulation(monkeypatch):
     assert (sim.run(func, {"A": values}, arch="sm_90a")["B"] == values.sum(axis=1)).all()
     monkeypatch.setattr(reduce_spec, "reduction_plan", planted)
     assert not (sim.run(func, {"A": values}, arch="sm_90a")["B"] == values.sum(axis=1)).all()
+
+
+SMALL = """
+@T.prim_func
+def k(A: T.Buffer((4, 4), "float32"), R: T.Buffer((1,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    frag = T.alloc_local((4, 4), "float32"LAYOUT)
+    T.tile_copy(frag, A)
+    red = T.alloc_local((1,), "float32")
+    T.tile_reduce(red, frag, "max", axis=(0, 1))
+    T.tile_copy(R, red)
+"""
+
+
+def test_a_tail_padded_source_is_refused_naming_it():
+    padded = ", layout=T.layout('S[(4, 32, 1):(1, 1@laneid, 1)]')"  # 128 places for 16 elements
+    with pytest.raises(
+        ValueError, match=r"T.tile_reduce of frag: its layout .* is tail-padded \(128 places for the 16"
+    ):
+        build(parse(SMALL.replace("LAYOUT", padded)), "sm_100a")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason="issue 33 (note33b): inference lays a fragment of fewer elements than its copy's threads out tail-padded "
+    "(16 elements over 128 threads), and T.tile_reduce refuses tail-padded sources: inference proposes what the "
+    "reduction refuses. Needs a reduction over padded places (identity values) or inference that avoids padding "
+    "for a reduced fragment; found by the kernel fuzzer's reduce generator",
+)
+def test_an_inferred_source_smaller_than_its_threads_is_reduced():
+    a = np.arange(16, dtype=np.float32).reshape(4, 4) - 7
+    assert sim.run(parse(SMALL.replace("LAYOUT", "")), {"A": a})["R"][0] == a.max()

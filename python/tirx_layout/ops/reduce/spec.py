@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import tvm
@@ -185,6 +186,12 @@ class TileReduce(OpSpec):
         if not ctx.decided(src):
             return ReduceRecord(call, family, axes, reach=reach)
         s = self._fragment(call.src, "source", ctx)
+        if s.padded:  # named here, so a refusal of an inferred layout says whose it is
+            raise ValueError(
+                f"T.tile_reduce of {src.name}: its layout {s.layout} is tail-padded ({int(s.layout.size())} places "
+                f"for the {math.prod(s.shape)} elements of {list(s.shape)}), and a reduction combines every place of "
+                f"a thread: give {src.name} a layout whose places are exactly its elements"
+            )
         plan = reduction_plan(s.layout, s.shape, axes)
         self._check_scope(call, plan, ctx)
         if not ctx.decided(dst):
