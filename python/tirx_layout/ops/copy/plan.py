@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from ...hw.memory import VECTOR_BYTES
-from ...hw.threads import LEVEL_THREADS, axis_within, cta_thread_axis, level_threads, thread_axis_place
+from ...hw.threads import LEVEL_THREADS, cta_thread_axis, level_threads, thread_axis_place, thread_unit
 from ...layout.indexing import all_of, unflatten
 from ...layout.inverse import PlaceInverse
 from ..operands import FragmentOperand, MemoryOperand, Operand
@@ -179,11 +179,17 @@ class FragmentCopy:
             for axis in self.inverse.axes
         )
         self.unread = uncovered_thread_levels(self.thread_axes, scope, cta_threads)
-        # Replicas on an axis wider than the scope (R[4:1@warpid] at scope "warp") are other units' own copies:
-        # each unit stores its copy, so only the replicas inside the scope are told apart on a store.
-        wide = {axis for axis in self.thread_axes if not axis_within(axis, scope)}
+        # Replicas a step of which crosses units of the scope (R[4:1@warpid] at scope "warp") are other units' own
+        # copies: each unit stores its copy, so only the replicas inside one unit are told apart on a store. Whether
+        # a step crosses is the threads it moves, not the axis's level: R[16:1@tid_in_wg] stays in one warp.
+        # (replica index, its digit's values inside one unit, its extent): a unit's replica 0 has digit % inside 0.
+        unit = level_threads(scope, cta_threads)
+        step = lambda axis, d: d.stride * (1 if axis == "m" else thread_unit(axis))  # noqa: E731 -- threads per step
         self.own_replicas = sorted(
-            d.index for axis, digits in self.inverse.axes.items() for d in digits if d.replica and axis not in wide
+            (d.index, d.extent if axis == "m" else min(d.extent, unit // step(axis, d)), d.extent)
+            for axis, digits in self.inverse.axes.items()
+            for d in digits
+            if d.replica and (axis == "m" or step(axis, d) < unit)
         )
 
     def places(self, slot, tid) -> dict:
@@ -206,7 +212,10 @@ class FragmentCopy:
             # A value held by several threads (or slots) is stored by replica 0 only.
             # So is a value held by threads the layout does not tell apart (see uncovered_thread_levels).
             replicas = self.inverse.replica_digits(places)
-            digits = [*(replicas[i] for i in self.own_replicas), *((tid // u) % n for u, n in self.unread)]
+            digits = [
+                replicas[i] if inside == extent else replicas[i] % inside for i, inside, extent in self.own_replicas
+            ]
+            digits += [(tid // u) % n for u, n in self.unread]
             replica_zero = all_of(d == 0 for d in digits)
             if replica_zero is not True:
                 step.guards.append(replica_zero)
