@@ -621,9 +621,9 @@ def test_a_tail_padded_source_is_refused_naming_it():
 @pytest.mark.xfail(
     strict=True,
     raises=ValueError,
-    reason="issue 33 (note33b): inference lays a fragment of fewer elements than its copy's threads out tail-padded "
-    "(16 elements over 128 threads), and T.tile_reduce refuses tail-padded sources: inference proposes what the "
-    "reduction refuses. Needs a reduction over padded places (identity values) or inference that avoids padding "
+    reason="issue 33 (note33b): inference lays a fragment that is not whole 16-byte vectors on every thread of its "
+    "copy out tail-padded (16 elements over 128 threads here; (32, 8) float32 over 128 threads, 4-element vectors: "
+    "512 places), and T.tile_reduce refuses tail-padded sources: inference proposes what the reduction refuses. Needs a reduction over padded places (identity values) or inference that avoids padding "
     "for a reduced fragment; found by the kernel fuzzer's reduce generator",
 )
 def test_an_inferred_source_smaller_than_its_threads_is_reduced():
