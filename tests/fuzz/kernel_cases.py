@@ -660,6 +660,8 @@ def cp_async(rng) -> Kernel:
     stages = rng.choice([1, 2, 3])
     rows, cols = rng.choice([8, 16, 32, 64]), rng.choice([8, 16, 32, 64, 128])
     tiles = stages * units
+    while tiles * rows * cols * SIZE[dtype] > 64 * 1024 and rows > 8:  # within every arch's shared memory
+        rows //= 2
     shape = (tiles, rows, cols) if tiles > 1 else (rows, cols)
     layout, align = _shared_layout(rng, dtype, shape)
     body = _header(
