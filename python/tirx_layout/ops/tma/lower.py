@@ -174,7 +174,8 @@ def _elected_load(stmt, ctx):
     if call is None or call.spec is not TILE_COPY_ASYNC or call.scope == "thread":
         return None
     record = located_errors(lambda s: call.spec.resolve(call, ctx), stmt)
-    return record if record.load else None
+    # (a barrier-less copy is the cp.async form, not a TMA load: ops/cp_async)
+    return record if isinstance(record, TmaCopy) and record.load else None
 
 
 @TILE_COPY_ASYNC.run_lowering("tma")
