@@ -174,7 +174,7 @@ def _elected_load(stmt, ctx):
     if call is None or call.spec is not TILE_COPY_ASYNC or call.scope == "thread":
         return None
     record = located_errors(lambda s: call.spec.resolve(call, ctx), stmt)
-    return record if record.load else None
+    return record if isinstance(record, TmaCopy) and record.load else None  # (sm_120 resolves cp.async too)
 
 
 @TILE_COPY_ASYNC.run_lowering("tma")
