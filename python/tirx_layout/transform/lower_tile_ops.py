@@ -50,6 +50,8 @@ def lower_tile_ops(func):
 
     def lower_runs(seq):
         for spec in REGISTRY.values():
+            if not isinstance(seq, tirx.SeqStmt):
+                break  # an earlier op's run lowering made the whole sequence one statement (a TMA election)
             seq = spec.lower_runs(seq, ctx)
         return seq
 
