@@ -10,7 +10,8 @@ from shared memory by ``ldmatrix`` (16-bit types) and a 3-stage ``cp.async`` rin
   groups may stay in flight; ``0`` on the last iteration, when none is newer), issues tile ``kt + 2`` into the stage
   tile ``kt - 1`` used, copies its stage into the A and B fragments (``mma_sync_a_layout`` / ``mma_sync_b_layout``
   over the 2 x 2 warps: ``ldmatrix.x4`` for 16-bit types, 4-byte loads for 8-bit and tf32) and multiplies into the
-  accumulator fragment (``mma_sync_c_layout``);
+  accumulator fragment (``mma_sync_c_layout``), zeroed once before the loop (``T.tile_fill``: clearing it on the
+  first tile instead, ``accumulate=kt > 0``, costs a select per accumulator register in every K tile's code);
 * ``ampere_gemm_<dtype>_<accumulator>`` on sm_80: float16 and bfloat16 into float32, int8 into int32, tf32
   (float32 storage) (a float16 accumulator would overflow on these sums: tests/ops/test_mma_sync.py covers it);
   ``ada_gemm_fp8`` on sm_89 (e4m3 into float32); ``sm120_gemm_<dtype>`` on sm_120 (bfloat16, e4m3): sm_120 has
@@ -61,6 +62,7 @@ def pipelined_gemm(dtype: str = "float16", acc_dtype: str = "float32", tiles: in
         a = T.alloc_local((m, bk), dtype, layout=a_frag)
         b = T.alloc_local((n, bk), dtype, layout=b_frag)
         acc = T.alloc_local((m, n), acc_dtype, layout=accumulator)
+        T.tile_fill(acc, 0)  # once, before the loop: every K tile then accumulates (no per-tile select)
         for s in T.unroll(s_ - 1):  # the prologue: the first two K tiles in flight
             T.tile_copy_async(As[s], A[0:m, s * bk : s * bk + bk])
             T.tile_copy_async(Bs[s], B[0:n, s * bk : s * bk + bk])
@@ -74,7 +76,7 @@ def pipelined_gemm(dtype: str = "float16", acc_dtype: str = "float32", tiles: in
                 T.tile_copy_async(Bs[(kt + s_ - 1) % s_], B[0:n, (kt + s_ - 1) * bk : (kt + s_ - 1) * bk + bk])
             T.tile_copy(a, As[kt % s_])
             T.tile_copy(b, Bs[kt % s_])
-            T.tile_mma(acc, a, b, accumulate=kt > 0)
+            T.tile_mma(acc, a, b, accumulate=True)
         T.tile_copy(D, acc)
 
     return gemm

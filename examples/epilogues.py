@@ -104,7 +104,7 @@ def tmem_epilogue(activation: str = "relu", cols: int = 64):
         staging = T.alloc_shared((128, chunk), "bfloat16", layout=staging_layout, align=512)
         # the same storage as four 32-row boxes, one per warp (a TMA box starts at a constant or a stage index)
         boxes = T.decl_buffer((4, 32, chunk), "bfloat16", data=staging.data, layout=box_layout, align=512)
-        warp = tx // 32
+        warp = T.meta_var(tx // 32)
         for c in T.unroll(cols // chunk):
             T.tile_copy(out, acc[0:128, c * chunk : c * chunk + chunk], "warpgroup")
             T.tile_copy(bias_chunk, bias[c * chunk : c * chunk + chunk], "warpgroup")  # 16-byte loads

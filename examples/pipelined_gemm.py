@@ -336,7 +336,7 @@ def pipelined_gemm(
 
     @T.macro
     def store_fused(cta, tx, acc, acc_full, acc_empty, D, bias, out, result, staging, boxes):
-        warp = tx // 32
+        warp = T.meta_var(tx // 32)
         for i in T.serial(per_cta):
             tile_id = T.meta_var(cta + i * C)
             row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column

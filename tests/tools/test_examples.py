@@ -33,7 +33,14 @@ HOPPER_FULL_SIZE = [name for name, (_, arch) in load_full_size(EXAMPLES).items()
 #: the mbarrier try_wait loop too; a PTX-level wait loop makes it 288 bytes, a 16-column epilogue does not remove it)
 #: and in the kernel of three TMEM allocations. The persistent 4096^3 kernels and every other example keep
 #: everything in registers.
-LOCAL_MEMORY_KNOWN = {"pipelined_gemm_tail_tma_persistent", "tmem_three_allocations"}
+#: Since the MMA is issued by a warp (issue 34's main loop), ptxas also spills 320 bytes of the persistent 256^3
+#: kernel's epilogue registers (R28.. around the tcgen05.ld of a chunk); the one-tile-per-CTA and the 4096^3
+#: persistent kernels do not. Open in issue 34.
+LOCAL_MEMORY_KNOWN = {
+    "pipelined_gemm_tail_tma_persistent",
+    "tmem_three_allocations",
+    "pipelined_gemm_256_tma_persistent",
+}
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

@@ -342,9 +342,11 @@ class Reach:
         return self.refusal.format(guard=guard)
 
     @classmethod
-    def shared_work(cls, op: str, scope: str) -> Reach | None:
+    def shared_work(cls, op: str, scope: str, by_holder: bool = False) -> Reach | None:
         """The reach of an op whose work the threads of its ``scope`` share (a copy, a fill: each thread moves its
         part): all of them must reach it, or parts of the tile are silently left undone. ``"thread"`` scope: none.
+        ``by_holder``: each thread works on the fragment elements it holds (a ``T.tile_parallel`` loop, a
+        reduction), so a unit of the scope need not hold the whole fragment (``shares_work`` is false).
 
         Example:
             >>> Reach.shared_work("T.tile_copy", "warp").level, Reach.shared_work("T.tile_copy", "thread")
@@ -358,9 +360,11 @@ class Reach:
                 f"a cta-scope {op} shares its work among every thread of the CTA, but it sits under `if {{guard}}`: "
                 "the threads that do not reach it leave their part undone; write the scope of the threads that do "
                 '(scope="warpgroup" or "warp")',
-                shares_work=True,
+                shares_work=not by_holder,
             )
-        return cls(scope, f"a {scope}-scope {op} shares its work among the threads of each {scope}, but ", True)
+        return cls(
+            scope, f"a {scope}-scope {op} shares its work among the threads of each {scope}, but ", not by_holder
+        )
 
 
 @dataclass(frozen=True)

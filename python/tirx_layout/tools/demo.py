@@ -132,6 +132,8 @@ class Tally:
     kernels: int = 0
     full_size: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+    #: correct kernels ptxas gives local memory (a stack frame, spills), ``(name, what)``
+    local_memory: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _raised(err: Exception) -> str:
@@ -150,13 +152,16 @@ def _checked(name: str, table: KernelTable, tally: Tally) -> KernelReport | None
         return None
     if not found.ok:
         tally.failed.append((name, found.verdict()))
+    elif not found.in_registers:
+        spilled = ", ".join(f"{n} bytes {what}" for what, n in found.local_memory.items() if n)
+        tally.local_memory.append((name, f"correct, but ptxas keeps {spilled} in local memory"))
     return found
 
 
 def module_report(module: ExampleModule, tally: Tally, listings: bool = False) -> str:
     """Build, assemble and simulate every kernel of an example module: its one-line summary (with the lines of the
     kernels that failed), after the CUDA lines of its showcase kernels and a verdict per kernel under ``listings``."""
-    start, failed_before = time.perf_counter(), len(tally.failed)
+    start, failed_before, local_before = time.perf_counter(), len(tally.failed), len(tally.local_memory)
     for name in module.kernels:
         found = _checked(name, module.kernels, tally)
         if listings and found is not None:
@@ -169,7 +174,8 @@ def module_report(module: ExampleModule, tally: Tally, listings: bool = False) -
     lines = [f"{module.name:24} {count:4} kernel{'s' if count != 1 else ' '}  {module.arch:8} {verdict}"]
     if count:
         lines[0] += f" ({time.perf_counter() - start:.0f} s)"
-    return "\n".join([*lines, *(f"    {name}: {why}" for name, why in failures)])
+    notes = [*failures, *tally.local_memory[local_before:]]
+    return "\n".join([*lines, *(f"    {name}: {why}" for name, why in notes)])
 
 
 def full_size_report(modules: dict[str, ExampleModule], tally: Tally) -> list[str]:

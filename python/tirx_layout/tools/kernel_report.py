@@ -377,10 +377,9 @@ class KernelReport:
 
     @property
     def ok(self) -> bool:
-        """Whether nvcc (where installed) and the simulator are both satisfied, with nothing in local memory."""
-        return (
-            self.matches and self.written_once and (self.assembled is None or self.assembled[0]) and self.in_registers
-        )
+        """Whether nvcc (where installed) and the simulator are both satisfied: the kernel is correct. What ptxas
+        keeps in local memory is in the verdict, and the tests require none (``tests/tools/test_examples.py``)."""
+        return self.matches and self.written_once and (self.assembled is None or self.assembled[0])
 
     def verdict(self) -> str:
         """nvcc's and the simulator's verdicts, in one line."""

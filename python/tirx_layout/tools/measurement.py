@@ -461,9 +461,12 @@ def _nvcc(args: list[str]) -> subprocess.CompletedProcess:
     return done
 
 
-def measure_cuda(cuda: str, arch: str = "sm_100a", dynamic_shared_bytes: int = 0) -> KernelCode:
+def measure_cuda(
+    cuda: str, arch: str = "sm_100a", dynamic_shared_bytes: int = 0, flags: tuple[str, ...] = ()
+) -> KernelCode:
     """Assemble the CUDA source of one kernel for ``arch`` and measure it (``dynamic_shared_bytes``: what its launch
-    asks for). ``FileNotFoundError`` without nvcc; ``ValueError`` when nvcc rejects the source.
+    asks for; ``flags``: more nvcc options, such as ``-I`` for a header library's kernel). ``FileNotFoundError``
+    without nvcc; ``ValueError`` when nvcc rejects the source.
 
     Example:
         >>> if find_nvcc():
@@ -480,8 +483,8 @@ def measure_cuda(cuda: str, arch: str = "sm_100a", dynamic_shared_bytes: int = 0
         source = Path(tmp) / "kernel.cu"
         source.write_text(cuda)
         cubin = Path(tmp) / "kernel.cubin"
-        assembled = _nvcc([f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(cubin), str(source)])
-        _nvcc([f"-arch={arch}", "-ptx", "-o", str(Path(tmp) / "kernel.ptx"), str(source)])
+        assembled = _nvcc([f"-arch={arch}", *flags, "-cubin", "-Xptxas", "-v", "-o", str(cubin), str(source)])
+        _nvcc([f"-arch={arch}", *flags, "-ptx", "-o", str(Path(tmp) / "kernel.ptx"), str(source)])
         ptx = (Path(tmp) / "kernel.ptx").read_text()
         nvdisasm = find_nvdisasm()
         listing = None

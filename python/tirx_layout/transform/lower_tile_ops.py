@@ -50,6 +50,8 @@ def lower_tile_ops(func):
 
     def lower_runs(seq):
         for spec in REGISTRY.values():
+            if not isinstance(seq, tirx.SeqStmt):  # a run lowering made the sequence one statement (its runs
+                break  # inside are seen when the pre-order walk reaches them)
             seq = spec.lower_runs(seq, ctx)
         return seq
 

@@ -180,7 +180,7 @@ class TileReduce(OpSpec):
 
     def rules(self, call: OpCall, ctx) -> ReduceRecord:
         family = self.family(ctx)
-        reach = Reach.shared_work("T.tile_reduce", call.scope)
+        reach = Reach.shared_work("T.tile_reduce", call.scope, by_holder=True)
         axes = normalized_axes(call.axis, len(_shape(call.src)))
         dst, src = call.dst.source, call.src.source
         if not ctx.decided(src):

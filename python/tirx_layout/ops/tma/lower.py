@@ -174,7 +174,7 @@ def _elected_load(stmt, ctx):
     if call is None or call.spec is not TILE_COPY_ASYNC or call.scope == "thread":
         return None
     record = located_errors(lambda s: call.spec.resolve(call, ctx), stmt)
-    # A load without a barrier resolves to a cp.async copy (ops/cp_async): not a TMA, never in an elected run.
+    # (a barrier-less copy is the cp.async form, not a TMA load: ops/cp_async)
     return record if isinstance(record, TmaCopy) and record.load else None
 
 
