@@ -45,6 +45,14 @@ def test_kernel_cases_are_a_function_of_seed_and_index_and_every_generator_runs(
     assert families == {name for name, _, _ in kernel_cases.GENERATORS}
 
 
+def test_a_sweep_of_some_generators_draws_only_from_them(monkeypatch):
+    monkeypatch.setattr(kernel_cases, "ONLY", ["reduce", "cp_async"])
+    assert {kernel_cases.case(0, i).family for i in range(60)} == {"reduce", "cp_async"}
+    monkeypatch.setattr(kernel_cases, "ONLY", ["reduce", "no_such_op"])
+    with pytest.raises(ValueError, match=r"TIRX_LAYOUT_KERNEL_FUZZ_GENERATORS names \['no_such_op'\]; the generators"):
+        kernel_cases.case(0, 0)
+
+
 COPY = """
 @T.prim_func
 def k(A: T.Buffer((32, 4), "float32"), B: T.Buffer((32, 4), "float32")):
