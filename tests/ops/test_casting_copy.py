@@ -289,13 +289,6 @@ def _global_cast(src, dst, rows, cols, threads):
     return parse(text.replace("THREADS", str(threads)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="note33b: an integer vector converted to an 8-bit float vector prints a conversion nvcc rejects ('no "
-    'suitable user-defined conversion from "int4" to "__nv_fp8x4_e5m2"\'); cast.py should convert integers to '
-    "8-bit floats through a wider float (float32 is exact for 8/16-bit integers, int32 needs float64 to round once). "
-    "Found by the kernel fuzzer's casting_copy generator (int8 -> e4m3/e5m2 and int32 -> e5m2 cases)",
-)
 @pytest.mark.parametrize(("src", "dst"), [("int32", "float8_e5m2"), ("int8", "float8_e4m3fn")])
 def test_an_integer_to_an_8_bit_float_copy_assembles(src, dst):
     cuda = build(_global_cast(src, dst, 32, 32, 128), "sm_100a").imports[0].inspect_source()
@@ -305,12 +298,6 @@ def test_an_integer_to_an_8_bit_float_copy_assembles(src, dst):
     assert assembled[0], assembled[1][-600:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="note33b: a uint8 -> float16/bfloat16 copy takes 16-element vectors and TVM's CUDA code generation "
-    "refuses the 16-lane half vector ('Cannot convert type T.float16x16 to CUDA type'); cast.py should cap these "
-    "conversions at 8 lanes as it caps 8-bit floats at 4. Found by the kernel fuzzer's casting_copy generator",
-)
 @pytest.mark.parametrize("dst", ["float16", "bfloat16"])
 def test_a_byte_to_half_copy_builds(dst):
     a = np.arange(64 * 16).reshape(64, 16) % 200

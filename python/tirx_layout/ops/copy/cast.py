@@ -100,20 +100,36 @@ def conversion(src: str, dst: str) -> str:
     raise ValueError(f"a casting copy does not convert {src} to {dst}: it converts between {known}")
 
 
+#: The widest 16-bit float vector TVM's CUDA code generation prints (``float16x16`` is refused: "Cannot convert
+#: type T.float16x16 to CUDA type").
+HALF_CAST_LANES = 8
+
+
 def cast_lanes(src: str, dst: str, lanes: int) -> int:
-    """How many of ``lanes`` elements one vector ``T.Cast`` from ``src`` to ``dst`` converts: all of them, or 4 when
-    an 8-bit float is involved (``FP8_CAST_LANES``); the plan of a casting copy picks its vector width under it.
+    """How many of ``lanes`` elements one vector ``T.Cast`` from ``src`` to ``dst`` converts: all of them, 4 when
+    an 8-bit float is involved (``FP8_CAST_LANES``), at most 8 when a 16-bit float is (``HALF_CAST_LANES``: a byte
+    source would take 16); the plan of a casting copy picks its vector width under it.
 
     Example:
         >>> cast_lanes("float32", "bfloat16", 8), cast_lanes("float8_e5m2", "float32", 8)
         (8, 4)
+        >>> cast_lanes("uint8", "float16", 16)
+        8
     """
-    return min(lanes, FP8_CAST_LANES) if src != dst and (_is_fp8(src) or _is_fp8(dst)) else lanes
+    if src == dst:
+        return lanes
+    if _is_fp8(src) or _is_fp8(dst):
+        return min(lanes, FP8_CAST_LANES)
+    if {src, dst} & {"float16", "bfloat16"}:
+        return min(lanes, HALF_CAST_LANES)
+    return lanes
 
 
 def converted(value, src: str, dst: str, lanes: int):
     """``value`` (a scalar or a ``lanes``-vector of ``src``) converted to ``dst`` as :func:`conversion` says: one
-    ``T.Cast``, through float32 from an 8-bit float to anything but float32 (an exact first step).
+    ``T.Cast``, through float32 from an 8-bit float to anything but float32 and from an integer to an 8-bit float
+    (CUDA has no integer-vector to fp8-vector conversion). Both first steps are exact where it matters: an 8-bit float
+    and an integer of up to 24 bits are float32 values, and an int32 beyond 2^24 saturates in either fp8 format.
 
     Example:
         >>> import tvm
@@ -128,9 +144,9 @@ def converted(value, src: str, dst: str, lanes: int):
         return dtype if lanes == 1 else f"{dtype}x{lanes}"
 
     conversion(src, dst)  # a pair it does not convert is refused here too
-    if _is_fp8(src) and dst != "float32":
+    if (_is_fp8(src) and dst != "float32") or (src in INTEGERS and _is_fp8(dst)):
         value = tirx.Cast(typed("float32"), value)
     return tirx.Cast(typed(dst), value)
 
 
-__all__ = ["FLOATS", "INTEGERS", "WIDEST_VECTOR_BYTES", "cast_lanes", "conversion", "converted"]
+__all__ = ["FLOATS", "HALF_CAST_LANES", "INTEGERS", "WIDEST_VECTOR_BYTES", "cast_lanes", "conversion", "converted"]
