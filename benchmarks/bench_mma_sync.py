@@ -153,12 +153,19 @@ def per_k_tile(build, tiles: int = TILES, dynamic_shared: bool = False) -> KTile
     if code.sass_listing is None:
         raise ValueError("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm): the comparison is in SASS")
     loop = sass_loop_around(code.sass_listing, r"HMMA")
+    larger = None
+    if not loop:  # unrolled at this K: ptxas may keep the loop at twice the K tiles
+        larger = build(2 * tiles)
+        loop = sass_loop_around(larger.sass_listing, r"HMMA")
+        if loop:
+            code = larger
     if loop:
         in_loop = count(loop, r"HMMA") / MMAS_PER_TILE
         opcodes = {op: n / in_loop for op, n in opcode_counts(loop).items()}
-        method = f"SASS loop around HMMA, {in_loop:g} K tile(s) in it"
+        built = tiles if larger is None else 2 * tiles
+        method = f"SASS loop around HMMA at {built} K tiles, {in_loop:g} K tile(s) in it"
     else:
-        small, large = opcode_counts(code.sass), opcode_counts(build(2 * tiles).sass)
+        small, large = opcode_counts(code.sass), opcode_counts(larger.sass)
         opcodes = {op: (large[op] - small[op]) / tiles for op in large | small if large[op] != small[op]}
         method = f"K loop unrolled by ptxas: growth per K tile from {tiles} to {2 * tiles} tiles"
     shared = None if dynamic_shared else code.shared_bytes

@@ -28,6 +28,7 @@ def k(A: T.Buffer((ROWS, COLS), "float16"), B: T.Buffer((ROWS, COLS), "float16")
     As = T.alloc_shared((ROWS, COLS), "float16", layout=SHARED, align=1024)
     frag = T.alloc_local((ROWS, COLS), "float16", layout=FRAGMENT)
     T.tile_copy(As, A)
+    T.cuda.cta_sync()
     T.tile_copy(frag, As)
     T.tile_copy(B, frag)
 """
@@ -135,3 +136,28 @@ def k(A: T.Buffer((32, 32), "float16"), B: T.Buffer((32, 32), "float16")):
     assembled = nvcc_assembles(build(func, "sm_90a").imports[0].inspect_source(), "sm_90a")
     if assembled is not None:
         assert assembled[0], assembled[1]
+
+
+def test_ldmatrix_is_ordered_by_the_programs_barrier_and_races_without_it():
+    # the lowering adds no barrier of its own (the program's, here the one after the fill, orders the tile's
+    # writers before the ldmatrix, as it would a plain load): without it the simulator reports the race
+    fragment = 'mma_sync_a_layout((32, 64), "float16", (2, 2))'
+    func = round_trip(32, 64, fragment, 'mma_shared_layout("float16", "128B", (32, 64))', 128)
+    cuda = build(func, "sm_80").imports[0].inspect_source()
+    body = cuda[
+        cuda.index(
+            'extern "C" __global__ void __launch_bounds__(128) k_kernel(half* __restrict__ A_ptr, half* __restrict__ B_ptr) {'
+        ) :
+    ]
+    assert body.count("tvm_builtin_cuda_cta_sync()") == 1 and "ldmatrix" in body
+    racy = parse(
+        re.sub(r"\n    T\.cuda\.cta_sync\(\)", "", ROUND_TRIP)
+        .replace("ROWS", "32")
+        .replace("COLS", "64")
+        .replace("THREADS", "128")
+        .replace("FRAGMENT", fragment)
+        .replace("SHARED", 'mma_shared_layout("float16", "128B", (32, 64))')
+    )
+    a = np.ones((32, 64), np.float16)
+    with pytest.raises(sim.DataRace, match=r"As\[\d+\]"):
+        sim.run(racy, {"A": a}, "sm_80")

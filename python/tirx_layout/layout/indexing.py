@@ -95,3 +95,48 @@ def all_of(conditions: Iterable):
         else:
             result = tvm.tirx.And(result, c)
     return result
+
+
+def bit_fields(values, index):
+    """``values[t]`` for every ``t`` in ``range(len(values))`` as an expression of ``index`` (an integer
+    ``PrimExpr`` ranging over the same ``t``), when it is a constant plus a multiple of each bit of ``t``: a sum of
+    bit fields ``(index // 2^b % 2^n) * c``, adjacent bits whose multiples double merged into one field. What a
+    person writes for the row of a thread (``lane % 8 + warp * 16``) however the table was derived; ``None`` when the
+    table is not of that form.
+
+    Example:
+        >>> t = tvm.tirx.Var("t", "int32")
+        >>> str(bit_fields([(i % 8) * 64 + (i // 8) * 8 for i in range(16)], t))
+        't % 8 * 64 + t // 8 * 8'
+        >>> bit_fields([0, 1, 1, 0], t) is None
+        True
+    """
+    table = np.asarray(values, dtype=np.int64)
+    count = len(table)
+    if count == 0:
+        return None
+    bits = max(count - 1, 0).bit_length()
+    weights = [int(table[1 << b] - table[0]) if 1 << b < count else 0 for b in range(bits)]
+    t = np.arange(count)
+    fitted = int(table[0]) + sum(((t >> b) & 1) * w for b, w in enumerate(weights))
+    if not np.array_equal(fitted, table):
+        return None
+    terms, b = [], 0
+    while b < bits:
+        if weights[b] == 0:
+            b += 1
+            continue
+        n = 1
+        while b + n < bits and weights[b + n] == weights[b] << n:
+            n += 1
+        field = index if b == 0 else tvm.tirx.floordiv(index, 1 << b)
+        if b + n < bits or (1 << bits) != count:  # (the top field of a power-of-two range needs no modulo)
+            field = tvm.tirx.floormod(field, 1 << n)
+        terms.append(field if weights[b] == 1 else field * weights[b])
+        b += n
+    if table[0] or not terms:
+        terms.append(tvm.tirx.const(int(table[0]), index.ty.dtype))
+    expr = terms[0]
+    for term in terms[1:]:
+        expr = expr + term
+    return expr

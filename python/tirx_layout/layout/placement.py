@@ -14,6 +14,10 @@ from .swizzle import ComposeLayout, SwizzleLayout
 from .tile import TileLayout
 
 
+def _is_array(value) -> bool:
+    return isinstance(value, np.ndarray)
+
+
 def tile_part(layout) -> TileLayout | None:
     """The TileLayout of ``layout``: itself, the tile of a ComposeLayout, ``None`` for a bare SwizzleLayout.
 
@@ -104,10 +108,14 @@ def axes_used(layout) -> set[str]:
     return {it.axis.name for it in (*tile.shard, *tile.replica)} | {a.name for a in tile.offset}
 
 
-def storage_addresses(layout, shape: Sequence[int], coords: Sequence, every_replica: bool = False) -> list:
+def storage_addresses(
+    layout, shape: Sequence[int], coords: Sequence, every_replica: bool = False, analyzer=None
+) -> list:
     """Flat storage addresses of the element at ``coords`` (ints, numpy arrays or PrimExprs) of a buffer of
     ``shape`` under a memory layout (``None``: row-major; a bare ``SwizzleLayout`` swizzles the row-major index),
-    one per replica place when ``every_replica``, replica 0 first.
+    one per replica place when ``every_replica``, replica 0 first. With an ``analyzer`` (what the kernel's indices
+    range over), a swizzled PrimExpr address keeps outside the swizzle what it does not change
+    (``SwizzleLayout.swizzle_sum``): the code a compiler hoists and folds.
 
     Example:
         >>> from tirx_layout import TileLayout, S, R
@@ -118,6 +126,14 @@ def storage_addresses(layout, shape: Sequence[int], coords: Sequence, every_repl
         return [flatten(coords, shape)]
     if isinstance(layout, SwizzleLayout):
         return [layout.swizzle_address(flatten(coords, shape))]
+    if analyzer is not None and isinstance(layout, ComposeLayout) and not any(_is_array(c) for c in coords):
+        tile = layout.tile_layout
+        places = (
+            [tile.apply(*coords, shape=list(shape))]
+            if not every_replica
+            else tile.apply_all(*coords, shape=list(shape))
+        )
+        return [layout.swizzle.swizzle_sum(p.get("m", 0), analyzer) for p in places]
     if not every_replica:
         return [layout.apply(*coords, shape=list(shape)).get("m", 0)]
     places = layout.apply_all(*coords, shape=list(shape))

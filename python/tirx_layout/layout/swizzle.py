@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +27,52 @@ def _log2_exact(n: int, what: str) -> int:
 
 def _identity_over(period: int) -> TileLayout:
     return TileLayout(S[period:1])
+
+
+def _terms(expr) -> list:
+    """The terms of a sum (``a + b + c`` -> ``[a, b, c]``); any other expression is one term."""
+    if isinstance(expr, tvm.tirx.Add):
+        return _terms(expr.a) + _terms(expr.b)
+    return [expr]
+
+
+def _sum(terms):
+    """``terms`` added left to right, zeros left out (an int 0 when nothing is left)."""
+    total = 0
+    for term in terms:
+        if isinstance(term, int) and term == 0:
+            continue
+        total = term if isinstance(total, int) and total == 0 else total + term
+    return total
+
+
+def _term_bits(term, analyzer) -> int | None:
+    """A mask of the bits ``term`` can set (its bounds, and the low zero bits its modular set shows); ``None``
+    when it may be negative or is unbounded."""
+    bound = analyzer.const_int_bound(term)
+    if bound.min_value < 0 or bound.max_value >= 1 << 31:
+        return None
+    known = analyzer.modular_set(term)
+    step = math.gcd(int(known.coeff), int(known.base))
+    if known.coeff == 0:
+        return int(known.base)
+    zeros = (step & -step).bit_length() - 1 if step else 0
+    return ((1 << int(bound.max_value).bit_length()) - 1) & ~((1 << zeros) - 1)
+
+
+def _possible_bits(terms, analyzer) -> int | None:
+    """A mask of the bits a sum of ``terms`` can set: the union of the terms' when no two can share a bit (the
+    sum then never carries), else the whole sum's; ``None`` when unknown."""
+    masks = [_term_bits(t, analyzer) for t in terms]
+    if all(m is not None for m in masks):
+        union = 0
+        for m in masks:
+            if union & m:
+                break
+            union |= m
+        else:
+            return union
+    return _term_bits(_sum(terms), analyzer)
 
 
 @tvm_ffi.register_object("tirx_layout.SwizzleLayout")
@@ -87,6 +134,49 @@ class SwizzleLayout(Object):
         source, target = (high, low) if self.swizzle_inner else (low, high)
         field = tvm.tirx.bitwise_and(tvm.tirx.shift_right(address, source), mask)
         return tvm.tirx.bitwise_xor(address, tvm.tirx.shift_left(field, target))
+
+    def swizzle_sum(self, address, analyzer):
+        """The swizzled address of ``address`` (a ``PrimExpr``, a sum of terms), written so that what the swizzle
+        does not change stays outside it: a loop-invariant core, and adds (a stage, a block of rows) the compiler
+        folds into the instruction's immediate or does once per iteration. Equal to ``swizzle_address(address)``
+        for every ``address >= 0``.
+
+        * A term that is a multiple of the period (``analyzer.modular_set``: a stage ``s * 4096``, a row block
+          ``+ 1024``) is added after the swizzle: the swizzle reads and writes only the bits below the period.
+        * A constant offset ``c`` below the period whose bits the other terms never set (``analyzer`` bounds each
+          term's bits) and the swizzle never reads is XOR-ed after it: ``swizzle(t + c) = swizzle(t) ^ c`` (the
+          column block of an 8 x 8 matrix within a 128-byte row); otherwise it stays inside.
+
+        Example (the A rows of an ``ldmatrix`` in stage ``s`` of a 128B-swizzled float16 ring, row ``r < 64``):
+            >>> r, s = tvm.tirx.Var("r", "int32"), tvm.tirx.Var("s", "int32")
+            >>> analyzer = tvm.sym.Analyzer()
+            >>> analyzer.bind(r, tvm.ir.Range(0, 64)); analyzer.bind(s, tvm.ir.Range(0, 3))
+            >>> str(SwizzleLayout(3, 3, 3).swizzle_sum(s * 4096 + r * 64 + 1024 + 16, analyzer))
+            '((r * 64 ^ (r * 64 >> 6 & 7) << 3) + s * 4096 ^ 16) + 1024'
+        """
+        if isinstance(address, int | tvm.tirx.IntImm):
+            return self.swizzle_address(address)
+        period = 1 << (self.per_element + self.swizzle_len + self.atom_len)
+        outside, rest, constant = [], [], 0
+        for term in _terms(analyzer.simplify(address)):
+            if isinstance(term, tvm.tirx.IntImm):
+                constant += int(term.value)
+                continue
+            known = analyzer.modular_set(term)
+            (outside if known.coeff % period == 0 and known.base % period == 0 else rest).append(term)
+        low, high = constant % period, constant - constant % period
+        if not rest:
+            return _sum([self.swizzle_address(low), *outside, high])
+        core = _sum(rest)
+        source = self.per_element + (self.atom_len if self.swizzle_inner else 0)
+        read = ((1 << self.swizzle_len) - 1) << source
+        bits = _possible_bits(rest, analyzer)
+        if low and bits is not None and not (low & bits) and not (low & read):
+            swizzled = self._expression(core)
+            if outside:  # (the stage added before the XOR: the compiler adds it once for every matrix of the stage)
+                swizzled = swizzled + _sum(outside)
+            return _sum([tvm.tirx.bitwise_xor(swizzled, low), high])
+        return _sum([self._expression(core + low if low else core), *outside, high])
 
     def _flat(self, coords, shape):
         if shape is not None:

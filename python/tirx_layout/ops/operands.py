@@ -195,7 +195,7 @@ class MemoryOperand(_Viewed):
         """Flat storage addresses of the region element at ``local_coords`` (ints, numpy arrays or PrimExprs),
         one per replica when asked."""
         coords = [b + c for b, c in zip(self.begins, local_coords, strict=True)]
-        return storage_addresses(self.layout, self.shape, coords, every_replica)
+        return storage_addresses(self.layout, self.shape, coords, every_replica, self.analyzer)
 
     def bounds_guards(self, local_coords) -> list:
         """``begin + c < extent`` on each dimension where the region may reach past the buffer: one of symbolic

@@ -12,9 +12,15 @@ layout (swizzle included) gives its address: nothing here depends on a particula
 Not on the datacenter Blackwell (tcgen05) targets yet: there the layout inference's cost model, which counts the
 plan's accesses, chooses the layouts of such copies, and it does not know ldmatrix.
 
-TVM's barrier insertion does not see accesses made through a helper's pointer, so the lowering orders them itself:
-a barrier of the copy's scope (the CTA's, or ``__syncwarp``) before an ``ldmatrix`` (other threads wrote the tile)
-and before and after a ``stmatrix`` (other threads read the tile before, or read it after).
+An ``ldmatrix`` is ordered after the tile's writers by the program's own barrier, as a plain load is (a
+``cp.async`` ring's ``T.tile_copy_async_wait`` ends with one; a fill by the threads wants ``T.cuda.cta_sync()``):
+the simulator reports the race where there is none. A ``stmatrix`` is still bracketed by barriers of the copy's
+scope (the CTA's, or ``__syncwarp``): other threads may have read the tile before, or read it after.
+
+Each row address is written as a careful person writes it (``_row_addresses``): the thread's row in the tile as bit
+fields of the thread index, read off the layouts' table of it over every thread, then the group's constant offset
+and the stage, through ``SwizzleLayout.swizzle_sum``, so that the swizzle is of a loop-invariant value and the
+stage and the matrix blocks are adds (or XORs) of constants after it.
 
 Example (an mma.sync A fragment of a 16 x 16 float16 tile: one ``ldmatrix.x4``):
     >>> import re, tvm, tirx_layout
@@ -31,24 +37,107 @@ Example (an mma.sync A fragment of a 16 x 16 float16 tile: one ``ldmatrix.x4``):
     ... ''', extra_vars={"T": tvm.script.tirx, "mma_sync_a_layout": tirx_layout.mma_sync_a_layout})
     >>> re.findall(r'func_call\\("tirx_layout_(\\w+)"', lower_tile_ops(func).script())
     ['ldmatrix_load_x4']
-    >>> "T.cuda.cta_sync()" in lower_tile_ops(func).script()
-    True
+    >>> "T.cuda.cta_sync()" in lower_tile_ops(func).script()  # the program orders the tile's writers before it
+    False
 """
 
 from __future__ import annotations
 
+import numpy as np
 import tvm
 from tvm import tirx
 
 from ...hw import ldmatrix as facts
 from ...ir.device_calls import cta_barrier, warp_barrier
-from ...layout.indexing import unflatten
+from ...layout.indexing import bit_fields, unflatten
+from ...layout.placement import storage_addresses
+from ...layout.swizzle import ComposeLayout, SwizzleLayout
 from ..helpers import ldmatrix
 from ..operands import FragmentOperand, MemoryOperand
 from .plan import FragmentCopy
 
 #: Elements of one matrix row (16 bytes of 16-bit elements).
 _ROW = 8
+
+
+def _source_places(group, plan, tid, lane):
+    """The fragment places of the first element of the matrix row whose address ``lane`` of CTA thread ``tid``
+    gives for ``group`` (ints, arrays or expressions)."""
+    _, holder, slot = group.source_lane(lane)
+    places = plan.places(0, tid - lane + holder)
+    places["m"] = 2 * group.first + slot
+    return places
+
+
+def _row_addresses_symbolic(groups, plan, memory, ctx) -> list:
+    """Each group's row address, the layouts applied to the thread index as an expression."""
+    tid = ctx.threads.index
+    addresses = []
+    for group in groups:
+        local = unflatten(
+            plan.inverse.flat_index(_source_places(group, plan, tid, tirx.floormod(tid, 32))), memory.extents
+        )
+        addresses.append(ctx.analyzer.simplify(memory.addresses(local, every_replica=False)[0]))
+    return addresses
+
+
+def _row_addresses(groups, plan, memory, ctx) -> list | None:
+    """Each group's row address as a careful person writes it: the row of the thread's matrix in the tile, a sum
+    of bit fields of the thread index (``bit_fields``, read off the layouts' table of it over every thread), plus
+    the group's constant offset and the region's stage offset, through the swizzle
+    (``SwizzleLayout.swizzle_sum``: the loop-invariant part once, the stage and the matrix blocks added or XOR-ed
+    after it). ``None`` where the table is not of that form (then the layouts' expressions are emitted as they
+    are)."""
+    layout = memory.layout
+    swizzle, linear = None, layout
+    if isinstance(layout, ComposeLayout):
+        swizzle, linear = layout.swizzle, layout.tile_layout
+    elif isinstance(layout, SwizzleLayout):
+        swizzle, linear = layout, None
+    threads = int(ctx.threads.count)
+    tid = np.arange(threads)
+    try:
+        static = memory.stage_begins(memory.buffer.name)
+    except ValueError:
+        return None
+    staged = [d for d, b in enumerate(memory.begins) if not isinstance(b, int)]
+    tables = []
+    for group in groups:
+        local = unflatten(plan.inverse.flat_index(_source_places(group, plan, tid, tid % 32)), memory.extents)
+        coords = [
+            np.array(np.broadcast_to(np.asarray(b + c, dtype=np.int64), tid.shape))
+            for b, c in zip(static, local, strict=True)
+        ]
+        tables.append(np.asarray(storage_addresses(linear, memory.shape, coords)[0], dtype=np.int64))
+    # the stage moves every row by one offset: linear(stage + row) == linear(stage) + linear(row)
+    origin = [0] * len(memory.shape)
+    stage = 0
+    for d in staged:
+        one = list(origin)
+        for value in range(1, int(memory.shape[d])):
+            one[d] = value
+            moved = [c + (value if k == d else 0) for k, c in enumerate(coords)]
+            shifted = np.asarray(storage_addresses(linear, memory.shape, moved)[0], dtype=np.int64)
+            if not np.array_equal(
+                shifted - tables[-1], np.full(threads, int(storage_addresses(linear, memory.shape, one)[0]))
+            ):
+                return None
+        unit = list(origin)
+        unit[d] = 1
+        stage = stage + memory.begins[d] * int(storage_addresses(linear, memory.shape, unit)[0])
+    base = bit_fields(tables[0], ctx.threads.index)
+    if base is None:
+        return None
+    addresses = []
+    for table in tables:
+        offset = table - tables[0]
+        if (offset != offset[0]).any():
+            return None
+        total = base + int(offset[0]) + stage
+        addresses.append(
+            swizzle.swizzle_sum(total, ctx.analyzer) if swizzle is not None else ctx.analyzer.simplify(total)
+        )
+    return addresses
 
 
 def matrix_copy(dst, src, scope: str, ctx):
@@ -73,18 +162,13 @@ def matrix_copy(dst, src, scope: str, ctx):
     plan = FragmentCopy(fragment, memory, storing, 1, ctx.threads.count, scope)
     if plan.holes or plan.unread:
         return None  # threads the fragment does not tell apart, or slots holding nothing: the plan's guards
-    tid = ctx.threads.index
-    lane = tirx.floormod(tid, 32)
+    rows = _row_addresses(groups, plan, memory, ctx) or _row_addresses_symbolic(groups, plan, memory, ctx)
     body = []
-    for group in groups:
-        _, holder, slot = group.source_lane(lane)
-        places = plan.places(0, tid - lane + holder)
-        places["m"] = 2 * group.first + slot
-        local = unflatten(plan.inverse.flat_index(places), memory.extents)
-        address = ctx.analyzer.simplify(memory.addresses(local, every_replica=False)[0])
+    for group, address in zip(groups, rows, strict=True):
         row = tvm.tirx.address_of(tvm.tirx.BufferLoad(memory.view, [address]))
         regs = tvm.tirx.address_of(tvm.tirx.BufferLoad(fragment.view, [tirx.IntImm("int32", 2 * group.first)]))
         body.append(ldmatrix.store(group, row, regs) if storing else ldmatrix.load(group, regs, row))
+    if not storing:  # ordered after the tile's writers by the program's own barrier, as a plain load would be
+        return tirx.SeqStmt([dst.declaration(), src.declaration(), *body])
     barrier = cta_barrier() if scope == "cta" else warp_barrier()
-    after = [barrier] if storing else []
-    return tirx.SeqStmt([dst.declaration(), src.declaration(), barrier, *body, *after])
+    return tirx.SeqStmt([dst.declaration(), src.declaration(), barrier, *body, barrier])

@@ -78,8 +78,8 @@ def cp_async_rules(call: OpCall, ctx) -> CpAsyncCopy:
     reach = Reach.shared_work("T.tile_copy_async", call.scope)
     if not ctx.decided(dst_buffer):
         return CpAsyncCopy(call, "cpasync", reach=reach)
-    dst = operand(call.dst, ctx.layouts, "destination")
-    src = operand(call.src, ctx.layouts, "source")
+    dst = operand(call.dst, ctx.layouts, "destination", analyzer=ctx.analyzer)
+    src = operand(call.src, ctx.layouts, "source", analyzer=ctx.analyzer)
     if src.layout is not None:
         raise ValueError(f"T.tile_copy_async (cp.async): the global buffer {src.buffer.name} must be row-major")
     if tuple(e for e in src.extents if e != 1) != dst.tile_shape:
