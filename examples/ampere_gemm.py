@@ -8,10 +8,13 @@ from shared memory by ``ldmatrix`` (16-bit types) and a 3-stage ``cp.async`` rin
 * the prologue issues the first two tiles (``T.tile_copy_async`` without a barrier: ``cp.async``, one group per
   copy); iteration ``kt`` waits until tile ``kt`` has landed (``T.tile_copy_async_wait(2)``: the newest tile's two
   groups may stay in flight; ``0`` on the last iteration, when none is newer), issues tile ``kt + 2`` into the stage
-  tile ``kt - 1`` used, copies its stage into the A and B fragments (``mma_sync_a_layout`` / ``mma_sync_b_layout``
-  over the 2 x 2 warps: ``ldmatrix.x4`` for 16-bit types, 4-byte loads for 8-bit and tf32) and multiplies into the
-  accumulator fragment (``mma_sync_c_layout``), zeroed once before the loop (``T.tile_fill``: clearing it on the
-  first tile instead, ``accumulate=kt > 0``, costs a select per accumulator register in every K tile's code);
+  tile ``kt - 1`` used, then walks its stage one ``mma.sync`` K step (32 bytes) at a time: copies the step's
+  columns into the A and B fragments (``mma_sync_a_layout`` / ``mma_sync_b_layout`` over the 2 x 2 warps:
+  ``ldmatrix.x4`` for 16-bit types, 4-byte loads for 8-bit and tf32) and multiplies into the accumulator fragment
+  (``mma_sync_c_layout``), zeroed once before the loop (``T.tile_fill``: clearing it on the first tile instead,
+  ``accumulate=kt > 0``, costs a select per accumulator register in every K tile's code). Fragments of one K step,
+  not of the whole tile, as CUTLASS's warp-level loop has them: ptxas keeps fewer registers live and overlaps a
+  step's loads with the MMAs before it (90 registers instead of 102: benchmarks/bench_mma_sync.py);
 * ``ampere_gemm_<dtype>_<accumulator>`` on sm_80: float16 and bfloat16 into float32, int8 into int32, tf32
   (float32 storage) (a float16 accumulator would overflow on these sums: tests/ops/test_mma_sync.py covers it);
   ``ada_gemm_fp8`` on sm_89 (e4m3 into float32); ``sm120_gemm_<dtype>`` on sm_120 (bfloat16, e4m3): sm_120 has
@@ -49,8 +52,9 @@ def pipelined_gemm(dtype: str = "float16", acc_dtype: str = "float32", tiles: in
     k, m, n, s_ = tiles * bk, TILE_M, TILE_N, STAGES
     a_shared = mma_shared_layout(dtype, "128B", (s_, m, bk))
     b_shared = mma_shared_layout(dtype, "128B", (s_, n, bk))
-    a_frag = mma_sync_a_layout((m, bk), dtype, WARPS)
-    b_frag = mma_sync_b_layout((n, bk), dtype, WARPS)
+    kb = bk // 4  # one mma.sync K step: 32 bytes of K
+    a_frag = mma_sync_a_layout((m, kb), dtype, WARPS)
+    b_frag = mma_sync_b_layout((n, kb), dtype, WARPS)
     accumulator = mma_sync_c_layout((m, n), acc_dtype, WARPS)
 
     @T.prim_func
@@ -59,8 +63,8 @@ def pipelined_gemm(dtype: str = "float16", acc_dtype: str = "float32", tiles: in
         tx = T.thread_id([128])
         As = T.alloc_shared((s_, m, bk), dtype, layout=a_shared, align=1024)
         Bs = T.alloc_shared((s_, n, bk), dtype, layout=b_shared, align=1024)
-        a = T.alloc_local((m, bk), dtype, layout=a_frag)
-        b = T.alloc_local((n, bk), dtype, layout=b_frag)
+        a = T.alloc_local((m, kb), dtype, layout=a_frag)
+        b = T.alloc_local((n, kb), dtype, layout=b_frag)
         acc = T.alloc_local((m, n), acc_dtype, layout=accumulator)
         T.tile_fill(acc, 0)  # once, before the loop: every K tile then accumulates (no per-tile select)
         for s in T.unroll(s_ - 1):  # the prologue: the first two K tiles in flight
@@ -74,9 +78,10 @@ def pipelined_gemm(dtype: str = "float16", acc_dtype: str = "float32", tiles: in
             if kt + s_ - 1 < tiles:  # into the stage tile kt - 1 used, which every thread is done with
                 T.tile_copy_async(As[(kt + s_ - 1) % s_], A[0:m, (kt + s_ - 1) * bk : (kt + s_ - 1) * bk + bk])
                 T.tile_copy_async(Bs[(kt + s_ - 1) % s_], B[0:n, (kt + s_ - 1) * bk : (kt + s_ - 1) * bk + bk])
-            T.tile_copy(a, As[kt % s_])
-            T.tile_copy(b, Bs[kt % s_])
-            T.tile_mma(acc, a, b, accumulate=True)
+            for kk in T.unroll(4):  # one mma.sync K step of the stage at a time
+                T.tile_copy(a, As[kt % s_, 0:m, kk * kb : kk * kb + kb])
+                T.tile_copy(b, Bs[kt % s_, 0:n, kk * kb : kk * kb + kb])
+                T.tile_mma(acc, a, b, accumulate=True)
         T.tile_copy(D, acc)
 
     return gemm

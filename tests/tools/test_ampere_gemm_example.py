@@ -45,6 +45,8 @@ def test_each_kernel_is_cp_async_ldmatrix_and_mma_sync(name):
     assert "cp.async.cg.shared.global [%0], [%1], 16, %2;" in cuda
     assert "cp.async.wait_group 2;" in cuda and "cp.async.wait_group 0;" in cuda
     assert ("ldmatrix.sync.aligned.m8n8.x4.shared.b16" in cuda) == through_ldmatrix
+    # the only barriers are the ring's waits' (one per iteration): the fragment copies add none of their own
+    assert body.count("tvm_builtin_cuda_cta_sync()") == 2
     assert "tcgen05" not in cuda and "wgmma" not in cuda
 
 

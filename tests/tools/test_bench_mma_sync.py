@@ -87,3 +87,16 @@ def test_cutlass_does_per_k_tile_what_the_tiling_fixes():
     tile = bench_mma_sync.per_k_tile(bench_mma_sync.measure_cutlass, dynamic_shared=True)
     assert {kind: tile.kind(kind) for kind in SHAPE_COUNTS} == SHAPE_COUNTS
     assert tile.shared_bytes is None and "SASS loop" in tile.method  # K is a run-time argument: a real loop
+
+
+@needs_sass
+def test_ours_is_at_most_upstream_and_cutlass_in_registers_and_k_tile_sass():
+    # issue 30, must-hold 3: the target. The barriers executed per K tile are one each (ours has two in its code,
+    # the two forms of the wait, one taken per iteration)
+    pytest.importorskip("cutlass_library", reason="the CUTLASS headers (pip install nvidia-cutlass)")
+    ours = bench_mma_sync.per_k_tile(bench_mma_sync.measure_ours)
+    for build, dynamic in ((bench_mma_sync.measure_upstream, False), (bench_mma_sync.measure_cutlass, True)):
+        theirs = bench_mma_sync.per_k_tile(build, dynamic_shared=dynamic)
+        assert ours.registers <= theirs.registers, (ours.registers, theirs.registers, theirs.method)
+        assert ours.instructions <= theirs.instructions, (ours.instructions, theirs.instructions, theirs.method)
+    assert ours.kind("BAR") == 2 and ours.kind("DEPBAR") == 2

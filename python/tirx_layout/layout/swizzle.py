@@ -143,9 +143,10 @@ class SwizzleLayout(Object):
 
         * A term that is a multiple of the period (``analyzer.modular_set``: a stage ``s * 4096``, a row block
           ``+ 1024``) is added after the swizzle: the swizzle reads and writes only the bits below the period.
-        * A constant offset ``c`` below the period whose bits the other terms never set (``analyzer`` bounds each
-          term's bits) and the swizzle never reads is XOR-ed after it: ``swizzle(t + c) = swizzle(t) ^ c`` (the
-          column block of an 8 x 8 matrix within a 128-byte row); otherwise it stays inside.
+        * A term below the period whose bits the other terms never set (``analyzer`` bounds each term's bits), that
+          the swizzle never reads and that shares no variable with the terms it does read, is XOR-ed after it:
+          ``swizzle(t + c) = swizzle(t) ^ c`` (a constant or a loop's column block of an 8 x 8 matrix within a
+          128-byte row); otherwise it stays inside.
 
         Example (the A rows of an ``ldmatrix`` in stage ``s`` of a 128B-swizzled float16 ring, row ``r < 64``):
             >>> r, s = tvm.tirx.Var("r", "int32"), tvm.tirx.Var("s", "int32")
@@ -165,18 +166,32 @@ class SwizzleLayout(Object):
             known = analyzer.modular_set(term)
             (outside if known.coeff % period == 0 and known.base % period == 0 else rest).append(term)
         low, high = constant % period, constant - constant % period
-        if not rest:
-            return _sum([self.swizzle_address(low), *outside, high])
-        core = _sum(rest)
+        if low:
+            rest.append(tvm.tirx.const(low, "int32"))
         source = self.per_element + (self.atom_len if self.swizzle_inner else 0)
         read = ((1 << self.swizzle_len) - 1) << source
-        bits = _possible_bits(rest, analyzer)
-        if low and bits is not None and not (low & bits) and not (low & read):
-            swizzled = self._expression(core)
-            if outside:  # (the stage added before the XOR: the compiler adds it once for every matrix of the stage)
-                swizzled = swizzled + _sum(outside)
-            return _sum([tvm.tirx.bitwise_xor(swizzled, low), high])
-        return _sum([self._expression(core + low if low else core), *outside, high])
+        masks = [_term_bits(t, analyzer) for t in rest]
+        # XOR-ed after the swizzle: a term the swizzle does not read, sharing no bit with another term and no variable
+        # with a term that must stay inside (the thread's row stays whole; a K block or a constant comes out)
+        names = [{v.name for v in tvm.tirx.analysis.undefined_vars(t)} for t in rest]
+        kept = set().union(*(n for n, m in zip(names, masks, strict=True) if m is None or m & read))
+        xored = [
+            i
+            for i, m in enumerate(masks)
+            if m is not None
+            and not m & read
+            and not names[i] & kept
+            and all(o is not None and not m & o for j, o in enumerate(masks) if j != i)
+        ]
+        inside = [t for i, t in enumerate(rest) if i not in xored]
+        if xored and inside:
+            bits = _possible_bits(inside, analyzer)
+            if bits is None or any(bits & masks[i] for i in xored):
+                xored, inside = [], rest
+        swizzled = _sum([self._expression(_sum(inside)) if inside else 0, *outside])
+        if xored:  # (the stage added before the XOR: the compiler adds it once for every matrix of the stage)
+            swizzled = tvm.tirx.bitwise_xor(swizzled, _sum([rest[i] for i in xored]))
+        return _sum([swizzled, high])
 
     def _flat(self, coords, shape):
         if shape is not None:

@@ -43,6 +43,9 @@ Example (an mma.sync A fragment of a 16 x 16 float16 tile: one ``ldmatrix.x4``):
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import tvm
 from tvm import tirx
@@ -81,59 +84,79 @@ def _row_addresses_symbolic(groups, plan, memory, ctx) -> list:
     return addresses
 
 
+#: The most combinations of the symbolic begins' values (stage x K block ...) the row addresses are checked at.
+_MOST_PLACEMENTS = 4096
+
+
+def _begin_values(begin, extent: int, size: int, analyzer) -> list[int] | None:
+    """The values a region's begin on a dimension of ``size`` can take for a region ``extent`` long (its bounds
+    and stride, from ``analyzer``), or ``None`` when unbounded."""
+    if isinstance(begin, int):
+        return [begin]
+    bound, known = analyzer.const_int_bound(begin), analyzer.modular_set(begin)
+    low, high = max(int(bound.min_value), 0), min(int(bound.max_value), size - extent)
+    if high - low > _MOST_PLACEMENTS:
+        return None
+    step, base = int(known.coeff), int(known.base)
+    return [v for v in range(low, high + 1) if (v == base if step == 0 else (v - base) % step == 0)]
+
+
 def _row_addresses(groups, plan, memory, ctx) -> list | None:
     """Each group's row address as a careful person writes it: the row of the thread's matrix in the tile, a sum
     of bit fields of the thread index (``bit_fields``, read off the layouts' table of it over every thread), plus
-    the group's constant offset and the region's stage offset, through the swizzle
-    (``SwizzleLayout.swizzle_sum``: the loop-invariant part once, the stage and the matrix blocks added or XOR-ed
-    after it). ``None`` where the table is not of that form (then the layouts' expressions are emitted as they
-    are)."""
+    the group's constant offset and the region's symbolic begins (a stage, a K block) times their strides, through
+    the swizzle (``SwizzleLayout.swizzle_sum``: the loop-invariant part once, the stage and the matrix blocks added
+    or XOR-ed after it). Checked against the layout at every value the begins can take; ``None`` where the
+    addresses are not of that form (then the layouts' expressions are emitted as they are)."""
     layout = memory.layout
     swizzle, linear = None, layout
     if isinstance(layout, ComposeLayout):
         swizzle, linear = layout.swizzle, layout.tile_layout
     elif isinstance(layout, SwizzleLayout):
         swizzle, linear = layout, None
-    threads = int(ctx.threads.count)
-    tid = np.arange(threads)
-    try:
-        static = memory.stage_begins(memory.buffer.name)
-    except ValueError:
+    shape = [int(e) for e in memory.shape]
+    values = [
+        _begin_values(b, int(e), n, ctx.analyzer) for b, e, n in zip(memory.begins, memory.extents, shape, strict=True)
+    ]
+    if any(v is None or not v for v in values) or math.prod(len(v) for v in values) > _MOST_PLACEMENTS:
         return None
-    staged = [d for d, b in enumerate(memory.begins) if not isinstance(b, int)]
-    tables = []
-    for group in groups:
-        local = unflatten(plan.inverse.flat_index(_source_places(group, plan, tid, tid % 32)), memory.extents)
-        coords = [
-            np.array(np.broadcast_to(np.asarray(b + c, dtype=np.int64), tid.shape))
-            for b, c in zip(static, local, strict=True)
-        ]
-        tables.append(np.asarray(storage_addresses(linear, memory.shape, coords)[0], dtype=np.int64))
-    # the stage moves every row by one offset: linear(stage + row) == linear(stage) + linear(row)
-    origin = [0] * len(memory.shape)
-    stage = 0
-    for d in staged:
+    symbolic = [d for d, b in enumerate(memory.begins) if not isinstance(b, int)]
+
+    def linear_at(coords):
+        return np.asarray(storage_addresses(linear, shape, coords)[0], dtype=np.int64)
+
+    origin = [0] * len(shape)
+    units = {}
+    for d in symbolic:
         one = list(origin)
-        for value in range(1, int(memory.shape[d])):
-            one[d] = value
-            moved = [c + (value if k == d else 0) for k, c in enumerate(coords)]
-            shifted = np.asarray(storage_addresses(linear, memory.shape, moved)[0], dtype=np.int64)
-            if not np.array_equal(
-                shifted - tables[-1], np.full(threads, int(storage_addresses(linear, memory.shape, one)[0]))
-            ):
+        one[d] = 1
+        units[d] = int(linear_at(one))
+    tid = np.arange(int(ctx.threads.count))
+    locals_ = [
+        [
+            np.asarray(c, dtype=np.int64) + np.zeros_like(tid)
+            for c in unflatten(plan.inverse.flat_index(_source_places(group, plan, tid, tid % 32)), memory.extents)
+        ]
+        for group in groups
+    ]
+    first = [values[d][0] if d not in symbolic else 0 for d in range(len(shape))]
+    tables = [linear_at([f + c for f, c in zip(first, local, strict=True)]) for local in locals_]
+    # every placement of the region moves every row by the begins times their strides
+    for placement in itertools.product(*values):
+        shift = sum(placement[d] * units[d] for d in symbolic)
+        for local, table in zip(locals_, tables, strict=True):
+            if not np.array_equal(linear_at([p + c for p, c in zip(placement, local, strict=True)]), table + shift):
                 return None
-        unit = list(origin)
-        unit[d] = 1
-        stage = stage + memory.begins[d] * int(storage_addresses(linear, memory.shape, unit)[0])
     base = bit_fields(tables[0], ctx.threads.index)
     if base is None:
         return None
+    moved = sum((memory.begins[d] * units[d] for d in symbolic), tvm.tirx.const(0, "int32"))
     addresses = []
     for table in tables:
         offset = table - tables[0]
         if (offset != offset[0]).any():
             return None
-        total = base + int(offset[0]) + stage
+        total = base + int(offset[0]) + moved
         addresses.append(
             swizzle.swizzle_sum(total, ctx.analyzer) if swizzle is not None else ctx.analyzer.simplify(total)
         )
