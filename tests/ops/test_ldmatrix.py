@@ -14,7 +14,7 @@ from tirx_layout import Iter, TileLayout, sim
 from tirx_layout.hw.ldmatrix import MatrixGroup, matrix_registers
 from tirx_layout.hw.mma_sync import mma_sync_a_layout, mma_sync_b_layout, mma_sync_c_layout
 from tirx_layout.sim.ldmatrix import matrix_places
-from tirx_layout.tools.kernel_report import nvcc_assembles
+from tirx_layout.tools.kernel_report import kernel_source, nvcc_assembles
 from tirx_layout.tools.measurement import kernel_accesses
 from tirx_layout.transform import build
 
@@ -144,11 +144,7 @@ def test_ldmatrix_is_ordered_by_the_programs_barrier_and_races_without_it():
     fragment = 'mma_sync_a_layout((32, 64), "float16", (2, 2))'
     func = round_trip(32, 64, fragment, 'mma_shared_layout("float16", "128B", (32, 64))', 128)
     cuda = build(func, "sm_80").imports[0].inspect_source()
-    body = cuda[
-        cuda.index(
-            'extern "C" __global__ void __launch_bounds__(128) k_kernel(half* __restrict__ A_ptr, half* __restrict__ B_ptr) {'
-        ) :
-    ]
+    body = kernel_source(cuda)
     assert body.count("tvm_builtin_cuda_cta_sync()") == 1 and "ldmatrix" in body
     racy = parse(
         re.sub(r"\n    T\.cuda\.cta_sync\(\)", "", ROUND_TRIP)
