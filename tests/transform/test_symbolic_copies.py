@@ -161,11 +161,23 @@ def test_the_cost_model_counts_a_k_loop_copy_at_one_start_with_its_vectors(start
     assert cost.instructions == per_step + measured[("store", "shared")].warp_executions // 4
 
 
-def test_a_shared_region_at_a_symbolic_start_is_still_charged_the_worst_case():
+def test_a_stage_of_a_shared_ring_is_counted_at_stage_0():
+    # every stage is the same region moved by a fixed offset (the same banks, permuted): counted as stage 0, under
+    # a swizzle too, so that inference can tell a ring's candidate layouts apart (issue 30: ldmatrix rings)
+    from tirx_layout import mma_shared_layout
+
     kt = tvm.tirx.Var("kt", "int32")
     A = tvm.tirx.decl_buffer((128, 64), "float16", "A")
     tiles = tvm.tirx.decl_buffer((4, 128, 64), "float16", "tiles", scope="shared")
-    assert copy_cost(tiles[kt, 0:128, 0:64], A[0:128, 0:64], "cta", {}, 128).unknown == 1
+    for layouts in ({}, {tiles: mma_shared_layout("float16", "128B", (4, 128, 64))}):
+        staged = copy_cost(tiles[kt, 0:128, 0:64], A[0:128, 0:64], "cta", layouts, 128)
+        assert staged.unknown == 0
+        assert staged == copy_cost(tiles[0, 0:128, 0:64], A[0:128, 0:64], "cta", layouts, 128)
+    # a global region laid out by a layout at a moving start stays unknown: charged the worst case
+    G = tvm.tirx.decl_buffer((4, 128, 64), "float16", "G")
+    tile = tvm.tirx.decl_buffer((128, 64), "float16", "tile", scope="shared")
+    swizzled = {G: mma_shared_layout("float16", "128B", (4, 128, 64))}
+    assert copy_cost(tile[0:128, 0:64], G[kt, 0:128, 0:64], "cta", swizzled, 128).unknown == 1
 
 
 # A static shape (200 rows) and a start that moves with the CTA and a loop: tile t of 128 rows, t = bx + 2 i, the

@@ -65,13 +65,29 @@ def fragment_candidates(shape, dtype, threads: int, scope: str = "cta", name: st
 
 
 def shared_candidates(shape, dtype) -> list:
-    """Shared tile layouts to try: every swizzle candidate of a 2-D tile, else the row-major tile.
+    """Shared tile layouts to try: every swizzle candidate of a 2-D tile; for a ring of such tiles (leading stage
+    dimensions, ``(stages, rows, cols)``), every candidate of one tile repeated stage after stage (each stage laid
+    out alike, so a copy of any stage meets the banks as stage 0 does); else the row-major tile.
 
     Example:
-        >>> [str(c) for c in shared_candidates((4, 4, 4), "float32")]
-        ['S[(4, 4, 4):(16, 4, 1)]']
+        >>> [str(c) for c in shared_candidates((4, 4), "float32")][:2]
+        ['S[(4, 4):(4, 1)]', 'ComposeLayout(SwizzleLayout(2, 1, 1), TileLayout(S[(4, 4):(4, 1)]))']
+        >>> len(shared_candidates((3, 4, 4), "float32")) == len(shared_candidates((4, 4), "float32"))
+        True
     """
     shape = tuple(int(e) for e in shape)
     if len(shape) == 2:
         return swizzle_candidates(dtype, shape, search="all")
-    return [TileLayout(S[shape : tuple(row_major_strides(shape))])]
+    row_major = TileLayout(S[shape : tuple(row_major_strides(shape))])
+    if len(shape) < 2:
+        return [row_major]
+    *stages, rows, cols = shape
+    outer = TileLayout(S[(*stages, 1, 1) : (*row_major_strides(stages), 1, 1)])
+    inner = (1,) * len(stages) + (rows, cols)
+    ring = []
+    for tile in swizzle_candidates(dtype, (rows, cols), search="all"):
+        try:
+            ring.append(tile.tile(outer, (*stages, 1, 1), inner))
+        except ValueError:
+            continue
+    return ring or [row_major]

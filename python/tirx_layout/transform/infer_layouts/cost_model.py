@@ -18,8 +18,9 @@ Counts (over the whole CTA, one entry per warp execution of a memory instruction
 Cost models (``COST_MODELS``): ``"io-aware"`` scores ``(global instructions + shared wavefronts, bytes,
 registers)`` — each shared instruction costs its wavefronts, each global instruction one issue; bytes then registers
 break ties. ``"register-count"`` scores registers only. A statement the model cannot enumerate (a symbolic start on
-shared memory, a direct element access) is charged :func:`worst_case`, never zero; a row-major global region whose
-start moves with a loop is counted at one start with the same divisibility (the same vectors).
+shared memory other than a ring's stage, a direct element access) is charged :func:`worst_case`, never zero; a
+row-major global region whose start moves with a loop is counted at one start with the same divisibility (the same
+vectors), a stage of a shared ring at stage 0.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ...hw.tcgen05 import TMEM_SCOPE
 from ...hw.threads import running_warps
 from ...layout.placement import slot_count
 from ...ops.copy.plan import MemoryCopy, plan_copy
-from ...ops.operands import FragmentOperand, LayoutTables, Operand, operand, representative_start
+from ...ops.operands import FragmentOperand, LayoutTables, MemoryOperand, Operand, operand, representative_start
 
 
 @dataclass
@@ -183,6 +184,29 @@ def plan_cost(plan, threads: int) -> Cost:
     return cost
 
 
+def _representative_begins(side: Operand) -> list | None:
+    """One instance of a region that moves with a loop, standing for all (see :func:`copy_cost`), or ``None``:
+    a row-major global region at a start with the same divisibility; a shared region with its stage index (a
+    symbolic begin where it takes one index) at 0 and any other symbolic begin at a start with the same
+    divisibility inside the buffer (``kk * 16``: 16)."""
+    if side.static_begins:
+        return side.begins
+    if side.buffer.scope() == "global":
+        return [representative_start(b) for b in side.begins] if side.layout is None else None
+    if not isinstance(side, MemoryOperand):
+        return None
+    begins = []
+    for b, e, size in zip(side.begins, side.extents, side.shape, strict=True):
+        if isinstance(b, int):
+            begins.append(b)
+        elif e == 1:
+            begins.append(0)
+        else:
+            r = representative_start(b)
+            begins.append(r if isinstance(size, int) and r + e <= size else 0)
+    return begins
+
+
 def copy_cost(
     dst_region, src_region, scope: str, layouts: dict, threads: int, tables: LayoutTables | None = None
 ) -> Cost:
@@ -207,13 +231,15 @@ def copy_cost(
     dst = operand(dst_region, layouts, "destination", tables)
     src = operand(src_region, layouts, "source", tables)
     if not (dst.static_begins and src.static_begins):
-        if not all(s.static_begins or (s.buffer.scope() == "global" and s.layout is None) for s in (dst, src)):
-            shared = sum(s.buffer.scope() == "shared" for s in (dst, src))
-            return worst_case(math.prod(src.tile_shape), src.element_bytes, shared)
         # A row-major global region whose start moves with a loop (``A[0:128, kt * 64 : kt * 64 + 64]``): every
         # instance costs the same, so one is counted, at a start with the same divisibility (the same vectors).
-        for side in (dst, src):
-            side.begins = [representative_start(b) for b in side.begins]
+        # A stage of a shared ring (``As[kt % 3]``) is counted at stage 0: every stage is the same region moved by a
+        # fixed offset, which moves every lane's address alike (the same banks, permuted).
+        begins = [_representative_begins(side) for side in (dst, src)]
+        if any(b is None for b in begins):
+            shared = sum(s.buffer.scope() == "shared" for s in (dst, src))
+            return worst_case(math.prod(src.tile_shape), src.element_bytes, shared)
+        dst.begins, src.begins = begins
     if isinstance(dst, FragmentOperand) and isinstance(src, FragmentOperand):
         return Cost()  # register moves only (whether the placements agree is the solver's question)
     return plan_cost(plan_copy(dst, src, str(scope), threads), threads)
