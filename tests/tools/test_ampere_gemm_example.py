@@ -40,8 +40,10 @@ def test_each_kernel_is_cp_async_ldmatrix_and_mma_sync(name):
     cuda = build(kernel, arch).imports[0].inspect_source()
     body = kernel_source(cuda)
     assert f"mma.sync.aligned.{form}" in cuda
-    # per warp: 32 x 32 of D = 2 x 4 blocks, four instructions of K per 128-byte K tile (32 bytes of K each)
-    assert len(re.findall(r"tirx_layout_mmasync_mma_\w+\(", body)) == 2 * 4 * 4
+    # per warp: 32 x 32 of D = 2 x 4 blocks per K step, four K steps per 128-byte K tile (32 bytes of K each): the
+    # steps a loop nvcc unrolls (#pragma unroll), the K loop kept
+    assert len(re.findall(r"tirx_layout_mmasync_mma_\w+\(", body)) == 2 * 4
+    assert re.search(r"#pragma unroll\s+for \(int kk = 0; kk < 4; \+\+kk\)", body)
     assert "cp.async.cg.shared.global [%0], [%1], 16, %2;" in cuda
     assert "cp.async.wait_group 2;" in cuda and "cp.async.wait_group 0;" in cuda
     assert ("ldmatrix.sync.aligned.m8n8.x4.shared.b16" in cuda) == through_ldmatrix
