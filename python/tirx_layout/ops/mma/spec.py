@@ -631,7 +631,6 @@ class TileMma(OpSpec):
                     f"(mma.sync): T.alloc_local(shape, dtype, layout=mma_sync_{'c' if name == 'D' else name.lower()}"
                     "_layout(shape, dtype, warps))"
                 )
-            _whole_fragment(region, name, "mma.sync")
         m, n, k = mma_tiles(call)
         d_buffer, a_buffer, b_buffer = (region.source for region in regions.values())
         try:
@@ -647,13 +646,18 @@ class TileMma(OpSpec):
         reach = Reach("warp", f"T.tile_mma on {arch} is mma.sync, .sync.aligned over whole warps, but ")
         if not all(ctx.decided(b) for b in (d_buffer, a_buffer, b_buffer)):
             return MmaSyncMma(call, "mmasync", None, None, None, m, n, k, reach=reach)
+        try:  # a region of a fragment is one when each thread holds it in a run of its slots (K chunks of A, B)
+            d, a, b = (operand(region, ctx.layouts, name) for name, region in regions.items())
+        except ValueError as err:
+            raise ValueError(f"T.tile_mma on {arch} (mma.sync): {err}") from None
         atoms = []
-        for name, buffer, shape in (("C", d_buffer, (m, n)), ("A", a_buffer, (m, k)), ("B", b_buffer, (n, k))):
+        for name, side, shape in (("C", d, (m, n)), ("A", a, (m, k)), ("B", b, (n, k))):
             try:
-                atoms.append(mma_sync_atoms(ctx.layouts[buffer], name, shape, str(buffer.dtype)))
+                atoms.append(mma_sync_atoms(side.layout, name, shape, side.dtype))
             except ValueError as err:
                 label = "D" if name == "C" else name
-                raise ValueError(f"T.tile_mma's {label} ({buffer.name}) is not an mma.sync fragment: {err}") from None
+                what = f"T.tile_mma's {label} ({side.buffer.name})"
+                raise ValueError(f"{what} is not an mma.sync fragment: {err}") from None
         try:
             program = warp_program(instruction, *atoms)
         except ValueError as err:
@@ -665,7 +669,6 @@ class TileMma(OpSpec):
                 f"({d_buffer.name}) lives on warps {list(program.warps)}, the CTA has {warps}; use scope='warp' under "
                 "a condition on the warp for fewer"
             )
-        d, a, b = (operand(region, ctx.layouts, name) for name, region in regions.items())
         return MmaSyncMma(call, "mmasync", d, a, b, m, n, k, program, reach=reach)
 
 
