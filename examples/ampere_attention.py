@@ -24,7 +24,8 @@ The problem, its inputs, the float32 reference and the tolerance are ``examples/
   vectors; ``LSE = m * scale + ln(l)`` (float32) per row, written by one lane of each quad.
 
 Kernels (``ARCH`` sm_80; one on sm_120, whose ``mma.sync`` is the same): ``fa2_<dtype>_d<head_dim>_s<seq>[_causal]``
-with 4 query heads over 2 K/V heads, simulated equal to the reference within its tolerance.
+(``_q<seq_q>_kv<seq_kv>`` for the tails), 2 query heads over 1 K/V head, built, assembled and simulated equal to the
+reference within its tolerance (``PROBLEMS``; the whole matrix of ``FULL_MATRIX`` in a slow test).
 """
 
 from __future__ import annotations
@@ -162,11 +163,34 @@ def flash_attention(problem: AttentionProblem):
     return attention
 
 
-KERNELS = KernelTable()
+#: The problems of the main job's kernels (2 query heads over 1 K/V head: the GQA read, and a simulation of a few
+#: seconds per 64-row tile of a head): name -> (problem, architecture). ``FULL_MATRIX`` (seq 256 and 384, head dim 64
+#: and 128, causal or not, bfloat16 and float16) is simulated by tests/kernels/test_ampere_attention.py, marked slow.
+PROBLEMS = {
+    "fa2_bfloat16_d64_s256": (AttentionProblem(1, 2, 1, 256, 256, 64, "bfloat16"), ARCH),
+    "fa2_float16_d128_s384_causal": (AttentionProblem(1, 2, 1, 384, 384, 128, "float16", causal=True), ARCH),
+    # tails: 200 query rows (the last tile 8 rows) over 300 keys (the last tile 44): zero-filled, masked, not stored
+    "fa2_bfloat16_d128_q200_kv300_causal": (AttentionProblem(1, 2, 1, 200, 300, 128, "bfloat16", causal=True), ARCH),
+    "fa2_float16_d64_q200_kv300": (AttentionProblem(1, 2, 1, 200, 300, 64, "float16"), ARCH),
+    "sm120_fa2_bfloat16_d128_s256_causal": (
+        AttentionProblem(1, 2, 1, 256, 256, 128, "bfloat16", causal=True),
+        "sm_120",
+    ),
+}
+FULL_MATRIX = {
+    f"fa2_{dtype}_d{d}_s{seq}{'_causal' if causal else ''}": AttentionProblem(1, 2, 1, seq, seq, d, dtype, causal)
+    for dtype in ("bfloat16", "float16")
+    for d in (64, 128)
+    for seq in (256, 384)
+    for causal in (False, True)
+}
+
+KERNELS = KernelTable()  # each kernel built when first looked up; entries (kernel, expected, sizes, arch)
 
 
-def _add(name: str, problem: AttentionProblem, arch: str = ARCH) -> None:
+def _add(name: str, problem: AttentionProblem, arch: str) -> None:
     KERNELS.add_entry(name, lambda: (flash_attention(problem), COMMON.attention_expected(problem), None, arch))
 
 
-_add("fa2_bfloat16_d64_s256", AttentionProblem(1, 4, 2, 256, 256, 64, "bfloat16"))
+for _name, (_problem, _arch) in PROBLEMS.items():
+    _add(_name, _problem, _arch)

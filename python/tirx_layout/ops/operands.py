@@ -318,11 +318,11 @@ def fragment_region(layout: TileLayout, shape, begins, extents, name: str = "the
         >>> a = mma_sync_a_layout((16, 64), "bfloat16")
         >>> fragment_region(a, (16, 64), [0, 32], [16, 32]) == (mma_sync_a_layout((16, 32), "bfloat16"), 16)
         True
-        >>> fragment_region(a, (16, 64), [0, 4], [16, 8])[1]
+        >>> fragment_region(a, (16, 64), [0, 4], [16, 8], "a")
         Traceback (most recent call last):
         ...
-        ValueError: the region [0, 4] + [16, 8] of register fragment the fragment: the layout sliced there is \
-not its own fragment (it moves elements to other threads), or the slice is not affine
+        ValueError: the region [0, 4] + [16, 8] of register fragment a: the layout sliced there is not its own
+        fragment (it moves elements to other threads), or the slice is not affine
     """
     where = f"the region {list(begins)} + {list(extents)} of register fragment {name}"
 
