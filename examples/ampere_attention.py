@@ -9,9 +9,13 @@ The problem, its inputs, the float32 reference and the tolerance are ``examples/
   registers; K and V come ``BLOCK_N`` = 64 rows at a time through a 2-stage ``cp.async`` ring (one group per tile:
   K and V of tile ``t`` land separately, so ``S = Q K^T`` starts while V is in flight). Query head ``h`` reads K/V
   head ``h // group`` (grouped-query attention).
-* ``S = Q K^T``: per 32 columns of the head dimension, a K chunk through ``ldmatrix.x4`` into a B fragment and
-  ``mma.sync.m16n8k16`` with that chunk of Q's fragment (a region of it: its own registers, no copy).
-* Masking from logical indices (``T.tile_parallel``, ``T.if_then_else``): columns past ``seq_kv`` (the ring's
+* ``S = Q K^T``: per 16 columns of the head dimension, a K chunk through ``ldmatrix.x4`` into a B fragment and
+  ``mma.sync.m16n8k16`` with that chunk of Q's fragment (a region of it: its own registers, no copy). The chunks
+  keep few registers live (a 64 x 16 chunk is 8 per thread; 32-column chunks make ptxas spill two scalars of the
+  head-dim-64 kernels with a tail). The ``ldmatrix`` copies are warp-scoped: the ``cp.async`` wait before them
+  already synchronised the CTA, so each needs only its warp's ``__syncwarp`` (a CTA-scoped one would add a
+  ``__syncthreads`` per chunk, 12 per K/V tile at head dim 128).
+* Masking from logical indices (``T.tile_parallel``, ``T.Select``): columns past ``seq_kv`` (the ring's
   zero-filled tail) and, causal, keys after the query's diagonal (aligned at the bottom right) become ``-inf``
   before the row maximum, on the tiles that have any; tiles wholly above the diagonal are never loaded.
 * The online softmax: ``m' = max(m, rowmax(S))``, ``P = exp2(S * c - m' * c)`` with ``c = scale * log2(e)``,
@@ -44,8 +48,8 @@ AttentionProblem = COMMON.AttentionProblem
 ARCH = "sm_80"
 #: Query rows per CTA, keys per K/V tile, the warp grid (4 warps along the rows), the K/V ring's stages.
 BLOCK_M, BLOCK_N, WARPS, STAGES = 64, 64, (4, 1), 2
-#: Head-dimension columns per ``S = Q K^T`` step (a K chunk of 64 x 32 in registers), keys per ``O += P V`` step.
-QK_CHUNK, PV_CHUNK = 32, 16
+#: Head-dimension columns per ``S = Q K^T`` step (a K chunk of 64 x 16 in registers), keys per ``O += P V`` step.
+QK_CHUNK, PV_CHUNK = 16, 16
 
 
 def transposed(layout, shape):
@@ -120,13 +124,13 @@ def flash_attention(problem: AttentionProblem):
                 T.tile_copy_async(Ks[(t + 1) % STAGES], K[b, kvh, (t + 1) * bn : (t + 1) * bn + bn, 0:d])
                 T.tile_copy_async(Vs[(t + 1) % STAGES], V[b, kvh, (t + 1) * bn : (t + 1) * bn + bn, 0:d])
             for kk in T.unroll(d // QK_CHUNK):
-                T.tile_copy(k, Ks[t % STAGES, 0:bn, kk * QK_CHUNK : kk * QK_CHUNK + QK_CHUNK])
+                T.tile_copy(k, Ks[t % STAGES, 0:bn, kk * QK_CHUNK : kk * QK_CHUNK + QK_CHUNK], scope="warp")
                 T.tile_mma(s, q[0:bm, kk * QK_CHUNK : kk * QK_CHUNK + QK_CHUNK], k, accumulate=kk > 0)
             n0 = T.meta_var(t * bn)
             if n0 + bn > seq_kv or (causal and n0 + bn - 1 > m0 + shift):
                 for i in T.tile_parallel(bm):
                     for j in T.tile_parallel(bn):
-                        s[i, j] = T.if_then_else(
+                        s[i, j] = T.Select(
                             n0 + j >= seq_kv or (causal and n0 + j > m0 + i + shift), T.float32(neg_inf), s[i, j]
                         )
             for i in T.tile_parallel(bm):
@@ -148,7 +152,7 @@ def flash_attention(problem: AttentionProblem):
             else:
                 T.tile_copy_async_wait(0)
             for kv in T.unroll(bn // PV_CHUNK):
-                T.tile_copy(v, Vs[t % STAGES, kv * PV_CHUNK : kv * PV_CHUNK + PV_CHUNK, 0:d])
+                T.tile_copy(v, Vs[t % STAGES, kv * PV_CHUNK : kv * PV_CHUNK + PV_CHUNK, 0:d], scope="warp")
                 T.tile_mma(o, pr[0:bm, kv * PV_CHUNK : kv * PV_CHUNK + PV_CHUNK], vt, accumulate=True)
         for i in T.tile_parallel(bm):
             for j in T.tile_parallel(d):
