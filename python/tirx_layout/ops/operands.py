@@ -4,7 +4,8 @@ flat view of its storage.
 * :class:`MemoryOperand` — a region of a global or shared buffer, laid out by its layout (row-major without one),
   reached through a flat view of its storage (``<name>_flat``, which LowerLayoutAccess later points at the flat
   buffer it makes);
-* :class:`FragmentOperand` — a whole register fragment (a layout with thread axes), seen as each thread's slots;
+* :class:`FragmentOperand` — a whole register fragment (a layout with thread axes), seen as each thread's slots
+  (for the ``mma.sync`` operands also a region of one that is a fragment of its own: a K chunk);
 * :class:`TmemOperand` — a region of a tensor-memory buffer, reached by ``tcgen05`` instructions only.
 
 :func:`operand` says which one a region is, given the buffers' layouts.
@@ -272,16 +273,22 @@ class MemoryOperand(_Viewed):
 
 
 class FragmentOperand(_Viewed):
-    """A register fragment, seen as each thread's ``slot_count`` slots: the whole buffer, or a region of it that
-    every thread holds a fixed run of its own slots of (:func:`fragment_region`), seen as a fragment of the region's
-    shape whose slots start ``slot_offset`` into the buffer's (the view's ``elem_offset``)."""
+    """A register fragment, seen as each thread's ``slot_count`` slots: the whole buffer, or (where the op takes
+    ``regions``: the ``mma.sync`` operands) a region of it that every thread holds a fixed run of its own slots of
+    (:func:`fragment_region`), seen as a fragment of the region's shape whose slots start ``slot_offset`` into the
+    buffer's (the view's ``elem_offset``)."""
 
-    def __init__(self, region, layout, role: str):
+    def __init__(self, region, layout, role: str, regions: bool = False):
         super().__init__(region, layout, role)
         if not isinstance(layout, TileLayout):
             raise ValueError(f"register fragment {self.buffer.name} needs a TileLayout, got {layout!r}")
         self.slot_offset = 0
         if any(not isinstance(b, int) or b != 0 for b in self.begins) or tuple(self.extents) != self.shape:
+            if not regions:
+                raise ValueError(
+                    f"a register fragment is an operand as a whole: {self.buffer.name} has shape {self.shape}, "
+                    f"the {role} is {region}"
+                )
             layout, self.slot_offset = fragment_region(layout, self.shape, self.begins, self.extents, self.buffer.name)
             self.layout, self.shape, self.begins = layout, tuple(self.extents), [0] * len(self.extents)
         self.extent = slot_count(layout)
@@ -358,9 +365,12 @@ class TmemOperand(Operand):
     """A region of a tensor-memory buffer: reached by ``tcgen05`` instructions, never through a view."""
 
 
-def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None, analyzer=None) -> Operand:
+def operand(
+    region, layouts: dict, role: str, tables: LayoutTables | None = None, analyzer=None, fragment_regions: bool = False
+) -> Operand:
     """The operand a copy region is, given every buffer's layout (``layouts``: buffer -> layout); ``analyzer``
-    knows the ranges of the kernel's variables, for the tail guards.
+    knows the ranges of the kernel's variables, for the tail guards; ``fragment_regions``: whether a region of a
+    register fragment may be an operand (:class:`FragmentOperand`), else only a whole one.
 
     Example:
         >>> import tvm
@@ -375,7 +385,7 @@ def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None
         found.analyzer = analyzer
         return found
     if layout is not None and layout_threads(layout):
-        return FragmentOperand(region, layout, role)
+        return FragmentOperand(region, layout, role, regions=fragment_regions)
     found = MemoryOperand(region, layout, role, tables)
     found.analyzer = analyzer
     return found

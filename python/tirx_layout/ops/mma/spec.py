@@ -647,7 +647,7 @@ class TileMma(OpSpec):
         if not all(ctx.decided(b) for b in (d_buffer, a_buffer, b_buffer)):
             return MmaSyncMma(call, "mmasync", None, None, None, m, n, k, reach=reach)
         try:  # a region of a fragment is one when each thread holds it in a run of its slots (K chunks of A, B)
-            d, a, b = (operand(region, ctx.layouts, name) for name, region in regions.items())
+            d, a, b = (operand(region, ctx.layouts, name, fragment_regions=True) for name, region in regions.items())
         except ValueError as err:
             raise ValueError(f"T.tile_mma on {arch} (mma.sync): {err}") from None
         atoms = []
