@@ -27,9 +27,10 @@ The problem, its inputs, the float32 reference and the tolerance are ``examples/
 * Epilogue: ``O / l`` cast to the 16-bit dtype in registers, through shared memory (Q's tile) to global in 16-byte
   vectors; ``LSE = m * scale + ln(l)`` (float32) per row, written by one lane of each quad.
 
-Kernels (``ARCH`` sm_80; one on sm_120, whose ``mma.sync`` is the same): ``fa2_<dtype>_d<head_dim>_s<seq>[_causal]``
-(``_q<seq_q>_kv<seq_kv>`` for the tails), 2 query heads over 1 K/V head, built, assembled and simulated equal to the
-reference within its tolerance (``PROBLEMS``; the whole matrix of ``FULL_MATRIX`` in a slow test).
+Kernels (sm_80, each entry naming its architecture; one on sm_120, whose ``mma.sync`` is the same):
+``fa2_<dtype>_d<head_dim>_s<seq>[_causal]`` (``_q<seq_q>_kv<seq_kv>`` for the tails), 2 query heads over 1 K/V
+head, built, assembled and simulated equal to the reference within its tolerance (``PROBLEMS``; the whole matrix of
+``FULL_MATRIX`` in a slow test).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ from tirx_layout.tools.kernel_report import KernelTable, load_example_module
 COMMON = load_example_module(Path(__file__).with_name("attention_common.py"))
 AttentionProblem = COMMON.AttentionProblem
 
-ARCH = "sm_80"
+#: The architecture of the kernels (each entry names its own, as examples/ampere_gemm.py does: a module-level ``ARCH``
+#: would make it every entry's).
+SM80 = "sm_80"
 #: Query rows per CTA, keys per K/V tile, the warp grid (4 warps along the rows), the K/V ring's stages.
 BLOCK_M, BLOCK_N, WARPS, STAGES = 64, 64, (4, 1), 2
 #: Head-dimension columns per ``S = Q K^T`` step (a K chunk of 64 x 16 in registers), keys per ``O += P V`` step.
@@ -171,11 +174,11 @@ def flash_attention(problem: AttentionProblem):
 #: seconds per 64-row tile of a head): name -> (problem, architecture). ``FULL_MATRIX`` (seq 256 and 384, head dim 64
 #: and 128, causal or not, bfloat16 and float16) is simulated by tests/kernels/test_ampere_attention.py, marked slow.
 PROBLEMS = {
-    "fa2_bfloat16_d64_s256": (AttentionProblem(1, 2, 1, 256, 256, 64, "bfloat16"), ARCH),
-    "fa2_float16_d128_s384_causal": (AttentionProblem(1, 2, 1, 384, 384, 128, "float16", causal=True), ARCH),
+    "fa2_bfloat16_d64_s256": (AttentionProblem(1, 2, 1, 256, 256, 64, "bfloat16"), SM80),
+    "fa2_float16_d128_s384_causal": (AttentionProblem(1, 2, 1, 384, 384, 128, "float16", causal=True), SM80),
     # tails: 200 query rows (the last tile 8 rows) over 300 keys (the last tile 44): zero-filled, masked, not stored
-    "fa2_bfloat16_d128_q200_kv300_causal": (AttentionProblem(1, 2, 1, 200, 300, 128, "bfloat16", causal=True), ARCH),
-    "fa2_float16_d64_q200_kv300": (AttentionProblem(1, 2, 1, 200, 300, 64, "float16"), ARCH),
+    "fa2_bfloat16_d128_q200_kv300_causal": (AttentionProblem(1, 2, 1, 200, 300, 128, "bfloat16", causal=True), SM80),
+    "fa2_float16_d64_q200_kv300": (AttentionProblem(1, 2, 1, 200, 300, 64, "float16"), SM80),
     "sm120_fa2_bfloat16_d128_s256_causal": (
         AttentionProblem(1, 2, 1, 256, 256, 128, "bfloat16", causal=True),
         "sm_120",
