@@ -42,8 +42,13 @@ def test_each_kernel_is_cp_async_ldmatrix_mma_sync_and_quad_shuffles(name):
     assert "cp.async.cg.shared.global [%0], [%1], 16, %2;" in cuda
     for pending in (0, 1, 2):
         assert f"cp.async.wait_group {pending};" in cuda
-    masks = set(re.findall(r"__shfl_xor_sync\(\(uint\)4294967295, \w+\[\d\], (\d+), 32\)", body))
-    assert masks == {"1", "2"}  # a row's max and sum over its lane quad, nothing wider
+    masks = re.findall(r"__shfl_xor_sync\(\(uint\)4294967295, \w+\[\d\], (\d+), 32\)", body)
+    # a row's max and sum over its lane quad, nothing wider: per reduction two masks for each of a thread's two rows
+    assert sorted(masks) == ["1"] * 4 + ["2"] * 4
+    # P: the C fragment's float32 pairs converted into the A fragment's 16-bit pairs, slot for slot (no shuffle)
+    pair = {"bfloat16": "nv_bfloat162", "float16": "half2"}[problem.dtype]
+    pairs = re.findall(rf"\*\({pair}\*\)\(pr_ptr \+ (\d+)\)", body)
+    assert sorted(map(int, pairs)) == list(range(0, 32, 2))
     assert "exp2f(" in body and "logf(" in body
     assert "tcgen05" not in cuda and "wgmma" not in cuda and "local_view" not in body
 
