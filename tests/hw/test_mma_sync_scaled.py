@@ -101,7 +101,7 @@ def test_the_tile_instruction_follows_the_scale_chunks():
     assert block_scaled_instruction(fp4, fp4, "float32", ue4m3, 128, 8).operation.endswith(
         "scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3"
     )
-    with pytest.raises(ValueError, match="has scale_vec::1X, not 2X .one scale per 16 of its K=32."):
+    with pytest.raises(ValueError, match=r"has scale_vec::1X, not 2X \(one scale per 16 of its K=32\)"):
         block_scaled_instruction(e4m3, e4m3, "float32", ue8m0, 64, 4)
     with pytest.raises(ValueError, match="one scale per 24 elements, which no scale_vec"):
         block_scaled_instruction(e4m3, e4m3, "float32", ue8m0, 96, 4)
@@ -286,9 +286,9 @@ def test_planted_wrong_scale_fragments_are_refused(name, layout, shape, x, messa
 def test_constructor_refusals_name_the_value():
     with pytest.raises(ValueError, match="rows=24 must be a positive multiple of 16"):
         mma_sync_scale_layout("A", (24, 1))
-    with pytest.raises(ValueError, match="operand is 'A' .scale_a. or 'B'"):
+    with pytest.raises(ValueError, match=r"operand is 'A' \(scale_a\) or 'B'"):
         mma_sync_scale_layout("C", (16, 1))
-    with pytest.raises(ValueError, match="rows=8 must be a positive multiple of 16 .2 warp"):
+    with pytest.raises(ValueError, match=r"rows=8 must be a positive multiple of 16 \(2 warp"):
         mma_sync_scale_layout("B", (8, 1), warps=(1, 2))
 
 

@@ -34,14 +34,15 @@ thread-id the instruction names, checking element by element where the ISA reads
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.values import static_int
-from ..layout.axis import laneid, warpid
+from ..layout.axis import Iter, laneid, warpid
 from ..layout.tile import TileLayout
-from .mma_sync import MMA_M, MMA_N, FragmentAtoms, WarpProgram, _extents, _layout, _warp_grid, fragment_places
+from .mma_sync import MMA_M, MMA_N, FragmentAtoms, WarpProgram, fragment_places
 from .targets import parse_arch, targets_with
 from .threads import WARP_THREADS
 
@@ -252,6 +253,35 @@ def block_scaled_instruction(a_dtype, b_dtype, d_dtype, scale_dtype, k_total: in
 # ---- the scale-factor fragments ----------------------------------------------------------------------------------
 
 
+def _warp_grid(warps, who: str) -> tuple[int, int]:
+    if isinstance(warps, str) or not isinstance(warps, Sequence) or len(warps) != 2:
+        raise ValueError(f"{who}: warps is (warps along M, warps along N), got {warps!r}")
+    wm, wn = (static_int(w, "a warp count") for w in warps)
+    if wm < 1 or wn < 1 or wm * wn > 32:
+        raise ValueError(f"{who}: warps must be >= 1 each and at most 32 in all (1024 threads), got {warps!r}")
+    return wm, wn
+
+
+def _blocks(shape, block: int, warps: int, who: str) -> tuple[int, int]:
+    """(blocks of ``block`` rows per warp, K chunks) of a scale tile, checked."""
+    if isinstance(shape, str) or not isinstance(shape, Sequence) or len(shape) != 2:
+        raise ValueError(f"{who}: shape must be (rows, K chunks), got {shape!r}")
+    rows, chunks = static_int(shape[0], "rows"), static_int(shape[1], "K chunks")
+    if rows < block * warps or rows % (block * warps):
+        raise ValueError(
+            f"{who}: rows={rows} must be a positive multiple of {block * warps} ({warps} warp(s) of {block}-row "
+            "instruction blocks)"
+        )
+    if chunks < 1:
+        raise ValueError(f"{who}: K chunks={chunks} must be positive")
+    return rows // (block * warps), chunks
+
+
+def _layout(iters: list, replicas: list) -> TileLayout:
+    keep = lambda its: [Iter(e, s, a) for e, s, a in its if e > 1]  # noqa: E731 -- a one-line filter
+    return TileLayout.from_iters(keep(iters), keep(replicas))
+
+
 def scale_lane(operand: str, row, thread_id):
     """The lane that supplies row ``row`` of ``scale_A`` (``operand="A"``; row 0..15) or column ``row`` of
     ``scale_B`` (``"B"``; 0..7) when the instruction names ``thread_id``.
@@ -293,8 +323,7 @@ def mma_sync_scale_layout(operand: str, shape, warps=(1, 1)) -> TileLayout:
         raise ValueError(f"{who}: operand is 'A' (scale_a) or 'B' (scale_b), got {operand!r}")
     block = SCALE_BLOCK[operand]
     wm, wn = _warp_grid(warps, who)
-    along = (wm, 1) if operand == "A" else (wn, 1)
-    blocks, chunks = _extents(shape, (block, 1), along, who, ("rows", "K chunks"))
+    blocks, chunks = _blocks(shape, block, wm if operand == "A" else wn, who)
     cols = [(chunks, 1, "m")]
     span = chunks  # slots of one block's chunks
     if operand == "A":
@@ -379,7 +408,8 @@ def mma_sync_scale_atoms(layout, operand: str, shape, scale_vec: int) -> ScaleAt
                     f"{what} is no block-scaled mma.sync scale fragment: row {bi * block + r}, chunk {s * x + j} "
                     f"(instruction K step {s}) sits on lane {int(lane[rep, r, j])} of warp "
                     f"{int(t[rep, r, j]) // WARP_THREADS}, slot {int(sl[rep, r, j])}; the ISA reads it from lane "
-                    f"{int(want_lane[rep, r, 0])} of warp {int(warp[rep, 0, 0])} (thread-id {int(thread_id[rep, 0, 0])}), "
+                    f"{int(want_lane[rep, r, 0])} of warp {int(warp[rep, 0, 0])} (thread-id "
+                    f"{int(thread_id[rep, 0, 0])}), "
                     f"slot {int(want_slot[rep, 0, j])} (register {int(register[rep, 0, 0])}, byte-id "
                     f"{int(byte_id[rep, 0, 0])} + {j})"
                 )
