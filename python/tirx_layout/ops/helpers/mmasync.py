@@ -106,7 +106,8 @@ def block_scaled_mma_source(instruction: BlockScaledMmaSync, select: ScaleSelect
 
     Example:
         >>> from tirx_layout.hw.mma_sync_scaled import ScaleSelect
-        >>> src = block_scaled_mma_source(BlockScaledMmaSync("float8_e4m3fn", "float8_e5m2"), ScaleSelect(0, 1, 0, 0, 0, 3))
+        >>> i = BlockScaledMmaSync("float8_e4m3fn", "float8_e5m2")
+        >>> src = block_scaled_mma_source(i, ScaleSelect(0, 1, 0, 0, 0, 3))
         >>> "{%0, %1, %2, %3}, %10, {1, 0}, %11, {0, 3};" in src
         True
     """

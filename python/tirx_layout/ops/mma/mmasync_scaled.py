@@ -26,8 +26,9 @@ Example (a 16 x 8 x 64 e4m3 tile on one warp: two m16n8k32 instructions, the K c
     ... ''', extra_vars={"T": tvm.script.tirx, "mma_sync_a_layout": mma_sync_a_layout,
     ...                 "mma_sync_b_layout": mma_sync_b_layout, "mma_sync_c_layout": mma_sync_c_layout,
     ...                 "mma_sync_scale_layout": mma_sync_scale_layout})
-    >>> re.findall(r'func_call\\("tirx_layout_mmasync_(\\w+)"', lower_tile_ops(func).script())
-    ['mmabs_m16n8k32_mxf8f6f4_x1_f32_e4m3_e4m3_ue8m0_a0_0_b0_0', 'mmabs_m16n8k32_mxf8f6f4_x1_f32_e4m3_e4m3_ue8m0_a1_0_b1_0']
+    >>> names = re.findall(r'func_call\\("tirx_layout_mmasync_(\\w+)"', lower_tile_ops(func).script())
+    >>> names[0], names[1][-9:]  # the second K step: the second chunk's byte of each scale register
+    ('mmabs_m16n8k32_mxf8f6f4_x1_f32_e4m3_e4m3_ue8m0_a0_0_b0_0', 'a1_0_b1_0')
 """
 
 from __future__ import annotations
