@@ -123,15 +123,11 @@ def block_scaled_gemm(tiles: int = TILES):
     return gemm
 
 
-KERNELS = KernelTable()  # each kernel built when first looked up; entries (kernel, expected, sizes, arch)
-KERNELS.add_entry(
+KERNELS = KernelTable()  # each kernel built when first looked up, for ARCH
+KERNELS.add(
     "sm120_block_scaled_gemm_mxf8",
-    lambda: (
-        block_scaled_gemm(),
-        Expected(block_scaled_reference, inputs=4, given=exact_inputs()),
-        None,
-        ARCH,
-    ),
+    Expected(block_scaled_reference, inputs=4, given=exact_inputs()),
+    block_scaled_gemm,
 )
 #: What the demo shows of this module.
 SHOWCASE = ["sm120_block_scaled_gemm_mxf8"]
