@@ -48,8 +48,9 @@ must all execute it (``.sync.aligned``; otherwise a :class:`SimulationError` nam
 every lane's fragments, multiplies exactly (tf32 operands with their low 13 mantissa bits dropped, integer sums
 wrapping modulo 2^32), rounds once to D's type, and writes D's elements back to each lane's registers. The
 block-scaled helpers are ``mmabs_m16n8k<K>_<kind>_x<X>_f32_<a>_<b>_<stype>_a<byte-id-a>_<thread-id-a>_b<byte-id-b>_
-<thread-id-b>(d_regs, a_regs, b_regs, sfa_regs, sfb_regs)``, the scale pointers at the 4 bytes (slots) of each
-lane's scale register; products are exact in float64, the sum rounded once to float32.
+<thread-id-b>_<pa><pb>(d_regs, a_regs, b_regs, sfa_regs, sfb_regs)``: a ``w`` scale pointer is at the 4 bytes
+(slots) of the lane's scale register, a ``p`` one at the ``X`` bytes the instruction reads (the register's bytes
+``byte-id ..``); products are exact in float64, the sum rounded once to float32.
 """
 
 from __future__ import annotations
@@ -206,7 +207,7 @@ def decode_scales(raw: np.ndarray, stype: str, what: str) -> np.ndarray:
     return bits.view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
 
 
-def _mma_block_scaled(interp, args, k, kind, x, a, b, s, bida, tida, bidb, tidb) -> None:
+def _mma_block_scaled(interp, args, k, kind, x, a, b, s, bida, tida, bidb, tidb, passing) -> None:
     k, x, bida, tida, bidb, tidb = (int(v) for v in (k, x, bida, tida, bidb, tidb))
     label = (
         f"mma.sync.aligned.m16n8k{k}.row.col.kind::{kind}.block_scale.scale_vec::{x}X.f32.{a}.{b}.f32.{s} "
@@ -238,14 +239,23 @@ def _mma_block_scaled(interp, args, k, kind, x, a, b, s, bida, tida, bidb, tidb)
         d_regs, d_slots, _ = register_slots(interp, args[0], threads, 4, types["D"], f"{where}: D")
         a_regs, a_slots, _ = register_slots(interp, args[1], threads, a_rows.shape[1], types["A"], f"{where}: A")
         b_regs, b_slots, _ = register_slots(interp, args[2], threads, b_rows.shape[1], types["B"], f"{where}: B")
-        sa_regs, sa_slots, _ = register_slots(interp, args[3], threads, 4, _SCALE_TYPES[s], f"{where}: scale-a-data")
-        sb_regs, sb_slots, _ = register_slots(interp, args[4], threads, 4, _SCALE_TYPES[s], f"{where}: scale-b-data")
+        # a whole word: 4 bytes, the chunks at byte-id ..; partial: the X chunk bytes themselves
+        counts = [4 if p == "w" else x for p in passing]
+        sa_regs, sa_slots, _ = register_slots(
+            interp, args[3], threads, counts[0], _SCALE_TYPES[s], f"{where}: scale-a-data"
+        )
+        sb_regs, sb_slots, _ = register_slots(
+            interp, args[4], threads, counts[1], _SCALE_TYPES[s], f"{where}: scale-b-data"
+        )
         lanes = threads[:, None]
         a_tile = np.zeros((16, k), np.float64)
         a_tile[a_rows, a_cols] = a_regs[np.broadcast_to(lanes, a_slots.shape), a_slots].astype(np.float64)
         b_tile = np.zeros((k, 8), np.float64)
         b_tile[b_rows, b_cols] = b_regs[np.broadcast_to(lanes, b_slots.shape), b_slots].astype(np.float64)
-        chunk_bytes = [bida + j for j in range(x)], [bidb + j for j in range(x)]
+        chunk_bytes = [
+            [first + j for j in range(x)]
+            for first in (bida if passing[0] == "w" else 0, bidb if passing[1] == "w" else 0)
+        ]
         sf_a = decode_scales(
             sa_regs[threads[lanes_a][:, None], sa_slots[lanes_a][:, chunk_bytes[0]]], s, f"{where}: SF_A"
         )  # (16, X)
@@ -269,7 +279,8 @@ HELPERS = HelperTable(
         (r"mma_m16n8k(?P<k>\d+)_(?P<d>f32|f16|s32)_(?P<a>[a-z0-9]+)_(?P<b>[a-z0-9]+)", _mma),
         (
             r"mmabs_m16n8k(?P<k>\d+)_(?P<kind>mxf8f6f4|mxf4nvf4|mxf4)_x(?P<x>[124])_f32_(?P<a>[a-z0-9]+)_"
-            r"(?P<b>[a-z0-9]+)_(?P<s>ue8m0|ue4m3)_a(?P<bida>\d)_(?P<tida>\d)_b(?P<bidb>\d)_(?P<tidb>\d)",
+            r"(?P<b>[a-z0-9]+)_(?P<s>ue8m0|ue4m3)_a(?P<bida>\d)_(?P<tida>\d)_b(?P<bidb>\d)_(?P<tidb>\d)_"
+            r"(?P<passing>[wp]{2})",
             _mma_block_scaled,
         ),
     ],

@@ -5,7 +5,8 @@ scale registers and the byte-id/thread-id selectors it names.
 
 What is emitted: without ``accumulate`` (or under ``if not accumulate`` when it is an expression) D's registers are
 set to zero, then one helper per instruction computes ``D = (A * SF_A) (B * SF_B) + D`` in place, K steps
-outermost, the scale operands the 32-bit registers the fragments' layouts put each instruction's scales in.
+outermost, the scale operands the 32-bit registers the fragments' layouts put each instruction's scales in (passed
+as whole words, or as the instruction's bytes where a thread's scale storage ends inside the register).
 
 Example (a 16 x 8 x 64 e4m3 tile on one warp: two m16n8k32 instructions, the K chunks in bytes 0 and 1):
     >>> import re, tvm, tirx_layout
@@ -27,8 +28,8 @@ Example (a 16 x 8 x 64 e4m3 tile on one warp: two m16n8k32 instructions, the K c
     ...                 "mma_sync_b_layout": mma_sync_b_layout, "mma_sync_c_layout": mma_sync_c_layout,
     ...                 "mma_sync_scale_layout": mma_sync_scale_layout})
     >>> names = re.findall(r'func_call\\("tirx_layout_mmasync_(\\w+)"', lower_tile_ops(func).script())
-    >>> names[0], names[1][-9:]  # the second K step: the second chunk's byte of each scale register
-    ('mmabs_m16n8k32_mxf8f6f4_x1_f32_e4m3_e4m3_ue8m0_a0_0_b0_0', 'a1_0_b1_0')
+    >>> names[0], names[1][-12:]  # the second K step: the second chunk's byte; two bytes stored: no whole words
+    ('mmabs_m16n8k32_mxf8f6f4_x1_f32_e4m3_e4m3_ue8m0_a0_0_b0_0_pp', 'a1_0_b1_0_pp')
 """
 
 from __future__ import annotations
@@ -57,6 +58,15 @@ def _zero(side: FragmentOperand):
     return [tirx.BufferStore(side.view, zero, [tirx.IntImm("int32", slot)]) for slot in range(side.extent)]
 
 
+def _scale_operand(side: FragmentOperand, register: int, byte_id: int):
+    """(pointer, whole word): the scale register ``register`` of ``side`` as a whole 32-bit word where the
+    fragment's storage holds all of it, else its bytes from ``byte_id`` on (reading the word would run past the
+    thread's scale storage)."""
+    whole = SCALES_PER_REGISTER * (register + 1) <= side.extent
+    first = SCALES_PER_REGISTER * register + (0 if whole else byte_id)
+    return _slot(side, first), whole
+
+
 @TILE_MMA.lowering(TARGET_FAMILY)
 def lower_block_scaled_mma_sync(record: MmaSyncScaledMma, ctx):
     call, program, instruction = record.call, record.program, record.instruction
@@ -66,17 +76,26 @@ def lower_block_scaled_mma_sync(record: MmaSyncScaledMma, ctx):
         clear = [] if int(accumulate) else [sequence(_zero(d))]
     else:
         clear = [tirx.IfThenElse(tvm.tirx.Not(accumulate), sequence(_zero(d)), None)]
-    steps = [
-        mmasync.block_scaled_mma(
-            instruction,
-            select,
-            _slot(d, dr),  # one float32 element per register
-            _slot(a, 4 * ar),  # four 8-bit elements per register
-            _slot(b, 4 * br),
-            _slot(sfa, SCALES_PER_REGISTER * select.a_register),
-            _slot(sfb, SCALES_PER_REGISTER * select.b_register),
+    steps = []
+    for (dr, ar, br), select in zip(program.steps, record.selects, strict=True):
+        scales = [
+            _scale_operand(side, register, byte_id)
+            for side, register, byte_id in (
+                (sfa, select.a_register, select.byte_a),
+                (sfb, select.b_register, select.byte_b),
+            )
+        ]
+        steps.append(
+            mmasync.block_scaled_mma(
+                instruction,
+                select,
+                _slot(d, dr),  # one float32 element per register
+                _slot(a, 4 * ar),  # four 8-bit elements per register
+                _slot(b, 4 * br),
+                scales[0][0],
+                scales[1][0],
+                words=(scales[0][1], scales[1][1]),
+            )
         )
-        for (dr, ar, br), select in zip(program.steps, record.selects, strict=True)
-    ]
     declarations = [side.declaration() for side in (d, a, b, sfa, sfb)]
     return sequence([*declarations, *clear, *steps])
