@@ -179,7 +179,6 @@ def fp4_places(operand: str) -> tuple[np.ndarray, np.ndarray]:
     (``"A"`` 16 x 64, ``"B"`` as K x N), by the ISA's table.
 
     Example:
-        >>> rows, cols = fragment_places("B", 1, 32)
         >>> [int(v) for v in fp4_places("B")[0][5][[0, 8]]]  # lane 5, b0 and b8: K rows 8 and 40
         [8, 40]
     """
@@ -202,7 +201,9 @@ def decode_scales(raw: np.ndarray, stype: str, what: str) -> np.ndarray:
     bits = np.asarray(raw).view(np.uint8)
     if stype == "ue4m3":
         if (bits & 0x80).any():
-            raise SimulationError(f"{what}: a ue4m3 scale has its top bit set (byte {int(bits[bits & 0x80][0]):#x})")
+            raise SimulationError(
+                f"{what}: a ue4m3 scale has its top bit set (byte {int(bits[(bits & 0x80) != 0][0]):#x})"
+            )
         return bits.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
     return bits.view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
 
