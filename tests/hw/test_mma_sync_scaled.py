@@ -313,3 +313,22 @@ def test_fp4_fragment_is_the_isa_table_and_cutes(operand):
         flat = tv(lane, i)
         assert (flat % rows, flat // rows) == want
     assert len({tuple(p) for p in places.reshape(-1, 2).tolist()}) == 32 * count  # every element once
+
+
+@pytest.mark.parametrize("operand", ["A", "B"])
+def test_mxf8f6f4_fragments_are_cutes_sm120_k32_atoms(operand):
+    # CuTe's SM120 16x8x32 traits (block-scaled or not) are its SM80 16x8x32 s8 ones over 8-bit containers: the
+    # 8-bit mma.sync fragments, whatever the element type in the container
+    from tirx_layout.hw.mma_sync import mma_sync_layout
+
+    from oracles import mma_sync_isa
+
+    shape_, stride = mma_sync_isa.CUTE[(1, 32)][operand]
+    tv = pycute.Layout(shape_, stride)
+    shape = (16, 32) if operand == "A" else (8, 32)
+    for dtype in ("float8_e4m3fn", "float8_e5m2"):
+        _, lane, slot = _places(mma_sync_layout(operand, shape, dtype), shape)
+        for thread, value in itertools.product(range(32), range(pycute.size(tv) // 32)):
+            flat = tv(thread, value)
+            row, col = flat % shape[0], flat // shape[0]
+            assert (int(lane[0, row, col]), int(slot[0, row, col])) == (thread, value)
