@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tirx_layout import Iter, TileLayout
+from tirx_layout.hw.mma_sync import mma_sync_layout
 from tirx_layout.hw.mma_sync_scaled import (
     KINDS,
     PTXAS_REFUSES,
@@ -26,6 +27,7 @@ from tirx_layout.hw.mma_sync_scaled import (
 from tirx_layout.tools.kernel_report import nvcc_assembles
 
 from oracles import mma_sync_block_scale_isa as isa
+from oracles import mma_sync_isa
 from oracles.optional import optional_module
 
 pycute = optional_module("pycute", "pip install pycute")
@@ -319,10 +321,6 @@ def test_fp4_fragment_is_the_isa_table_and_cutes(operand):
 def test_mxf8f6f4_fragments_are_cutes_sm120_k32_atoms(operand):
     # CuTe's SM120 16x8x32 traits (block-scaled or not) are its SM80 16x8x32 s8 ones over 8-bit containers: the
     # 8-bit mma.sync fragments, whatever the element type in the container
-    from tirx_layout.hw.mma_sync import mma_sync_layout
-
-    from oracles import mma_sync_isa
-
     shape_, stride = mma_sync_isa.CUTE[(1, 32)][operand]
     tv = pycute.Layout(shape_, stride)
     shape = (16, 32) if operand == "A" else (8, 32)
