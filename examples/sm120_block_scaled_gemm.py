@@ -40,66 +40,84 @@ from tirx_layout import (
 from tirx_layout.tools.kernel_report import Expected, KernelTable
 
 ARCH = "sm_120a"
-FP8, UE8M0 = "float8_e4m3fn", "float8_e8m0fnu"
-#: The CTA's tile of D, its warp grid, the shared stages, K elements per tile and per scale.
-TILE_M, TILE_N, WARPS, STAGES, BK, CHUNK = 64, 64, (2, 2), 3, 128, 32
+FP8, UE8M0, UE4M3, PACKED_FP4 = "float8_e4m3fn", "float8_e8m0fnu", "float8_e4m3fn", "uint8"
+#: The CTA's tile of D, its warp grid, the shared stages, bytes of A and B per K tile.
+TILE_M, TILE_N, WARPS, STAGES, BK = 64, 64, (2, 2), 3, 128
 TILES = 4
-K = TILES * BK
+#: Per format: (operand storage, scale storage, K elements per byte, K elements per scale).
+FORMATS = {"mxf8": (FP8, UE8M0, 1, 32), "nvf4": (PACKED_FP4, UE4M3, 2, 16)}
+#: The e2m1 values by code (sign bit 3, then 2 exponent bits, 1 mantissa bit).
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
 
 
-def exact_inputs(tiles: int = TILES) -> dict:
-    """A, B with values in -3..3 and SFA, SFB with scales 2^-1..2^1 (bytes 126..128), deterministic: every product
-    is a multiple of 2^-2 below 2^6, so a float32 sum of ``K`` of them is exact."""
-    k = tiles * BK
+def exact_inputs(fmt: str = "mxf8", tiles: int = TILES) -> dict:
+    """Deterministic A, B, SFA, SFB whose every float32 sum is exact: mxf8, e4m3 values in -3..3 and ue8m0 scales
+    2^-1..2^1 (bytes 126..128); nvf4, e2m1 values of magnitude at most 3 packed two a byte (low nibble first) and
+    ue4m3 scales 0.5, 1, 2. Every product is then a multiple of 2^-4 below 2^6, so a sum of ``K`` of them is exact."""
+    operand, scale, per_byte, per_scale = FORMATS[fmt]
+    k = tiles * BK * per_byte
     rng = np.random.default_rng(120)
-    a = rng.integers(-3, 4, (TILE_M, k)).astype(np.float32)
-    b = rng.integers(-3, 4, (TILE_N, k)).astype(np.float32)
-    sfa = rng.integers(126, 129, (TILE_M, k // CHUNK)).astype(np.uint8)
-    sfb = rng.integers(126, 129, (TILE_N, k // CHUNK)).astype(np.uint8)
     to = tirx_layout.sim.numpy_dtype
-    return {
-        "A": a.astype(to(FP8)),
-        "B": b.astype(to(FP8)),
-        "SFA": sfa.view(to(UE8M0)),
-        "SFB": sfb.view(to(UE8M0)),
-    }
+    if fmt == "mxf8":
+        a, b = (rng.integers(-3, 4, (rows, k)).astype(np.float32).astype(to(FP8)) for rows in (TILE_M, TILE_N))
+        sfa, sfb = (rng.integers(126, 129, (rows, k // per_scale)).astype(np.uint8) for rows in (TILE_M, TILE_N))
+        return {"A": a, "B": b, "SFA": sfa.view(to(scale)), "SFB": sfb.view(to(scale))}
+    small = np.array([0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13], np.uint8)  # codes of 0..3 and -0..-3
+    a, b = (rng.choice(small, (rows, k)) for rows in (TILE_M, TILE_N))
+    pack = lambda codes: (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)  # noqa: E731
+    sfa, sfb = (np.float32(2.0) ** rng.integers(-1, 2, (rows, k // per_scale)) for rows in (TILE_M, TILE_N))
+    return {"A": pack(a), "B": pack(b), "SFA": sfa.astype(to(scale)), "SFB": sfb.astype(to(scale))}
 
 
-def block_scaled_reference(a, b, sfa, sfb):
-    """``(A * SFA) @ (B * SFB).T`` in float64, each scale over its 32 K elements."""
-    scale_a = np.repeat(sfa.astype(np.float64), CHUNK, axis=-1)
-    scale_b = np.repeat(sfb.astype(np.float64), CHUNK, axis=-1)
-    return (a.astype(np.float64) * scale_a) @ (b.astype(np.float64) * scale_b).T
+def unpack_fp4(packed: np.ndarray) -> np.ndarray:
+    """e2m1 values (float64) of bytes holding two each, the lower K element in the low nibble."""
+    codes = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(packed.shape[0], -1)
+    return E2M1[codes]
 
 
-def block_scaled_gemm(tiles: int = TILES):
-    """The 3-stage cp.async + mma.sync block-scaled GEMM of ``64 x 64`` of D over ``tiles`` K tiles of 128."""
+def block_scaled_reference(fmt: str = "mxf8"):
+    """``(A * SFA) @ (B * SFB).T`` in float64, each scale over its K elements."""
+    _, _, _, per_scale = FORMATS[fmt]
+
+    def reference(a, b, sfa, sfb):
+        a, b = (unpack_fp4(x) if fmt == "nvf4" else x.astype(np.float64) for x in (a, b))
+        scale_a = np.repeat(sfa.astype(np.float64), per_scale, axis=-1)
+        scale_b = np.repeat(sfb.astype(np.float64), per_scale, axis=-1)
+        return (a * scale_a) @ (b * scale_b).T
+
+    return reference
+
+
+def block_scaled_gemm(fmt: str = "mxf8", tiles: int = TILES):
+    """The 3-stage cp.async + mma.sync block-scaled GEMM of ``64 x 64`` of D over ``tiles`` K tiles of 128 bytes
+    of A and B (128 e4m3 or 256 e2m1 elements)."""
+    operand, scale, per_byte, per_scale = FORMATS[fmt]
     m, n, bk, s_, k = TILE_M, TILE_N, BK, STAGES, tiles * BK
-    chunks = bk // CHUNK  # scale chunks per K tile
-    a_shared = mma_shared_layout(FP8, "128B", (s_, m, bk))
-    b_shared = mma_shared_layout(FP8, "128B", (s_, n, bk))
-    a_frag = mma_sync_a_layout((m, bk), FP8, WARPS)
-    b_frag = mma_sync_b_layout((n, bk), FP8, WARPS)
+    chunks = bk * per_byte // per_scale  # scale chunks per K tile
+    a_shared = mma_shared_layout(operand, "128B", (s_, m, bk))
+    b_shared = mma_shared_layout(operand, "128B", (s_, n, bk))
+    a_frag = mma_sync_a_layout((m, bk), operand, WARPS)
+    b_frag = mma_sync_b_layout((n, bk), operand, WARPS)
     sfa_frag = mma_sync_scale_layout("A", (m, chunks), WARPS)
     sfb_frag = mma_sync_scale_layout("B", (n, chunks), WARPS)
     accumulator = mma_sync_c_layout((m, n), "float32", WARPS)
 
     @T.prim_func
     def gemm(
-        A: T.Buffer((m, k), FP8),
-        B: T.Buffer((n, k), FP8),
-        SFA: T.Buffer((m, k // CHUNK), UE8M0),
-        SFB: T.Buffer((n, k // CHUNK), UE8M0),
+        A: T.Buffer((m, k), operand),
+        B: T.Buffer((n, k), operand),
+        SFA: T.Buffer((m, tiles * chunks), scale),
+        SFB: T.Buffer((n, tiles * chunks), scale),
         D: T.Buffer((m, n), "float32"),
     ):
         T.device_entry()
         tx = T.thread_id([128])
-        As = T.alloc_shared((s_, m, bk), FP8, layout=a_shared, align=1024)
-        Bs = T.alloc_shared((s_, n, bk), FP8, layout=b_shared, align=1024)
-        a = T.alloc_local((m, bk), FP8, layout=a_frag)
-        b = T.alloc_local((n, bk), FP8, layout=b_frag)
-        sfa = T.alloc_local((m, chunks), UE8M0, layout=sfa_frag)
-        sfb = T.alloc_local((n, chunks), UE8M0, layout=sfb_frag)
+        As = T.alloc_shared((s_, m, bk), operand, layout=a_shared, align=1024)
+        Bs = T.alloc_shared((s_, n, bk), operand, layout=b_shared, align=1024)
+        a = T.alloc_local((m, bk), operand, layout=a_frag)
+        b = T.alloc_local((n, bk), operand, layout=b_frag)
+        sfa = T.alloc_local((m, chunks), scale, layout=sfa_frag)
+        sfb = T.alloc_local((n, chunks), scale, layout=sfb_frag)
         acc = T.alloc_local((m, n), "float32", layout=accumulator)
         T.tile_fill(acc, 0)
         for s in T.unroll(s_ - 1):  # the prologue: the first two K tiles in flight
@@ -124,10 +142,12 @@ def block_scaled_gemm(tiles: int = TILES):
 
 
 KERNELS = KernelTable()  # each kernel built when first looked up, for ARCH
-KERNELS.add(
-    "sm120_block_scaled_gemm_mxf8",
-    Expected(block_scaled_reference, inputs=4, given=exact_inputs()),
-    block_scaled_gemm,
-)
+for _fmt in FORMATS:
+    KERNELS.add(
+        f"sm120_block_scaled_gemm_{_fmt}",
+        Expected(block_scaled_reference(_fmt), inputs=4, given=exact_inputs(_fmt)),
+        block_scaled_gemm,
+        _fmt,
+    )
 #: What the demo shows of this module.
-SHOWCASE = ["sm120_block_scaled_gemm_mxf8"]
+SHOWCASE = ["sm120_block_scaled_gemm_mxf8", "sm120_block_scaled_gemm_nvf4"]

@@ -41,7 +41,7 @@ def gemm(A: T.Buffer((M, KT), "DT"), B: T.Buffer((N, KT), "BT"), SFA: T.Buffer((
 
 
 def kernel_text(m, n, k, warps=(1, 1), tiles=1, chunk=32, dtype="float8_e4m3fn", b_dtype=None, scale="float8_e8m0fnu"):
-    c = k // chunk
+    c = k * (2 if dtype == "uint8" else 1) // chunk  # uint8: packed e2m1, two K elements a byte
     names = {
         "THREADS": str(32 * warps[0] * warps[1]),
         "WARPS": str(tuple(warps)),
@@ -61,9 +61,21 @@ def kernel_text(m, n, k, warps=(1, 1), tiles=1, chunk=32, dtype="float8_e4m3fn",
     return re.sub("|".join(sorted(names, key=len, reverse=True)), lambda x: names[x.group()], KERNEL)
 
 
-def operands(m, n, k, dtype="float8_e4m3fn", b_dtype=None, chunk=32, seed=0):
-    """Exact inputs: values -3..3, scales 2^-2..2^2 (ue8m0 bytes 125..129)."""
+def operands(m, n, k, dtype="float8_e4m3fn", b_dtype=None, chunk=32, seed=0, scale="float8_e8m0fnu"):
+    """Exact inputs: values -3..3, scales 2^-2..2^2 (ue8m0 bytes 125..129); packed e2m1 (uint8): random bytes of
+    two codes of magnitude at most 3, ue4m3 scales 0.5..2."""
     rng = np.random.default_rng(seed)
+    if dtype == "uint8":
+        codes = np.array([0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13], np.uint8)
+        a, b = (rng.choice(codes, (rows, k, 2)) for rows in (m, n))
+        a, b = ((x[..., 0] | (x[..., 1] << 4)).astype(np.uint8) for x in (a, b))
+        if scale == "float8_e8m0fnu":
+            sfa, sfb = (rng.integers(126, 129, (rows, 2 * k // chunk)).astype(np.uint8) for rows in (m, n))
+            e8m0 = sim.numpy_dtype(scale)
+            return {"A": a, "B": b, "SFA": sfa.view(e8m0), "SFB": sfb.view(e8m0)}
+        sfa, sfb = (np.float32(2.0) ** rng.integers(-1, 2, (rows, 2 * k // chunk)) for rows in (m, n))
+        e4m3 = sim.numpy_dtype(scale)
+        return {"A": a, "B": b, "SFA": sfa.astype(e4m3), "SFB": sfb.astype(e4m3)}
     a = rng.integers(-3, 4, (m, k)).astype(sim.numpy_dtype(dtype))
     b = rng.integers(-3, 4, (n, k)).astype(sim.numpy_dtype(b_dtype or dtype))
     e8m0 = sim.numpy_dtype("float8_e8m0fnu")
@@ -72,7 +84,12 @@ def operands(m, n, k, dtype="float8_e4m3fn", b_dtype=None, chunk=32, seed=0):
     return {"A": a, "B": b, "SFA": sfa, "SFB": sfb}
 
 
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+
+
 def reference(A, B, SFA, SFB, chunk=32):
+    if A.dtype == np.uint8:  # packed e2m1, the lower K element in the low nibble
+        A, B = (E2M1[np.stack([x & 0xF, x >> 4], axis=-1).reshape(x.shape[0], -1)] for x in (A, B))
     sa = np.repeat(SFA.astype(np.float64), chunk, axis=1)
     sb = np.repeat(SFB.astype(np.float64), chunk, axis=1)
     return (A.astype(np.float64) * sa) @ (B.astype(np.float64) * sb).T
@@ -84,6 +101,30 @@ CASES = [
     (64, 16, 64, (2, 1), 3, "float8_e5m2", "float8_e4m3fn"),
     (16, 32, 32, (1, 1), 2, "float8_e4m3fn", "float8_e5m2"),
 ]
+
+
+PACKED = [
+    # (M, N, K bytes per tile, warps, tiles, scale, elements per scale, the form)
+    (32, 32, 64, (2, 2), 2, "float8_e4m3fn", 16, "kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3"),
+    (16, 16, 32, (1, 1), 2, "float8_e8m0fnu", 32, "kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0"),
+]
+
+
+@pytest.mark.parametrize(("m", "n", "k", "warps", "tiles", "scale", "chunk", "form"), PACKED)
+def test_packed_fp4_tiles_simulate_equal_to_numpy_and_assemble(m, n, k, warps, tiles, scale, chunk, form):
+    func = parse(kernel_text(m, n, k, warps, tiles, chunk=chunk, dtype="uint8", scale=scale))
+    inputs = operands(m, n, k * tiles, "uint8", chunk=chunk, scale=scale)
+    out = sim.run(func, inputs, "sm_120a")
+    np.testing.assert_array_equal(out["D"], reference(**inputs, chunk=chunk))
+    cuda = build(func, "sm_120a").imports[0].inspect_source()
+    assert f"mma.sync.aligned.m16n8k64.row.col.{form}" in cuda
+    calls = re.findall(r"tirx_layout_mmasync_mmabs_\w+\(", cuda.split("__global__")[-1])
+    assert len(calls) == (m // warps[0] // 16) * (n // warps[1] // 8) * (k // 32)  # 32 bytes = 64 e2m1 a step
+    assembled = nvcc_assembles(cuda, "sm_120a")
+    if assembled is None:
+        pytest.skip("nvcc is not installed")
+    assert assembled[0], assembled[1]
+    assert not any(local_memory(assembled[1]).values())
 
 
 @pytest.mark.parametrize(("m", "n", "k", "warps", "tiles", "dtype", "b_dtype"), CASES)
@@ -157,7 +198,9 @@ REFUSALS = [
     ("sm_120a", {"scale": "float16"}, r"ue8m0 \(float8_e8m0fnu\) or ue4m3 \(float8_e4m3fn\), got float16"),
     ("sm_120a", {"scale": "float8_e4m3fn"}, r"kind::mxf8f6f4 takes ue8m0 scale factors, not ue4m3"),
     ("sm_120a", {"chunk": 16}, r"kind::mxf8f6f4 with ue8m0 scales has scale_vec::1X, not 2X"),
-    ("sm_120a", {"dtype": "float16"}, r"kind::mxf8f6f4 multiplies .*; A is float16"),
+    ("sm_120a", {"dtype": "float16"}, r"T\.tile_mma's A \(a\) is float16: the block-scaled mma\.sync lowers for"),
+    ("sm_120a", {"dtype": "uint8", "b_dtype": "float8_e4m3fn"}, r"e2m1 pairs packed in uint8 bytes \(A and B both"),
+    ("sm_120a", {"dtype": "uint8", "chunk": 16}, r"kind::mxf4nvf4 with ue8m0 scales and scale_vec::4X: the ISA lists"),
 ]
 
 

@@ -30,7 +30,8 @@ of A is cut into ``X`` chunks of ``K / X`` elements, chunk ``j`` multiplied by `
 likewise by ``scale_B[j, n]``. K is 32 for ``kind::mxf8f6f4`` (e4m3/e5m2 operands: the 8-bit m16n8k32 fragments
 above) and 64 for ``kind::mxf4``/``mxf4nvf4`` (e2m1, eight to a register: A row ``g`` for ``a0..a7, a16..a23``,
 ``g + 8`` otherwise, column ``8t + (i & 7)``, ``+ 32`` for ``i >= 16``; B row (K) ``8t + (i & 7)``, ``+ 32`` for
-``i >= 8``, column ``g``). The scales come from one 32-bit register per lane each:
+``i >= 8``, column ``g``; registers held as ``float4_e2m1fn`` slots, or as bytes of two, the lower element in the
+low nibble). The scales come from one 32-bit register per lane each:
 
   - ``thread-id-a`` 0 takes ``SF_A`` from the lanes with ``laneid % 4`` 0 or 1, 1 from those with 2 or 3; of a
     quad's pair the lower lane holds row ``g``, the upper row ``g + 8`` (Figure 43);
@@ -58,7 +59,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .addresses import register_slots
+from .addresses import register_address, register_slots
 from .dispatch import HelperTable
 from .matrix_operands import mma_reference
 from .memory import SimulationError
@@ -208,6 +209,21 @@ def decode_scales(raw: np.ndarray, stype: str, what: str) -> np.ndarray:
     return bits.view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
 
 
+def _operand(interp, expr, threads, count: int, dtype: np.dtype, what: str) -> np.ndarray:
+    """The ``(32, count)`` element values (float64) of an A or B operand: ``count`` slots of ``dtype`` per lane, or,
+    for e2m1 held as bytes (``uint8``, two elements each, the lower one in the low nibble: "the lowest element in the
+    low bits" of a register), ``count / 2`` bytes unpacked."""
+    _, regs, _ = register_address(interp, expr, what)
+    packed = dtype == np.dtype(ml_dtypes.float4_e2m1fn) and regs.dtype == np.dtype(np.uint8)
+    stored = np.dtype(np.uint8) if packed else dtype
+    regs, slots, _ = register_slots(interp, expr, threads, count // 2 if packed else count, stored, what)
+    values = regs[threads[:, None], slots]
+    if not packed:
+        return values.astype(np.float64)
+    nibbles = np.stack([values & 0xF, values >> 4], axis=-1).reshape(len(threads), count)
+    return nibbles.astype(np.uint8).view(ml_dtypes.float4_e2m1fn).astype(np.float64)
+
+
 def _mma_block_scaled(interp, args, k, kind, x, a, b, s, bida, tida, bidb, tidb, passing) -> None:
     k, x, bida, tida, bidb, tidb = (int(v) for v in (k, x, bida, tida, bidb, tidb))
     label = (
@@ -238,8 +254,8 @@ def _mma_block_scaled(interp, args, k, kind, x, a, b, s, bida, tida, bidb, tidb,
         threads = np.arange(_WARP * w, _WARP * (w + 1))
         where = f"{label} of warp {w}"
         d_regs, d_slots, _ = register_slots(interp, args[0], threads, 4, types["D"], f"{where}: D")
-        a_regs, a_slots, _ = register_slots(interp, args[1], threads, a_rows.shape[1], types["A"], f"{where}: A")
-        b_regs, b_slots, _ = register_slots(interp, args[2], threads, b_rows.shape[1], types["B"], f"{where}: B")
+        a_vals = _operand(interp, args[1], threads, a_rows.shape[1], types["A"], f"{where}: A")
+        b_vals = _operand(interp, args[2], threads, b_rows.shape[1], types["B"], f"{where}: B")
         # a whole word: 4 bytes, the chunks at byte-id ..; partial: the X chunk bytes themselves
         counts = [4 if p == "w" else x for p in passing]
         sa_regs, sa_slots, _ = register_slots(
@@ -250,9 +266,9 @@ def _mma_block_scaled(interp, args, k, kind, x, a, b, s, bida, tida, bidb, tidb,
         )
         lanes = threads[:, None]
         a_tile = np.zeros((16, k), np.float64)
-        a_tile[a_rows, a_cols] = a_regs[np.broadcast_to(lanes, a_slots.shape), a_slots].astype(np.float64)
+        a_tile[a_rows, a_cols] = a_vals
         b_tile = np.zeros((k, 8), np.float64)
-        b_tile[b_rows, b_cols] = b_regs[np.broadcast_to(lanes, b_slots.shape), b_slots].astype(np.float64)
+        b_tile[b_rows, b_cols] = b_vals
         chunk_bytes = [
             [first + j for j in range(x)]
             for first in (bida if passing[0] == "w" else 0, bidb if passing[1] == "w" else 0)

@@ -83,6 +83,9 @@ _TCGEN05_PLACES = {
     "scale_a": (TMEM_SCOPE,),
     "scale_b": (TMEM_SCOPE,),
 }
+#: The storage of packed e2m1 operands of a block-scaled mma.sync: a byte holds two, the lower K element in the low
+#: nibble (the ISA's "eight to a register, the lowest in the low bits"); T.tile_mma's K is then in bytes.
+PACKED_FP4 = "uint8"
 #: Swizzle modes tried for an open MMA operand, in preference order (the wider swizzle wins a tie).
 MMA_OPERAND_MODES = ("128B", "64B", "32B", "none")
 _OPERAND_REQUIREMENT = (
@@ -758,27 +761,33 @@ class TileMma(OpSpec):
                 f"T.tile_mma's scale_a is {sfa_buffer.dtype} and scale_b {sfb_buffer.dtype}; the instruction has "
                 "one scale type"
             )
-        dtypes = [str(b.dtype) for b in (a_buffer, b_buffer, d_buffer, sfa_buffer)]
+        operand_dtypes = (str(a_buffer.dtype), str(b_buffer.dtype))
+        packed = operand_dtypes == (PACKED_FP4, PACKED_FP4)  # bytes of two e2m1 each: K counts e2m1 elements
+        for name, buffer in (("A", a_buffer), ("B", b_buffer)):
+            if str(buffer.dtype) not in ("float8_e4m3fn", "float8_e5m2") and not packed:
+                raise ValueError(
+                    f"T.tile_mma's {name} ({buffer.name}) is {buffer.dtype}: the block-scaled mma.sync lowers for "
+                    f"float8_e4m3fn and float8_e5m2 operands, and for e2m1 pairs packed in {PACKED_FP4} bytes (A "
+                    f"and B both {PACKED_FP4}; fp6 and unpacked fp4 have no register layout, which addresses whole "
+                    "bytes)"
+                )
+        elements = 2 * k if packed else k
+        dtypes = ["float4_e2m1fn"] * 2 if packed else list(operand_dtypes)
         try:
-            instruction = block_scaled_instruction(*dtypes, k, chunks)
+            instruction = block_scaled_instruction(
+                *dtypes, str(d_buffer.dtype), str(sfa_buffer.dtype), elements, chunks
+            )
             instruction.check_arch(str(arch))
         except ValueError as err:
             raise ValueError(f"T.tile_mma with scale factors (block-scaled mma.sync): {err}") from None
-        for name, buffer in (("A", a_buffer), ("B", b_buffer)):
-            if str(buffer.dtype) not in ("float8_e4m3fn", "float8_e5m2"):
-                raise ValueError(
-                    f"T.tile_mma's {name} ({buffer.name}) is {buffer.dtype}: the block-scaled mma.sync lowers for "
-                    "8-bit operands (float8_e4m3fn, float8_e5m2); fp6 and fp4 elements sit in 8-bit containers "
-                    "(kind::mxf8f6f4) or packed nibbles (kind::mxf4*), which register layouts (whole bytes) do not "
-                    "address"
-                )
         reach = Reach("warp", f"T.tile_mma on {arch} is mma.sync, .sync.aligned over whole warps, but ")
         buffers = (d_buffer, a_buffer, b_buffer, sfa_buffer, sfb_buffer)
         if not all(ctx.decided(b) for b in buffers):
             return MmaSyncScaledMma(
                 call, BLOCK_SCALE_FAMILY, None, None, None, None, None, m, n, k, instruction, reach=reach
             )
-        dense = MmaSyncInstruction(str(a_buffer.dtype), str(b_buffer.dtype), "float32", instruction.k)
+        # the program of 32-byte K steps over 8-bit register fragments: an fp8 m16n8k32's, packed fp4's m16n8k64
+        dense = MmaSyncInstruction("float8_e4m3fn", "float8_e4m3fn", "float32", 32)
         atoms = []
         for name, buffer, shape in (("C", d_buffer, (m, n)), ("A", a_buffer, (m, k)), ("B", b_buffer, (n, k))):
             try:
