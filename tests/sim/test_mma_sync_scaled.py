@@ -64,8 +64,12 @@ FORMS = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "a_type", "b_type", "stype", "x"), FORMS)
-def test_block_scaled_mma_is_the_isa_on_every_selector(kind, a_type, b_type, stype, x):
+#: Every form, and the e2m1 ones again with the operands held packed (two a byte).
+CASES = [(*form, False) for form in FORMS] + [(*form, True) for form in FORMS if form[1] == "e2m1"]
+
+
+@pytest.mark.parametrize(("kind", "a_type", "b_type", "stype", "x", "packed"), CASES)
+def test_block_scaled_mma_is_the_isa_on_every_selector(kind, a_type, b_type, stype, x, packed):
     k = isa.K_OF_KIND[kind]
     fp4 = a_type == "e2m1"
     rng = np.random.default_rng(k + x)
@@ -101,6 +105,8 @@ def test_block_scaled_mma_is_the_isa_on_every_selector(kind, a_type, b_type, sty
         d = np.zeros((32, 4), np.float32)
         for lane, i in itertools.product(range(32), range(4)):
             d[lane, i] = c[mma_sync_isa.c_place(lane, i)]
+        if packed:  # two e2m1 a byte, the lower element in the low nibble
+            a_regs, b_regs = (x.view(np.uint8)[:, 0::2] | (x.view(np.uint8)[:, 1::2] << 4) for x in (a_regs, b_regs))
         args = [
             regs.buffer("d", "float32", 4, d),
             regs.buffer("a", "float8_e4m3fn", a_regs.shape[1], a_regs),
