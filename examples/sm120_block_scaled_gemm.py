@@ -1,27 +1,33 @@
-"""A block-scaled (MX) FP8 GEMM on consumer Blackwell (sm_120a), which has no tensor memory and no tcgen05: the same
+"""Block-scaled (MX / NV) GEMMs on consumer Blackwell (sm_120a), which has no tensor memory and no tcgen05: the same
 ``T.tile_mma(D, A, B, accumulate, scale_a=SFA, scale_b=SFB)`` the datacenter parts lower to
-``tcgen05.mma.kind::mxf8f6f4.block_scale`` (examples/block_scaled_gemm.py) lowers here to the warp-level
-``mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0`` when D, A, B
-and the scale factors are register fragments:
+``tcgen05.mma.kind::mxf8f6f4.block_scale`` (examples/block_scaled_gemm.py) lowers here to the warp-level block-scaled
+``mma.sync`` when D, A, B and the scale factors are register fragments:
 
-``D = (A * 2^(SFA - 127)) @ (B * 2^(SFB - 127)).T``, A ``(64, K)`` and B ``(64, K)`` e4m3, one ue8m0 scale per row
-and per 32 K elements (``SFA (64, K/32)``, ``SFB (64, K/32)``), float32 D.
+* ``sm120_block_scaled_gemm_mxf8``: ``D = (A * 2^(SFA - 127)) @ (B * 2^(SFB - 127)).T``, A and B ``(64, K)`` e4m3,
+  one ue8m0 scale per row and per 32 K elements: ``mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale
+  .scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0``;
+* ``sm120_block_scaled_gemm_nvf4``: A and B e2m1 (NVFP4) packed two a byte in ``uint8`` ``(64, K/2)`` (the lower K
+  element in the low nibble), one ue4m3 scale (held in ``float8_e4m3fn``, sign clear) per 16 K elements:
+  ``mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3``.
 
-* a CTA of 4 warps (2 x 2) computes the ``64 x 64`` tile; A and B go K tile by K tile (128 e4m3 = 128 bytes, four
-  scale chunks) through a 3-stage ``cp.async`` ring of 128B-swizzled shared tiles, exactly as ``ampere_gemm``'s
+Both:
+
+* a CTA of 4 warps (2 x 2) computes the ``64 x 64`` tile; A and B go K tile by K tile (128 bytes: 128 e4m3 or 256
+  e2m1) through a 3-stage ``cp.async`` ring of 128B-swizzled shared tiles, exactly as ``ampere_gemm``'s
   ``sm120_gemm_fp8``: ``T.tile_copy_async`` issues, ``T.tile_copy_async_wait`` retires, ``T.tile_copy`` reads a stage
-  into the ``mma_sync_a_layout`` / ``mma_sync_b_layout`` fragments (4-byte loads: ldmatrix moves 16-bit rows, and an
-  8-bit fragment's four bytes of a row per lane are one 32-bit load already);
-* the scales of a K tile go from global memory straight into their fragments (``mma_sync_scale_layout``): each lane
-  holds one 32-bit register of each, the four K chunks of the tile in its four bytes, the two 16-row blocks of a warp's
-  A in the two lane pairs of a quad and the four 8-column blocks of its B in the four lanes of a quad, so one 4-byte
-  load per lane and operand feeds all 8 instructions of the K tile; the layouts give every instruction its register,
-  ``byte-id`` (the chunk) and ``thread-id`` (the block);
-* inputs are exact (``INPUTS``): small integers and scales 2^-1..2^1, so every float32 sum is exact and the result is
-  compared with numpy's exactly.
+  into the ``mma_sync_a_layout`` / ``mma_sync_b_layout`` fragments of 8-bit elements (4-byte loads: ldmatrix moves
+  16-bit rows, and an 8-bit fragment's four bytes of a row per lane are one 32-bit load already);
+* the scales of a K tile go from global memory straight into their fragments (``mma_sync_scale_layout``): the two
+  16-row blocks of a warp's A sit in the two lane pairs of a quad (``thread-id-a``) and the four 8-column blocks of
+  its B in the four lanes of a quad (``thread-id-b``), the K chunks in the bytes of a lane's registers
+  (``byte-id``), so one 4-byte (mxf8: 4 chunks) or 16-byte (nvf4: 16 chunks) load per lane and operand feeds all 32
+  instructions of the warp's K tile; the layouts give every instruction its register and selectors;
+* inputs are exact (``exact_inputs``): small values and power-of-two scales, so every float32 sum is exact and the
+  result is compared with numpy's exactly.
 
 Built for ``ARCH`` (the block-scaled forms need the architecture-specific target), assembled by ptxas with no local
-memory, simulated (the simulator's own model of the block-scaled ``mma.sync``, from the ISA) equal to numpy.
+memory (SASS: 32 ``QMMA.SF.16832`` / ``OMMA.SF.16864 ... 4X`` per K tile), simulated (the simulator's own model of
+the block-scaled ``mma.sync``, from the ISA) equal to numpy.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ def exact_inputs(fmt: str = "mxf8", tiles: int = TILES) -> dict:
     """Deterministic A, B, SFA, SFB whose every float32 sum is exact: mxf8, e4m3 values in -3..3 and ue8m0 scales
     2^-1..2^1 (bytes 126..128); nvf4, e2m1 values of magnitude at most 3 packed two a byte (low nibble first) and
     ue4m3 scales 0.5, 1, 2. Every product is then a multiple of 2^-4 below 2^6, so a sum of ``K`` of them is exact."""
-    operand, scale, per_byte, per_scale = FORMATS[fmt]
+    _, scale, per_byte, per_scale = FORMATS[fmt]
     k = tiles * BK * per_byte
     rng = np.random.default_rng(120)
     to = tirx_layout.sim.numpy_dtype

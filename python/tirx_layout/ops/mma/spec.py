@@ -13,7 +13,12 @@ majorness is a property of an operand's layout, never of its shape. It lowers, b
   scale factors; ``wait=False`` leaves the group in flight until ``T.tile_mma_wait(pending)``;
 * ``mmasync`` (every target from sm_80, ``ops/mma/mmasync.py``; on sm_90a/sm_100a when D, A and B are all register
   fragments): D, A and B register fragments in the ``mma.sync`` layouts (``hw/mma_sync.py``), whose atoms decide
-  the instructions: each warp issues ``mma.sync.m16n8k*`` on the blocks it holds, K steps outermost.
+  the instructions: each warp issues ``mma.sync.m16n8k*`` on the blocks it holds, K steps outermost;
+* ``mmasync_block_scale`` (sm_120a and its family, ``ops/mma/mmasync_scaled.py``): the same with ``scale_a`` /
+  ``scale_b`` register fragments ``(M, C)`` / ``(N, C)`` in ``mma_sync_scale_layout`` (C chunks of K): the
+  block-scaled ``mma.sync`` whose kind and ``scale_vec`` follow from the dtypes and K / C (e4m3/e5m2 with ue8m0 per
+  32: ``mxf8f6f4``; e2m1 packed two a byte in ``uint8``, K then counted in bytes: ``mxf4`` with ue8m0 per 32,
+  ``mxf4nvf4`` with ue4m3 (``float8_e4m3fn``) per 16), the scale registers and selectors read off their layouts.
 
 Every rule of the op is stated here, once, in :meth:`TileMma.resolve`; it returns a :class:`Tcgen05Mma` or
 :class:`WgmmaMma` record that VerifyLayouts reports from and the lowering consumes. The rules that read an operand's
