@@ -6,6 +6,7 @@ read of a tile in flight or of rows another thread stored), and the whole proble
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 
@@ -20,6 +21,9 @@ from kernels import EXAMPLES, example_module
 
 FA2 = example_module("ampere_attention")
 COMMON = FA2.COMMON
+#: The environment variable that asks for the whole problem matrix (CI runs the main job's kernels only).
+MATRIX_VARIABLE = "TIRX_LAYOUT_ATTENTION_MATRIX"
+WHOLE_MATRIX = bool(os.environ.get(MATRIX_VARIABLE))
 #: A small problem: 2 query heads over 1 K/V head, 128 queries over 192 keys (3 K/V tiles, 2 query tiles per head).
 SMALL = COMMON.AttentionProblem(1, 2, 1, 128, 192, 64, "bfloat16", causal=True)
 
@@ -104,14 +108,16 @@ def weakened(tmp_path, old: str, new: str):
     ids=["Q-wait", "K-wait", "V-wait", "epilogue-barrier"],
 )
 def test_each_wait_and_the_epilogue_barrier_is_needed(tmp_path, old, new, race):
-    module = weakened(tmp_path, old, new)
+    module = weakened(tmp_path, old, new)  # the kernel as written simulates without a race: the test above
     expected = COMMON.attention_expected(SMALL)
-    assert report("as written", FA2.flash_attention(SMALL), expected, None, "sm_80").ok
     with pytest.raises(sim.DataRace, match=race):
         report("weakened", module.flash_attention(SMALL), expected, None, "sm_80")
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not WHOLE_MATRIX, reason=f"the whole problem matrix (16 kernels, ~8 min) runs with {MATRIX_VARIABLE}=1"
+)
 @pytest.mark.parametrize("name", sorted(FA2.FULL_MATRIX))
 def test_the_whole_matrix_simulates_equal_to_numpy(name):
     problem = FA2.FULL_MATRIX[name]
