@@ -125,6 +125,23 @@ def budget(problem: AttentionProblem, block_n: int, stages: int, q_tiles: int) -
     return shared, columns
 
 
+def atom_views(dtype: str, d: int, block_n: int, q_tiles: int, stages: int):
+    """The layouts of the Q, K and V tiles seen as stacks of 64-column (128-byte) swizzle atom columns, one TMA box
+    each: ``(q_tiles * atoms, 128, 64)``, ``(stages * atoms, block_n, 64)`` and, V MN-major, ``(stages * atoms, 64,
+    block_n)``. A canonical operand stores its atom columns one after the other, so these are the same bytes.
+
+    Example:
+        >>> atom_views("bfloat16", 128, 128, 2, 2)[0]
+        ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(4, 128, 64):(8192, 64, 1)]))
+    """
+    atoms, width = d // 64, 64
+    return (
+        mma_shared_layout(dtype, "128B", (q_tiles * atoms, BLOCK_M, width)),
+        mma_shared_layout(dtype, "128B", (stages * atoms, block_n, width)),
+        mma_shared_layout(dtype, "128B", (stages * atoms, width, block_n), major="MN"),
+    )
+
+
 def tmem_tiles(tiles: int, cols: int, column: int, per_column: int = 1, stage_columns: int | None = None):
     """The TMEM layout of ``tiles`` MMA accumulators (or A operands) of 128 rows by ``cols``, ``(tiles, 128,
     cols)``: row i on lane i (datapath D), ``per_column`` elements per 32-bit column, tile ``t`` starting ``column
@@ -178,12 +195,15 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
     n_kv = -(-SKV // BN)  # K/V tiles of a row that sees every key
     offset = SKV - SQ  # causal: query i sees keys j <= i + offset
     masked_tail = SKV % BN != 0
+    W = 128 // 2  # elements of a 128-byte swizzle atom row: a TMA box is at most that wide
+    ATOMS = D // W
     threads = roles(QT)
     PRODUCER, MMA, THREADS = threads["producer"].start // 32, threads["mma"].start // 32, threads["mma"].stop
 
     q_layout = mma_shared_layout(dtype, "128B", (QT, BM, D))
     k_layout = mma_shared_layout(dtype, "128B", (ST, BN, D))
     v_layout = mma_shared_layout(dtype, "128B", (ST, D, BN), major="MN")  # B of O += P V: (N, K) = (d, keys)
+    q_atom_layout, k_atom_layout, v_atom_layout = atom_views(dtype, D, BN, QT, ST)
     # TMEM, per Q tile t: S in 32-bit columns t * BN .., O after every S in QT * BN + t * D .., and P (16-bit, two
     # per 32-bit column: TCol counts 16-bit halves) over the first BN / 2 columns of S[t]
     s_layout = tmem_tiles(QT, BN, 0)
@@ -200,10 +220,11 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
 
     def needs_mask(t, pair, j):
         """Whether K/V tile ``j`` has a masked score in Q tile ``t``: past seq_kv, or (causal) past a diagonal."""
+        diagonal = j * BN + BN - 1 > (pair * QT + t) * BM + offset
+        if not masked_tail:
+            return diagonal
         tail = j * BN + BN > SKV
-        if not causal:
-            return tail
-        return tail or j * BN + BN - 1 > (pair * QT + t) * BM + offset
+        return T.Or(tail, diagonal) if causal else tail
 
     @T.macro
     def softmax(t, pair, s_acc, p_tmem, bars, shared_rows, frag):
@@ -319,6 +340,10 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
         q_tile = T.alloc_shared((QT, BM, D), dtype, layout=q_layout, align=1024)
         k_tile = T.alloc_shared((ST, BN, D), dtype, layout=k_layout, align=1024)
         v_tile = T.alloc_shared((ST, D, BN), dtype, layout=v_layout, align=1024)
+        # the same tiles as 64-column atom columns, one TMA box each (test_attention checks the views agree)
+        q_atoms = T.decl_buffer((QT * ATOMS, BM, W), dtype, data=q_tile.data, layout=q_atom_layout, align=1024)
+        k_atoms = T.decl_buffer((ST * ATOMS, BN, W), dtype, data=k_tile.data, layout=k_atom_layout, align=1024)
+        v_atoms = T.decl_buffer((ST * ATOMS, W, BN), dtype, data=v_tile.data, layout=v_atom_layout, align=1024)
         staging = T.alloc_shared((BM, E), dtype, layout=staging_layout, align=512)
         boxes = T.decl_buffer((BM // 32, 32, E), dtype, data=staging.data, layout=box_layout, align=512)
         scale_s = T.alloc_shared((QT, BM), "float32")  # the softmax's O rescale factor of each row
@@ -353,7 +378,7 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
         row_max = T.alloc_local((BM,), "float32")
         lse = T.alloc_local((BM,), "float32")
         for t in T.unroll(QT):
-            T.mbarrier_init(q_full[t], 1)  # the TMA load (and its bytes)
+            T.mbarrier_init(q_full[t], ATOMS)  # the TMA loads, one per atom column (and their bytes)
             T.mbarrier_init(s_full[t], 1)  # the MMA's commit
             T.mbarrier_init(o_done[t], 1)
             T.mbarrier_init(p_full[t], 128)  # the softmax warpgroup
@@ -361,8 +386,8 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
             T.mbarrier_init(stats_full[t], 128)
             T.mbarrier_init(o_ready[t], 128)  # the correction warpgroup
         for s in T.unroll(ST):
-            T.mbarrier_init(k_full[s], 1)
-            T.mbarrier_init(v_full[s], 1)
+            T.mbarrier_init(k_full[s], ATOMS)
+            T.mbarrier_init(v_full[s], ATOMS)
             T.mbarrier_init(kv_empty[s], 128)  # the correction warpgroup, after the last Q tile's o_done
         b = T.meta_var(cta // (H * pairs))
         h = T.meta_var(cta // pairs % H)
@@ -372,14 +397,32 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
         if tx // 32 == PRODUCER:
             for t in T.unroll(QT):
                 q0 = T.meta_var((pair * QT + t) * BM)
-                T.tile_copy_async(q_tile[t], Q[b, h, q0 : q0 + BM, 0:D], q_full[t], scope="warp")
+                for a in T.unroll(ATOMS):  # one box per 128-byte swizzle atom column
+                    T.tile_copy_async(
+                        q_atoms[t * ATOMS + a],
+                        Q[b, h, q0 : q0 + BM, a * W : a * W + W],
+                        q_full[t],
+                        scope="warp",
+                    )
             for j in T.serial(n):
                 if j >= ST:  # stage j % ST held K/V tile j - ST until every MMA reading it was done
                     T.mbarrier_wait(kv_empty[j % ST], (j // ST + 1) % 2)
-                T.tile_copy_async(k_tile[j % ST], K[b, kvh, j * BN : j * BN + BN, 0:D], k_full[j % ST], scope="warp")
-                T.tile_copy_async(
-                    v_tile[j % ST], V[b, kvh, j * BN : j * BN + BN, 0:D], v_full[j % ST], scope="warp", transposed=True
-                )
+                keys = T.meta_var(slice(j * BN, j * BN + BN))
+                for a in T.unroll(ATOMS):
+                    T.tile_copy_async(
+                        k_atoms[j % ST * ATOMS + a],
+                        K[b, kvh, keys, a * W : a * W + W],
+                        k_full[j % ST],
+                        scope="warp",
+                    )
+                for a in T.unroll(ATOMS):  # V transposed: the MN-major (d, keys) B operand of O += P V
+                    T.tile_copy_async(
+                        v_atoms[j % ST * ATOMS + a],
+                        V[b, kvh, keys, a * W : a * W + W],
+                        v_full[j % ST],
+                        scope="warp",
+                        transposed=True,
+                    )
         elif tx // 32 == MMA:
             for j in T.serial(n + 1):  # step j: O[t] += P[t] V[j - 1], then S[t] = Q[t] K[j].T
                 mma_step(0, j, pair, q_tile, k_tile, v_tile, s_acc, o_acc, p_tmem, bars)
