@@ -51,12 +51,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_mma, T.tile_reduce, T.alloc_tmem, layout=..., the pipeline)
 from tirx_layout import Iter, TCol, TileLayout, TLane, mma_shared_layout
-from tirx_layout.tools.kernel_report import load_example_module
+from tirx_layout.ops.helpers.math import ex2_approx
+from tirx_layout.tools.kernel_report import KernelTable, load_example_module
 
 COMMON = load_example_module(Path(__file__).with_name("attention_common.py"))
 AttentionProblem = COMMON.AttentionProblem
@@ -74,6 +76,29 @@ SHARED_MEMORY_BYTES = 232448
 #: Tensor memory columns of an SM.
 TMEM_COLUMNS = 512
 LN2 = math.log(2.0)
+
+
+class Barriers(NamedTuple):
+    """The kernel's mbarriers (shared ``uint64`` buffers), per Q tile or per K/V stage, as the roles pass them."""
+
+    q_full: object
+    s_full: object
+    p_full: object
+    scale_full: object
+    stats_full: object
+    o_done: object
+    o_ready: object
+    k_full: object
+    v_full: object
+    kv_empty: object
+
+
+class SharedRows(NamedTuple):
+    """Per Q tile and row, in shared memory: the O rescale factor, the final row sum and the final maximum."""
+
+    scale_s: object
+    sum_s: object
+    max_s: object
 
 
 def roles(q_tiles: int) -> dict[str, range]:
@@ -158,7 +183,7 @@ def tmem_tiles(tiles: int, cols: int, column: int, per_column: int = 1, stage_co
     return TileLayout.from_iters(iters, [], {TCol: column * per_column} if column else None)
 
 
-def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_tiles: int = 2):
+def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_tiles: int = 2):
     """The sm_100a attention forward of ``problem`` (checked by ``AttentionProblem.check``): K/V tiles of
     ``block_n`` keys through a ring of ``stages``, ``q_tiles`` Q tiles of 128 rows per CTA. Parameters ``Q, K, V,
     O, LSE``.
@@ -219,7 +244,10 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
         return T.min(n_kv, ((pair * QT + t) * BM + BM + offset + BN - 1) // BN)
 
     def needs_mask(t, pair, j):
-        """Whether K/V tile ``j`` has a masked score in Q tile ``t``: past seq_kv, or (causal) past a diagonal."""
+        """Whether K/V tile ``j`` has a masked score in Q tile ``t``: past seq_kv, or (causal) past a diagonal
+        (``False`` when neither can happen: the masking is then not written at all)."""
+        if not (causal or masked_tail):
+            return False
         diagonal = j * BN + BN - 1 > (pair * QT + t) * BM + offset
         if not masked_tail:
             return diagonal
@@ -228,91 +256,86 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
 
     @T.macro
     def softmax(t, pair, s_acc, p_tmem, bars, shared_rows, frag):
-        q_full, s_full, p_full, scale_full, stats_full, o_done, o_ready, k_full, v_full, kv_empty = bars
-        scale_s, sum_s, max_s = shared_rows
-        scores, p_chunk, tmax, tsum, m_run, l_run, scale = frag
+        scores, m_neg, tmax, tsum, m_run, l_run, scale = frag
         q0 = T.meta_var((pair * QT + t) * BM)
         nt = T.meta_var(kv_tiles(t, pair))
         T.tile_fill(m_run, T.float32(-math.inf), "warpgroup")
         T.tile_fill(l_run, T.float32(0), "warpgroup")
         for j in T.serial(nt):
-            T.mbarrier_wait(s_full[t], j % 2)
+            T.mbarrier_wait(bars.s_full[t], j % 2)
             T.tile_copy(scores, s_acc[t, 0:BM, 0:BN], "warpgroup")  # tcgen05.ld 32x32b: row i on thread i
-            if masked_tail or causal:
-                if needs_mask(t, pair, j):  # -inf where the key is past seq_kv or past the row's diagonal
-                    for i in T.tile_parallel(BM, scope="warpgroup"):
-                        for k in T.tile_parallel(BN):
-                            key = T.meta_var(j * BN + k)
-                            hidden = T.meta_var(T.Or(key >= SKV, key > q0 + i + offset) if causal else key >= SKV)
-                            scores[i, k] = T.if_then_else(hidden, T.float32(-math.inf), scores[i, k])
+            if needs_mask(t, pair, j):  # -inf where the key is past seq_kv or past the row's diagonal
+                for i in T.tile_parallel(BM, scope="warpgroup"):
+                    for k in T.tile_parallel(BN):
+                        key = T.meta_var(j * BN + k)
+                        hidden = T.meta_var(T.Or(key >= SKV, key > q0 + i + offset) if causal else key >= SKV)
+                        scores[i, k] = T.if_then_else(hidden, T.float32(-math.inf), scores[i, k])
             T.tile_reduce(tmax, scores, "max", axis=1, scope="warpgroup")
             for i in T.tile_parallel(BM, scope="warpgroup"):
                 # lazy: the subtracted maximum moves only when the row's grows by more than the threshold
                 grown = T.meta_var(tmax[i] * T.float32(c))
                 moved = T.meta_var(grown - m_run[i] > T.float32(RESCALE_THRESHOLD))
-                scale[i] = T.if_then_else(moved, T.exp2(m_run[i] - grown), T.float32(1))
+                scale[i] = T.if_then_else(moved, ex2_approx(m_run[i] - grown), T.float32(1))
                 m_run[i] = T.if_then_else(moved, grown, m_run[i])
+                m_neg[i] = T.float32(0) - m_run[i]
             if j >= 1:  # the correction rescales O[t] by it before the next O += P V
-                T.tile_copy(scale_s[t, 0:BM], scale, "warpgroup")
-                T.mbarrier_arrive(scale_full[t])
+                T.tile_copy(shared_rows.scale_s[t, 0:BM], scale, "warpgroup")
+                T.mbarrier_arrive(bars.scale_full[t])
             for i in T.tile_parallel(BM, scope="warpgroup"):
                 for k in T.tile_parallel(BN):
-                    scores[i, k] = T.exp2(scores[i, k] * T.float32(c) - m_run[i])
+                    scores[i, k] = ex2_approx(scores[i, k] * T.float32(c) + m_neg[i])  # one FFMA, one MUFU.EX2
             T.tile_reduce(tsum, scores, "sum", axis=1, scope="warpgroup")
             for i in T.tile_parallel(BM, scope="warpgroup"):
                 l_run[i] = l_run[i] * scale[i] + tsum[i]
             # P over S's first columns as 16-bit values: a casting copy (cvt, then tcgen05.st 32x32b)
             T.tile_copy(p_tmem[t, 0:BM, 0:BN], scores, "warpgroup")
-            T.mbarrier_arrive(p_full[t])
-        T.tile_copy(sum_s[t, 0:BM], l_run, "warpgroup")
-        T.tile_copy(max_s[t, 0:BM], m_run, "warpgroup")
-        T.mbarrier_arrive(stats_full[t])
+            T.mbarrier_arrive(bars.p_full[t])
+        T.tile_copy(shared_rows.sum_s[t, 0:BM], l_run, "warpgroup")
+        T.tile_copy(shared_rows.max_s[t, 0:BM], m_run, "warpgroup")
+        T.mbarrier_arrive(bars.stats_full[t])
 
     @T.macro
     def mma_step(t, j, pair, q_tile, k_tile, v_tile, s_acc, o_acc, p_tmem, bars):
         """Step ``j`` of the MMA warp for Q tile ``t``: O[t] += P[t] V[j - 1], then S[t] = Q[t] K[j].T."""
-        q_full, s_full, p_full, scale_full, stats_full, o_done, o_ready, k_full, v_full, kv_empty = bars
         nt = T.meta_var(kv_tiles(t, pair))
         if j >= 1 and j <= nt:
-            T.mbarrier_wait(p_full[t], (j - 1) % 2)
+            T.mbarrier_wait(bars.p_full[t], (j - 1) % 2)
             if j >= 2:  # the correction has rescaled O[t] for K/V tile j - 1
-                T.mbarrier_wait(o_ready[t], j % 2)
-            T.mbarrier_wait(v_full[(j - 1) % ST], (j - 1) // ST % 2)
-            T.tile_mma(o_acc[t], p_tmem[t], v_tile[(j - 1) % ST], j >= 2, barrier=o_done[t], scope="warp")
+                T.mbarrier_wait(bars.o_ready[t], j % 2)
+            T.mbarrier_wait(bars.v_full[(j - 1) % ST], (j - 1) // ST % 2)
+            T.tile_mma(o_acc[t], p_tmem[t], v_tile[(j - 1) % ST], j >= 2, barrier=bars.o_done[t], scope="warp")
         if j < nt:
             if j == 0:
-                T.mbarrier_wait(q_full[t], 0)
-            T.mbarrier_wait(k_full[j % ST], j // ST % 2)
-            T.tile_mma(s_acc[t], q_tile[t], k_tile[j % ST], False, barrier=s_full[t], scope="warp")
+                T.mbarrier_wait(bars.q_full[t], 0)
+            T.mbarrier_wait(bars.k_full[j % ST], j // ST % 2)
+            T.tile_mma(s_acc[t], q_tile[t], k_tile[j % ST], False, barrier=bars.s_full[t], scope="warp")
 
     @T.macro
     def correction_step(t, j, b, h, pair, o_acc, bars, shared_rows, outputs, frag):
         """The correction warpgroup once O[t] += P V of K/V tile ``j - 1`` has landed: free the K/V stage (after the
         last Q tile's MMA), rescale O[t] for tile ``j``, or, after the last tile, the epilogue."""
-        q_full, s_full, p_full, scale_full, stats_full, o_done, o_ready, k_full, v_full, kv_empty = bars
-        scale_s, sum_s, max_s = shared_rows
         O, LSE, staging, boxes, warp = outputs
         o_chunk, result, row_scale, row_sum, row_max, lse = frag
         nt = T.meta_var(kv_tiles(t, pair))
         q0 = T.meta_var((pair * QT + t) * BM)
         if j <= nt:
-            T.mbarrier_wait(o_done[t], (j - 1) % 2)
+            T.mbarrier_wait(bars.o_done[t], (j - 1) % 2)
             if t == QT - 1:  # every MMA reading K/V tile j - 1 is done: its stage is free
-                T.mbarrier_arrive(kv_empty[(j - 1) % ST])
+                T.mbarrier_arrive(bars.kv_empty[(j - 1) % ST])
             if j < nt:  # rescale O[t] before the MMA adds P V of tile j
-                T.mbarrier_wait(scale_full[t], (j - 1) % 2)
-                T.tile_copy(row_scale, scale_s[t, 0:BM], "warpgroup")
+                T.mbarrier_wait(bars.scale_full[t], (j - 1) % 2)
+                T.tile_copy(row_scale, shared_rows.scale_s[t, 0:BM], "warpgroup")
                 for ck in T.unroll(D // E):
                     T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
                     for i in T.tile_parallel(BM, scope="warpgroup"):
                         for k in T.tile_parallel(E):
                             o_chunk[i, k] = o_chunk[i, k] * row_scale[i]
                     T.tile_copy(o_acc[t, 0:BM, ck * E : ck * E + E], o_chunk, "warpgroup")
-                T.mbarrier_arrive(o_ready[t])
+                T.mbarrier_arrive(bars.o_ready[t])
             else:  # the epilogue: O / rowsum in the output dtype through shared memory by TMA, and LSE
-                T.mbarrier_wait(stats_full[t], 0)
-                T.tile_copy(row_sum, sum_s[t, 0:BM], "warpgroup")
-                T.tile_copy(row_max, max_s[t, 0:BM], "warpgroup")
+                T.mbarrier_wait(bars.stats_full[t], 0)
+                T.tile_copy(row_sum, shared_rows.sum_s[t, 0:BM], "warpgroup")
+                T.tile_copy(row_max, shared_rows.max_s[t, 0:BM], "warpgroup")
                 for ck in T.unroll(D // E):
                     T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
                     for i in T.tile_parallel(BM, scope="warpgroup"):
@@ -359,13 +382,15 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
         k_full = T.alloc_shared((ST,), "uint64")
         v_full = T.alloc_shared((ST,), "uint64")
         kv_empty = T.alloc_shared((ST,), "uint64")
-        bars = T.meta_var((q_full, s_full, p_full, scale_full, stats_full, o_done, o_ready, k_full, v_full, kv_empty))
-        shared_rows = T.meta_var((scale_s, sum_s, max_s))
+        bars = T.meta_var(
+            Barriers(q_full, s_full, p_full, scale_full, stats_full, o_done, o_ready, k_full, v_full, kv_empty)
+        )
+        shared_rows = T.meta_var(SharedRows(scale_s, sum_s, max_s))
         s_acc = T.alloc_tmem((QT, BM, BN), "float32", layout=s_layout)
         o_acc = T.alloc_tmem((QT, BM, D), "float32", layout=o_layout, within=s_acc)
         p_tmem = T.alloc_tmem((QT, BM, BN), dtype, layout=p_layout, within=s_acc, overlap=True)
         scores = T.alloc_local((BM, BN), "float32")  # S as tcgen05.ld leaves it: row i on thread i (inferred)
-        p_chunk = T.alloc_local((BM, E), dtype)
+        m_neg = T.alloc_local((BM,), "float32")
         tmax = T.alloc_local((BM,), "float32")  # derived: one value per thread
         tsum = T.alloc_local((BM,), "float32")
         m_run = T.alloc_local((BM,), "float32")
@@ -429,9 +454,9 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
                 if QT == 2:
                     mma_step(1, j, pair, q_tile, k_tile, v_tile, s_acc, o_acc, p_tmem, bars)
         elif tx // 128 == 0:
-            softmax(0, pair, s_acc, p_tmem, bars, shared_rows, (scores, p_chunk, tmax, tsum, m_run, l_run, scale))
+            softmax(0, pair, s_acc, p_tmem, bars, shared_rows, (scores, m_neg, tmax, tsum, m_run, l_run, scale))
         elif QT == 2 and tx // 128 == 1:
-            softmax(1, pair, s_acc, p_tmem, bars, shared_rows, (scores, p_chunk, tmax, tsum, m_run, l_run, scale))
+            softmax(1, pair, s_acc, p_tmem, bars, shared_rows, (scores, m_neg, tmax, tsum, m_run, l_run, scale))
         elif tx // 128 == QT:
             outputs = T.meta_var((O, LSE, staging, boxes, tx // 32 % 4))
             fragments = T.meta_var((o_chunk, result, row_scale, row_sum, row_max, lse))
@@ -441,3 +466,36 @@ def attention(problem: AttentionProblem, block_n: int = 128, stages: int = 2, q_
                     correction_step(1, j1 + 1, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)
 
     return attention_fwd
+
+
+def _entry(seq: int, head_dim: int, causal: bool, dtype: str = "bfloat16"):
+    """A ``KERNELS`` entry: batch 1, two query heads on one K/V head (GQA, group 2), ``seq`` queries and keys."""
+    problem = AttentionProblem(1, 2, 1, seq, seq, head_dim, dtype, causal)
+    return lambda: (attention(problem), attention_expected(problem), None, "sm_100a")
+
+
+def simulated_problems() -> list[tuple[int, int, bool]]:
+    """The issue's matrix ``(seq, head_dim, causal)``: seq 256 and 384 (a tail), head dim 64 and 128, causal and
+    not. ``KERNELS`` holds :data:`REGISTERED` of them (the suite simulates each); ``tests/kernels/test_attention.py``
+    simulates all eight (marked slow).
+
+    Example:
+        >>> len(simulated_problems())
+        8
+    """
+    return [(seq, d, causal) for seq in (256, 384) for d in (64, 128) for causal in (False, True)]
+
+
+#: The entries the example suite simulates (about 40 s together on one core): every head dim, causal and not, and the
+#: tail of seq 384 in both; the rest of the matrix is ``test_attention.py``'s slow test.
+REGISTERED = [(256, 64, False), (256, 128, True), (384, 64, True), (384, 128, False)]
+KERNELS = KernelTable()  # each kernel built when first looked up
+for _seq, _d, _causal in REGISTERED:
+    KERNELS.add_entry(f"attention_{_seq}_d{_d}{'_causal' if _causal else ''}", _entry(_seq, _d, _causal))
+
+#: The issue's production size, built and assembled (not simulated): seq 8192, head dim 128, bfloat16, 16 query heads
+#: on 16 K/V heads, batch 4 (256 CTAs of two Q tiles), causal and not.
+FULL_SIZE = {
+    "attention_8192_d128": lambda: attention(AttentionProblem(4, 16, 16, 8192, 8192, 128)),
+    "attention_8192_d128_causal": lambda: attention(AttentionProblem(4, 16, 16, 8192, 8192, 128, causal=True)),
+}
