@@ -243,6 +243,16 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
             return n_kv
         return T.min(n_kv, ((pair * QT + t) * BM + BM + offset + BN - 1) // BN)
 
+    def first_active(t, pair, j):
+        """Whether Q tile ``t`` is the first of the CTA's to use K/V tile ``j`` (it uses it): tile 0, or (causal)
+        a later tile once the earlier ones have passed their diagonal. One wait per phase: a second would be
+        redundant, and its removal would go unnoticed."""
+        if t == 0:
+            return True
+        if not causal:
+            return False
+        return j >= kv_tiles(t - 1, pair)
+
     def needs_mask(t, pair, j):
         """Whether K/V tile ``j`` has a masked score in Q tile ``t``: past seq_kv, or (causal) past a diagonal
         (``False`` when neither can happen: the masking is then not written at all)."""
@@ -299,15 +309,18 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         """Step ``j`` of the MMA warp for Q tile ``t``: O[t] += P[t] V[j - 1], then S[t] = Q[t] K[j].T."""
         nt = T.meta_var(kv_tiles(t, pair))
         if j >= 1 and j <= nt:
+            # the tensor-memory waits last: the fence after the last wait orders the MMA after all of them
+            if first_active(t, pair, j - 1):  # the first of the Q tiles reading V tile j - 1 waits for it
+                T.mbarrier_wait(bars.v_full[(j - 1) % ST], (j - 1) // ST % 2)
             T.mbarrier_wait(bars.p_full[t], (j - 1) % 2)
             if j >= 2:  # the correction has rescaled O[t] for K/V tile j - 1
                 T.mbarrier_wait(bars.o_ready[t], j % 2)
-            T.mbarrier_wait(bars.v_full[(j - 1) % ST], (j - 1) // ST % 2)
             T.tile_mma(o_acc[t], p_tmem[t], v_tile[(j - 1) % ST], j >= 2, barrier=bars.o_done[t], scope="warp")
         if j < nt:
             if j == 0:
                 T.mbarrier_wait(bars.q_full[t], 0)
-            T.mbarrier_wait(bars.k_full[j % ST], j // ST % 2)
+            if first_active(t, pair, j):
+                T.mbarrier_wait(bars.k_full[j % ST], j // ST % 2)
             T.tile_mma(s_acc[t], q_tile[t], k_tile[j % ST], False, barrier=bars.s_full[t], scope="warp")
 
     @T.macro
@@ -318,36 +331,38 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         o_chunk, result, row_scale, row_sum, row_max, lse = frag
         nt = T.meta_var(kv_tiles(t, pair))
         q0 = T.meta_var((pair * QT + t) * BM)
-        if j <= nt:
-            T.mbarrier_wait(bars.o_done[t], (j - 1) % 2)
+        if j < nt:  # rescale O[t] before the MMA adds P V of tile j
+            T.mbarrier_wait(bars.scale_full[t], (j - 1) % 2)
+            T.mbarrier_wait(bars.o_done[t], (j - 1) % 2)  # last: its fence orders the TMEM accesses below
             if t == QT - 1:  # every MMA reading K/V tile j - 1 is done: its stage is free
                 T.mbarrier_arrive(bars.kv_empty[(j - 1) % ST])
-            if j < nt:  # rescale O[t] before the MMA adds P V of tile j
-                T.mbarrier_wait(bars.scale_full[t], (j - 1) % 2)
-                T.tile_copy(row_scale, shared_rows.scale_s[t, 0:BM], "warpgroup")
-                for ck in T.unroll(D // E):
-                    T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
-                    for i in T.tile_parallel(BM, scope="warpgroup"):
-                        for k in T.tile_parallel(E):
-                            o_chunk[i, k] = o_chunk[i, k] * row_scale[i]
-                    T.tile_copy(o_acc[t, 0:BM, ck * E : ck * E + E], o_chunk, "warpgroup")
-                T.mbarrier_arrive(bars.o_ready[t])
-            else:  # the epilogue: O / rowsum in the output dtype through shared memory by TMA, and LSE
-                T.mbarrier_wait(bars.stats_full[t], 0)
-                T.tile_copy(row_sum, shared_rows.sum_s[t, 0:BM], "warpgroup")
-                T.tile_copy(row_max, shared_rows.max_s[t, 0:BM], "warpgroup")
-                for ck in T.unroll(D // E):
-                    T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
-                    for i in T.tile_parallel(BM, scope="warpgroup"):
-                        for k in T.tile_parallel(E):
-                            result[i, k] = T.Cast(dtype, o_chunk[i, k] / row_sum[i])
-                    T.tile_copy(staging, result, "warpgroup")
-                    rows = T.meta_var(slice(q0 + warp * 32, q0 + warp * 32 + 32))  # clipped at seq_q by the TMA
-                    T.tile_copy_async(O[b, h, rows, ck * E : ck * E + E], boxes[warp, 0:32, 0:E], scope="warp")
-                    T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
+            T.tile_copy(row_scale, shared_rows.scale_s[t, 0:BM], "warpgroup")
+            for ck in T.unroll(D // E):
+                T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
                 for i in T.tile_parallel(BM, scope="warpgroup"):
-                    lse[i] = (row_max[i] + T.log2(row_sum[i])) * T.float32(LN2)
-                T.tile_copy(LSE[b, h, q0 : q0 + BM], lse, "warpgroup")
+                    for k in T.tile_parallel(E):
+                        o_chunk[i, k] = o_chunk[i, k] * row_scale[i]
+                T.tile_copy(o_acc[t, 0:BM, ck * E : ck * E + E], o_chunk, "warpgroup")
+            T.mbarrier_arrive(bars.o_ready[t])
+        elif j == nt:  # the epilogue: O / rowsum in the output dtype through shared memory by TMA, and LSE
+            T.mbarrier_wait(bars.stats_full[t], 0)
+            T.mbarrier_wait(bars.o_done[t], (j - 1) % 2)
+            if t == QT - 1:
+                T.mbarrier_arrive(bars.kv_empty[(j - 1) % ST])
+            T.tile_copy(row_sum, shared_rows.sum_s[t, 0:BM], "warpgroup")
+            T.tile_copy(row_max, shared_rows.max_s[t, 0:BM], "warpgroup")
+            for ck in T.unroll(D // E):
+                T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
+                for i in T.tile_parallel(BM, scope="warpgroup"):
+                    for k in T.tile_parallel(E):
+                        result[i, k] = T.Cast(dtype, o_chunk[i, k] / row_sum[i])
+                T.tile_copy(staging, result, "warpgroup")
+                rows = T.meta_var(slice(q0 + warp * 32, q0 + warp * 32 + 32))  # clipped at seq_q by the TMA
+                T.tile_copy_async(O[b, h, rows, ck * E : ck * E + E], boxes[warp, 0:32, 0:E], scope="warp")
+                T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
+            for i in T.tile_parallel(BM, scope="warpgroup"):
+                lse[i] = (row_max[i] + T.log2(row_sum[i])) * T.float32(LN2)
+            T.tile_copy(LSE[b, h, q0 : q0 + BM], lse, "warpgroup")
 
     @T.prim_func
     def attention_fwd(
