@@ -332,8 +332,9 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         nt = T.meta_var(kv_tiles(t, pair))
         q0 = T.meta_var((pair * QT + t) * BM)
         if j < nt:  # rescale O[t] before the MMA adds P V of tile j
+            # the softmax posted the factor after S[t] of tile j landed; that MMA's commit covers every earlier MMA
+            # of the thread, O[t] += P V of tile j - 1 included, so this wait (and its fence) orders the O accesses
             T.mbarrier_wait(bars.scale_full[t], (j - 1) % 2)
-            T.mbarrier_wait(bars.o_done[t], (j - 1) % 2)  # last: its fence orders the TMEM accesses below
             if t == QT - 1:  # every MMA reading K/V tile j - 1 is done: its stage is free
                 T.mbarrier_arrive(bars.kv_empty[(j - 1) % ST])
             T.tile_copy(row_scale, shared_rows.scale_s[t, 0:BM], "warpgroup")

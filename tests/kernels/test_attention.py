@@ -211,3 +211,118 @@ def _run_without_fence(monkeypatch, kernel, inputs, fence, barrier, occurrence=0
 
     monkeypatch.setattr(tirx_layout.sim, "lower", lowered)
     return sim.run(kernel, inputs)
+
+
+def _without_proxy_fence(func, occurrence: int = 0):
+    """The lowered ``func`` with the ``occurrence``-th ``fence.proxy.async`` before a TMA store dropped."""
+    seen = []
+
+    def visit(seq):
+        stmts = list(seq.seq)
+        for i, stmt in enumerate(stmts):
+            if _helper(stmt)[0] == "tirx_layout_sync_fence_proxy_async" and "tma_store" in str(stmts[i + 1 : i + 3]):
+                seen.append(stmt)
+                if len(seen) - 1 == occurrence:
+                    return tvm.tirx.SeqStmt([*stmts[:i], tvm.tirx.Evaluate(0), *stmts[i + 1 :]])
+        return seq
+
+    body = tvm_ffi.structural_map(func.body, [(tvm.tirx.SeqStmt, visit)], order="post")
+    assert len(seen) > occurrence, f"no fence.proxy.async {occurrence} before a TMA store"
+    return func.with_body(body)
+
+
+def _drop(monkeypatch, kernel, inputs, what: str, error, message: str):
+    """Run ``kernel`` with one wait or fence dropped (``what``: ``wait:<barrier>:<n>``, ``wait:tma_store:<n>``,
+    ``fence:<after|before>:<barrier>:<n>`` or ``proxy:<n>``) and expect the simulator to report ``message``."""
+    kind, *rest = what.split(":")
+    with pytest.raises(error, match=message):
+        if kind == "wait":
+            sim.run(_without_wait(kernel, rest[0], int(rest[1])), inputs)
+        elif kind == "fence":
+            _run_without_fence(monkeypatch, kernel, inputs, rest[0], rest[1], int(rest[2]))
+        else:
+            lower = tirx_layout.sim.lower
+
+            def lowered(*args, **kwargs):
+                host, functions = lower(*args, **kwargs)
+                return host, [_without_proxy_fence(f, int(rest[0])) for f in functions]
+
+            monkeypatch.setattr(tirx_layout.sim, "lower", lowered)
+            sim.run(kernel, inputs)
+
+
+_TMA_UNSEEN = r"before it has seen the TMA load into {0} issued by thread 384 complete"
+_UNORDERED = r"an access by warp 13 after a store by warp {0}, not ordered"
+_NO_FENCE_AFTER = r"a tcgen05.ld by warp {0} of a cell a tcgen05.mma .* missing: tcgen05.fence::after_thread_sync"
+
+
+@pytest.mark.parametrize(
+    "what, message",
+    [
+        # refilling stage 0 before the MMAs of K/V tile 0 are done: the refill is not ordered after the last load
+        ("wait:kv_empty:0", r"k_tile\[0\]: a store \(thread 384\) " + _TMA_UNSEEN.format("k_tile")),
+    ],
+)
+def test_dropping_the_producers_wait_is_caught(monkeypatch, small, small_inputs, what, message):
+    _drop(monkeypatch, small, small_inputs, what, DataRace, message)
+
+
+@pytest.mark.parametrize(
+    "what, message",
+    [
+        ("wait:q_full:0", r"q_tile\[0\]: the tcgen05.mma.kind::f16 \(SS\) issued by thread 416 \(A\) .*"),
+        ("wait:k_full:0", r"k_tile\[0\]: the tcgen05.mma.kind::f16 \(SS\) issued by thread 416 \(B\) .*"),
+        ("wait:v_full:0", r"v_tile\[0\]: the tcgen05.mma.kind::f16 \(TS\) issued by thread 416 \(B\) .*"),
+        # O[1] += P[1] V reads P[1] (TMEM, the A operand) before softmax warpgroup 1 (warp 4) has stored it
+        ("wait:p_full:1", _UNORDERED.format(4)),
+        # O[0] += P V before the correction warpgroup (warp 8) has rescaled O[0]
+        ("wait:o_ready:0", _UNORDERED.format(8)),
+    ],
+)
+def test_dropping_a_wait_of_the_mma_warp_is_caught(monkeypatch, small, small_inputs, what, message):
+    """(The MMA warp's waits each carry a ``fence::after_thread_sync``, but the warp-scope ``T.tile_mma`` lowers to
+    ``fence::before``, ``__syncwarp``, ``fence::after`` before its elected issue: that fence orders the MMA, so no
+    single fence of this role is needed and none is dropped here.)"""
+    _drop(monkeypatch, small, small_inputs, what, DataRace, message)
+
+
+@pytest.mark.parametrize(
+    "what, message",
+    [
+        # S loaded before the MMA writing it is seen complete
+        ("wait:s_full:0", r"tcgen05.ld by warp 0 of a cell a tcgen05.mma .* missing: an mbarrier wait"),
+        ("fence:after:s_full:0", _NO_FENCE_AFTER.format(0)),
+        # P stored, then p_full arrived without fence::before_thread_sync: the MMA's read of P is unordered
+        ("fence:before:p_full:0", _UNORDERED.format(0)),
+    ],
+)
+def test_dropping_a_wait_or_fence_of_the_softmax_is_caught(monkeypatch, small, small_inputs, what, message):
+    _drop(monkeypatch, small, small_inputs, what, DataRace, message)
+
+
+@pytest.mark.parametrize(
+    "what, message",
+    [
+        # O rescaled before the factor is posted (and before the MMA of the previous tile is seen complete)
+        ("wait:scale_full:0", _UNORDERED.format(8)),
+        ("fence:after:scale_full:0", _NO_FENCE_AFTER.format(8)),
+        ("fence:before:o_ready:0", _UNORDERED.format(8)),
+    ],
+)
+def test_dropping_a_wait_or_fence_of_the_correction_is_caught(monkeypatch, small, small_inputs, what, message):
+    _drop(monkeypatch, small, small_inputs, what, DataRace, message)
+
+
+@pytest.mark.parametrize(
+    "what, message",
+    [
+        ("wait:stats_full:0", r"sum_s\[0\]: a load after a store by thread 256 and thread 0 with no barrier"),
+        # O[0] read before its last O += P V: that MMA then writes over the load
+        ("wait:o_done:0", r"an access by warp 13 an MMA's write after a load by warp 8"),
+        ("fence:after:o_done:0", _NO_FENCE_AFTER.format(8)),
+        ("wait:tma_store:0", r"staging\[0\]: a store by thread 256 while the TMA store issued by thread 256 still"),
+        ("proxy:0", r"staging\[0\]: the TMA store issued by thread 256 reads it through the async proxy"),
+    ],
+)
+def test_dropping_a_wait_or_fence_of_the_epilogue_is_caught(monkeypatch, small, small_inputs, what, message):
+    _drop(monkeypatch, small, small_inputs, what, DataRace, message)
