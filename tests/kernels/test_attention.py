@@ -18,7 +18,7 @@ from tirx_layout import sim
 from tirx_layout.ops import find
 from tirx_layout.ops.mbarrier import MBARRIER_WAIT
 from tirx_layout.ops.tma.spec import TMA_STORE_WAIT
-from tirx_layout.sim import DataRace, SimulationError
+from tirx_layout.sim import DataRace
 from tirx_layout.tools.kernel_report import local_memory, nvcc_assembles
 from tirx_layout.transform import build
 
