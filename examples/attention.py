@@ -324,14 +324,12 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
             T.tile_mma(s_acc[t], q_tile[t], k_tile[j % ST], False, barrier=bars.s_full[t], scope="warp")
 
     @T.macro
-    def correction_step(t, j, b, h, pair, o_acc, bars, shared_rows, outputs, frag):
-        """The correction warpgroup once O[t] += P V of K/V tile ``j - 1`` has landed: free the K/V stage (after the
-        last Q tile's MMA), rescale O[t] for tile ``j``, or, after the last tile, the epilogue."""
-        O, LSE, staging, boxes, warp = outputs
-        o_chunk, result, row_scale, row_sum, row_max, lse = frag
+    def correction_step(t, j, pair, o_acc, bars, shared_rows, frag):
+        """The correction warpgroup before O[t] += P V of K/V tile ``j``: free the stage of tile ``j - 1`` (after
+        the last Q tile's MMA), rescale O[t] by the softmax's factors."""
+        o_chunk, row_scale = frag[0], frag[2]
         nt = T.meta_var(kv_tiles(t, pair))
-        q0 = T.meta_var((pair * QT + t) * BM)
-        if j < nt:  # rescale O[t] before the MMA adds P V of tile j
+        if j < nt:  # rescale O[t] before the MMA adds P V of tile j (the epilogue: after the loop)
             # the softmax posted the factor after S[t] of tile j landed; that MMA's commit covers every earlier MMA
             # of the thread, O[t] += P V of tile j - 1 included, so this wait (and its fence) orders the O accesses
             T.mbarrier_wait(bars.scale_full[t], (j - 1) % 2)
@@ -345,25 +343,31 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
                         o_chunk[i, k] = o_chunk[i, k] * row_scale[i]
                 T.tile_copy(o_acc[t, 0:BM, ck * E : ck * E + E], o_chunk, "warpgroup")
             T.mbarrier_arrive(bars.o_ready[t])
-        elif j == nt:  # the epilogue: O / rowsum in the output dtype through shared memory by TMA, and LSE
-            T.mbarrier_wait(bars.stats_full[t], 0)
-            T.mbarrier_wait(bars.o_done[t], (j - 1) % 2)
-            if t == QT - 1:
-                T.mbarrier_arrive(bars.kv_empty[(j - 1) % ST])
-            T.tile_copy(row_sum, shared_rows.sum_s[t, 0:BM], "warpgroup")
-            T.tile_copy(row_max, shared_rows.max_s[t, 0:BM], "warpgroup")
-            for ck in T.unroll(D // E):
-                T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
-                for i in T.tile_parallel(BM, scope="warpgroup"):
-                    for k in T.tile_parallel(E):
-                        result[i, k] = T.Cast(dtype, o_chunk[i, k] / row_sum[i])
-                T.tile_copy(staging, result, "warpgroup")
-                rows = T.meta_var(slice(q0 + warp * 32, q0 + warp * 32 + 32))  # clipped at seq_q by the TMA
-                T.tile_copy_async(O[b, h, rows, ck * E : ck * E + E], boxes[warp, 0:32, 0:E], scope="warp")
-                T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
+
+    @T.macro
+    def epilogue(t, b, h, pair, o_acc, bars, shared_rows, outputs, frag):
+        """The correction warpgroup after Q tile ``t``'s last O += P V: O / rowsum in the output dtype through
+        shared memory by TMA, and LSE."""
+        O, LSE, staging, boxes, warp = outputs
+        o_chunk, result, _, row_sum, row_max, lse = frag
+        nt = T.meta_var(kv_tiles(t, pair))
+        q0 = T.meta_var((pair * QT + t) * BM)
+        T.mbarrier_wait(bars.stats_full[t], 0)
+        T.mbarrier_wait(bars.o_done[t], (nt - 1) % 2)
+        T.tile_copy(row_sum, shared_rows.sum_s[t, 0:BM], "warpgroup")
+        T.tile_copy(row_max, shared_rows.max_s[t, 0:BM], "warpgroup")
+        for ck in T.unroll(D // E):
+            T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
             for i in T.tile_parallel(BM, scope="warpgroup"):
-                lse[i] = (row_max[i] + T.log2(row_sum[i])) * T.float32(LN2)
-            T.tile_copy(LSE[b, h, q0 : q0 + BM], lse, "warpgroup")
+                for k in T.tile_parallel(E):
+                    result[i, k] = T.Cast(dtype, o_chunk[i, k] / row_sum[i])
+            T.tile_copy(staging, result, "warpgroup")
+            rows = T.meta_var(slice(q0 + warp * 32, q0 + warp * 32 + 32))  # clipped at seq_q by the TMA
+            T.tile_copy_async(O[b, h, rows, ck * E : ck * E + E], boxes[warp, 0:32, 0:E], scope="warp")
+            T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
+        for i in T.tile_parallel(BM, scope="warpgroup"):
+            lse[i] = (row_max[i] + T.log2(row_sum[i])) * T.float32(LN2)
+        T.tile_copy(LSE[b, h, q0 : q0 + BM], lse, "warpgroup")
 
     @T.prim_func
     def attention_fwd(
@@ -476,10 +480,13 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         elif tx // 128 == QT:
             outputs = T.meta_var((O, LSE, staging, boxes, tx // 32 % 4))
             fragments = T.meta_var((o_chunk, result, row_scale, row_sum, row_max, lse))
-            for j1 in T.serial(n):  # after O[t] += P V of K/V tile j1
-                correction_step(0, j1 + 1, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)
+            for j1 in T.serial(n - 1):  # before O[t] += P V of K/V tile j1 + 1
+                correction_step(0, j1 + 1, pair, o_acc, bars, shared_rows, fragments)
                 if QT == 2:
-                    correction_step(1, j1 + 1, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)
+                    correction_step(1, j1 + 1, pair, o_acc, bars, shared_rows, fragments)
+            epilogue(0, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)
+            if QT == 2:
+                epilogue(1, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)
 
     return attention_fwd
 
