@@ -349,7 +349,7 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         """The correction warpgroup after Q tile ``t``'s last O += P V: O / rowsum in the output dtype through
         shared memory by TMA, and LSE."""
         O, LSE, staging, boxes, warp = outputs
-        o_chunk, result, _, row_sum, row_max, lse = frag
+        o_chunk, result, _, row_sum, row_max = frag
         nt = T.meta_var(kv_tiles(t, pair))
         q0 = T.meta_var((pair * QT + t) * BM)
         T.mbarrier_wait(bars.stats_full[t], 0)
@@ -365,9 +365,9 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
             rows = T.meta_var(slice(q0 + warp * 32, q0 + warp * 32 + 32))  # clipped at seq_q by the TMA
             T.tile_copy_async(O[b, h, rows, ck * E : ck * E + E], boxes[warp, 0:32, 0:E], scope="warp")
             T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
-        for i in T.tile_parallel(BM, scope="warpgroup"):
-            lse[i] = (row_max[i] + T.log2(row_sum[i])) * T.float32(LN2)
-        T.tile_copy(LSE[b, h, q0 : q0 + BM], lse, "warpgroup")
+        for i in T.tile_parallel(BM, scope="warpgroup"):  # rows past seq_q are not written
+            if q0 + i < SQ:
+                LSE[b, h, q0 + i] = (row_max[i] + T.log2(row_sum[i])) * T.float32(LN2)
 
     @T.prim_func
     def attention_fwd(
@@ -421,7 +421,6 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         row_scale = T.alloc_local((BM,), "float32")
         row_sum = T.alloc_local((BM,), "float32")
         row_max = T.alloc_local((BM,), "float32")
-        lse = T.alloc_local((BM,), "float32")
         for t in T.unroll(QT):
             T.mbarrier_init(q_full[t], ATOMS)  # the TMA loads, one per atom column (and their bytes)
             T.mbarrier_init(s_full[t], 1)  # the MMA's commit
@@ -479,7 +478,7 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
             softmax(1, pair, s_acc, p_tmem, bars, shared_rows, (scores, m_neg, tmax, tsum, m_run, l_run, scale))
         elif tx // 128 == QT:
             outputs = T.meta_var((O, LSE, staging, boxes, tx // 32 % 4))
-            fragments = T.meta_var((o_chunk, result, row_scale, row_sum, row_max, lse))
+            fragments = T.meta_var((o_chunk, result, row_scale, row_sum, row_max))
             for j1 in T.serial(n - 1):  # before O[t] += P V of K/V tile j1 + 1
                 correction_step(0, j1 + 1, pair, o_acc, bars, shared_rows, fragments)
                 if QT == 2:

@@ -103,7 +103,7 @@ def test_the_atom_column_views_are_the_operand_tiles_bytes():
 def test_the_production_size_builds_and_assembles_without_local_memory(causal):
     kernel = EXAMPLE.FULL_SIZE["attention_8192_d128" + ("_causal" if causal else "")]()
     source = build(kernel).imports[0].inspect_source()
-    assert re.findall(r"__launch_bounds__\((\d+)\)", source) == ["448"]
+    assert set(re.findall(r"__launch_bounds__\((\d+)\)", source)) == {"448"}
     assembled = nvcc_assembles(source)
     if assembled is not None:
         assert assembled[0], assembled[1]
