@@ -21,13 +21,22 @@ mbarriers:
   ``P = exp2(S * c - m * c)`` with ``c = scale * log2(e)`` (one FFMA and one ``MUFU.EX2`` per score), adds the row
   sum, and stores P as 16-bit values over S's first columns (``T.tile_copy`` fragment -> TMEM with a cast),
   announcing it on ``p_full[t]``.
-* **correction** (warpgroup ``q_tiles``): after ``o_done[t]`` (``O[t] += P V`` of the previous tile has landed) it
-  multiplies O[t] in TMEM by the posted factor, row by row, only in warps where some row's maximum moved, and
-  arrives on ``o_ready[t]``, which the MMA waits for before the next ``O[t] += P V``. Its wait on the last Q tile's
-  ``o_done`` is also what frees a K/V stage: it arrives on ``kv_empty[s]`` for the producer.
-* **epilogue** (the correction warpgroup, after a Q tile's last ``o_done``): ``O / rowsum`` cast to the output
-  dtype, staged 32 columns at a time through a 64B-swizzled shared tile and stored by TMA, one 32-row box per warp
-  (rows past ``seq_q`` are clipped by the TMA); ``LSE = (m * c + log2(rowsum)) * ln 2`` (natural log, float32).
+* **correction** (warpgroup ``q_tiles``): once the softmax has posted tile ``j``'s factors (``scale_full[t]``; the
+  softmax posted them after ``S[t]`` of tile ``j`` landed, and that MMA's commit covers ``O[t] += P V`` of tile ``j -
+  1``, so O[t] is complete with no wait of its own) it multiplies O[t] in TMEM by them, row by row, 32 columns at a
+  time (``tcgen05.ld``, multiply, ``tcgen05.st``), and arrives on ``o_ready[t]``, which the MMA waits for before
+  the next ``O[t] += P V``. For the last Q tile that same wait says every MMA reading K/V tile ``j - 1`` is done:
+  it arrives on ``kv_empty[s]`` for the producer.
+* **epilogue** (the correction warpgroup, after its loop, per Q tile: the final row sums and maxima
+  (``stats_full[t]``) and the last ``O += P V`` (``o_done[t]``)): ``O / rowsum`` cast to the output dtype, staged 32
+  columns at a time through a 64B-swizzled shared tile and stored by TMA, one 32-row box per warp (rows past
+  ``seq_q`` are clipped by the TMA); ``LSE = (m * c + log2(rowsum)) * ln 2`` (natural log, float32), rows past
+  ``seq_q`` not written.
+
+Threads: 448 (14 warps). ptxas gives every role the same registers (no ``setmaxnreg``), at most 128 (four warps on
+one of the SM's four register files of 16 K): so K/V tiles are ``block_n = 64`` keys (S is 64 registers per softmax
+thread; a 128-key S needs 128 before anything else, and ptxas refuses the ``tcgen05.ld .32x32b.x128``). TMEM: S of
+each Q tile (64 columns), O of each (``head_dim`` columns), P over S's first 32 columns: 384 columns for d = 128.
 
 **Lazy rescaling.** The softmax keeps the running maximum ``m`` it subtracts unless a row's new maximum exceeds it
 by more than ``RESCALE_THRESHOLD`` = 8 in the scaled log2 domain (FlashAttention-4's choice, log2(256)). So a
@@ -35,8 +44,9 @@ probability before normalisation is at most ``2^8 = 256``: exact enough in the 1
 their relative precision up to 65504 and beyond) and in the float32 row sum and O (a row of 8192 keys sums to at
 most 2^21, far from float32's range). O and the row sum always use the same ``m``, so the result is the same
 softmax; the numpy check holds within ``attention_common``'s tolerance. Rows whose maximum did not move get factor
-1, and a warp none of whose 32 rows moved skips its O round trip through registers (a warp-wide vote,
-``T.tile_reduce`` over the lanes).
+exactly 1 (no rounding). The correction still makes the O round trip through registers for every K/V tile after
+the first: skipping it in a warp none of whose rows moved needs a branch on a value held in a fragment (a warp vote
+read back as a scalar), which tile ops cannot express without ``T.local_view``.
 
 Causal masking (bottom-right aligned): Q tile ``t`` of rows ``q0..q0+127`` sees K/V tiles ``0 .. ceil((q0 + 128 +
 seq_kv - seq_q) / block_n) - 1``; later tiles are fully masked and neither loaded nor computed (the last Q tile of
@@ -44,7 +54,8 @@ the CTA sees the most, so it sets the producer's count). Scores of keys past ``s
 become ``-inf`` before the maximum, in the tiles where any can be.
 
 Every descriptor, tensor map, TMEM address and fragment placement is derived from the declared layouts
-(``mma_shared_layout``, ``mma_accumulator_layout``, ``tmem_datapath_layout``); the roles are written with tile ops.
+(``mma_shared_layout`` for Q, K, V and the staging tile, :func:`tmem_tiles` for S, O and P); the roles are written
+with tile ops.
 """
 
 from __future__ import annotations
