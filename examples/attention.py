@@ -134,12 +134,12 @@ def budget(problem: AttentionProblem, block_n: int, stages: int, q_tiles: int) -
     mbarriers; S (P over it) and O per Q tile. ``ValueError`` when either exceeds the SM's.
 
     Example:
-        >>> budget(AttentionProblem(1, 2, 1, 8192, 8192, 128), 128, 2, 2)
-        (200848, 512)
-        >>> budget(AttentionProblem(1, 2, 1, 8192, 8192, 128), 128, 3, 2)
+        >>> budget(AttentionProblem(1, 2, 1, 8192, 8192, 128), 64, 3, 2)
+        (175272, 384)
+        >>> budget(AttentionProblem(1, 2, 1, 8192, 8192, 128), 64, 5, 2)
         Traceback (most recent call last):
         ...
-        ValueError: attention: 2 Q tiles and 3 K/V stages of 128 x 128 bfloat16 need 266384 bytes of shared memory;
+        ValueError: attention: 2 Q tiles and 5 K/V stages of 64 x 128 bfloat16 need 240856 bytes of shared memory;
         a CTA has 232448
     """
     d = problem.head_dim
