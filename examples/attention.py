@@ -510,7 +510,7 @@ def _entry(seq: int, head_dim: int, causal: bool, dtype: str = "bfloat16"):
 def simulated_problems() -> list[tuple[int, int, bool]]:
     """The issue's matrix ``(seq, head_dim, causal)``: seq 256 and 384 (a tail), head dim 64 and 128, causal and
     not. ``KERNELS`` holds :data:`REGISTERED` of them (the suite simulates each); ``tests/kernels/test_attention.py``
-    simulates all eight (marked slow).
+    simulates all eight (marked slow; run with TIRX_LAYOUT_ATTENTION_MATRIX=1).
 
     Example:
         >>> len(simulated_problems())
