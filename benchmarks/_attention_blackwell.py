@@ -14,7 +14,8 @@ causal and not, by default).
   with ``STTM`` and no ``MUFU.EX2``: one iteration per K/V tile, both Q tiles; the epilogue follows the loop).
   Counts are static: both sides of a branch (the masked and unmasked softmax, the rescale and the epilogue) count.
 * ``MUFU.EX2`` (and software exp2: none, ``ex2.approx`` is one MUFU) per score element: the softmax loop's MUFU.EX2
-  over the ``block_n`` scores a thread computes per K/V tile (``block_n`` for P, one for the row's rescale factor).
+  over the ``block_n`` scores a thread computes per K/V tile (``block_n`` for P, one for the row's rescale factor);
+  and without the predicated ones (the factor's ``ex2`` runs only where the row's maximum moved).
 * ``tcgen05.mma`` per K/V tile (PTX, the MMA loop): per Q tile ``head_dim / 16`` for S and ``block_n / 16`` for P V.
 * shared bytes per CTA (static plus dynamic) and TMEM columns (used by the layouts, and allocated: a power of two).
 * per K/V tile and Q tile, for a roofline: tensor-core FLOP (``4 * 128 * block_n * head_dim``), exponentials
@@ -114,6 +115,7 @@ def measure_case(problem, block_n: int = 64, stages: int = 3, q_tiles: int = 2) 
     mma_loop = ptx_loop_around(_ptx(cuda), "tcgen05.mma")
     softmax_loop = sass_loop_around(listing, r"MUFU\.EX2") if listing else []
     ex2 = sum(opcode(i) == "MUFU.EX2" for i in softmax_loop)
+    always = sum(opcode(i) == "MUFU.EX2" and not i.lstrip().startswith("@") for i in softmax_loop)
     used_columns = EXAMPLE.budget(problem, block_n, stages, q_tiles)[1]
     return {
         "registers": code.registers,
@@ -124,6 +126,7 @@ def measure_case(problem, block_n: int = 64, stages: int = 3, q_tiles: int = 2) 
         "SASS softmax per K/V tile": len(softmax_loop) or None,
         "SASS correction per K/V tile": len(loop_without(listing, r"STTM", r"MUFU")) if listing else None,
         "MUFU.EX2 per score element": ex2 / block_n if softmax_loop else None,
+        "MUFU.EX2 unpredicated per score element": always / block_n if softmax_loop else None,
         "software exp2 per score element": 0.0,
         "tcgen05.mma per K/V tile": sum(opcode(i).startswith("tcgen05.mma") for i in mma_loop),
         "shared bytes": code.shared_bytes,
