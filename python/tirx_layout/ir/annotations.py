@@ -24,6 +24,9 @@ LAYOUT_KEY = "tirx_layout.layout"
 #: Annotation of a TMEM allocation placed inside another one's columns (``T.alloc_tmem(..., within=acc)``): the
 #: data variable of the buffer whose ``tcgen05.alloc`` it shares.
 TMEM_WITHIN_KEY = "tirx_layout.tmem_within"
+#: Annotation of a TMEM buffer placed ``within`` another that may reuse that allocation's columns
+#: (``T.alloc_tmem(..., within=S, overlap=True)``: attention's P written over S); its value is ``True``.
+TMEM_OVERLAP_KEY = "tirx_layout.tmem_overlap"
 #: Attribute around the scope of a shared buffer that the lowering placed in the kernel's dynamic shared-memory pool:
 #: ``AttrStmt(node=buffer, attr_key=SHARED_WINDOW_KEY, value=byte offset in the pool)`` whose body starts with the
 #: buffer's ``DeclBuffer`` over the pool (TVM folds the buffer's element offset into its indices, so the offset is

@@ -18,7 +18,7 @@ from tvm.script.ir_builder import IRBuilder
 from tvm.tirx.script.builder import ir as _builder
 
 from ..hw.tcgen05 import TMEM_SCOPE
-from ..ir.annotations import LAYOUT_KEY, TMEM_WITHIN_KEY, is_layout
+from ..ir.annotations import LAYOUT_KEY, TMEM_OVERLAP_KEY, TMEM_WITHIN_KEY, is_layout
 from ..layout.interop import from_upstream, is_upstream_layout
 from ..layout.placement import layout_threads, slot_count
 
@@ -100,7 +100,7 @@ def alloc_local(shape, dtype="float32", *args, **kwargs):
     return alloc_buffer(shape, dtype, *args, scope="local", **kwargs)
 
 
-def alloc_tmem(shape, dtype="float32", *args, layout=None, within=None, **kwargs):
+def alloc_tmem(shape, dtype="float32", *args, layout=None, within=None, overlap=False, **kwargs):
     """``T.alloc_tmem``: a tensor-memory buffer whose ``layout`` (a TileLayout on ``TLane``/``TCol``, replicas
     allowed) says where each element lives. LowerTileOps turns it into ``tcgen05.alloc`` ... ``tcgen05.dealloc``
     (``ops/tmem/``); it prints as ``T.alloc_buffer(..., scope=TMEM_SCOPE, layout=...)``, which parses back.
@@ -108,7 +108,10 @@ def alloc_tmem(shape, dtype="float32", *args, layout=None, within=None, **kwargs
     ``within=acc`` places the buffer inside the allocation of the TMEM buffer ``acc`` instead of a fresh one: its
     layout's columns count from ``acc``'s first column (in its own dtype's units), they must not overlap ``acc``'s,
     and the one ``tcgen05.alloc`` covers both. This is how buffers of different dtypes (an f32 accumulator and 8-bit
-    scale factors) share one allocation.
+    scale factors) share one allocation. ``overlap=True`` lets its columns reuse columns of ``acc`` (or of another
+    buffer within it): two views of the same cells, as attention writes its 16-bit P over the float32 S it was
+    computed from and reads it as the MMA's A operand. Nothing orders the views' accesses but the kernel's own
+    waits and fences; the simulator checks them on the cells.
 
     Example:
         ``acc = T.alloc_tmem((128, 64), "float32", layout=tmem_datapath_layout("D", 128, 64))``
@@ -123,7 +126,11 @@ def alloc_tmem(shape, dtype="float32", *args, layout=None, within=None, **kwargs
         if not isinstance(within, tvm.tirx.Buffer) or within.scope() != TMEM_SCOPE:
             raise TypeError(f"T.alloc_tmem(within=...) takes a TMEM buffer (T.alloc_tmem), got {within!r}")
         annotations = {**(kwargs.pop("annotations", None) or {}), TMEM_WITHIN_KEY: within.data}
+        if overlap:
+            annotations[TMEM_OVERLAP_KEY] = True
         kwargs["annotations"] = annotations
+    elif overlap:
+        raise ValueError("T.alloc_tmem(overlap=True) reuses the columns of another buffer: give it within=acc")
     return alloc_buffer(shape, dtype, *args, scope=TMEM_SCOPE, layout=layout, **kwargs)
 
 

@@ -24,7 +24,7 @@ from tvm import tirx
 from ...hw.memory import dtype_bytes
 from ...hw.tcgen05 import MIN_ALLOC_COLUMNS, TMEM_COLUMNS, TMEM_LANES, TMEM_SCOPE
 from ...hw.threads import WARP_THREADS
-from ...ir.annotations import LAYOUT_KEY, TMEM_WITHIN_KEY
+from ...ir.annotations import LAYOUT_KEY, TMEM_OVERLAP_KEY, TMEM_WITHIN_KEY
 from ...ir.device_calls import cta_barrier
 from ...ir.placeholders import tmem_base_buffer
 from ...ir.rewrite import AllocBuffer, map_function, sequence, store, walk
@@ -108,7 +108,8 @@ def tmem_allocations(func) -> list:
 def within_allocations(allocations: list) -> list:
     """``(AllocBuffer, owner buffer)`` of every TMEM buffer placed ``within`` another's allocation, checked: the owner
     is an allocated TMEM buffer of the kernel, not itself within another, declared before it, and the two layouts'
-    32-bit columns do not overlap (the shared allocation then covers both; see :func:`allocation_columns`).
+    32-bit columns do not overlap (the shared allocation then covers both; see :func:`allocation_columns`) unless
+    the buffer is declared ``overlap=True`` (a second view of the same cells).
 
     Example: for ``acc = T.alloc_tmem(...)`` then ``sfa = T.alloc_tmem(..., within=acc)``, ``[(AllocBuffer(sfa),
     acc)]``.
@@ -128,7 +129,7 @@ def within_allocations(allocations: list) -> list:
                 "which is no TMEM allocation of its own declared before it (T.alloc_tmem(..., within=acc) with "
                 "acc = T.alloc_tmem(...) earlier, not itself within another)"
             )
-        mine = _columns_used(stmt)
+        mine = set() if stmt.annotations.get(TMEM_OVERLAP_KEY) else _columns_used(stmt)
         for other in [owner, *(w for w, o in found if o.same_as(owner.buffer))]:
             common = sorted(mine & _columns_used(other))
             if common:

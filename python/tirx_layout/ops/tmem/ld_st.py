@@ -395,13 +395,16 @@ class FragmentCopyPlan:
 
 def check_tcgen05_ld_st(tmem, fragment_shape: tuple, fragment_layout, loading: bool, scope: str, threads: int):
     """The rules of any ``tcgen05.ld``/``st`` between a TMEM region (``tmem``, a ``TmemOperand``) and a register
-    fragment: whole warpgroups run it (several of them: each its own, at ``scope="warpgroup"``), the fragment is a
-    whole ``(rows, cols)`` buffer, and a store does not write TMEM that holds each element more than once.
+    fragment: whole warpgroups run it (several of them: each its own, at ``scope="warpgroup"``; a kernel whose last
+    warpgroup is partial, such as attention's producer and MMA warps after whole softmax and correction
+    warpgroups, copies at ``scope="warpgroup"`` from its whole ones, which the reach check of VerifyLayouts
+    enforces), the fragment is a whole ``(rows, cols)`` buffer, and a store does not write TMEM that holds each
+    element more than once.
 
     Example: a 256-thread kernel copying at ``scope="cta"`` is refused: 'a TMEM copy is run by whole warpgroups: the
     kernel has 256 threads; with several warpgroups write scope="warpgroup" (each warpgroup copies)'.
     """
-    if threads % 128 or (threads > 128 and scope != "warpgroup"):
+    if threads < 128 or (threads > 128 and scope != "warpgroup"):
         raise ValueError(
             f"a TMEM copy is run by whole warpgroups: the kernel has {threads} threads; "
             'with several warpgroups write scope="warpgroup" (each warpgroup copies)'
