@@ -34,8 +34,9 @@ from ..cp_async.spec import cp_async_rules
 from ..operands import MemoryOperand, operand
 from ..spec import FlagField, MbarrierField, OpCall, OpSpec, Record, RegionField, ScopeField
 
-#: Who reaches a TMA op: thread 0 of the CTA, lane 0 of a warp, or the thread (as for ``T.tile_mma``).
-TMA_SCOPES = ("cta", "warp", "thread")
+#: Who reaches a TMA op: thread 0 of the CTA, lane 0 of a warpgroup's first warp, lane 0 of a warp, or the thread
+#: (as for ``T.tile_mma``). A warpgroup's store is its 128 threads' (one consumer warpgroup's epilogue tile).
+TMA_SCOPES = ("cta", "warpgroup", "warp", "thread")
 _MEMORY_SCOPES = ("global", "shared", "shared.dyn")
 
 
