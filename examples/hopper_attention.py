@@ -317,13 +317,17 @@ def _entry(batch, heads, kv_heads, seq, head_dim, causal, dtype="bfloat16"):
     return lambda: (hopper_attention(problem), COMMON.attention_expected(problem))
 
 
-#: Built for sm_90a, assembled and simulated against numpy by ``tests/tools/test_examples.py`` (and the demo).
+#: Built for sm_90a, assembled and simulated against numpy by ``tests/tools/test_examples.py`` (and the demo): one
+#: batch, two query heads over one K/V head (GQA), a representative half of {seq 256, 384 (a tail)} x {head_dim 64,
+#: 128} x {causal, not} -- each combination of two of the three appears -- simulated in 6-20 s each; the whole matrix
+#: is ``tests/kernels/test_hopper_attention.py``'s (marked slow).
+MATRIX = [(seq, d, causal) for seq in (256, 384) for d in (64, 128) for causal in (False, True)]
 KERNELS = KernelTable()  # each kernel built when first looked up
-for _seq, _d, _causal in [(256, 64, False), (384, 128, True)]:
+for _seq, _d, _causal in [(256, 64, False), (256, 128, True), (384, 64, True), (384, 128, False)]:
     KERNELS.add_entry(
         f"hopper_attention_{_seq}_d{_d}{'_causal' if _causal else ''}", _entry(1, 2, 1, _seq, _d, _causal)
     )
-SHOWCASE = ["hopper_attention_384_d128_causal"]
+SHOWCASE = ["hopper_attention_384_d64_causal"]
 
 #: The production size, built for sm_90a and assembled by the main job but not simulated: seq 8192, head_dim 128,
 #: bf16, 16 heads (GQA over 8 K/V heads), causal and not.

@@ -162,8 +162,10 @@ def _copy(record: TmaCopy, ctx) -> tuple[list, tirx.Stmt]:
             issue.append(tma.load(rank, tvm.tirx.address_of(var), address, bar, coords, piece.buffer.data))
         before = []
     else:
-        ((var, rank, address, coords, piece),) = copies
-        issue = [tma.store(rank, tvm.tirx.address_of(var), address, coords, piece.buffer.data)]
+        issue = [  # each box committed to the issuing thread's bulk async-group (T.tma_store_wait waits for all)
+            tma.store(rank, tvm.tirx.address_of(var), address, coords, piece.buffer.data)
+            for var, rank, address, coords, piece in copies
+        ]
         before = [sync.fence_proxy_async(), *_scope_barrier(call.scope, ctx.threads.index)]
     return before, sequence([record.shared.declaration(), *issue])
 
@@ -214,4 +216,6 @@ def lower_load_runs(seq, ctx):
 @TMA_STORE_WAIT.lowering("tma")
 def lower_store_wait(record: Record, ctx):
     scope = record.call.scope
-    return sequence([issued_once(scope, tma.store_wait(), ctx.threads.index), *_scope_barrier(scope, ctx.threads.index)])
+    return sequence(
+        [issued_once(scope, tma.store_wait(), ctx.threads.index), *_scope_barrier(scope, ctx.threads.index)]
+    )

@@ -16,7 +16,8 @@ The tensor map comes from the global buffer's shape and the shared buffer's layo
 box is the region's shape; elements of a load box outside the global tensor are filled with zeros. ``transposed``
 (loads): the shared region is the global one with its last two dimensions swapped -- an MN-major MMA operand
 ``(rows, K)`` filled from a global tensor stored ``(K, rows)``; a tile of several swizzle-atom columns is one box per
-column, all completing on ``barrier``. Every rule is in :meth:`TileCopyAsync.rules`; the lowering
+column, all completing on ``barrier``; so is a K-major tile wider than its swizzle atom (a load's boxes complete
+on ``barrier`` under one expect-tx, a store's are committed one after the other). Every rule is in :meth:`TileCopyAsync.rules`; the lowering
 (``ops/tma/lower.py``) encodes the maps on the host and emits the copies.
 """
 
@@ -240,21 +241,22 @@ class TileCopyAsync(OpSpec):
 
     @staticmethod
     def _atom_boxes(call: OpCall, glob: MemoryOperand, shared: MemoryOperand, box: list, layouts: dict) -> list:
-        """The (global, shared) operand pairs the copy moves, one TMA box each: the copy itself, or for a transposed
-        copy wider than its swizzle atom (an MN-major tile of several atom columns) one box per atom column -- the
-        global region's innermost dimension and the shared region's next-to-last cut into atom-wide pieces."""
-        if not call.transposed:
-            return [(glob, shared)]
+        """The (global, shared) operand pairs the copy moves, one TMA box each: the copy itself, or for a copy wider
+        than its swizzle atom one box per atom column -- the global region's innermost dimension and the shared
+        region's innermost (transposed: next-to-last) cut into atom-wide pieces. (A K-major MMA operand of 128
+        bfloat16 columns under the 128B swizzle is two 64-column boxes; an MN-major one of 128 rows, two boxes of
+        64 rows.)"""
         try:
             width = box_row_elements(shared.laid_out, shared.dtype)
         except (TypeError, ValueError):
             width = None  # a layout no TMA mode takes: tensor_map_for refuses it, naming the copy
         if width is None or box[-1] <= width or box[-1] % width:
             return [(glob, shared)]  # (a row the swizzle cannot take is refused by tensor_map_for, naming why)
+        shared_dim = -2 if call.transposed else -1
         return [
             (
                 operand(_region_moved(glob, -1, j * width, width), layouts, "source"),
-                operand(_region_moved(shared, -2, j * width, width), layouts, "destination"),
+                operand(_region_moved(shared, shared_dim, j * width, width), layouts, "destination"),
             )
             for j in range(box[-1] // width)
         ]
