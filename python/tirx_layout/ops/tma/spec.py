@@ -17,8 +17,8 @@ box is the region's shape; elements of a load box outside the global tensor are 
 (loads): the shared region is the global one with its last two dimensions swapped -- an MN-major MMA operand
 ``(rows, K)`` filled from a global tensor stored ``(K, rows)``; a tile of several swizzle-atom columns is one box per
 column, all completing on ``barrier``; so is a K-major tile wider than its swizzle atom (a load's boxes complete
-on ``barrier`` under one expect-tx, a store's are committed one after the other). Every rule is in :meth:`TileCopyAsync.rules`; the lowering
-(``ops/tma/lower.py``) encodes the maps on the host and emits the copies.
+on ``barrier`` under one expect-tx, a store's are committed one after the other). Every rule is in
+:meth:`TileCopyAsync.rules`; the lowering (``ops/tma/lower.py``) encodes the maps on the host and emits the copies.
 """
 
 from __future__ import annotations
