@@ -111,7 +111,7 @@ KERNELS = {
 }
 
 #: The issue's production problem: one batch, 16 query heads over 8 K/V heads, seq 8192, head_dim 128, bf16.
-PROBLEM = dict(batch=1, heads=16, kv_heads=8, seq_q=8192, seq_kv=8192, head_dim=128, dtype="bfloat16")
+PROBLEM = {"batch": 1, "heads": 16, "kv_heads": 8, "seq_q": 8192, "seq_kv": 8192, "head_dim": 128, "dtype": "bfloat16"}
 
 _SASS_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 _SASS_LINE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
@@ -125,7 +125,8 @@ def innermost_loops(listing: str, pattern: str) -> list[list[str]]:
 
     Example:
         >>> listing = ".L_x_1:\\n /*0000*/ HGMMA.64x64x16 R0 ;\\n /*0010*/ @P0 BRA `(.L_x_1) ;\\n"
-        >>> listing += ".L_x_2:\\n /*0020*/ HGMMA.64x64x16 R0 ;\\n /*0030*/ IADD3 R1, R1, 1 ;\\n /*0040*/ @P1 BRA `(.L_x_2) ;"
+        >>> listing += ".L_x_2:\\n /*0020*/ HGMMA.64x64x16 R0 ;\\n /*0030*/ IADD3 R1, R1, 1 ;\\n"
+        >>> listing += " /*0040*/ @P1 BRA `(.L_x_2) ;"
         >>> [len(loop) for loop in innermost_loops(listing, r"HGMMA")]
         [2, 3]
     """
