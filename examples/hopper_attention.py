@@ -26,7 +26,9 @@ One CTA per (batch, query head, 128-row Q tile): 384 threads, three warpgroups.
       S = Q K_j^T (issue);  wait full_v[j - 1];  O += P_{j-1} V_{j-1} (issue, RS)
       bar.arrive 3 + (1 - w), 256                         -- the other warpgroup's turn
       wgmma wait 1 (S done) -> arrive empty_k[j];  mask;  m_new = max(m, rowmax S);  c = exp2((m - m_new) k)
-      S = exp2(S k - m_new k);  l = l c + rowsum S      (k = scale * log2 e: one FFMA and one MUFU.EX2 each)
+      S = exp2(S k - m_new k);  l = l c + rowsum S      (k = scale * log2 e: one FFMA and one MUFU.EX2 each:
+                                                         ex2.approx.ftz, the math helper ex2_approx; CUDA's exp2f
+                                                         would add a subnormal range fix-up, FSETP and two FMULs)
       wgmma wait 0 (P V done) -> arrive empty_v[j - 1];  P = cast(S);  O = O c
 
   and after the last tile ``O += P V_{n-1}`` in a last turn, then the epilogue: ``O / l`` cast to the dtype into
@@ -68,6 +70,7 @@ import tirx_layout  # noqa: F401  (registers the tile ops, layout=..., the pipel
 from tirx_layout import mma_shared_layout, wgmma_accumulator_layout, wgmma_operand_a_layout
 from tirx_layout.hw.threads import WARPGROUP_THREADS
 from tirx_layout.hw.wgmma import WGMMA_M
+from tirx_layout.ops.helpers.math import ex2_approx
 from tirx_layout.ops.helpers.sync import named_barrier_arrive, named_barrier_sync
 from tirx_layout.tools.kernel_report import KernelTable, load_example_module
 
@@ -166,19 +169,19 @@ def hopper_attention(problem, tile_kv: int | None = None, stages: int = 2):
                     acc_s[i, c] = T.if_then_else(seen, acc_s[i, c], T.float32(neg_inf))
 
     @T.macro(hygienic=False)
-    def softmax(first, k2=k2):
+    def softmax(first, k2=k2, ex2=ex2_approx):
         T.tile_reduce(tile_max, acc_s, "max", axis=1, scope="warpgroup")
         for i in T.tile_parallel(R, scope="warpgroup"):
             if first:
                 rescale[i] = T.float32(0)
                 row_max[i] = tile_max[i]
             else:
-                rescale[i] = T.exp2((row_max[i] - T.max(row_max[i], tile_max[i])) * T.float32(k2))
+                rescale[i] = ex2((row_max[i] - T.max(row_max[i], tile_max[i])) * T.float32(k2))
                 row_max[i] = T.max(row_max[i], tile_max[i])
             max_scaled[i] = row_max[i] * T.float32(k2)
         for i in T.tile_parallel(R, scope="warpgroup"):
             for c in T.tile_parallel(tkv):
-                acc_s[i, c] = T.exp2(acc_s[i, c] * T.float32(k2) - max_scaled[i])
+                acc_s[i, c] = ex2(acc_s[i, c] * T.float32(k2) - max_scaled[i])
         T.tile_reduce(tile_sum, acc_s, "sum", axis=1, scope="warpgroup")
         for i in T.tile_parallel(R, scope="warpgroup"):
             if first:
