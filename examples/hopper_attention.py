@@ -52,11 +52,21 @@ One CTA per (batch, query head, 128-row Q tile): 384 threads, three warpgroups.
   seq_kv - seq_q`` (bottom-right aligned); others get -inf before the row max. A tile that needs no mask skips the
   ``T.tile_parallel`` (a run-time test per tile); the K/V loop stops at the last tile any row of the CTA sees
   (causal: ``ceil(min(seq_kv, q0 + 128 + seq_kv - seq_q) / tile_kv)``), so fully masked tiles are never loaded.
+  (Warpgroup 0's rows may see none of the CTA's last tile: their tile max is -inf, the running max stays, every
+  exp2 is 0.) A row always sees its first key (``seq_q <= seq_kv`` when causal), so the running max of tile 0 is
+  finite and no exp2 meets ``-inf - -inf``.
 
 Registers: 384 threads may have 168 registers each (65536 / 384, rounded down to 8); a consumer thread holds ``S``
-(tile_kv / 2 float32), P (tile_kv / 4) and ``O`` (head_dim / 2): tile_kv = 128 for head_dim 64 (112 registers of
-fragments), 64 for head_dim 128 (112). ``benchmarks/bench_attention.py`` measures them (no ``setmaxnreg``: the tile
-ops do not emit it).
+(tile_kv / 2 float32 registers), P (tile_kv / 4: 16-bit pairs) and ``O`` (head_dim / 2): tile_kv = 128 for
+head_dim 64 (64 + 32 + 32 = 128 registers of fragments), 64 for head_dim 128 (32 + 16 + 64 = 112). ptxas gives
+158-166 with no spills (``benchmarks/bench_attention.py``; no ``setmaxnreg``: the tile ops do not emit it, so the
+producer warpgroup keeps as many as the consumers).
+
+What the simulator checks: every mbarrier and wgmma wait and every fence (the wgmma fences ``T.tile_mma`` issues, the
+proxy fence of the TMA store) is needed, except that consumer 1's waits on ``full_k`` / ``full_v`` are implied by
+the schedule: its ``bar.sync`` completes only after consumer 0 waited on the same phase and ``bar.arrive``'d (the
+PTX ISA orders the arrivers' earlier accesses before the waiters' later ones). The kernel keeps them, as
+FlashAttention-3 does, so that no data rest on the schedule (``tests/kernels/test_hopper_attention.py``).
 """
 
 from __future__ import annotations
