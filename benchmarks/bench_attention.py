@@ -32,7 +32,12 @@ Roofline per K/V tile of one CTA (its 128 Q rows against tile_kv keys), from pub
   H100 SXM's 3.35 TB/s and H200 SXM's 4.8 TB/s HBM).
 
 The tensor cores and the exp unit overlap (the ping-pong runs one warpgroup's softmax under the other's wgmma), so
-the kernel's bound is the largest of the per-tile times, and the printout names it.
+the kernel's bound is the largest of the per-tile times, and the printout names it. Two caveats the counts carry:
+a consumer loop's SASS is its static length, the masking branch included (a causal kernel runs it on the diagonal
+tiles only, so the steady state issues the non-causal count); and the L2 bandwidth the TMA needs is set against no
+published figure -- at 128 FLOP per byte of K/V (two GEMMs of 128 rows per ``4 x tile_kv x head_dim`` bytes,
+whatever tile_kv is) the tensor cores' peak draws 7.7 TB/s from L2 over the 132 SMs, where FlashAttention-3's 740
+TFLOPS, at the same 128 rows per CTA, drew 5.8.
 
 Usage: python benchmarks/bench_attention.py        (needs nvcc; SASS needs nvdisasm)
 """

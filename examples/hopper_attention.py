@@ -331,9 +331,10 @@ def _entry(batch, heads, kv_heads, seq, head_dim, causal, dtype="bfloat16"):
 
 
 #: Built for sm_90a, assembled and simulated against numpy by ``tests/tools/test_examples.py`` (and the demo): one
-#: batch, two query heads over one K/V head (GQA), a representative half of {seq 256, 384 (a tail)} x {head_dim 64,
-#: 128} x {causal, not} -- each combination of two of the three appears -- simulated in 6-20 s each; the whole matrix
-#: is ``tests/kernels/test_hopper_attention.py``'s (marked slow).
+#: batch, two query heads over one K/V head (GQA), a representative half of {seq 256, 384} x {head_dim 64, 128} x
+#: {causal, not} -- each pair of two of the three appears -- simulated in 5-36 s each; the whole matrix is
+#: ``tests/kernels/test_hopper_attention.py``'s (marked slow; 107 s with the builds). Seq 384 is three whole 128-row
+#: Q tiles here, so the tails (seq_q 200, seq_kv 320) are that file's own case.
 MATRIX = [(seq, d, causal) for seq in (256, 384) for d in (64, 128) for causal in (False, True)]
 KERNELS = KernelTable()  # each kernel built when first looked up
 for _seq, _d, _causal in [(256, 64, False), (256, 128, True), (384, 64, True), (384, 128, False)]:
