@@ -2,8 +2,7 @@
 log-sum-exp, per batch and query head (grouped-query attention: query head ``h`` reads K/V head ``h // group``).
 The problem, its inputs, the float32 reference and the tolerance are ``attention_common.py``'s.
 
-One CTA per (batch, query head, 128-row Q tile): 384 threads, three warpgroups. Causal, a head's Q tiles go to its
-CTAs last first: the CTAs with the most K/V tiles start first.
+One CTA per (batch, query head, 128-row Q tile): 384 threads, three warpgroups.
 
 * Shared memory: the Q tile as two 64-row slots (``q_tile[w]``: consumer ``w``'s rows, 128B-swizzled K-major, the A
   operand of ``S = Q K^T``), a ring of ``stages`` K tiles (``k_tile[s]``: ``(tile_kv, head_dim)`` K-major, the B
@@ -301,9 +300,7 @@ def hopper_attention(problem, tile_kv: int | None = None, stages: int = 2):
         b = T.meta_var(cta // (H * q_tiles))
         h = T.meta_var(cta // q_tiles % H)
         hk = T.meta_var(cta // q_tiles % H // G)  # GQA: query head h reads K/V head h // group
-        # causal: the CTAs of a head take its Q tiles last first, so the longest K/V loops start first and the short
-        # ones fill the tail of the launch (CTAs start in index order)
-        q0 = T.meta_var((q_tiles - 1 - cta % q_tiles if causal else cta % q_tiles) * TILE_Q)
+        q0 = T.meta_var(cta % q_tiles * TILE_Q)
         # the K/V tiles any row of the CTA sees: causal stops at row q0 + 127's last visible column
         n_tiles = T.meta_var((T.min(SKV, q0 + TILE_Q + offset) + tkv - 1) // tkv if causal else (SKV + tkv - 1) // tkv)
 
