@@ -299,3 +299,22 @@ def test_dropping_the_epilogue_proxy_fence_is_a_data_race(small, monkeypatch):
     monkeypatch.setattr(lower_tma, "sync", _dropping_the_nth(lower_tma, "sync", "fence_proxy_async", 1))
     with pytest.raises(DataRace, match=r"q_tile\[0\]: the TMA store .* thread 0 wrote it with no fence.proxy.async"):
         _run(small)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"tile_kv": 96}, r"tile_kv = 96 is not one of \(64, 128\)"),
+        ({"stages": 1}, r"stages = 1; the ring needs at least 2"),
+        # Q (128 x 128) and 4 stages of K and V (128 x 128 each), bf16: 32768 + 4 * 65536 bytes
+        ({"tile_kv": 128, "stages": 4}, r"4 stages of K and V need 294912 bytes of shared memory; a CTA has 232448"),
+    ],
+)
+def test_a_plan_that_cannot_run_is_refused_naming_the_numbers(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        EXAMPLE.hopper_attention(COMMON.AttentionProblem(1, 2, 1, 256, 256, 128), **kwargs)
+
+
+def test_a_problem_the_kernels_cannot_take_is_refused_by_its_check():
+    with pytest.raises(ValueError, match=r"head_dim 96 is not one of \(64, 128\)"):
+        EXAMPLE.hopper_attention(COMMON.AttentionProblem(1, 2, 1, 256, 256, 96))
