@@ -57,10 +57,11 @@ One CTA per (batch, query head, 128-row Q tile): 384 threads, three warpgroups.
   finite and no exp2 meets ``-inf - -inf``.
 
 Registers: 384 threads may have 168 registers each (65536 / 384, rounded down to 8); a consumer thread holds ``S``
-(tile_kv / 2 float32 registers), P (tile_kv / 4: 16-bit pairs) and ``O`` (head_dim / 2): tile_kv = 128 for
-head_dim 64 (64 + 32 + 32 = 128 registers of fragments), 64 for head_dim 128 (32 + 16 + 64 = 112). ptxas gives
-158-166 with no spills (``benchmarks/bench_attention.py``; no ``setmaxnreg``: the tile ops do not emit it, so the
-producer warpgroup keeps as many as the consumers).
+(tile_kv / 2 float32 registers), P (tile_kv / 4: 16-bit pairs) and ``O`` (head_dim / 2): with tile_kv = 64, 80
+registers of fragments for head_dim 64 and 112 for 128. ptxas gives 114-131 (head_dim 64) and 145-164 (128) with
+no spills (``benchmarks/bench_attention.py``; no ``setmaxnreg``: the tile ops do not emit it, so the producer
+warpgroup keeps as many as the consumers). tile_kv = 128 would halve the per-tile overhead but needs the consumers
+to take the producer's registers (``setmaxnreg``), as FlashAttention-3 does.
 
 What the simulator checks: every mbarrier and wgmma wait and every fence (the wgmma fences ``T.tile_mma`` issues, the
 proxy fence of the TMA store) is needed, except that consumer 1's waits on ``full_k`` / ``full_v`` are implied by
@@ -99,13 +100,15 @@ SHARED_PER_CTA = 227 * 1024
 
 
 def default_tile_kv(head_dim: int) -> int:
-    """K/V rows per tile: 128 for head_dim 64, 64 for 128 (S, P and O fragments of 112 registers per thread).
+    """K/V rows per tile: 64 for both head dims (S, P and O fragments of 80 registers per thread for head_dim 64, 112
+    for 128). 128 for head_dim 64 (128 registers of fragments) reaches ptxas's 168 and spills 908 bytes at seq 384,
+    non-causal, where it unrolls the two-iteration K/V loop.
 
     Example:
         >>> default_tile_kv(64), default_tile_kv(128)
-        (128, 64)
+        (64, 64)
     """
-    return 128 if head_dim <= 64 else 64
+    return 64
 
 
 def shared_bytes(head_dim: int, tile_kv: int, stages: int, dtype: str = "bfloat16") -> int:
@@ -334,7 +337,7 @@ def _entry(batch, heads, kv_heads, seq, head_dim, causal, dtype="bfloat16"):
 #: batch, two query heads over one K/V head (GQA), a representative half of {seq 256, 384} x {head_dim 64, 128} x
 #: {causal, not} -- each pair of two of the three appears -- simulated in 5-36 s each; the whole matrix is
 #: ``tests/kernels/test_hopper_attention.py``'s (marked slow; 107 s with the builds). Seq 384 is three whole 128-row
-#: Q tiles here, so the tails (seq_q 200, seq_kv 320) are that file's own case.
+#: Q tiles and six 64-row K/V tiles here, so the tails (seq_q 200, seq_kv 330) are that file's own case.
 MATRIX = [(seq, d, causal) for seq in (256, 384) for d in (64, 128) for causal in (False, True)]
 KERNELS = KernelTable()  # each kernel built when first looked up
 for _seq, _d, _causal in [(256, 64, False), (256, 128, True), (384, 64, True), (384, 128, False)]:
