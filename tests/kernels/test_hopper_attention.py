@@ -63,8 +63,14 @@ def test_simulates_equal_to_numpy_with_the_log_sum_exp(problem, kwargs):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seq, head_dim, causal", EXAMPLE.MATRIX)
-def test_the_whole_matrix_simulates_equal_to_numpy(seq, head_dim, causal):
-    _check(COMMON.AttentionProblem(1, 2, 1, seq, seq, head_dim, causal=causal))
+def test_the_whole_matrix_simulates_equal_to_numpy_and_assembles_without_spilling(seq, head_dim, causal):
+    problem = COMMON.AttentionProblem(1, 2, 1, seq, seq, head_dim, causal=causal)
+    _check(problem)
+    if find_nvcc() is not None:  # (test_examples checks the table's half; this is the other)
+        assert (
+            measure_cuda(build(EXAMPLE.hopper_attention(problem), ARCH).imports[0].inspect_source(), ARCH).spill_bytes
+            == 0
+        )
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["full", "causal"])
