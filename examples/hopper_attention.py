@@ -336,7 +336,7 @@ def _entry(batch, heads, kv_heads, seq, head_dim, causal, dtype="bfloat16"):
 #: Built for sm_90a, assembled and simulated against numpy by ``tests/tools/test_examples.py`` (and the demo): one
 #: batch, two query heads over one K/V head (GQA), a representative half of {seq 256, 384} x {head_dim 64, 128} x
 #: {causal, not} -- each pair of two of the three appears -- simulated in 5-36 s each; the whole matrix is
-#: ``tests/kernels/test_hopper_attention.py``'s (marked slow; 107 s with the builds). Seq 384 is three whole 128-row
+#: ``tests/kernels/test_hopper_attention.py``'s (marked slow; 70-110 s with builds and ptxas). Seq 384 is three 128-row
 #: Q tiles and six 64-row K/V tiles here, so the tails (seq_q 200, seq_kv 330) are that file's own case.
 MATRIX = [(seq, d, causal) for seq in (256, 384) for d in (64, 128) for causal in (False, True)]
 KERNELS = KernelTable()  # each kernel built when first looked up
