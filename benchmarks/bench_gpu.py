@@ -8,8 +8,12 @@
 * **GEMM TFLOPS**: the pipelined Hopper GEMM (``examples/hopper_pipelined_gemm.py``) at 4096^3 bf16 on a device with
   wgmma (sm_90a), as a fraction of the device's published dense bf16 peak (``PEAK_DENSE_BF16_TFLOPS``; target >= 70 %).
   Its result is checked against numpy before it is timed.
+* **attention TFLOPS**: the Hopper attention forward (``examples/hopper_attention.py``) at seq 8192, head_dim 128,
+  bf16, 16 query heads over 8 K/V heads, causal and not, against the same dense peak (issue 32's target: >= 60 %).
+  FLOPs are the two GEMMs' over the scores each row sees (``4 * head_dim`` per visible score; causal: about half).
+  Two heads' O and log-sum-exp are checked against numpy before it is timed.
 
-``python benchmarks/bench_gpu.py [--quick]`` (``--quick``: 1/16 of the copy bytes, GEMM 2048^3).
+``python benchmarks/bench_gpu.py [--quick]`` (``--quick``: 1/16 of the copy bytes, GEMM 2048^3, attention seq 2048).
 """
 
 from __future__ import annotations
@@ -135,6 +139,43 @@ def gemm_row(size: int, arch: str, repeat: int, sms: int) -> tuple[str, float] |
     return f"Hopper pipelined GEMM {size}^3 bf16, {min(sms, tiles)} CTAs", 2 * size**3 / seconds / 1e12
 
 
+def attention_rows(seq: int, arch: str, repeat: int) -> list[tuple[str, float]]:
+    """``(kernel, TFLOP/s)`` of the Hopper attention forward at ``seq`` (head_dim 128, bf16, 16 query heads over 8
+    K/V heads), causal and not, each after checking two heads against numpy; ``[]`` where the example or wgmma is
+    missing."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "hopper_attention.py"
+    if not path.is_file() or arch != "sm_90a":
+        return []
+    example = load_example_module(path)
+    common = example.COMMON
+    rows = []
+    for causal in (False, True):
+        problem = common.AttentionProblem(1, 16, 8, seq, seq, 128, "bfloat16", causal)
+        inputs = common.attention_inputs(problem)
+        kernel = example.hopper_attention(problem)
+        module = build(kernel, arch)
+        out = launch(kernel, inputs, arch, module=module)
+        u = common.UNIT_ROUNDOFF["bfloat16"]  # attention_common's tolerance: 2u relative, 2u max|V| absolute
+        rtol, atol = 2 * u, 2 * u * float(np.abs(inputs["V"].astype(np.float32)).max())
+        for h in (0, problem.heads - 1):  # one head's problem: query head h and its K/V head
+            kv = h // problem.group
+            one = common.attention_reference(
+                common.AttentionProblem(1, 1, 1, seq, seq, 128, "bfloat16", causal),
+                inputs["Q"][:, h : h + 1],
+                inputs["K"][:, kv : kv + 1],
+                inputs["V"][:, kv : kv + 1],
+            )
+            for name in ("O", "LSE"):
+                got = out[name][:, h : h + 1].astype(np.float32)
+                if not np.allclose(got, one[name].astype(np.float32), rtol, atol):
+                    raise SystemExit(f"bench_gpu: the Hopper attention computed a wrong {name} (head {h})")
+        seconds = time_launch(kernel, inputs, arch, repeat, module)
+        visible = sum(problem.visible_keys(q) for q in range(seq))  # scores each row sees, summed
+        flops = 4 * 128 * visible * problem.heads * problem.batch
+        rows.append((f"Hopper attention seq {seq} d128 bf16{' causal' if causal else ''}", flops / seconds / 1e12))
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1/16 of the copy bytes, GEMM 2048^3")
@@ -160,6 +201,9 @@ def main(argv=None) -> int:
     peak = peak_tflops(name)
     share = f"{100 * tflops / peak:6.1f} % of the dense peak {peak:.0f} (target >= 70 %)" if peak else "(no peak known)"
     print(f"\n  {kernel:<34} {tflops:8.1f} TFLOP/s  {share}")
+    for kernel, tflops in attention_rows(2048 if args.quick else 8192, arch, args.repeat):
+        share = f"{100 * tflops / peak:6.1f} % of the dense peak {peak:.0f} (target >= 60 %)" if peak else ""
+        print(f"  {kernel:<34} {tflops:8.1f} TFLOP/s  {share}")
     return 0
 
 

@@ -112,9 +112,47 @@ def test_the_kernel_builds_for_sm100a_with_a_grid_constant_tensor_map_parameter_
         assert assembled[0], assembled[1]
 
 
-def test_a_box_row_wider_than_the_swizzle_span_is_refused_naming_the_buffers():
-    with pytest.raises(ValueError, match=r"A <-> As.*inner row is 256 bytes but the 128B swizzle spans 128"):
-        lower_tile_ops(parse(load_kernel("bfloat16", "128B", cols=128)))
+def test_a_k_major_tile_wider_than_the_swizzle_span_is_one_box_per_atom_column_under_one_expect_tx():
+    # 128 bf16 columns under the 128B swizzle (64 columns per atom): two 128 x 64 boxes, one arrival of all bytes
+    func = lower_tile_ops(parse(load_kernel("bfloat16", "128B", cols=128)))
+    assert helper_names(func) == [*INIT, "sync_elect", "mbarrier_arrive_expect_tx", "tma_load_2d", "tma_load_2d", *WAIT]
+    (call,) = encode_call(func)  # one map: global dims (128, 256), row stride 256 bytes, box (64, 128)
+    assert [int(a) for a in call.args[2:]] == [128, 256, 256, 64, 128, 1, 1]
+    text = func.script()
+    assert "T.uint32(32768)" in text  # 128 x 128 bf16
+    # box j: global column 64 j, row 128; it lands atom column j, 128 x 64 elements on
+    starts = re.findall(r"T.address_of\(As(?:_\w+)?\[(\d+)\]\), T.address_of\(bars(?:\[0\])?\), (\d+), (\d+), A", text)
+    assert starts == [("0", "0", "128"), ("8192", "64", "128")]
+
+
+def test_a_k_major_tile_of_two_atom_columns_loads_and_stores_every_element_in_place():
+    # load (two boxes) then read back through the layout; and a store of the tile (two boxes, one commit each)
+    a = np.arange(256 * 128, dtype=np.float32).reshape(256, 128).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(sim.run(parse(load_kernel("bfloat16", "128B", cols=128)), {"A": a})["B"], a[128:])
+    store = (
+        load_kernel("bfloat16", "128B", cols=128)
+        .replace("    T.tile_copy(B, As)\n", "    T.tile_copy_async(B2[0:128, 0:128], As)\n    T.tma_store_wait()\n")
+        .replace(
+            'B: T.Buffer((128, 128), "bfloat16")',
+            'B: T.Buffer((128, 128), "bfloat16"), B2: T.Buffer((128, 128), "bfloat16")',
+        )
+    )
+    result = sim.run(parse(store), {"A": a})
+    np.testing.assert_array_equal(result["B2"], a[128:])
+    assert (result.writes["B2"] == 1).all()
+
+
+def test_a_box_row_wider_than_the_swizzle_span_and_not_whole_atoms_is_refused_naming_the_region():
+    # 96 columns of a 128-column tile: one and a half atom columns, no box of the swizzle holds it
+    with pytest.raises(ValueError, match=r"region As\[0:128, 0:96\] is not an affine sub-box of its layout"):
+        lower_tile_ops(
+            parse(
+                load_kernel("bfloat16", "128B", cols=96)
+                .replace("(128, 96))", "(128, 128))")
+                .replace("As = T.alloc_shared((128, 96)", "As = T.alloc_shared((128, 128)")
+                .replace("As, A[", "As[0:128, 0:96], A[")
+            )
+        )
 
 
 def test_regions_of_different_shapes_are_refused_naming_both():

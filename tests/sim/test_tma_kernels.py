@@ -13,7 +13,7 @@ from tirx_layout import sim
 from tirx_layout.hw.constructors import mma_shared_layout
 from tirx_layout.sim import DataRace, SimulationError
 from tirx_layout.tools.kernel_report import nvcc_assembles
-from tirx_layout.transform import build
+from tirx_layout.transform import build, lower_tile_ops
 
 from kernels import parse
 
@@ -404,3 +404,33 @@ def k(A: T.Buffer((64, 64), "bfloat16"), C: T.Buffer((64, 64), "bfloat16")):
     np.testing.assert_array_equal(out.view(np.uint16), a.view(np.uint16))
     with pytest.raises(DataRace, match=r"a store by thread \d+ while the TMA store issued by thread (0|32) still"):
         sim.run(parse(text.replace("WAIT", "")), {"A": a})
+
+
+def test_a_warpgroup_scope_store_is_fenced_synchronised_and_issued_by_one_lane_of_its_warpgroup():
+    """Each of two warpgroups writes its 64 rows of a tile in registers to shared memory and stores them by TMA with
+    scope="warpgroup": every thread fences its writes to the async proxy, the warpgroup meets at its named barrier
+    (bar.sync 1 + warpgroup, 128), the elected lane of its first warp issues, and T.tma_store_wait("warpgroup")
+    lets the warpgroup rewrite the rows; without the wait the rewrite races with the store."""
+    text = """
+@T.prim_func
+def k(A: T.Buffer((128, 64), "bfloat16"), C: T.Buffer((128, 64), "bfloat16")):
+    T.device_entry()
+    tx = T.thread_id([256])
+    Bs = T.alloc_shared((2, 64, 64), "bfloat16", layout=mma_shared_layout("bfloat16", "128B", (2, 64, 64)),
+                        align=1024)
+    w = T.meta_var(tx // 128)
+    for r in range(32):
+        Bs[w, tx % 128 // 2, (tx % 2) * 32 + r] = A[w * 64 + tx % 128 // 2, (tx % 2) * 32 + r]
+    T.tile_copy_async(C[w * 64 : w * 64 + 64, 0:64], Bs[w, 0:64, 0:64], scope="warpgroup")
+    WAIT
+    Bs[w, tx % 128 // 2, (tx % 2) * 32] = T.bfloat16(0)
+"""
+    a = inputs("bfloat16", 128, 64)
+    lowered = lower_tile_ops(parse(text.replace("WAIT", 'T.tma_store_wait("warpgroup")'))).script()
+    fence, barrier = "tirx_layout_sync_fence_proxy_async", "T.cuda.warpgroup_sync(tx // 128 + 1)"
+    assert lowered.index(fence) < lowered.index(barrier) < lowered.index("tx % 128 < 32")
+    out = sim.run(parse(text.replace("WAIT", 'T.tma_store_wait("warpgroup")')), {"A": a}, "sm_90a")
+    np.testing.assert_array_equal(out["C"].view(np.uint16), a.view(np.uint16))
+    assert (out.writes["C"] == 1).all()
+    with pytest.raises(DataRace, match=r"while the TMA store issued by thread (0|128) still"):
+        sim.run(parse(text.replace("WAIT", "")), {"A": a}, "sm_90a")

@@ -54,3 +54,10 @@ def test_the_hopper_gemm_it_times_exists_and_takes_the_persistent_cta_count():
     example = load_example_module(BENCH.parents[1] / "examples" / "hopper_pipelined_gemm.py")
     kernel = example.hopper_pipelined_gemm(4096, 4096, 4096, "bfloat16", ctas=132)  # H200: 132 SMs
     assert [p.name for p in kernel.params] == ["A", "B", "D"]
+
+
+def test_the_hopper_attention_it_times_exists_at_the_issues_size():
+    example = load_example_module(BENCH.parents[1] / "examples" / "hopper_attention.py")
+    problem = example.COMMON.AttentionProblem(1, 16, 8, 8192, 8192, 128, "bfloat16", True)
+    assert [p.name for p in example.hopper_attention(problem).params] == ["Q", "K", "V", "O", "LSE"]
+    assert bench.attention_rows(8192, "sm_100a", 1) == []  # no wgmma: nothing timed

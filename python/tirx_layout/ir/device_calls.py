@@ -23,7 +23,7 @@ HELPER_PREFIX = "tirx_layout_"
 HELPER_FAMILIES = {
     "mbarrier": "mbarrier objects in shared memory: init, arrive, expect-tx, arrive with expect-tx, wait",
     "tma": "the tensor memory accelerator: bulk tensor loads and stores (cp.async.bulk.tensor), the store wait",
-    "sync": "warp and proxy synchronisation: elect.sync, fence.proxy.async",
+    "sync": "warp and proxy synchronisation: elect.sync, fence.proxy.async, named barriers (bar.sync, bar.arrive)",
     "tcgen05": "Blackwell's tensor memory and tensor cores: alloc, ld/st, cp, mma, commit, fences, descriptors",
     "wgmma": "Hopper's warpgroup MMA: wgmma.mma_async, fence, commit_group, wait_group, register fences",
     "math": "floating-point instructions as values: ex2.approx, packed f32x2 add/mul/fma, packing cvt to 16/8 bits",
@@ -141,6 +141,29 @@ def warp_barrier():
         (True, False)
     """
     return tirx.Evaluate(tvm.tirx.call_intrin("", WARP_BARRIER))
+
+
+#: The first named barrier a warpgroup-scope op uses (``bar.sync 1 + warpgroup, 128``); 0 is ``__syncthreads()``'s.
+FIRST_NAMED_BARRIER = 1
+#: The TIR intrinsic of a named barrier over the 128 threads of a warpgroup (``bar.sync id, 128``).
+WARPGROUP_SYNC = "tirx.cuda.warpgroup_sync"
+
+
+def scope_barrier(scope: str, tid):
+    """The barrier of the threads of one ``scope`` unit that CTA thread ``tid`` is in: ``__syncthreads()`` for the
+    CTA, the named barrier ``1 + warpgroup`` over 128 threads for a warpgroup (a warpgroup-scope reduction through
+    shared memory, a warpgroup's TMA store).
+
+    Example:
+        >>> import tvm
+        >>> scope_barrier("warpgroup", tvm.tirx.Var("tx", "int32")).value
+        T.cuda.warpgroup_sync(tx // 128 + 1)
+    """
+    if scope == "cta":
+        return cta_barrier()
+    if scope == "warpgroup":
+        return tirx.Evaluate(tvm.tirx.call_intrin("", WARPGROUP_SYNC, tid // 128 + FIRST_NAMED_BARRIER))
+    raise ValueError(f"no barrier of a {scope} scope here (its threads are one warp or fewer)")
 
 
 def is_warp_barrier(node) -> bool:

@@ -159,6 +159,7 @@ class CtaInterpreter:
         self.wgmma = None  # the CTA's wgmma.WgmmaUnit, made by its first wgmma instruction
         self.cp_async = None  # the CTA's cp_async.CopyGroups, made by its first cp.async
         self.mbarriers: dict = {}  # (shared memory name, element) -> mbarrier.Mbarrier
+        self.named_barriers: dict = {}  # bar.sync / bar.arrive barrier number -> sync.NamedBarrier
         self.progress = 0  # statements completed so far: how the branches of an if see that one of them moved
         self.sync = None  # memory.SyncClocks: threads ordered through mbarriers, made when first needed
         self.async_reads: list = []  # memory.AsyncRead: shared elements in-flight MMAs still read

@@ -42,7 +42,7 @@ from tvm import tirx
 
 from ...hw.threads import WARP_THREADS, level_threads, thread_axis_place
 from ...ir.annotations import LAYOUT_KEY
-from ...ir.device_calls import cta_barrier
+from ...ir.device_calls import scope_barrier
 from ...ir.rewrite import AllocBuffer, load, sequence, store
 from ...layout.indexing import all_of, flatten, unflatten
 from ...layout.inverse import PlaceInverse
@@ -52,15 +52,10 @@ from .spec import TILE_REDUCE, ReduceRecord
 
 #: Every lane of the warp takes part in each shuffle.
 FULL_WARP = 0xFFFFFFFF
-#: The first named barrier a warpgroup-scope reduction uses (``bar.sync 1 + warpgroup, 128``); 0 is
-#: ``__syncthreads()``'s.
-FIRST_NAMED_BARRIER = 1
 #: The bits of bfloat16's -inf (the identity of "max") and +inf ("min"): sign, eight 1 exponent bits, zero fraction.
 BFLOAT16_INFINITY_BITS = {"max": 0xFF80, "min": 0x7F80}
 #: The TIR intrinsic of ``atomicAdd(address, value)`` (CUDA's ``atom.add``; it returns the old value).
 ATOMIC_ADD = "tirx.cuda.atomic_add"
-#: The TIR intrinsic of a named barrier over the 128 threads of a warpgroup (``bar.sync id, 128``).
-WARPGROUP_SYNC = "tirx.cuda.warpgroup_sync"
 
 
 def combiner(op: str):
@@ -99,22 +94,6 @@ def shuffle_xor(value, mask: int):
         T.tvm_warp_shuffle_xor(T.uint32(4294967295), v, 2, 32, 32)
     """
     return tvm.tirx.op.tvm_warp_shuffle_xor(tirx.const(FULL_WARP, "uint32"), value, mask, WARP_THREADS, WARP_THREADS)
-
-
-def scope_barrier(scope: str, tid):
-    """The barrier of the threads of one ``scope`` unit that CTA thread ``tid`` is in: ``__syncthreads()`` for the
-    CTA, the named barrier ``1 + warpgroup`` over 128 threads for a warpgroup.
-
-    Example:
-        >>> import tvm
-        >>> scope_barrier("warpgroup", tvm.tirx.Var("tx", "int32")).value
-        T.cuda.warpgroup_sync(tx // 128 + 1)
-    """
-    if scope == "cta":
-        return cta_barrier()
-    if scope == "warpgroup":
-        return tirx.Evaluate(tvm.tirx.call_intrin("", WARPGROUP_SYNC, tid // 128 + FIRST_NAMED_BARRIER))
-    raise ValueError(f"no shared-memory barrier for a {scope}-scope reduction (its threads are one warp or fewer)")
 
 
 @TILE_REDUCE.lowering("any")

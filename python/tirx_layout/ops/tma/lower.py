@@ -46,7 +46,7 @@ import tvm
 from tvm import tirx
 
 from ...hw.tma import TensorMap, driver_data_type
-from ...ir.device_calls import cta_barrier, warp_barrier
+from ...ir.device_calls import scope_barrier, warp_barrier
 from ...ir.rewrite import map_function, sequence
 from ...ir.spans import located_errors
 from ..helpers import mbarrier, sync, tma
@@ -129,9 +129,9 @@ def _int32(value):
     return value if str(value.ty) == "int32" else tirx.Cast("int32", value)
 
 
-def _scope_barrier(scope: str) -> list:
-    if scope == "cta":
-        return [cta_barrier()]
+def _scope_barrier(scope: str, thread_index) -> list:
+    if scope in ("cta", "warpgroup"):  # __syncthreads(), or the warpgroup's bar.sync 1 + warpgroup, 128
+        return [scope_barrier(scope, thread_index)]
     if scope == "warp":
         return [warp_barrier()]
     return []
@@ -162,9 +162,11 @@ def _copy(record: TmaCopy, ctx) -> tuple[list, tirx.Stmt]:
             issue.append(tma.load(rank, tvm.tirx.address_of(var), address, bar, coords, piece.buffer.data))
         before = []
     else:
-        ((var, rank, address, coords, piece),) = copies
-        issue = [tma.store(rank, tvm.tirx.address_of(var), address, coords, piece.buffer.data)]
-        before = [sync.fence_proxy_async(), *_scope_barrier(call.scope)]
+        issue = [  # each box committed to the issuing thread's bulk async-group (T.tma_store_wait waits for all)
+            tma.store(rank, tvm.tirx.address_of(var), address, coords, piece.buffer.data)
+            for var, rank, address, coords, piece in copies
+        ]
+        before = [sync.fence_proxy_async(), *_scope_barrier(call.scope, ctx.threads.index)]
     return before, sequence([record.shared.declaration(), *issue])
 
 
@@ -214,4 +216,6 @@ def lower_load_runs(seq, ctx):
 @TMA_STORE_WAIT.lowering("tma")
 def lower_store_wait(record: Record, ctx):
     scope = record.call.scope
-    return sequence([issued_once(scope, tma.store_wait(), ctx.threads.index), *_scope_barrier(scope)])
+    return sequence(
+        [issued_once(scope, tma.store_wait(), ctx.threads.index), *_scope_barrier(scope, ctx.threads.index)]
+    )

@@ -16,8 +16,9 @@ The tensor map comes from the global buffer's shape and the shared buffer's layo
 box is the region's shape; elements of a load box outside the global tensor are filled with zeros. ``transposed``
 (loads): the shared region is the global one with its last two dimensions swapped -- an MN-major MMA operand
 ``(rows, K)`` filled from a global tensor stored ``(K, rows)``; a tile of several swizzle-atom columns is one box per
-column, all completing on ``barrier``. Every rule is in :meth:`TileCopyAsync.rules`; the lowering
-(``ops/tma/lower.py``) encodes the maps on the host and emits the copies.
+column, all completing on ``barrier``; so is a K-major tile wider than its swizzle atom (a load's boxes complete
+on ``barrier`` under one expect-tx, a store's are committed one after the other). Every rule is in
+:meth:`TileCopyAsync.rules`; the lowering (``ops/tma/lower.py``) encodes the maps on the host and emits the copies.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from ..cp_async.spec import cp_async_rules
 from ..operands import MemoryOperand, operand
 from ..spec import FlagField, MbarrierField, OpCall, OpSpec, Record, RegionField, ScopeField
 
-#: Who reaches a TMA op: thread 0 of the CTA, lane 0 of a warp, or the thread (as for ``T.tile_mma``).
-TMA_SCOPES = ("cta", "warp", "thread")
+#: Who reaches a TMA op: thread 0 of the CTA, lane 0 of a warpgroup's first warp, lane 0 of a warp, or the thread
+#: (as for ``T.tile_mma``). A warpgroup's store is its 128 threads' (one consumer warpgroup's epilogue tile).
+TMA_SCOPES = ("cta", "warpgroup", "warp", "thread")
 _MEMORY_SCOPES = ("global", "shared", "shared.dyn")
 
 
@@ -239,21 +241,22 @@ class TileCopyAsync(OpSpec):
 
     @staticmethod
     def _atom_boxes(call: OpCall, glob: MemoryOperand, shared: MemoryOperand, box: list, layouts: dict) -> list:
-        """The (global, shared) operand pairs the copy moves, one TMA box each: the copy itself, or for a transposed
-        copy wider than its swizzle atom (an MN-major tile of several atom columns) one box per atom column -- the
-        global region's innermost dimension and the shared region's next-to-last cut into atom-wide pieces."""
-        if not call.transposed:
-            return [(glob, shared)]
+        """The (global, shared) operand pairs the copy moves, one TMA box each: the copy itself, or for a copy wider
+        than its swizzle atom one box per atom column -- the global region's innermost dimension and the shared
+        region's innermost (transposed: next-to-last) cut into atom-wide pieces. (A K-major MMA operand of 128
+        bfloat16 columns under the 128B swizzle is two 64-column boxes; an MN-major one of 128 rows, two boxes of
+        64 rows.)"""
         try:
             width = box_row_elements(shared.laid_out, shared.dtype)
         except (TypeError, ValueError):
             width = None  # a layout no TMA mode takes: tensor_map_for refuses it, naming the copy
         if width is None or box[-1] <= width or box[-1] % width:
             return [(glob, shared)]  # (a row the swizzle cannot take is refused by tensor_map_for, naming why)
+        shared_dim = -2 if call.transposed else -1
         return [
             (
                 operand(_region_moved(glob, -1, j * width, width), layouts, "source"),
-                operand(_region_moved(shared, -2, j * width, width), layouts, "destination"),
+                operand(_region_moved(shared, shared_dim, j * width, width), layouts, "destination"),
             )
             for j in range(box[-1] // width)
         ]
