@@ -101,13 +101,16 @@ def hopper_pipelined_gemm(
     tile: tuple[int, int, int] = (128, 256, 64),
     stages: int = 4,
     ctas: int | None = None,
+    group: int | None = None,
 ):
     """The sm_90a kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or
     fp8 e4m3/e5m2) with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages and
     ``ctas`` persistent CTAs (default: one per output tile). tile_m is 64 per consumer warpgroup (64 or 128), tile_n
     a wgmma N (a multiple of 8 up to 256; the stage and accumulator layouts refuse others), tile_k one 128-byte swizzle
     row (64 16-bit or 128 8-bit elements); M and N need not be multiples of the tile (tails are zero-filled by the
-    TMA and guarded in the epilogue); K must be a multiple of tile_k.
+    TMA and guarded in the epilogue); K must be a multiple of tile_k. CTA ``c`` takes tiles ``c, c + ctas, ...`` in
+    the raster order of ``gemm_ring.TileSchedule.coordinates``: groups of ``group`` rows of tiles, each walked column by
+    column (default ``gemm_ring.best_group``: the group whose waves read the fewest operand rows; 1 is row-major).
 
     Example:
         >>> kernel = hopper_pipelined_gemm(256, 256, 256)
@@ -122,7 +125,7 @@ def hopper_pipelined_gemm(
     tile_m, tile_n, tile_k = tile
     if tile_m % WGMMA_ROWS or tile_m < WGMMA_ROWS:
         raise ValueError(f"{who}: tile_m = {tile_m} is not a multiple of 64 (one consumer warpgroup's wgmma rows)")
-    plan = RING.schedule(who, M, N, K, dtype, tile, stages, ctas)
+    plan = RING.schedule(who, M, N, K, dtype, tile, stages, ctas, group)
     check_budget(tile, stages, dtype)
     consumers = tile_m // WGMMA_ROWS
     threads = (consumers + 1) * WARPGROUP_THREADS
@@ -131,7 +134,7 @@ def hopper_pipelined_gemm(
     b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
     acc_layout = wgmma_accumulator_layout(tile_n)
     tn, tk, S, KT, W = tile_n, tile_k, stages, plan.k_tiles, consumers  # short names
-    tiles, tiles_n, per_cta, C, R = plan.tiles, plan.tiles_n, plan.per_cta, plan.ctas, WGMMA_ROWS
+    tiles, per_cta, C, R = plan.tiles, plan.per_cta, plan.ctas, WGMMA_ROWS
     # The consumers' K loop is unrolled over the ring (K tile kt = k0 * U + u) when every output tile starts at stage
     # 0 (K tiles a multiple of the stages): each unrolled step's stage, mbarriers and descriptors are constants, so
     # nvcc computes the descriptors once, outside the loop over ring turns (issue 34: the consumer loop per K tile).
@@ -154,8 +157,8 @@ def hopper_pipelined_gemm(
             w = T.meta_var(tx // 128)
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * (R * W) + w * R)  # this warpgroup's first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * (R * W) + w * R)  # this warpgroup's first row and column
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=RING.ONE_RING_TURN):
                         for u in T.unroll(U):  # one ring turn: each step's stage, so its descriptors, constant
@@ -174,8 +177,8 @@ def hopper_pipelined_gemm(
         elif tx // 32 == 4 * W:  # producer: the first warp of the last warpgroup; its elected lane issues
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
-                row0 = T.meta_var(tile_id // tiles_n * (R * W))  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * (R * W))  # its first row and column
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for kt in T.serial(KT):
                         it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2

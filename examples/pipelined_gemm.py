@@ -24,8 +24,10 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
   staged through a 64B-swizzled shared tile and stored by TMA, one 32-row box per warp. The producer and MMA roles
   are the same macros in both kernels, so the main loops are the same code.
 
-The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` (row-major over the tile
-grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage
+The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` in the raster order of
+``gemm_ring.TileSchedule.coordinates``: groups of ``group`` rows of tiles, each walked column by column, so the CTAs
+working at once share few A and B tiles in L2 (``group``: default ``gemm_ring.best_group``, the group whose waves
+read the fewest operand rows per K step, 18 at 4096^3 on 148 SMs; 1 is row-major). Every phase is counted from the CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage
 ``it % stages`` at phase ``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase
 ``i // 2 % 2``. When the K tiles are a multiple of the stages the K loops are unrolled over the ring, so each
 step's stage is a constant (its descriptors and mbarrier addresses are computed once, outside the loop).
@@ -171,6 +173,7 @@ def pipelined_gemm(
     loads: str = "tma",
     scaled: bool = False,
     epilogue: str | None = None,
+    group: int | None = None,
 ):
     """The kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or fp8)
     with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages, and ``ctas``
@@ -179,7 +182,7 @@ def pipelined_gemm(
     spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements). ``loads``: ``"tma"`` (one producer warp
     issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``). ``scaled=True``
     (fp8 only) makes the block-scaled kernel of :func:`block_scaled_kernel`, with scale-factor inputs ``SFA``
-    (M, K/32) and ``SFB`` (N, K/32).
+    (M, K/32) and ``SFB`` (N, K/32). ``group``: the raster's rows of tiles per group (``gemm_ring.schedule``).
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
@@ -206,8 +209,8 @@ def pipelined_gemm(
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
     if tile_n % EPILOGUE_COLUMNS or tile_n % 16 or not 16 <= tile_n <= 256:
         raise ValueError(f"pipelined_gemm: tile_n = {tile_n} must be a multiple of 32 in 32..256 (MMA N, epilogue)")
-    plan = RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas)
-    tiles_n, tiles, ctas, k_tiles, per_cta = plan.tiles_n, plan.tiles, plan.ctas, plan.k_tiles, plan.per_cta
+    plan = RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas, group)
+    tiles, ctas, k_tiles, per_cta = plan.tiles, plan.ctas, plan.k_tiles, plan.per_cta
     chunks = tile_n // EPILOGUE_COLUMNS
     a_layout = mma_shared_layout(dtype, "128B", (stages, tile_m, tile_k))
     b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
@@ -218,7 +221,7 @@ def pipelined_gemm(
     # stage's descriptors and barrier addresses are computed once, outside the loop over ring turns (k0).
     U = stages if k_tiles % stages == 0 else 1
     if scaled:
-        return block_scaled_kernel(M, N, K, dtype, tile, stages, ctas, tma)
+        return block_scaled_kernel(M, N, K, dtype, tile, stages, ctas, tma, plan)
 
     @T.macro
     def prologue(full, empty, acc_full, acc_empty):
@@ -236,8 +239,8 @@ def pipelined_gemm(
         if tma and tx // 32 == 4:  # producer: one warp, its elected lane issues the TMA copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
-                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)  # its first row and column
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
@@ -258,8 +261,8 @@ def pipelined_gemm(
         elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
-                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)  # its first row and column
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
@@ -300,8 +303,8 @@ def pipelined_gemm(
         def store(cta, tx, acc, acc_full, acc_empty, D, out):
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)  # its first row and column
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                     for c in T.unroll(chunks):  # a TMEM region starts at a constant column
@@ -339,8 +342,8 @@ def pipelined_gemm(
         warp = T.meta_var(tx // 32)
         for i in T.serial(per_cta):
             tile_id = T.meta_var(cta + i * C)
-            row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-            col0 = T.meta_var(tile_id % tiles_n * tn)
+            row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)  # its first row and column
+            col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
             if tile_id < tiles:
                 T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                 for c in T.unroll(chunks):  # a TMEM region starts at a constant column
@@ -386,7 +389,7 @@ def pipelined_gemm(
     return unrolled(fused)
 
 
-def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, ctas: int, tma: bool):
+def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, ctas: int, tma: bool, plan=None):
     """The block-scaled variant of :func:`pipelined_gemm` (its arguments checked there): ``D = (A * 2^(SFA-127))
     @ (B * 2^(SFB-127)).T`` with one ue8m0 scale per row of A (of B) per 32 K elements, ``tcgen05.mma
     .kind::mxf8f6f4.block_scale``. The roles and the ring are :func:`pipelined_gemm`'s, plus:
@@ -408,9 +411,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         ['A', 'B', 'SFA', 'SFB', 'D']
     """
     tile_m, tile_n, tile_k = tile
-    tiles_n = -(-N // tile_n)
-    tiles = -(-M // tile_m) * tiles_n
-    per_cta = -(-tiles // ctas)
+    plan = plan or RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas)  # its raster order
+    tiles, per_cta = plan.tiles, plan.per_cta
     k_tiles, k_blocks = K // tile_k, tile_k // SCALE_BLOCK
     sf_a_rows, sf_b_rows = scale_factor_rows(tile_m), scale_factor_rows(tile_n)
     a_layout = mma_shared_layout(dtype, "128B", (stages, tile_m, tile_k))
@@ -464,8 +466,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         if tma and tx // 32 == 4:  # producer: one warp; its elected lane issues the TMA copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
@@ -488,8 +490,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
@@ -534,8 +536,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         elif tx // 128 == 0:  # epilogue
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                     for c in T.unroll(chunks):
@@ -579,6 +581,9 @@ KERNELS.add("pipelined_gemm_256_tma_persistent", gemm_reference(), pipelined_gem
 KERNELS.add("pipelined_gemm_tail_tma_persistent", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1)
 KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256, ctas=1, loads="threads")
 KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1, loads="threads")
+# a grouped raster with a short last group: 3 x 2 tiles in groups of 2 rows on 2 persistent CTAs (CTA 0 takes tiles
+# (0, 0), (0, 1), (2, 0); CTA 1 takes (1, 0), (1, 1), (2, 1))
+KERNELS.add("pipelined_gemm_grouped_tail", gemm_reference(), pipelined_gemm, 300, 300, 128, ctas=2, group=2)
 # the fused epilogue at a tail shape (N = 296: the bf16 rows of D are 592 bytes, a multiple of 16 as TMA needs)
 KERNELS.add("pipelined_gemm_fused_relu_tail", fused_reference("relu"), pipelined_gemm, 200, 296, 128, epilogue="relu")
 KERNELS.add("pipelined_gemm_fused_gelu", fused_reference("gelu"), pipelined_gemm, 256, 256, 128, epilogue="gelu")
