@@ -288,7 +288,10 @@ def cutlass_line(ours: dict[str, int], arch: str, l2_demand: float, renamed: dic
     except (RuntimeError, FileNotFoundError, subprocess.CalledProcessError) as err:
         return f"  CUTLASS: {err}"
     renamed = renamed or {}
-    cells = [f"{key} {cell(ours[renamed.get(key, key)], value)}" for key, value in theirs.items()]
+    cells = [
+        f"{key} {ours[key]}/{value}" if key == "spilled bytes" else f"{key} {cell(ours[renamed.get(key, key)], value)}"
+        for key, value in theirs.items()
+    ]
     cells.append(f"L2->SMs TB/s needed {l2_demand:.1f}/{l2_demand:.1f} (1.00)")
     return "  vs CUTLASS (ours/CUTLASS): " + ", ".join(cells)
 

@@ -157,7 +157,8 @@ def hopper_pipelined_gemm(
             w = T.meta_var(tx // 128)
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(plan.coordinates(tile_id)[0] * (R * W) + w * R)  # this warpgroup's first row and column
+                # this warpgroup's first row and column
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * (R * W) + w * R)
                 col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=RING.ONE_RING_TURN):

@@ -2,6 +2,7 @@
 are not in the package the docstring test walks), and the schedule agrees with an enumeration of the tile grid."""
 
 import doctest
+import itertools
 
 import pytest
 
@@ -35,7 +36,7 @@ def test_the_grouped_raster_visits_every_tile_once_walking_columns_of_its_group(
     places = [plan.coordinates(t) for t in range(plan.tiles)]
     assert sorted(places) == [(r, c) for r in range(rows) for c in range(cols)]
     height = min(group, rows)
-    for t, ((m0, n0), (m1, n1)) in enumerate(zip(places, places[1:])):
+    for t, ((m0, n0), (m1, n1)) in enumerate(itertools.pairwise(places)):
         first = m0 - m0 % height  # the group's first row of tiles
         tall = min(height, rows - first)  # its rows (the last group may hold fewer)
         if (t + 1) % (height * cols) == 0:  # the last tile of a group: the next group starts at its column 0
