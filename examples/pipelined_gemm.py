@@ -29,8 +29,9 @@ The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas
 working at once share few A and B tiles in L2 (``group``: default ``gemm_ring.best_group``, the group whose waves
 read the fewest operand rows per K step, 18 at 4096^3 on 148 SMs; 1 is row-major). Every phase is counted from the
 CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage ``it % stages`` at phase
-``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase ``i // 2 % 2``. When the K tiles are a multiple of the stages the K loops are unrolled over the ring, so each
-step's stage is a constant (its descriptors and mbarrier addresses are computed once, outside the loop).
+``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase ``i // 2 % 2``. When the K tiles
+are a multiple of the stages the K loops are unrolled over the ring, so each step's stage is a constant (its
+descriptors and mbarrier addresses are computed once, outside the loop).
 
 ``scaled=True`` makes the block-scaled fp8 kernel (:func:`block_scaled_kernel`): scale factors ride in the ring
 and are copied shared -> TMEM with ``tcgen05.cp`` by the MMA thread (thread 256) before each MMA.
