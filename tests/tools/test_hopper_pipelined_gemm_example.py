@@ -49,7 +49,7 @@ def big(request):
 def test_the_4096_cube_kernels_hold_what_the_tile_and_the_isa_fix(big):
     dtype, (tile_m, tile_n, tile_k), helper, kernel, source = big
     body = kernel_source(source)
-    (threads,) = set(re.findall(r"__global__ void __launch_bounds__\((\d+)\) gemm_kernel", source))
+    (threads,) = set(re.findall(r"__global__ void __launch_bounds__\((\d+), 1\) gemm_kernel", source))
     assert threads == "384"  # two consumer warpgroups (64 rows each) and the producer's
     # A and B tensor maps; per K tile three TMA loads (each consumer's 64 rows of A, then B) in the producer's loop
     assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", source)[:2] == ["A", "B"]
