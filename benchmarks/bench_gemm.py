@@ -364,7 +364,7 @@ def hopper_numbers(
     ptx = ptx_of(cuda, HOPPER.ARCH)
     consumer, producer = ptx_loop_around(ptx, "wgmma.mma_async"), ptx_loop_around(ptx, "cp.async.bulk.tensor")
     per_tile = tile[2] * OPERAND_BYTES[dtype] // WGMMA_K_BYTES
-    copies = tile[0] // 64 + 1  # one TMA copy per consumer warpgroup's A rows, one for B
+    copies = 2  # per K tile one TMA copy of A (every consumer warpgroup's rows in one box), one of B
     consumer_tiles = max(1, sum(opcode(i).startswith("wgmma.mma_async") for i in consumer) // per_tile)
     producer_tiles = max(1, sum(opcode(i).startswith("cp.async.bulk.tensor") for i in producer) // copies)
     found = {

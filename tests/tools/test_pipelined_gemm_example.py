@@ -214,12 +214,13 @@ def test_dropping_a_wait_in_the_tma_kernel_is_caught_by_the_simulator(small_tma,
         sim.run(_without_wait(small_tma, name, occurrence), {"A": a, "B": b})
 
 
-def test_a_tma_refill_after_waiting_for_the_wrong_empty_phase_is_a_data_race(small_tma):
-    # parity 1 of a barrier whose phase 0 is still open returns at once: the producer overwrites a stage whose
-    # previous load no thread it is ordered after has seen complete
+def test_waiting_for_the_wrong_empty_phase_hangs_the_tma_producer_and_the_wait_is_named(small_tma):
+    # the producer's first-turn waits pass at once only because they ask for parity 1, the phase before a fresh
+    # mbarrier's first; flipped, they wait for phase 0, which only the MMA's commit on a stage the producer has not
+    # filled yet would complete: nothing runs on, and the simulator names the wait
     wrong = _waiting_for_the_other_phase(small_tma, "empty")
     a, b = _inputs(256, 128, 256, "bfloat16", seed=4)
-    with pytest.raises(DataRace, match=r"a_tile\[0\]: a store \(thread 128\) " + _UNSEEN_LOAD):
+    with pytest.raises(SimulationError, match=r"mbarrier wait by thread 128 on empty\[0\] .* never returns"):
         sim.run(wrong, {"A": a, "B": b})
 
 
