@@ -532,8 +532,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         if tma and tx // 32 == 4:  # producer: one warp; its elected lane issues the TMA copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0: T.int32 = plan.coordinates(tile_id)[0] * tm
-                col0: T.int32 = plan.coordinates(tile_id)[1] * tn
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
@@ -555,8 +555,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0: T.int32 = plan.coordinates(tile_id)[0] * tm
-                col0: T.int32 = plan.coordinates(tile_id)[1] * tn
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
@@ -600,8 +600,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         elif tx // 128 == 0:  # epilogue
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0: T.int32 = plan.coordinates(tile_id)[0] * tm
-                col0: T.int32 = plan.coordinates(tile_id)[1] * tn
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                     for c in T.unroll(chunks):
