@@ -30,12 +30,22 @@ in SASS; the same roofline for
 NVIDIA's published H100 SXM and H200 SXM figures. Upstream's wheel (TVM 0.27) has wgmma PTX intrinsics and
 descriptor helpers but no Hopper GEMM kernel nor a wgmma dispatch of its tile GEMM: nothing of upstream's to compare.
 
+CUTLASS (issue 34): the same run compiles, from the headers of the pinned ``nvidia-cutlass`` package, CUTLASS's
+sm100 1-SM warp-specialised GEMM (``cutlass_sm100_gemm.cu``) and its sm90 warp-specialised cooperative GEMM
+(``cutlass_sm90_gemm.cu``) at the bf16 128 x 256 x 64, 4-stage configuration of ours (release build, ``-DNDEBUG``),
+and prints ours / CUTLASS: registers, spilled bytes, shared bytes (its launch's ``SharedStorageSize``, read from the
+PTX), SASS instructions, SASS per K tile of the MMA issuer's (the consumer's) and of the TMA producer's loop by the
+same loop rule, and the roofline's L2 demand. Each build is cached by the hash of its source, the headers, nvcc's
+version and the flags (``cutlass_build``), so only the first run pays the half minute each takes.
+
 Usage: python benchmarks/bench_gemm.py        (needs nvcc)
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -48,12 +58,14 @@ from tirx_layout.tools.kernel_report import find_nvcc, load_example_module
 from tirx_layout.tools.measurement import (
     KernelCode,
     device_source,
+    find_nvdisasm,
     launch_values,
     lower,
     measure_cuda,
     opcode,
     ptx_instructions,
     ptx_loop_around,
+    sass_instructions,
     sass_loop_around,
 )
 
@@ -183,6 +195,107 @@ def cell(a: int, b: int) -> str:
     return f"{a}/{b} ({a / b:.2f})"
 
 
+# ---- CUTLASS: the same configurations from the pinned headers ----------------------------------------------------
+
+HERE = Path(__file__).resolve().parent
+#: CUTLASS's sm100 1-SM warp-specialised GEMM and sm90 warp-specialised cooperative GEMM at our 4096^3 bf16
+#: configurations (128 x 256 x 64, 4 stages, cluster 1 x 1, float32 D, no C): each source file says what it builds.
+CUTLASS_SOURCES = {"sm_100a": HERE / "cutlass_sm100_gemm.cu", "sm_90a": HERE / "cutlass_sm90_gemm.cu"}
+#: A release build: ``-DNDEBUG`` compiles CUTLASS's device asserts out (with them, a ``BPT.TRAP`` branch sits in
+#: the sm100 producer's loop: 40 SASS instructions per K tile instead of 30).
+CUTLASS_FLAGS = ("-std=c++17", "-w", "-DNDEBUG")
+#: What both CUTLASS kernels' loops hold per K tile of 128 x 256 x 64 bf16: four MMA instructions (tcgen05.mma N=256
+#: K=16; per consumer warpgroup, wgmma m64n256k16) and two TMA loads (A's 128 rows, B's 256).
+CUTLASS_MMAS_PER_TILE, CUTLASS_COPIES_PER_TILE = 4, 2
+
+
+def cutlass_include() -> Path:
+    """The CUTLASS headers of the pinned ``nvidia-cutlass`` package; ``RuntimeError`` saying why when absent."""
+    try:
+        import cutlass_library
+    except ImportError as err:
+        raise RuntimeError(f"the CUTLASS headers are not installed (pip install nvidia-cutlass): {err}") from err
+    include = Path(cutlass_library.__file__).parent / "source" / "include"
+    if not (include / "cutlass" / "gemm" / "collective" / "collective_builder.hpp").exists():
+        raise RuntimeError(f"nvidia-cutlass at {include.parent.parent} ships no CUTLASS 3 collective builders")
+    return include
+
+
+def cutlass_build(arch: str) -> Path:
+    """The directory holding CUTLASS's kernel for ``arch`` built (``kernel.ptx``, ``kernel.cubin``, ``ptxas.txt``: the
+    ``ptxas -v`` report), cached under ``~/.cache/tirx_layout/cutlass_gemm/<hash>`` by the hash of the source, every
+    CUTLASS header, ``nvcc --version``, the architecture and the flags (a build takes about half a minute of one core;
+    written atomically, so a concurrent run never reads half a build)."""
+    source, include, nvcc = CUTLASS_SOURCES[arch], cutlass_include(), find_nvcc()
+    digest = hashlib.sha256(source.read_bytes())
+    for path in sorted(p for p in include.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(include)).encode())
+        digest.update(path.read_bytes())
+    digest.update(subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout.encode())
+    digest.update(" ".join((arch, *CUTLASS_FLAGS)).encode())
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tirx_layout" / "cutlass_gemm"
+    target = cache / f"{source.stem}-{digest.hexdigest()[:20]}"
+    if target.exists():
+        return target
+    partial = cache / f"{target.name}.{os.getpid()}.partial"
+    partial.mkdir(parents=True, exist_ok=True)
+    ptx, cubin = partial / "kernel.ptx", partial / "kernel.cubin"
+    ptxas = str(Path(nvcc).resolve().parent / "ptxas")
+    steps = [
+        [nvcc, f"-arch={arch}", *CUTLASS_FLAGS, f"-I{include}", "-ptx", "-o", str(ptx), str(source)],
+        [ptxas, f"-arch={arch}", "-v", "-o", str(cubin), str(ptx)],  # nvcc -cubin's assembly, with its report
+    ]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"CUTLASS's {arch} GEMM did not build ({' '.join(step[:2])}):\n{done.stderr[-3000:]}")
+    (partial / "ptxas.txt").write_text(done.stderr)
+    partial.replace(target)
+    return target
+
+
+def cutlass_numbers(arch: str) -> dict[str, int]:
+    """CUTLASS's kernel for ``arch`` measured as ours: registers, spilled bytes, shared bytes (its launch's dynamic
+    shared memory, ``SharedStorageSize``), SASS instructions, and per K tile the SASS of its MMA loop (the consumer's
+    on sm_90a) and of its TMA producer's loop, by the same rule as ours (:func:`sass_per_tile`)."""
+    built = cutlass_build(arch)
+    report = (built / "ptxas.txt").read_text()
+    shared = re.search(r"cutlass_shared_storage_bytes = (\d+);", (built / "kernel.ptx").read_text())
+    nvdisasm = find_nvdisasm()
+    if nvdisasm is None:
+        raise RuntimeError(
+            "nvdisasm is not installed (pip install nvidia-cuda-nvdisasm): the loops are counted in SASS"
+        )
+    listing = subprocess.run([nvdisasm, "-c", str(built / "kernel.cubin")], capture_output=True, text=True, check=True)
+    mma = r"UTC\w*MMA" if arch == "sm_100a" else r"[HQ]GMMA"
+    spills = re.search(r"(\d+) bytes spill stores", report)
+    return {
+        "registers": int(re.search(r"Used (\d+) registers", report).group(1)),
+        "spilled bytes": int(spills.group(1)) if spills else 0,
+        "shared bytes": int(shared.group(1)),
+        "SASS instructions": len(sass_instructions(listing.stdout)),
+        "SASS MMA loop per K tile": sass_per_tile(listing.stdout, mma, CUTLASS_MMAS_PER_TILE),
+        "SASS producer loop per K tile": sass_per_tile(listing.stdout, r"UTMALDG", CUTLASS_COPIES_PER_TILE),
+    }
+
+
+def cutlass_line(ours: dict[str, int], arch: str, l2_demand: float, renamed: dict[str, str] | None = None) -> str:
+    """``vs CUTLASS (ours/CUTLASS): ...``: each of CUTLASS's numbers against ours (``renamed``: our key for one of
+    its keys), with the roofline's L2 demand of both (the same tile and stages: the same figure), or why CUTLASS's
+    kernel could not be measured."""
+    try:
+        theirs = cutlass_numbers(arch)
+    except (RuntimeError, FileNotFoundError, subprocess.CalledProcessError) as err:
+        return f"  CUTLASS: {err}"
+    renamed = renamed or {}
+    cells = [
+        f"{key} {ours[key]}/{value}" if key == "spilled bytes" else f"{key} {cell(ours[renamed.get(key, key)], value)}"
+        for key, value in theirs.items()
+    ]
+    cells.append(f"L2->SMs TB/s needed {l2_demand:.1f}/{l2_demand:.1f} (1.00)")
+    return "  vs CUTLASS (ours/CUTLASS): " + ", ".join(cells)
+
+
 def main() -> None:
     if find_nvcc() is None:
         print("bench_gemm: nvcc not found; nothing to measure")
@@ -211,6 +324,8 @@ def main() -> None:
                     "  vs upstream (ours/upstream): "
                     + ", ".join(f"{key} {cell(ours[key], theirs[key])}" for key in ours if key in theirs)
                 )
+            ours["spilled bytes"] = code.spill_bytes
+            print(cutlass_line(ours, "sm_100a", roofline(m, n, k, dtype, tile)["L2->SMs TB/s needed"]))
         print(f"  roofline: {roofline_line(roofline(m, n, k, dtype, tile))}")
     sys.stdout.flush()
     hopper_main()
@@ -249,7 +364,7 @@ def hopper_numbers(
     ptx = ptx_of(cuda, HOPPER.ARCH)
     consumer, producer = ptx_loop_around(ptx, "wgmma.mma_async"), ptx_loop_around(ptx, "cp.async.bulk.tensor")
     per_tile = tile[2] * OPERAND_BYTES[dtype] // WGMMA_K_BYTES
-    copies = tile[0] // 64 + 1  # one TMA copy per consumer warpgroup's A rows, one for B
+    copies = 2  # per K tile one TMA copy of A (every consumer warpgroup's rows in one box), one of B
     consumer_tiles = max(1, sum(opcode(i).startswith("wgmma.mma_async") for i in consumer) // per_tile)
     producer_tiles = max(1, sum(opcode(i).startswith("cp.async.bulk.tensor") for i in producer) // copies)
     found = {
@@ -277,7 +392,11 @@ def hopper_main() -> None:
     )
     for m, n, k, dtype, tile, stages in HOPPER_CASES:
         print(f"{m}x{n}x{k} {dtype} tile {'x'.join(map(str, tile))} S={stages} ctas={HOPPER_SMS}")
-        print("  " + ", ".join(f"{key} {value}" for key, value in hopper_numbers(m, n, k, dtype, tile, stages).items()))
+        ours = hopper_numbers(m, n, k, dtype, tile, stages)
+        print("  " + ", ".join(f"{key} {value}" for key, value in ours.items()))
+        if (dtype, tile) == ("bfloat16", (128, 256, 64)):
+            l2 = roofline(m, n, k, dtype, tile, *HOPPER_DEVICES["H100 SXM"])["L2->SMs TB/s needed"]
+            print(cutlass_line(ours, "sm_90a", l2, {"SASS MMA loop per K tile": "SASS consumer loop per K tile"}))
         for device, (peak, sms, dram) in HOPPER_DEVICES.items():
             print(f"  roofline {device}: {roofline_line(roofline(m, n, k, dtype, tile, peak, sms, dram))}")
     sys.stdout.flush()

@@ -79,26 +79,108 @@ def ring_bytes(
 
 class TileSchedule(NamedTuple):
     """The persistent schedule of a GEMM of ``M x N`` over ``tile_m x tile_n`` output tiles: ``tiles_n`` tiles per
-    row of the grid, ``tiles`` in all, ``ctas`` CTAs (CTA ``c`` takes tiles ``c, c + ctas, ...``, row-major over the
-    grid), ``per_cta`` the most tiles one CTA takes, ``k_tiles`` K steps of ``tile_k`` per tile."""
+    row of the grid, ``tiles`` in all, ``ctas`` CTAs (CTA ``c`` takes tiles ``c, c + ctas, ...`` in the raster order
+    of :meth:`coordinates`), ``per_cta`` the most tiles one CTA takes, ``k_tiles`` K steps of ``tile_k`` per tile,
+    ``tiles_m`` rows of tiles, and the raster's ``group``: tiles are walked in groups of ``group`` rows of tiles,
+    each group column by column (``group = 1``: row-major)."""
 
     tiles_n: int
     tiles: int
     ctas: int
     per_cta: int
     k_tiles: int
+    tiles_m: int = 1
+    group: int = 1
+
+    def coordinates(self, tile_id):
+        """``(row, column)`` in the tile grid of output tile ``tile_id`` (an int, or a TIR expression in a kernel):
+        ids run down the ``group`` rows of a group, then to its next column; after its last column, to the next
+        group (the last one holds the ``tiles_m % group`` rows left, if any). CUTLASS's persistent scheduler has the
+        same raster (``RasterOrder::AlongM`` with a swizzle of ``group``); ``group = 1`` is plain row-major order, in
+        the very expressions the kernels had before (``tile_id // tiles_n``, ``tile_id % tiles_n``).
+
+        Example (3 x 4 tiles in groups of 2 rows: ids 0..7 walk rows 0-1 column by column, 8..11 row 2):
+            >>> plan = TileSchedule(tiles_n=4, tiles=12, ctas=12, per_cta=1, k_tiles=1, tiles_m=3, group=2)
+            >>> [plan.coordinates(t) for t in range(12)]  # doctest: +NORMALIZE_WHITESPACE
+            [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3), (2, 0), (2, 1), (2, 2), (2, 3)]
+        """
+        group, tiles_n = self.group, self.tiles_n
+        if group == 1:
+            return tile_id // tiles_n, tile_id % tiles_n
+        first, within = tile_id // (group * tiles_n) * group, tile_id % (group * tiles_n)
+        left = self.tiles_m % group  # the rows of the last group when it is not full
+        if not left:
+            height = group
+        elif isinstance(tile_id, int):
+            height = group if first + group <= self.tiles_m else left
+        else:
+            height = tvm.tirx.Select(first + group <= self.tiles_m, group, left)
+        return first + within % height, within // height
+
+
+def wave_rows(plan: TileSchedule, tile: tuple[int, int, int]) -> float:
+    """The operand rows one wave of the persistent grid reads per K step, averaged over the waves: a wave is ``ctas``
+    consecutive tile ids (the tiles the CTAs work on at once), and it reads ``tile_m`` rows of A for every distinct
+    row of tiles among them and ``tile_n`` rows of B for every distinct column. Times ``tile_k`` elements, that is
+    the operand footprint the wave keeps in L2 at one K step; each distinct tile comes from DRAM once if it stays
+    there while the wave's CTAs that share it read it, so fewer rows per wave is less DRAM traffic.
+
+    Example (4096^3, 128 x 256 tiles: 32 x 16 tiles, 512, on 148 CTAs: four waves, the last of 68 tiles): a
+    row-major wave of 148 tiles spans 10 or 11 rows of tiles (1,280-1,408 rows of A) and all 16 columns (4,096 rows
+    of B); in groups of 18 rows it spans 18 rows (2,304 rows of A) and 9 columns (2,304 rows of B), 13 % fewer:
+        >>> plan = schedule("gemm", 4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, 148, group=1)
+        >>> round(wave_rows(plan, (128, 256, 64))), round(wave_rows(plan._replace(group=18), (128, 256, 64)))
+        (5216, 4544)
+    """
+    tile_m, tile_n, _ = tile
+    waves = [range(start, min(start + plan.ctas, plan.tiles)) for start in range(0, plan.tiles, plan.ctas)]
+    rows = 0
+    for wave in waves:
+        places = [plan.coordinates(t) for t in wave]
+        rows += tile_m * len({m for m, _ in places}) + tile_n * len({n for _, n in places})
+    return rows / len(waves)
+
+
+def best_group(plan: TileSchedule, tile: tuple[int, int, int]) -> int:
+    """The raster group with the fewest :func:`wave_rows` (the smallest such group on a tie, so row-major when
+    grouping gains nothing, as with one wave or one row of tiles).
+
+    Example: 4096^3 on 148 CTAs (a B200) in 128 x 256 tiles: groups of 18 rows of tiles (4,544 operand rows per
+    wave and K step against row-major's 5,216); on 132 (an H100), 16; 256^3 in one wave: row-major. (The optimum
+    balances the two operands, ``group * tile_m`` rows of A against ``ctas / group * tile_n`` of B: about
+    ``sqrt(ctas * tile_n / tile_m)`` = 17 and 16, moved by the waves' edges.)
+        >>> best_group(schedule("gemm", 4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, 148, group=1), (128, 256, 64))
+        18
+        >>> best_group(schedule("gemm", 4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, 132, group=1), (128, 256, 64))
+        16
+        >>> best_group(schedule("gemm", 256, 256, 256, "bfloat16", (128, 256, 64), 4, None, group=1), (128, 256, 64))
+        1
+    """
+    return min(range(1, plan.tiles_m + 1), key=lambda g: (wave_rows(plan._replace(group=g), tile), g))
 
 
 def schedule(
-    who: str, M: int, N: int, K: int, dtype: str, tile: tuple[int, int, int], stages: int, ctas: int | None
+    who: str,
+    M: int,
+    N: int,
+    K: int,
+    dtype: str,
+    tile: tuple[int, int, int],
+    stages: int,
+    ctas: int | None,
+    group: int | None = None,
 ) -> TileSchedule:
     """The :class:`TileSchedule` of a ring GEMM, after the checks both kernels make (each a ``ValueError`` starting
     with ``who``): tile_k spans one 128-byte swizzle row, K is a multiple of it, the ring has two stages or more,
-    ``ctas`` (default: one per output tile) is within the tile count.
+    ``ctas`` (default: one per output tile) is within the tile count, ``group`` (the raster's rows of tiles per
+    group; default :func:`best_group`, the one whose waves read the fewest operand rows) is at least 1 (more than
+    the rows of tiles is the whole grid column by column, and is taken as that).
 
     Example:
         >>> schedule("gemm", 200, 300, 128, "bfloat16", (128, 256, 64), 4, 3)
-        TileSchedule(tiles_n=2, tiles=4, ctas=3, per_cta=2, k_tiles=2)
+        TileSchedule(tiles_n=2, tiles=4, ctas=3, per_cta=2, k_tiles=2, tiles_m=2, group=1)
+        >>> schedule("gemm", 4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, 148).group
+        18
         >>> schedule("gemm", 256, 256, 200, "bfloat16", (128, 256, 64), 4, None)
         Traceback (most recent call last):
         ...
@@ -116,12 +198,15 @@ def schedule(
         raise ValueError(f"{who}: K = {K} is not a multiple of tile_k = {tile_k}")
     if stages < 2:
         raise ValueError(f"{who}: stages = {stages}; a ring needs at least 2")
-    tiles_n = -(-N // tile_n)
-    tiles = -(-M // tile_m) * tiles_n
+    tiles_m, tiles_n = -(-M // tile_m), -(-N // tile_n)
+    tiles = tiles_m * tiles_n
     ctas = tiles if ctas is None else ctas
     if not 1 <= ctas <= tiles:
         raise ValueError(f"{who}: ctas = {ctas} must be in 1..{tiles} (the output tiles)")
-    return TileSchedule(tiles_n, tiles, ctas, -(-tiles // ctas), K // tile_k)
+    if group is not None and (not isinstance(group, int) or group < 1):
+        raise ValueError(f"{who}: group = {group!r}; the raster's group is a count of rows of tiles, 1 or more")
+    plan = TileSchedule(tiles_n, tiles, ctas, -(-tiles // ctas), K // tile_k, tiles_m, 1)
+    return plan._replace(group=best_group(plan, tile) if group is None else min(group, tiles_m))
 
 
 def unrolled(func):

@@ -10,8 +10,10 @@ is its own MMA issuer and epilogue.
   ``s`` is filled, ``empty[s]`` when every consumer thread has seen its MMAs on the stage retire.
 * The producer (warpgroup ``consumers``; its first warp's elected lane issues) walks the K tiles of every output
   tile the CTA owns: it waits for ``empty[s]`` (the consumers are done with the stage's previous fill) and issues
-  ``consumers + 1`` ``T.tile_copy_async`` (the tensor-memory accelerator; each arrives on ``full[s]`` expecting its
-  box's bytes, the copy completes them; rows past M or N are filled with zeros).
+  two ``T.tile_copy_async`` (the tensor-memory accelerator; each arrives on ``full[s]`` expecting its box's bytes,
+  the copy completes them; rows past M or N are filled with zeros): A's ``tile_m`` rows in one box, into the stage's
+  consecutive slots seen as one (stage, tile_m, tile_k) tile (``a_stage``), and B's. Its K loop is unrolled over the
+  ring as the consumers' is, so each step's stage and mbarriers are constants.
 * The consumers (warpgroups ``0 .. consumers - 1``) wait for ``full[s]`` and issue ``T.tile_mma(acc, a_tile[...],
   b_tile[s], kt > 0, scope="warpgroup", wait=False)``: a ``wgmma.fence``, the ``tile_k / 16`` (bf16; fp8:
   ``tile_k / 32``) ``wgmma.mma_async`` instructions of the stage, ``wgmma.commit_group``, no wait. Then
@@ -20,8 +22,9 @@ is its own MMA issuer and epilogue.
   step ``T.tile_mma_wait(0)`` retires it, its stage is released, and the warpgroup stores its 64 rows from the
   accumulator registers to ``D`` (8-byte stores of column pairs; rows and columns past M, N are guarded off).
 
-The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` (row-major over the tile
-grid). K step ``it`` of the CTA (over all its tiles) uses stage ``it % stages`` at phase ``it // stages % 2``.
+The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` in the grouped raster order
+of ``gemm_ring.TileSchedule.coordinates`` (16 rows of tiles per group at 4096^3 on 132 SMs). K step ``it`` of the
+CTA (over all its tiles) uses stage ``it % stages`` at phase ``it // stages % 2``.
 
 Registers: each consumer thread holds ``tile_n / 2`` float32 accumulator registers (128 for tile_n = 256); with
 ``(consumers + 1) * 128`` threads per CTA a thread may have at most 65536 / threads registers (168 for 384 threads,
@@ -101,13 +104,16 @@ def hopper_pipelined_gemm(
     tile: tuple[int, int, int] = (128, 256, 64),
     stages: int = 4,
     ctas: int | None = None,
+    group: int | None = None,
 ):
     """The sm_90a kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or
     fp8 e4m3/e5m2) with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages and
     ``ctas`` persistent CTAs (default: one per output tile). tile_m is 64 per consumer warpgroup (64 or 128), tile_n
     a wgmma N (a multiple of 8 up to 256; the stage and accumulator layouts refuse others), tile_k one 128-byte swizzle
     row (64 16-bit or 128 8-bit elements); M and N need not be multiples of the tile (tails are zero-filled by the
-    TMA and guarded in the epilogue); K must be a multiple of tile_k.
+    TMA and guarded in the epilogue); K must be a multiple of tile_k. CTA ``c`` takes tiles ``c, c + ctas, ...`` in
+    the raster order of ``gemm_ring.TileSchedule.coordinates``: groups of ``group`` rows of tiles, each walked column by
+    column (default ``gemm_ring.best_group``: the group whose waves read the fewest operand rows; 1 is row-major).
 
     Example:
         >>> kernel = hopper_pipelined_gemm(256, 256, 256)
@@ -122,16 +128,18 @@ def hopper_pipelined_gemm(
     tile_m, tile_n, tile_k = tile
     if tile_m % WGMMA_ROWS or tile_m < WGMMA_ROWS:
         raise ValueError(f"{who}: tile_m = {tile_m} is not a multiple of 64 (one consumer warpgroup's wgmma rows)")
-    plan = RING.schedule(who, M, N, K, dtype, tile, stages, ctas)
+    plan = RING.schedule(who, M, N, K, dtype, tile, stages, ctas, group)
     check_budget(tile, stages, dtype)
     consumers = tile_m // WGMMA_ROWS
     threads = (consumers + 1) * WARPGROUP_THREADS
     # A as 64-row slots, one per consumer warpgroup: slot s * consumers + w is warpgroup w's rows of stage s
     a_layout = mma_shared_layout(dtype, "128B", (stages * consumers, WGMMA_ROWS, tile_k))
+    # the same bytes as (stage, tile_m, tile_k): a stage's slots are consecutive, so one TMA box fills them all
+    a_stage_layout = mma_shared_layout(dtype, "128B", (stages, tile_m, tile_k))
     b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
     acc_layout = wgmma_accumulator_layout(tile_n)
     tn, tk, S, KT, W = tile_n, tile_k, stages, plan.k_tiles, consumers  # short names
-    tiles, tiles_n, per_cta, C, R = plan.tiles, plan.tiles_n, plan.per_cta, plan.ctas, WGMMA_ROWS
+    tiles, per_cta, C, R = plan.tiles, plan.per_cta, plan.ctas, WGMMA_ROWS
     # The consumers' K loop is unrolled over the ring (K tile kt = k0 * U + u) when every output tile starts at stage
     # 0 (K tiles a multiple of the stages): each unrolled step's stage, mbarriers and descriptors are constants, so
     # nvcc computes the descriptors once, outside the loop over ring turns (issue 34: the consumer loop per K tile).
@@ -143,19 +151,21 @@ def hopper_pipelined_gemm(
         cta = T.cta_id([C])
         tx = T.thread_id([threads])
         a_tile = T.alloc_shared((S * W, R, tk), dtype, layout=a_layout, align=1024)
+        a_stage = T.decl_buffer((S, R * W, tk), dtype, data=a_tile.data, layout=a_stage_layout, align=1024)
         b_tile = T.alloc_shared((S, tn, tk), dtype, layout=b_layout, align=1024)
         full = T.alloc_shared((S,), "uint64")
         empty = T.alloc_shared((S,), "uint64")
         acc = T.alloc_local((R, tn), "float32", layout=acc_layout)  # each consumer thread's accumulator registers
         for s in T.unroll(S):
-            T.mbarrier_init(full[s], W + 1)  # the TMA copies of the stage (W slots of A, one B)
+            T.mbarrier_init(full[s], 2)  # the TMA copies of the stage (A's W slots at once, B)
             T.mbarrier_init(empty[s], W * 128)  # every consumer thread, once its MMAs on the stage retired
         if tx // 128 < W:  # consumer warpgroup w: MMAs on its 64 rows, then their epilogue
             w = T.meta_var(tx // 128)
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * (R * W) + w * R)  # this warpgroup's first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                # this warpgroup's first row and column
+                row0: T.int32 = plan.coordinates(tile_id)[0] * (R * W) + w * R
+                col0: T.int32 = plan.coordinates(tile_id)[1] * tn
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=RING.ONE_RING_TURN):
                         for u in T.unroll(U):  # one ring turn: each step's stage, so its descriptors, constant
@@ -171,26 +181,36 @@ def hopper_pipelined_gemm(
                     T.tile_mma_wait(0)  # the tile's last group retired: acc is final, its stage free
                     T.mbarrier_arrive(empty[(i * KT + KT - 1) % S])
                     T.tile_copy(D[row0 : row0 + R, col0 : col0 + tn], acc, "warpgroup")
-        elif tx // 32 == 4 * W:  # producer: the first warp of the last warpgroup; its elected lane issues
-            for i in T.serial(per_cta):
-                tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
-                row0 = T.meta_var(tile_id // tiles_n * (R * W))  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
-                if tile_id < tiles:
-                    for kt in T.serial(KT):
-                        it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
-                        if it >= S:  # stage it % S was read by the MMAs of K step it - S
-                            T.mbarrier_wait(empty[it % S], (it // S - 1) % 2)
-                        for w in T.unroll(W):  # each consumer's 64 rows of A into its slot
-                            T.tile_copy_async(
-                                a_tile[it % S * W + w],
-                                A[row0 + w * R : row0 + w * R + R, kt * tk : kt * tk + tk],
-                                full[it % S],
-                                scope="warp",
-                            )
-                        T.tile_copy_async(
-                            b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
-                        )
+        # producer: the first warp of the last warpgroup; the lane elect.sync elects runs it, elected once around
+        # the loop so that its copies need no election each (pipelined_gemm.py). Two statements, not one "and":
+        # elect.sync must be reached by that whole warp and by no other.
+        elif tx // 32 == 4 * W:  # noqa: SIM102
+            if T.elect_one():
+                for i in T.serial(per_cta):
+                    tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
+                    row0: T.int32 = plan.coordinates(tile_id)[0] * (R * W)  # its first row and column
+                    col0: T.int32 = plan.coordinates(tile_id)[1] * tn
+                    if tile_id < tiles:
+                        for k0 in T.serial(KT // U, annotations=RING.ONE_RING_TURN):
+                            for u in T.unroll(U):  # one ring turn, as the consumers': each step's stage constant
+                                kt = T.meta_var(k0 * U + u)
+                                it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
+                                # stage it % S was read by the MMAs of K step it - S: phase it // S - 1 of empty[s]
+                                # (parity written + 1); in the first ring turn the phase before a fresh mbarrier's
+                                # first, which a parity wait finds complete at once (PTX ISA, mbarrier.try_wait.parity)
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
+                                T.tile_copy_async(  # the consumers' rows of A, all their slots in one box
+                                    a_stage[it % S],
+                                    A[row0 : row0 + R * W, kt * tk : kt * tk + tk],
+                                    full[it % S],
+                                    scope="thread",
+                                )
+                                T.tile_copy_async(
+                                    b_tile[it % S],
+                                    B[col0 : col0 + tn, kt * tk : kt * tk + tk],
+                                    full[it % S],
+                                    scope="thread",
+                                )
 
     return RING.unrolled(gemm)
 

@@ -19,16 +19,23 @@ with three roles that hand work to each other through mbarriers, so loads, MMAs 
 * The epilogue (warpgroup 0, whose warps own TMEM lanes 0-127) waits for ``acc_full[a]``, drains the accumulator
   32 columns at a time with ``tcgen05.ld`` into registers, stores them to ``D`` (rows and columns past M, N are
   guarded off) and arrives on ``acc_empty[a]``.
+* ``output_dtype="bfloat16"`` stores ``D = bf16(A @ B.T)`` by TMA: each 32-column chunk cast in registers (the
+  casting ``T.tile_copy``), staged through one of two 64B-swizzled shared tiles (chunk ``c`` in tile ``c % 2``, so
+  one chunk's store overlaps the next chunk's drain) and stored by ``T.tile_copy_async``, one 32-row box per warp;
+  the warp waits for its stores (``T.tma_store_wait``) after every second chunk, before a staging tile is reused.
 * ``epilogue="relu"`` (or ``"silu"``, ``"gelu"``) fuses the epilogue: ``D = bf16(act(A @ B.T + bias))``, each
   32-column chunk biased, activated and cast in registers by a ``T.tile_parallel`` loop (``examples/epilogues.py``),
-  staged through a 64B-swizzled shared tile and stored by TMA, one 32-row box per warp. The producer and MMA roles
-  are the same macros in both kernels, so the main loops are the same code.
+  then staged and stored as with ``output_dtype="bfloat16"``. The producer and MMA roles are the same macros in
+  every kernel, so the main loops are the same code.
 
-The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` (row-major over the tile
-grid). Every phase is counted from the CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage
-``it % stages`` at phase ``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase
-``i // 2 % 2``. When the K tiles are a multiple of the stages the K loops are unrolled over the ring, so each
-step's stage is a constant (its descriptors and mbarrier addresses are computed once, outside the loop).
+The kernel is persistent: CTA ``c`` of ``ctas`` takes output tiles ``c, c + ctas, ...`` in the raster order of
+``gemm_ring.TileSchedule.coordinates``: groups of ``group`` rows of tiles, each walked column by column, so the CTAs
+working at once share few A and B tiles in L2 (``group``: default ``gemm_ring.best_group``, the group whose waves
+read the fewest operand rows per K step, 18 at 4096^3 on 148 SMs; 1 is row-major). Every phase is counted from the
+CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage ``it % stages`` at phase
+``it // stages % 2``; its ``i``-th tile uses accumulator stage ``i % 2`` at phase ``i // 2 % 2``. When the K tiles
+are a multiple of the stages the K loops are unrolled over the ring, so each step's stage is a constant (its
+descriptors and mbarrier addresses are computed once, outside the loop).
 
 ``scaled=True`` makes the block-scaled fp8 kernel (:func:`block_scaled_kernel`): scale factors ride in the ring
 and are copied shared -> TMEM with ``tcgen05.cp`` by the MMA thread (thread 256) before each MMA.
@@ -72,6 +79,9 @@ unrolled, gemm_reference = RING.unrolled, RING.gemm_reference
 #: Tensor memory columns of one SM (PTX ISA, "Tensor Memory": 128 lanes x 512 columns of 32 bits).
 TMEM_COLUMNS = 512
 EPILOGUE_COLUMNS = 32  # accumulator columns one tcgen05.ld drains (32 registers per thread)
+#: Staging tiles of the TMA-store epilogue (bfloat16 128 x 32 each): chunk c is staged in tile c % 2 while the store
+#: of chunk c - 1 reads the other.
+STAGING_TILES = 2
 #: Block scaling (``kind::mxf8f6f4.block_scale.scale_vec::1X``): one ue8m0 scale per row per 32 K elements.
 SCALE_BLOCK = 32
 SCALE_DTYPE = "float8_e8m0fnu"
@@ -111,8 +121,8 @@ def check_budget(
     tile: tuple[int, int, int], stages: int, dtype: str, scaled: bool = False, staging: bool = False
 ) -> int:
     """The shared-memory bytes of the ring (operand tiles, with ``scaled`` each stage's scale factors, with
-    ``staging`` the fused epilogue's bfloat16 staging tile of 128 x 32, plus two mbarriers per stage and two per
-    accumulator stage); ``ValueError`` when they exceed ``SHARED_MEMORY_BYTES`` or
+    ``staging`` the TMA-store epilogue's two bfloat16 staging tiles of 128 x 32, plus two mbarriers per stage and two
+    per accumulator stage); ``ValueError`` when they exceed ``SHARED_MEMORY_BYTES`` or
     the two float32 accumulator stages (and with ``scaled`` every stage's scale-factor columns) exceed
     ``TMEM_COLUMNS``.
 
@@ -135,7 +145,7 @@ def check_budget(
         raise ValueError(f"pipelined_gemm: operand dtype {dtype!r} is not one of {sorted(OPERAND_BYTES)}")
     # with scaled, each stage also holds one byte per row per K block of 32 of both scale-factor matrices
     scales = (scale_factor_rows(tile_m) + scale_factor_rows(tile_n)) * (tile_k // SCALE_BLOCK) if scaled else 0
-    fixed = tile_m * EPILOGUE_COLUMNS * 2 if staging else 0  # the fused epilogue's bfloat16 staging tile
+    fixed = STAGING_TILES * tile_m * EPILOGUE_COLUMNS * 2 if staging else 0  # the TMA epilogue's bfloat16 staging
     what = " and their scale factors" if scaled else (" and the epilogue's staging tile" if staging else "")
     # + acc_full, acc_empty of two accumulator stages
     need = RING.ring_bytes(tile, stages, dtype, 4, scales, what, fixed)
@@ -171,6 +181,8 @@ def pipelined_gemm(
     loads: str = "tma",
     scaled: bool = False,
     epilogue: str | None = None,
+    group: int | None = None,
+    output_dtype: str | None = None,
 ):
     """The kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or fp8)
     with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages, and ``ctas``
@@ -179,7 +191,7 @@ def pipelined_gemm(
     spans one 128-byte swizzle row (64 16-bit or 128 8-bit elements). ``loads``: ``"tma"`` (one producer warp
     issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``). ``scaled=True``
     (fp8 only) makes the block-scaled kernel of :func:`block_scaled_kernel`, with scale-factor inputs ``SFA``
-    (M, K/32) and ``SFB`` (N, K/32).
+    (M, K/32) and ``SFB`` (N, K/32). ``group``: the raster's rows of tiles per group (``gemm_ring.schedule``).
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
@@ -201,13 +213,21 @@ def pipelined_gemm(
         )
     if scaled and not dtype.startswith("float8"):
         raise ValueError(f"pipelined_gemm: scaled=True takes fp8 operands (kind mxf8f6f4), not {dtype}")
-    check_budget(tile, stages, dtype, scaled, staging=epilogue is not None)
+    if output_dtype not in (None, "float32", "bfloat16") or (epilogue is not None and output_dtype == "float32"):
+        raise ValueError(
+            f"pipelined_gemm: output_dtype = {output_dtype!r}; D is float32 (stored from registers) or bfloat16 "
+            "(cast, staged in shared memory and stored by TMA), and bfloat16 with a fused epilogue"
+        )
+    output_dtype = output_dtype or ("float32" if epilogue is None else "bfloat16")
+    if scaled and output_dtype != "float32":
+        raise ValueError("pipelined_gemm: the block-scaled kernel stores float32 D (output_dtype='float32')")
+    check_budget(tile, stages, dtype, scaled, staging=output_dtype == "bfloat16")
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
     if tile_n % EPILOGUE_COLUMNS or tile_n % 16 or not 16 <= tile_n <= 256:
         raise ValueError(f"pipelined_gemm: tile_n = {tile_n} must be a multiple of 32 in 32..256 (MMA N, epilogue)")
-    plan = RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas)
-    tiles_n, tiles, ctas, k_tiles, per_cta = plan.tiles_n, plan.tiles, plan.ctas, plan.k_tiles, plan.per_cta
+    plan = RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas, group)
+    tiles, ctas, k_tiles, per_cta = plan.tiles, plan.ctas, plan.k_tiles, plan.per_cta
     chunks = tile_n // EPILOGUE_COLUMNS
     a_layout = mma_shared_layout(dtype, "128B", (stages, tile_m, tile_k))
     b_layout = mma_shared_layout(dtype, "128B", (stages, tile_n, tile_k))
@@ -218,7 +238,7 @@ def pipelined_gemm(
     # stage's descriptors and barrier addresses are computed once, outside the loop over ring turns (k0).
     U = stages if k_tiles % stages == 0 else 1
     if scaled:
-        return block_scaled_kernel(M, N, K, dtype, tile, stages, ctas, tma)
+        return block_scaled_kernel(M, N, K, dtype, tile, stages, ctas, tma, plan)
 
     @T.macro
     def prologue(full, empty, acc_full, acc_empty):
@@ -233,40 +253,53 @@ def pipelined_gemm(
     def roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, drain, outputs):
         """The producer and the MMA issuer, then ``drain(cta, tx, acc, acc_full, acc_empty, *outputs)`` for the
         epilogue warpgroup: one chain of branches on the thread index, whichever epilogue the kernel has."""
-        if tma and tx // 32 == 4:  # producer: one warp, its elected lane issues the TMA copies
-            for i in T.serial(per_cta):
-                tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
-                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
-                if tile_id < tiles:
-                    for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
-                        for u in T.unroll(U):
-                            kt = T.meta_var(k0 * U + u)
-                            it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
-                            if it >= S:  # stage it % S was read by the MMA of K step it - S
-                                # the parity of phase it // S - 1, written + 1: once the simplifier drops the % 2
-                                # under the guard, a "- 1" would be a negative uint32 where TVM bounds it unguarded
+        if tma and tx // 32 == 4:  # producer: one warp; the lane elect.sync elects runs it and issues the copies
+            # (once, around the whole loop: ptxas then knows the lane alone in a converged warp and issues each copy
+            # with no election of its own, as CUTLASS's producer does; 34 -> 24 SASS per K tile)
+            if T.elect_one():
+                for i in T.serial(per_cta):
+                    tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
+                    # its first row and column, computed once per tile into scalars: written as expressions, ptxas
+                    # recomputed the grouped raster's arithmetic in the K loop (5 more SASS per K tile at group 18)
+                    row0: T.int32 = plan.coordinates(tile_id)[0] * tm
+                    col0: T.int32 = plan.coordinates(tile_id)[1] * tn
+                    if tile_id < tiles:
+                        for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
+                            for u in T.unroll(U):
+                                kt = T.meta_var(k0 * U + u)
+                                it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
+                                # stage it % S was read by the MMA of K step it - S: wait for phase it // S - 1 of
+                                # empty[s] (its parity written + 1). In the first ring turn (it < S) that is the phase
+                                # before a fresh mbarrier's first, which a parity wait finds complete at once (PTX ISA,
+                                # mbarrier.try_wait.parity: the current or the immediately preceding phase), so no
+                                # guard: the loop holds no branch on it, and nvcc need not peel the first turn
                                 T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
-                            # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
-                            # (rows and columns past M, N or K are filled with zeros)
-                            T.tile_copy_async(
-                                a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
-                            )
-                            T.tile_copy_async(
-                                b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
-                            )
+                                # each copy arrives on full[s] expecting its box's bytes; the TMA completes them
+                                # (rows and columns past M, N or K are filled with zeros)
+                                T.tile_copy_async(
+                                    a_tile[it % S],
+                                    A[row0 : row0 + tm, kt * tk : kt * tk + tk],
+                                    full[it % S],
+                                    scope="thread",
+                                )
+                                T.tile_copy_async(
+                                    b_tile[it % S],
+                                    B[col0 : col0 + tn, kt * tk : kt * tk + tk],
+                                    full[it % S],
+                                    scope="thread",
+                                )
         elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)  # this CTA's i-th output tile
-                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0: T.int32 = plan.coordinates(tile_id)[0] * tm  # its first row and column
+                col0: T.int32 = plan.coordinates(tile_id)[1] * tn
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)  # the CTA's K step: ring stage it % S, phase it // S % 2
-                            if it >= S:  # stage it % S was read by the MMA of K step it - S
-                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
+                            # stage it % S was read by the MMA of K step it - S (at once in the first turn, as above)
+                            T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
                             T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
                             T.mbarrier_arrive(full[it % S])
@@ -294,14 +327,14 @@ def pipelined_gemm(
         elif tx // 128 == 0:  # epilogue
             drain(cta, tx, acc, acc_full, acc_empty, *outputs)
 
-    if epilogue is None:
+    if epilogue is None and output_dtype == "float32":
 
         @T.macro
         def store(cta, tx, acc, acc_full, acc_empty, D, out):
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0: T.int32 = plan.coordinates(tile_id)[0] * tm  # its first row and column
+                col0: T.int32 = plan.coordinates(tile_id)[1] * tn
                 if tile_id < tiles:
                     T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                     for c in T.unroll(chunks):  # a TMEM region starts at a constant column
@@ -327,51 +360,87 @@ def pipelined_gemm(
 
         return unrolled(gemm)
 
-    # The fused epilogue: each 32-column chunk drained from TMEM, biased, activated and cast to bfloat16 in
-    # registers, staged through a 64B-swizzled shared tile and stored by TMA, one 32-row box per warp (the warp that
-    # wrote those rows; the TMA clips the box at M and N).
+    # The TMA-store epilogue (bfloat16 D; with ``epilogue=`` biased and activated first): each 32-column chunk drained
+    # from TMEM and cast to bfloat16 in registers, staged through one of two 64B-swizzled shared tiles and stored by
+    # TMA, one 32-row box per warp (the warp that wrote those rows; the TMA clips the box at M and N). Chunk c uses
+    # staging tile c % 2, so the store of one chunk runs while the next is drained, cast and staged; the warp waits
+    # for its stores (T.tma_store_wait: every earlier store has read its staging tile) after every second chunk,
+    # before a tile is written again, and after the last.
     out_dtype = "bfloat16"
-    staging_layout = mma_shared_layout(out_dtype, "64B", (tm, E))
-    box_layout = mma_shared_layout(out_dtype, "64B", (tm // 32, 32, E))
+    staging_layout = mma_shared_layout(out_dtype, "64B", (STAGING_TILES, tm, E))
+    box_layout = mma_shared_layout(out_dtype, "64B", (STAGING_TILES, tm // 32, 32, E))
 
     @T.macro
-    def store_fused(cta, tx, acc, acc_full, acc_empty, D, bias, out, result, staging, boxes):
+    def store_tma(cta, tx, acc, acc_full, acc_empty, D, bias, out, result, staging, boxes):
         warp = T.meta_var(tx // 32)
         for i in T.serial(per_cta):
             tile_id = T.meta_var(cta + i * C)
-            row0 = T.meta_var(tile_id // tiles_n * tm)  # its first row and column
-            col0 = T.meta_var(tile_id % tiles_n * tn)
+            row0: T.int32 = plan.coordinates(tile_id)[0] * tm  # its first row and column
+            col0: T.int32 = plan.coordinates(tile_id)[1] * tn
             if tile_id < tiles:
                 T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                 for c in T.unroll(chunks):  # a TMEM region starts at a constant column
                     T.tile_copy(out, acc[i % 2, 0:tm, c * E : c * E + E], "warpgroup")
                     column = T.meta_var(col0 + c * E)
-                    for r in T.tile_parallel(tm, scope="warpgroup"):
-                        for j in T.tile_parallel(E):
-                            biased = T.meta_var(
-                                out[r, j] + T.if_then_else(column + j < N, bias[column + j], T.float32(0))
-                            )
-                            result[r, j] = T.Cast(out_dtype, EPILOGUES.activate(biased, epilogue))
-                    T.tile_copy(staging, result, "warpgroup")
+                    if epilogue is None:
+                        T.tile_copy(result, out, "warpgroup")  # the casting copy: float32 -> bfloat16
+                    else:
+                        for r in T.tile_parallel(tm, scope="warpgroup"):
+                            for j in T.tile_parallel(E):
+                                biased = T.meta_var(
+                                    out[r, j] + T.if_then_else(column + j < N, bias[column + j], T.float32(0))
+                                )
+                                result[r, j] = T.Cast(out_dtype, EPILOGUES.activate(biased, epilogue))
+                    T.tile_copy(staging[c % STAGING_TILES], result, "warpgroup")
                     rows = T.meta_var(slice(row0 + warp * 32, row0 + warp * 32 + 32))
-                    T.tile_copy_async(D[rows, column : column + E], boxes[warp, 0:32, 0:E], scope="warp")
-                    T.tma_store_wait("warp")  # the staging tile is rewritten by the next chunk
+                    box = T.meta_var(boxes[c % STAGING_TILES, warp, 0:32, 0:E])
+                    T.tile_copy_async(D[rows, column : column + E], box, scope="warp")
+                    if c % STAGING_TILES == STAGING_TILES - 1 or c == chunks - 1:
+                        T.tma_store_wait("warp")  # the staging tiles are written again by the next chunks
                 T.mbarrier_arrive(acc_empty[i % 2])
 
+    if epilogue is not None:
+
+        @T.prim_func
+        def fused(
+            A: T.Buffer((M, K), dtype),
+            B: T.Buffer((N, K), dtype),
+            bias: T.Buffer((N,), "float32"),
+            D: T.Buffer((M, N), out_dtype),
+        ):
+            T.device_entry()
+            cta = T.cta_id([ctas])
+            tx = T.thread_id([THREADS])
+            a_tile = T.alloc_shared((S, tm, tk), dtype, layout=a_layout, align=1024)
+            b_tile = T.alloc_shared((S, tn, tk), dtype, layout=b_layout, align=1024)
+            staging = T.alloc_shared((STAGING_TILES, tm, E), out_dtype, layout=staging_layout, align=512)
+            boxes = T.decl_buffer(
+                (STAGING_TILES, tm // 32, 32, E), out_dtype, data=staging.data, layout=box_layout, align=512
+            )
+            full = T.alloc_shared((S,), "uint64")
+            empty = T.alloc_shared((S,), "uint64")
+            acc_full = T.alloc_shared((2,), "uint64")
+            acc_empty = T.alloc_shared((2,), "uint64")
+            acc = T.alloc_tmem((2, tm, tn), "float32", layout=acc_layout)
+            out = T.alloc_local((tm, E), "float32")  # a chunk as tcgen05.ld leaves it (inferred)
+            result = T.alloc_local((tm, E), out_dtype)  # its placement (inferred)
+            prologue(full, empty, acc_full, acc_empty)
+            outputs = T.meta_var((D, bias, out, result, staging, boxes))
+            roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, store_tma, outputs)
+
+        return unrolled(fused)
+
     @T.prim_func
-    def fused(
-        A: T.Buffer((M, K), dtype),
-        B: T.Buffer((N, K), dtype),
-        bias: T.Buffer((N,), "float32"),
-        D: T.Buffer((M, N), out_dtype),
-    ):
+    def cast(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), out_dtype)):
         T.device_entry()
         cta = T.cta_id([ctas])
         tx = T.thread_id([THREADS])
         a_tile = T.alloc_shared((S, tm, tk), dtype, layout=a_layout, align=1024)
         b_tile = T.alloc_shared((S, tn, tk), dtype, layout=b_layout, align=1024)
-        staging = T.alloc_shared((tm, E), out_dtype, layout=staging_layout, align=512)
-        boxes = T.decl_buffer((tm // 32, 32, E), out_dtype, data=staging.data, layout=box_layout, align=512)
+        staging = T.alloc_shared((STAGING_TILES, tm, E), out_dtype, layout=staging_layout, align=512)
+        boxes = T.decl_buffer(
+            (STAGING_TILES, tm // 32, 32, E), out_dtype, data=staging.data, layout=box_layout, align=512
+        )
         full = T.alloc_shared((S,), "uint64")
         empty = T.alloc_shared((S,), "uint64")
         acc_full = T.alloc_shared((2,), "uint64")
@@ -380,13 +449,13 @@ def pipelined_gemm(
         out = T.alloc_local((tm, E), "float32")  # a chunk as tcgen05.ld leaves it (inferred)
         result = T.alloc_local((tm, E), out_dtype)  # its placement (inferred)
         prologue(full, empty, acc_full, acc_empty)
-        outputs = T.meta_var((D, bias, out, result, staging, boxes))
-        roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, store_fused, outputs)
+        outputs = T.meta_var((D, None, out, result, staging, boxes))
+        roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, store_tma, outputs)
 
-    return unrolled(fused)
+    return unrolled(cast)
 
 
-def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, ctas: int, tma: bool):
+def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, ctas: int, tma: bool, plan=None):
     """The block-scaled variant of :func:`pipelined_gemm` (its arguments checked there): ``D = (A * 2^(SFA-127))
     @ (B * 2^(SFB-127)).T`` with one ue8m0 scale per row of A (of B) per 32 K elements, ``tcgen05.mma
     .kind::mxf8f6f4.block_scale``. The roles and the ring are :func:`pipelined_gemm`'s, plus:
@@ -408,9 +477,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         ['A', 'B', 'SFA', 'SFB', 'D']
     """
     tile_m, tile_n, tile_k = tile
-    tiles_n = -(-N // tile_n)
-    tiles = -(-M // tile_m) * tiles_n
-    per_cta = -(-tiles // ctas)
+    plan = plan or RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas)  # its raster order
+    tiles, per_cta = plan.tiles, plan.per_cta
     k_tiles, k_blocks = K // tile_k, tile_k // SCALE_BLOCK
     sf_a_rows, sf_b_rows = scale_factor_rows(tile_m), scale_factor_rows(tile_n)
     a_layout = mma_shared_layout(dtype, "128B", (stages, tile_m, tile_k))
@@ -464,15 +532,14 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         if tma and tx // 32 == 4:  # producer: one warp; its elected lane issues the TMA copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
-                            if it >= S:
-                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
+                            T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)  # at once in the first turn
                             T.tile_copy_async(
                                 a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], full[it % S], scope="warp"
                             )
@@ -488,15 +555,14 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         elif not tma and tx // 128 == 1:  # producer: a warpgroup of thread copies
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
                         for u in T.unroll(U):
                             kt = T.meta_var(k0 * U + u)
                             it = T.meta_var(i * KT + kt)
-                            if it >= S:
-                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
+                            T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)  # at once in the first turn
                             T.tile_copy(a_tile[it % S], A[row0 : row0 + tm, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], "warpgroup")
                             T.tile_copy(sfa_tile[it % S], SFA[row0 : row0 + SA, kt * KB : kt * KB + KB], "warpgroup")
@@ -534,8 +600,8 @@ def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, c
         elif tx // 128 == 0:  # epilogue
             for i in T.serial(per_cta):
                 tile_id = T.meta_var(cta + i * C)
-                row0 = T.meta_var(tile_id // tiles_n * tm)
-                col0 = T.meta_var(tile_id % tiles_n * tn)
+                row0 = T.meta_var(plan.coordinates(tile_id)[0] * tm)
+                col0 = T.meta_var(plan.coordinates(tile_id)[1] * tn)
                 if tile_id < tiles:
                     T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
                     for c in T.unroll(chunks):
@@ -556,6 +622,17 @@ def block_scaled_reference():
         return (a.astype(np.float64) * scale_a) @ (b.astype(np.float64) * scale_b).T
 
     return Expected(reference, inputs=4, rtol=2.0**-16, atol=1.0)
+
+
+def cast_reference() -> Expected:
+    """``bf16(A @ B.T)``: the float64 product (exact: integer sums below 2^24, as the float32 accumulator holds them)
+    rounded to bfloat16 as the kernel's ``cvt.rn.bf16`` rounds, to nearest even; compared exactly."""
+
+    def reference(a, b):
+        product = a.astype(np.float64) @ b.astype(np.float64).T
+        return product.astype(np.float32).astype(EPILOGUES.ml_dtypes.bfloat16)
+
+    return Expected(reference, inputs=2, rtol=0.0, atol=0.0)
 
 
 def fused_reference(activation: str) -> Expected:
@@ -579,6 +656,22 @@ KERNELS.add("pipelined_gemm_256_tma_persistent", gemm_reference(), pipelined_gem
 KERNELS.add("pipelined_gemm_tail_tma_persistent", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1)
 KERNELS.add("pipelined_gemm_256", gemm_reference(), pipelined_gemm, 256, 256, 256, ctas=1, loads="threads")
 KERNELS.add("pipelined_gemm_tail", gemm_reference(), pipelined_gemm, 200, 300, 128, ctas=1, loads="threads")
+# a grouped raster with a short last group: 3 x 2 tiles in groups of 2 rows on 2 persistent CTAs (CTA 0 takes tiles
+# (0, 0), (0, 1), (2, 0); CTA 1 takes (1, 0), (1, 1), (2, 1))
+KERNELS.add("pipelined_gemm_grouped_tail", gemm_reference(), pipelined_gemm, 300, 300, 128, ctas=2, group=2)
+# bfloat16 D through the TMA-store epilogue: at a tail shape (N = 296, as TMA needs rows of a multiple of 16 bytes),
+# and persistent at 256^3 (both accumulator stages, eight chunks through the two staging tiles per output tile)
+KERNELS.add("pipelined_gemm_bf16_out_tail", cast_reference(), pipelined_gemm, 200, 296, 128, output_dtype="bfloat16")
+KERNELS.add(
+    "pipelined_gemm_bf16_out_256_persistent",
+    cast_reference(),
+    pipelined_gemm,
+    256,
+    256,
+    256,
+    ctas=1,
+    output_dtype="bfloat16",
+)
 # the fused epilogue at a tail shape (N = 296: the bf16 rows of D are 592 bytes, a multiple of 16 as TMA needs)
 KERNELS.add("pipelined_gemm_fused_relu_tail", fused_reference("relu"), pipelined_gemm, 200, 296, 128, epilogue="relu")
 KERNELS.add("pipelined_gemm_fused_gelu", fused_reference("gelu"), pipelined_gemm, 256, 256, 128, epilogue="gelu")
@@ -621,10 +714,14 @@ KERNELS.add(
 )
 
 #: The issue's production sizes, built and assembled by the main job (``tools.kernel_report.load_full_size``) but
-#: not simulated: 4096^3 bf16 (128 x 256 x 64 tiles, 4 stages; plain, and with the fused GELU epilogue) and
+#: not simulated: 4096^3 bf16 (128 x 256 x 64 tiles, 4 stages; plain, bfloat16 D by TMA stores, and with the fused
+#: GELU epilogue) and
 #: block-scaled fp8 (128 x 224 x 128), persistent over the 148 SMs of a B200.
 FULL_SIZE = {
     "pipelined_gemm_4096_bf16": lambda: pipelined_gemm(4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148),
+    "pipelined_gemm_4096_bf16_out": lambda: pipelined_gemm(
+        4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148, output_dtype="bfloat16"
+    ),
     "pipelined_gemm_4096_bf16_fused_gelu": lambda: pipelined_gemm(
         4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148, epilogue="gelu"
     ),

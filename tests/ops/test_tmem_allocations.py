@@ -59,6 +59,16 @@ def test_allocations_filling_all_512_columns_build():
     assert re.findall(r"tcgen05_alloc\(\(&\(\w+_taddr_ptr\[0\]\)\), \(uint\)(\d+)\)", body) == ["256", "256"]
 
 
+@pytest.mark.parametrize(
+    ("cols", "cols2", "bounds"), [(256, 256, "(128, 1)"), (256, 32, "(128, 1)"), (128, 128, "(128)")]
+)
+def test_a_kernel_holding_more_than_half_the_columns_runs_one_cta_per_sm(cols, cols2, bounds):
+    # 256 + 32 columns leave 224: a second CTA's tcgen05.alloc of 288 would wait, so one CTA per SM is the truth and
+    # ptxas may budget registers for it; 128 + 128 leave room for a second CTA, and nothing is said
+    source = build(two(cols, cols2)).imports[0].inspect_source()
+    assert f"__launch_bounds__{bounds}" in source
+
+
 def test_more_than_512_columns_in_total_is_refused_with_each_allocation_and_the_total():
     # 320 columns round up to a 512-column allocation each (a power of two): 1024 in all.
     with pytest.raises(

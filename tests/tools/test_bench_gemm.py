@@ -34,3 +34,26 @@ def test_the_hopper_roofline_follows_from_the_published_figures():
     assert est["compute us"] == pytest.approx(2 * 4096**3 / 989.4e12 * 1e6)
     # A and B in bf16 and D in float32 once from HBM3e at 4.8 TB/s
     assert est["DRAM us"] == pytest.approx((2 * 4096 * 4096 * 2 + 4 * 4096 * 4096) / 4.8e12 * 1e6)
+
+
+def _cutlass_or_skip():
+    if find_nvcc() is None:
+        pytest.skip("nvcc is not installed")
+    try:
+        bench_gemm.cutlass_include()
+    except RuntimeError as err:
+        pytest.skip(str(err))
+    if bench_gemm.find_nvdisasm() is None:
+        pytest.skip("nvdisasm is not installed: CUTLASS's loops are counted in SASS")
+
+
+@pytest.mark.slow  # builds CUTLASS's kernel once (about a minute on a loaded machine), then reads the cache
+def test_cutlasss_sm100_gemm_is_measured_by_our_loop_rule():
+    _cutlass_or_skip()
+    found = bench_gemm.cutlass_numbers("sm_100a")
+    # its launch asks for at least the 4 stages of (128 + 256) rows x 128 bytes, within the 227 KB a CTA may have
+    assert 4 * 384 * 128 <= found["shared bytes"] <= 227 * 1024
+    assert found["spilled bytes"] == 0 and 0 < found["registers"] <= 168  # 384 threads
+    # each loop found around its instruction: at least the 4 MMAs (2 TMA loads) and the wait of one K tile
+    assert found["SASS MMA loop per K tile"] > 4 and found["SASS producer loop per K tile"] > 2
+    assert bench_gemm.cutlass_build("sm_100a") == bench_gemm.cutlass_build("sm_100a")  # cached: one directory

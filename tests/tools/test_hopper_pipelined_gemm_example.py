@@ -49,11 +49,12 @@ def big(request):
 def test_the_4096_cube_kernels_hold_what_the_tile_and_the_isa_fix(big):
     dtype, (tile_m, tile_n, tile_k), helper, kernel, source = big
     body = kernel_source(source)
-    (threads,) = set(re.findall(r"__global__ void __launch_bounds__\((\d+)\) gemm_kernel", source))
+    (threads,) = set(re.findall(r"__global__ void __launch_bounds__\((\d+), 1\) gemm_kernel", source))
     assert threads == "384"  # two consumer warpgroups (64 rows each) and the producer's
-    # A and B tensor maps; per K tile three TMA loads (each consumer's 64 rows of A, then B) in the producer's loop
+    # A and B tensor maps; per K tile two TMA loads (both consumers' 128 rows of A in one box, then B) in the
+    # producer's loop, unrolled over the 4 stages
     assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", source)[:2] == ["A", "B"]
-    assert len(re.findall(r"tirx_layout_tma_load_2d\(", body)) == 3
+    assert len(re.findall(r"tirx_layout_tma_load_2d\(", body)) == 2 * 4
     # the ring in dynamic shared memory: 4 stages of 128 rows of A and tile_n rows of B, 128 bytes each, then full
     # (4 mbarriers, padded to the next 64 bytes: TVM's default alignment of a buffer) and empty
     element = 2 if dtype == "bfloat16" else 1

@@ -39,7 +39,7 @@ def test_the_4096_cube_bf16_kernel_with_tma_loads_builds_and_assembles(big_sourc
     body = kernel_source(big_source)
     # two tensor maps (A, B) passed as kernel parameters; the K loops are unrolled over the 4 stages (64 K tiles
     # are a multiple of 4): two TMA loads per stage in the producer's loop body
-    (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384\) gemm_kernel\(([^)]*)\)", big_source))
+    (signature,) = set(re.findall(r"__global__ void __launch_bounds__\(384, 1\) gemm_kernel\(([^)]*)\)", big_source))
     assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", signature) == ["A", "B"]
     assert len(re.findall(r"tirx_layout_tma_load_2d\(", body)) == 2 * 4
     # 4 stages of 128 x 64 and 256 x 64 bf16 tiles (196608 bytes, so in the dynamic shared pool: a_tile at element
@@ -214,12 +214,13 @@ def test_dropping_a_wait_in_the_tma_kernel_is_caught_by_the_simulator(small_tma,
         sim.run(_without_wait(small_tma, name, occurrence), {"A": a, "B": b})
 
 
-def test_a_tma_refill_after_waiting_for_the_wrong_empty_phase_is_a_data_race(small_tma):
-    # parity 1 of a barrier whose phase 0 is still open returns at once: the producer overwrites a stage whose
-    # previous load no thread it is ordered after has seen complete
+def test_waiting_for_the_wrong_empty_phase_hangs_the_tma_producer_and_the_wait_is_named(small_tma):
+    # the producer's first-turn waits pass at once only because they ask for parity 1, the phase before a fresh
+    # mbarrier's first; flipped, they wait for phase 0, which only the MMA's commit on a stage the producer has not
+    # filled yet would complete: nothing runs on, and the simulator names the wait
     wrong = _waiting_for_the_other_phase(small_tma, "empty")
     a, b = _inputs(256, 128, 256, "bfloat16", seed=4)
-    with pytest.raises(DataRace, match=r"a_tile\[0\]: a store \(thread 128\) " + _UNSEEN_LOAD):
+    with pytest.raises(SimulationError, match=r"mbarrier wait by thread 128 on empty\[0\] .* never returns"):
         sim.run(wrong, {"A": a, "B": b})
 
 
@@ -335,3 +336,45 @@ def test_the_main_job_builds_and_assembles_the_production_sizes():
         "float8_e8m0fnu",
         "float32",
     ]
+
+
+# ---- bfloat16 D through the TMA-store epilogue (output_dtype="bfloat16") --------------------------------------
+
+
+def test_the_4096_cube_with_bfloat16_output_stores_by_tma_through_two_staging_tiles():
+    kernel = EXAMPLE.pipelined_gemm(4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148, output_dtype="bfloat16")
+    assert [str(p.dtype) for p in kernel.params] == ["bfloat16", "bfloat16", "bfloat16"]
+    source = build(kernel).imports[0].inspect_source()
+    body = kernel_source(source)
+    # D's map joins A's and B's; 8 chunks of 32 columns per tile, each one TMA store of its warp's 32-row box
+    assert re.findall(r"const __grid_constant__ CUtensorMap (\w+)_tensormap", source)[:3] == ["A", "B", "D"]
+    assert len(re.findall(r"tirx_layout_tma_store_2d\(", body)) == 8
+    # a wait after every second chunk (the two staging tiles), the last chunk's included: 4 per tile
+    assert len(re.findall(r"tirx_layout_tma_store_wait\(", body)) == 4
+    assembled = nvcc_assembles(source)
+    if assembled is not None:
+        assert assembled[0], assembled[1]
+
+
+def test_bfloat16_output_simulates_equal_to_numpy_rounded_to_nearest_even():
+    # products of integers in -8..8 over K = 192 reach 12288: above 256 a bfloat16 keeps 8 significant bits, so
+    # most outputs are rounded, as numpy's float32 -> bfloat16 rounds (to nearest even)
+    a, b = _inputs(200, 296, 192, "bfloat16", seed=5)
+    kernel = EXAMPLE.pipelined_gemm(200, 296, 192, "bfloat16", (128, 256, 64), 2, ctas=1, output_dtype="bfloat16")
+    result = sim.run(kernel, {"A": a, "B": b})
+    want = (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32).astype(ml_dtypes.bfloat16)
+    assert (want.astype(np.float64) != (a.astype(np.float64) @ b.astype(np.float64).T)).any()  # rounding happened
+    np.testing.assert_array_equal(result["D"].astype(np.float64), want.astype(np.float64))
+    assert (result.writes["D"] == 1).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"output_dtype": "float16"}, r"output_dtype = 'float16'; D is float32 .* or bfloat16"),
+        ({"output_dtype": "float32", "epilogue": "relu"}, r"output_dtype = 'float32'; .* bfloat16 with a fused"),
+    ],
+)
+def test_an_output_type_the_epilogues_do_not_store_is_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        EXAMPLE.pipelined_gemm(256, 256, 256, **kwargs)

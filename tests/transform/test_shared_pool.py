@@ -46,6 +46,17 @@ def test_the_pipelined_gemm_asks_its_launch_for_its_whole_ring_as_dynamic_shared
     assert expected > 48 * 1024  # what static shared memory could not have launched
 
 
+@pytest.mark.parametrize(("floats", "one_per_sm"), [(29100, True), (28900, False)])
+def test_a_kernel_holding_more_than_half_a_ctas_shared_memory_runs_one_cta_per_sm(floats, one_per_sm):
+    # sm_90a: a CTA may have 232448 bytes (an SM 1 KB more, less 1 KB reserved per CTA). 29100 floats, then 64 at
+    # the next 1024 bytes: 116992 bytes, two of them 233984, over; 28900: 115968, two 231936, under (two might fit)
+    size = 4 * floats + (-4 * floats) % 1024 + 256
+    assert (2 * size > max_shared_bytes("sm_90a")) == one_per_sm
+    source = build(two_tiles(floats, 64), "sm_90a").imports[0].inspect_source()
+    assert ("__launch_bounds__(64, 1)" in source) == one_per_sm
+    assert ("__launch_bounds__(64)" in source) != one_per_sm
+
+
 def test_buffers_sit_at_their_alignment_in_allocation_order():
     func = pool_shared_memory(two_tiles(300, 64), "sm_90a", above=0)  # pooled however small
     script = func.script()

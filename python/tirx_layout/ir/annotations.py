@@ -32,6 +32,47 @@ TMEM_OVERLAP_KEY = "tirx_layout.tmem_overlap"
 #: buffer's ``DeclBuffer`` over the pool (TVM folds the buffer's element offset into its indices, so the offset is
 #: kept here for the simulator).
 SHARED_WINDOW_KEY = "tirx_layout.shared_window"
+#: The attribute TVMScript's ``T.device_entry()`` opens the kernel region with.
+DEVICE_ENTRY = "tirx.device_entry"
+#: TVM's attribute of a kernel region that its CUDA code generator writes as the second argument of
+#: ``__launch_bounds__(threads, min_blocks)``: the CTAs of the kernel one SM must be able to hold at once.
+MIN_BLOCKS_PER_SM_KEY = "tirx.launch_bounds_min_blocks_per_sm"
+
+
+def one_cta_per_sm(func):
+    """``func`` with its ``T.device_entry()`` region declared to run one CTA per SM (``__launch_bounds__(threads,
+    1)``), for a kernel whose own resources leave room for no second CTA on the SM (more than half of the shared
+    memory or of the tensor memory). Without it ptxas does not know that (dynamic shared memory is sized at launch)
+    and budgets registers for several resident CTAs: a 384-thread kernel gets 56 registers and spills (CUDA C++
+    Programming Guide, "Launch Bounds": ``minBlocksPerMultiprocessor`` lets the compiler use up to
+    ``registers per SM / (minBlocks x threads)`` registers). A region that already names its minimum is left alone.
+
+    Example:
+        >>> import tvm
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((64,), "float32")):
+        ...     T.device_entry()
+        ...     tx = T.thread_id([64])
+        ...     A[tx] = A[tx] + T.float32(1)
+        ... ''')
+        >>> [line.strip() for line in one_cta_per_sm(func).script().splitlines() if "T.attr" in line][0]
+        'T.attr({"tirx.device_entry": T.bool(True), "tirx.launch_bounds_min_blocks_per_sm": 1})'
+    """
+    from .rewrite import map_function, walk
+
+    named = []
+    walk(func.body, [(tvm.tirx.AttrStmt, lambda s: named.append(s) if s.attr_key == MIN_BLOCKS_PER_SM_KEY else None)])
+    if named:
+        return func
+
+    def mark(stmt):
+        if stmt.attr_key != DEVICE_ENTRY:
+            return stmt
+        one = tvm.tirx.AttrStmt(0, MIN_BLOCKS_PER_SM_KEY, tvm.tirx.const(1, "int32"), stmt.body)
+        return tvm.tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, one)
+
+    return map_function(func, [(tvm.tirx.AttrStmt, mark)])
 
 
 def is_layout(value) -> bool:

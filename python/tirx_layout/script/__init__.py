@@ -13,10 +13,12 @@ Example:
 
 from __future__ import annotations
 
+from tvm import tirx
 from tvm.tirx.script.builder.ir import register_script_namespace
 
 from ..ir.annotations import LAYOUT_KEY, buffer_layouts, layout_of
 from ..layout.text import parse_layout
+from ..ops.helpers import sync
 from . import buffers, ops
 from .buffers import local_view
 from .printing import layout_source, print_layouts_lazily
@@ -33,6 +35,20 @@ def script_layout(text: str):
     return parse_layout(text, swizzle_alone=True)
 
 
+def elect_one():
+    """``T.elect_one()``: true in the one lane of the executing warp that ``elect.sync`` elects (its lowest active
+    lane), false in the others; every lane of the warp must reach it together. A role one thread plays (a TMA
+    producer) runs under ``if T.elect_one():`` with its copies at ``scope="thread"``: ptxas knows the elected lane is
+    alone in a converged warp, so it issues the role's TMA copies with no election per copy (the pipelined GEMM's
+    producer loop: 34 -> 24 SASS instructions per K tile against one election per K tile's copies).
+
+    Example:
+        >>> "tirx_layout_sync_elect" in str(elect_one()), str(elect_one().ty)
+        (True, 'bool')
+    """
+    return tirx.NE(sync.elect(), tirx.const(0, "uint32"))
+
+
 _SCRIPT_NAMES = {
     "alloc_buffer": buffers.alloc_buffer,
     "alloc_shared": buffers.alloc_shared,
@@ -42,6 +58,7 @@ _SCRIPT_NAMES = {
     "decl_buffer": buffers.decl_buffer,
     "local_view": local_view,
     "layout": script_layout,
+    "elect_one": elect_one,
 }
 
 

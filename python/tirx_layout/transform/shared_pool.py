@@ -32,7 +32,7 @@ import tvm
 from tvm import tirx
 
 from ..hw.targets import PORTABLE_SHARED_KB_PER_BLOCK, max_shared_bytes
-from ..ir.annotations import SHARED_WINDOW_KEY
+from ..ir.annotations import SHARED_WINDOW_KEY, one_cta_per_sm
 from ..ir.rewrite import AllocBuffer, AttrStmt, DeclBuffer, map_function, sequence, walk
 
 #: The name of the pool buffer (its data pointer is ``<name>_ptr`` in the CUDA source).
@@ -129,8 +129,11 @@ def pool_shared_memory(func, arch: str | None = None, above: int = STATIC_SHARED
             f"{name} needs {size} bytes of shared memory ({listed}); a CTA on {arch} may use at most "
             f"{max_shared_bytes(arch)} bytes"
         )
+    # more than half of what a CTA may have: no second CTA fits beside it on the SM (which holds at most what one CTA
+    # may have plus 1 KB, and reserves 1 KB per CTA), which ptxas, seeing no size, would otherwise budget for
+    alone = one_cta_per_sm if arch is not None and 2 * size > max_shared_bytes(arch) else (lambda f: f)
     if size <= above:
-        return func
+        return alone(func)
     _check_one_scope(func, allocations)
     pool = tirx.decl_buffer((size,), "uint8", POOL_NAME, scope="shared.dyn", data_alignment=alignment)
     views: dict = {}  # old buffer var -> its window of the pool
@@ -175,7 +178,7 @@ def pool_shared_memory(func, arch: str | None = None, above: int = STATIC_SHARED
     walk(pooled.body, [(AllocBuffer, lambda s: left.append(s.buffer.name) if s.buffer in views else None)])
     if left:  # an allocation that is not an element of a statement sequence (nothing emits one today)
         raise ValueError(f"could not place shared buffer(s) {left} in the dynamic shared-memory pool")
-    return pooled
+    return alone(pooled)
 
 
 def _check_one_scope(func, allocations) -> None:

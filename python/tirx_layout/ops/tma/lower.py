@@ -46,6 +46,7 @@ import tvm
 from tvm import tirx
 
 from ...hw.tma import TensorMap, driver_data_type
+from ...ir.annotations import DEVICE_ENTRY
 from ...ir.device_calls import scope_barrier, warp_barrier
 from ...ir.rewrite import map_function, sequence
 from ...ir.spans import located_errors
@@ -53,9 +54,6 @@ from ..helpers import mbarrier, sync, tma
 from ..issue import issued_once
 from ..spec import Record, find
 from .spec import TILE_COPY_ASYNC, TMA_STORE_WAIT, TmaBox, TmaCopy
-
-#: The attribute TVMScript's ``T.device_entry()`` opens the kernel region with.
-DEVICE_ENTRY = "tirx.device_entry"
 
 
 def _tensormap_type():

@@ -24,7 +24,7 @@ from tvm import tirx
 from ...hw.memory import dtype_bytes
 from ...hw.tcgen05 import MIN_ALLOC_COLUMNS, TMEM_COLUMNS, TMEM_LANES, TMEM_SCOPE
 from ...hw.threads import WARP_THREADS
-from ...ir.annotations import LAYOUT_KEY, TMEM_OVERLAP_KEY, TMEM_WITHIN_KEY
+from ...ir.annotations import LAYOUT_KEY, TMEM_OVERLAP_KEY, TMEM_WITHIN_KEY, one_cta_per_sm
 from ...ir.device_calls import cta_barrier
 from ...ir.placeholders import tmem_base_buffer
 from ...ir.rewrite import AllocBuffer, map_function, sequence, store, walk
@@ -189,7 +189,7 @@ class TmemAllocations:
             # Read once after the allocation barrier: each tcgen05 helper is an asm volatile with a memory clobber,
             # after which nvcc would load the slot again.
             self.addresses[buffer] = tirx.Var(f"{buffer.name}_taddr", "uint32")
-        check_total_columns({b.name: n for b, n in self.columns.items()})
+        self.total_columns = check_total_columns({b.name: n for b, n in self.columns.items()})
         self.last = self.allocs[-1].buffer if self.allocs else None
         self.cp_barriers = {}  # allocated buffer -> [(mbarrier, phase)] of the CTA-wide tcgen05.cp sites into it
         self.ctx = ctx
@@ -201,7 +201,9 @@ class TmemAllocations:
         rules = [(tvm.ir.Call, self.base_address)]
         if self.allocs:  # TMEM allocations become tcgen05.alloc ... tcgen05.dealloc around their scope
             rules.append((tirx.SeqStmt, self.expand))
-        return map_function(func, rules)
+        result = map_function(func, rules)
+        # more than half of the columns: a second CTA's tcgen05.alloc on this SM would wait for this one to end
+        return one_cta_per_sm(result) if self.total_columns > TMEM_COLUMNS // 2 else result
 
     def cp_barrier(self, tmem):
         """A new ``(mbarrier, phase)`` pair for a CTA-wide tcgen05.cp into ``tmem``: both allocated, the phase
