@@ -6,7 +6,6 @@ read of a tile in flight or of rows another thread stored), and the whole proble
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 
@@ -17,13 +16,10 @@ from tirx_layout import sim
 from tirx_layout.tools.kernel_report import kernel_source, load_example_module, report
 from tirx_layout.transform import build
 
-from kernels import EXAMPLES, example_module
+from kernels import EXAMPLES, attention_matrix, example_module
 
 FA2 = example_module("ampere_attention")
 COMMON = FA2.COMMON
-#: The environment variable that asks for the whole problem matrix (CI runs the main job's kernels only).
-MATRIX_VARIABLE = "TIRX_LAYOUT_ATTENTION_MATRIX"
-WHOLE_MATRIX = bool(os.environ.get(MATRIX_VARIABLE))
 #: A small problem: 2 query heads over 1 K/V head, 128 queries over 192 keys (3 K/V tiles, 2 query tiles per head).
 SMALL = COMMON.AttentionProblem(1, 2, 1, 128, 192, 64, "bfloat16", causal=True)
 
@@ -115,9 +111,7 @@ def test_each_wait_and_the_epilogue_barrier_is_needed(tmp_path, old, new, race):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not WHOLE_MATRIX, reason=f"the whole problem matrix (16 kernels, ~8 min) runs with {MATRIX_VARIABLE}=1"
-)
+@attention_matrix  # 16 kernels, ~8 min
 @pytest.mark.parametrize("name", sorted(FA2.FULL_MATRIX))
 def test_the_whole_matrix_simulates_equal_to_numpy(name):
     problem = FA2.FULL_MATRIX[name]

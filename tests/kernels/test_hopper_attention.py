@@ -1,6 +1,6 @@
 """The Hopper attention forward (``examples/hopper_attention.py``): it simulates equal to the float32 numpy reference
 of ``attention_common.py`` (O within the tolerance the dtypes give, the log-sum-exp too) for seq_q != seq_kv with
-tails, fp16 and a batch of several K/V heads, and (marked slow) for the whole matrix {seq 256, 384} x {head_dim 64,
+tails, fp16 and a batch of several K/V heads, and (with TIRX_LAYOUT_ATTENTION_MATRIX=1) for the whole matrix {seq 256, 384} x {head_dim 64,
 128} x {causal, not} with two query heads per K/V head; the production build holds the instructions its roles fix
 and assembles without spilling; and dropping any one wait or fence is a ``DataRace`` (or a missing completion) the
 simulator names -- per role: the producer, each consumer warpgroup, the epilogue. (The example table's four entries
@@ -27,7 +27,7 @@ from tirx_layout.tools.kernel_report import find_nvcc, kernel_source, load_full_
 from tirx_layout.tools.measurement import measure_cuda
 from tirx_layout.transform import build
 
-from kernels import EXAMPLES, example_module
+from kernels import EXAMPLES, attention_matrix, example_module, simulate_attention
 
 EXAMPLE = example_module("hopper_attention")
 COMMON = EXAMPLE.COMMON
@@ -35,16 +35,7 @@ ARCH = "sm_90a"
 
 
 def _check(problem, **kwargs):
-    kernel = EXAMPLE.hopper_attention(problem, **kwargs)
-    expected = COMMON.attention_expected(problem)
-    inputs = dict(expected.given)
-    result = sim.run(kernel, inputs, ARCH)
-    want = expected(inputs["Q"], inputs["K"], inputs["V"])
-    np.testing.assert_allclose(
-        result["O"].astype(np.float32), want["O"].astype(np.float32), rtol=expected.rtol, atol=expected.atol
-    )
-    np.testing.assert_allclose(result["LSE"], want["LSE"], rtol=expected.rtol, atol=expected.atol)
-    assert (result.writes["O"] == 1).all() and (result.writes["LSE"] == 1).all()
+    simulate_attention(EXAMPLE.hopper_attention(problem, **kwargs), problem, COMMON, ARCH)
 
 
 @pytest.mark.parametrize(
@@ -62,6 +53,7 @@ def test_simulates_equal_to_numpy_with_the_log_sum_exp(problem, kwargs):
 
 
 @pytest.mark.slow
+@attention_matrix  # 8 kernels, ~12 min
 @pytest.mark.parametrize("seq, head_dim, causal", EXAMPLE.MATRIX)
 def test_the_whole_matrix_simulates_equal_to_numpy_and_assembles_without_spilling(seq, head_dim, causal):
     problem = COMMON.AttentionProblem(1, 2, 1, seq, seq, head_dim, causal=causal)
