@@ -24,7 +24,7 @@ Example:
     ('any',)
 """
 
-from . import copy, cp_async, fill, mbarrier, mma, parallel, reduce, tma
+from . import cluster, copy, cp_async, fill, mbarrier, mma, parallel, reduce, tma
 from .spec import (
     REGISTRY,
     REQUIRED,
