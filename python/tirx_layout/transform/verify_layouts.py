@@ -40,9 +40,9 @@ import tvm_ffi
 from tvm import tirx
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
+from ..hw.clusters import check_cluster
 from ..hw.memory import check_register_file
 from ..hw.targets import targets_with
-from ..hw.clusters import check_cluster
 from ..hw.tcgen05 import TMEM_SCOPE
 from ..hw.threads import LEVEL_THREADS, cta_thread_axis
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites
