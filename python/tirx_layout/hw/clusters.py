@@ -24,6 +24,8 @@ from .targets import parse_arch, targets_with
 
 #: The largest portable cluster (CTAs).
 MAX_PORTABLE_CLUSTER = 8
+#: The largest ``ctaMask`` of a multicast copy (PTX ISA, cp.async.bulk.tensor: a 16-bit operand, one bit per rank).
+MAX_CTA_MASK = (1 << 16) - 1
 
 
 def _three(shape) -> tuple[int, int, int]:
@@ -78,4 +80,4 @@ def cluster_rank(coords, shape) -> int:
     return x + y * cx + z * cx * cy
 
 
-__all__ = ["MAX_PORTABLE_CLUSTER", "check_cluster", "cluster_rank"]
+__all__ = ["MAX_CTA_MASK", "MAX_PORTABLE_CLUSTER", "check_cluster", "cluster_rank"]

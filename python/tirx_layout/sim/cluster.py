@@ -39,7 +39,7 @@ from .addresses import shared_address
 from .dispatch import HelperTable
 from .memory import DataRace, SimulationError, SyncClocks, join
 
-__all__ = ["HELPERS", "ClusterRun", "peer_element", "peer_of"]
+__all__ = ["HELPERS", "ClusterRun", "peer_element", "peer_mbarrier", "peer_of"]
 
 _START_HINT = (
     "a CTA may access a peer's shared memory only after a cluster barrier (T.cluster_sync()) that every CTA of the "
@@ -120,13 +120,33 @@ def peer_element(interp, memory, index: np.ndarray, rank: int, what: str):
         target, offset = peer.launch.shared_space.find(int(addresses.min()), size, what)
     except SimulationError:
         raise DataRace(
-            f"data race on shared {memory.name} of CTA {rank}: {what} (CTA {interp.launch.rank}) before CTA {rank} "
-            f"has allocated it; {_START_HINT}"
+            f"data race on shared {memory.name} of CTA {rank}: {what} before CTA {rank} has allocated it; {_START_HINT}"
         ) from None
     base = int(addresses.min()) - offset
     if target.data.dtype != memory.data.dtype or int(addresses.max()) + size > base + target.data.nbytes:
         raise SimulationError(f"{what}: CTA {rank}'s shared memory at {memory.name}'s offsets is not a {memory.name}")
     return target, (addresses - base) // size
+
+
+def peer_mbarrier(interp, thread: int, memory, index: int, rank: int, what: str):
+    """The mbarrier at element ``index`` of CTA ``rank``'s shared ``memory`` that local ``thread`` of ``interp``
+    signals (``what``): initialised, and for another CTA's, that initialisation ordered before this use by the
+    cluster's clocks (``mbarrier.init`` then ``fence.mbarrier_init.release.cluster``, then a cluster barrier: PTX
+    ISA, mbarrier; otherwise a :class:`DataRace`).
+
+    Example: ``peer_mbarrier(interp, 0, bars_memory, 0, 1, "mbarrier.arrive.shared::cluster")``.
+    """
+    bar = mbarrier.find(peer_of(interp, rank, what), memory, index, what)
+    if rank != interp.launch.rank:
+        clocks = mbarrier.clocks(interp)
+        me = np.array([interp.launch.block * interp.count + thread])
+        if not clocks.ordered(me, np.array([bar.init_global]), np.array([bar.init_epoch]))[0]:
+            raise DataRace(
+                f"data race on shared {bar.name} of CTA {rank}: {what} uses the mbarrier before its initialisation "
+                "is ordered before the use; initialise, then a cluster barrier (T.cluster_sync()), before a peer "
+                "signals it"
+            )
+    return bar
 
 
 def _arrive(interp, args) -> None:
@@ -184,12 +204,12 @@ def _arrive_peer(interp, args) -> None:
         rank = int(ranks[t])
         what = f"mbarrier.arrive.shared::cluster by thread {t} of CTA {interp.launch.rank}"
         target, element = peer_element(interp, memory, index[t : t + 1], rank, what)
-        bar = mbarrier.find(peer_of(interp, rank, what), target, int(element[0]), what)
+        bar = peer_mbarrier(interp, t, target, int(element[0]), rank, what)
         bar.arrive(clocks=clocks.release(mbarrier.row(interp, t)))
 
 
 def _access(interp, args, dtype: str, store: bool):
-    what = f"{'st' if store else 'ld'}.shared::cluster"
+    what = f"{'st' if store else 'ld'}.shared::cluster by CTA {interp.launch.rank}"
     memory, index = shared_address(interp, args[0], what)
     ranks = _ranks(interp, args[1])
     values = None if not store else np.broadcast_to(np.asarray(interp.eval(args[2])), (interp.count,))

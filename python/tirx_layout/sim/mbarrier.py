@@ -253,9 +253,11 @@ def _init(interp, args) -> None:
         else:
             agent, phases = earlier.agent, earlier.earlier_phases + earlier.completed
         warps = interp.count // 32
-        interp.mbarriers[(call.memory.name, i)] = Mbarrier(
-            int(call.operand[t]), warps, name, t, interval, agent, phases
-        )
+        bar = Mbarrier(int(call.operand[t]), warps, name, t, interval, agent, phases)
+        # who initialised it, in which epoch of the clocks: a peer CTA's use must be ordered after (sim/cluster.py)
+        bar.init_global = int(interp.global_ids[t])
+        bar.init_epoch = int(clocks(interp).now(np.array([bar.init_global]))[0])
+        interp.mbarriers[(call.memory.name, i)] = bar
 
 
 def _arrive_once(interp, thread: int, bar: Mbarrier) -> None:
