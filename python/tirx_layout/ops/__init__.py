@@ -20,7 +20,7 @@ passes (``tirx_layout.transform``), the pipeline guard, the printer and the TVMS
 
 Example:
     >>> sorted(REGISTRY)[:3]
-    ['mbarrier_arrive', 'mbarrier_arrive_expect_tx', 'mbarrier_expect_tx']
+    ['cluster_arrive', 'cluster_sync', 'cluster_wait']
     >>> REGISTRY["tile_copy"].families
     ('any',)
 """

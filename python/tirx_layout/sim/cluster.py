@@ -93,13 +93,13 @@ def _run(interp) -> ClusterRun:
     return interp.launch.cluster
 
 
-def peer_of(interp, rank: int, what: str):
+def peer_of(interp, rank: int, what: str, exited: bool = False):
     """The interpreter of CTA ``rank`` of ``interp``'s cluster; ``SimulationError`` naming ``what`` for a rank
-    outside the cluster or a CTA that has exited."""
+    outside the cluster or (unless ``exited``) a CTA that has exited."""
     run = _run(interp)
     if not 0 <= rank < run.size:
         raise SimulationError(f"{what} names CTA rank {rank}; the cluster {run.shape} has ranks 0..{run.size - 1}")
-    if run.finished[rank]:
+    if run.finished[rank] and not exited:
         raise SimulationError(
             f"{what} reaches the shared memory of CTA {rank} of the cluster after it exited; {_EXIT_HINT}"
         )
@@ -111,9 +111,9 @@ def peer_element(interp, memory, index: np.ndarray, rank: int, what: str):
     ``interp``'s own CTA, as (that CTA's :class:`~tirx_layout.sim.memory.Memory`, its element indices).
 
     Example: ``peer_element(interp, xs_memory, np.array([3]), 1, "ld.shared::cluster")`` is CTA 1's ``xs`` and
-    ``[3]``.
+    ``[3]``. (A CTA that has exited still answers: the access is checked for races first, then refused.)
     """
-    peer = peer_of(interp, rank, what)
+    peer = peer_of(interp, rank, what, exited=True)
     size = memory.data.dtype.itemsize
     addresses = interp.launch.shared_space.base(memory) + np.asarray(index, np.int64) * size
     try:
@@ -224,6 +224,7 @@ def _access(interp, args, dtype: str, store: bool):
             target.store(elements, values[threads], ids, block, interval, clocks)
         else:
             out[threads] = target.load(elements, ids, block, interval, clocks)
+        peer_of(interp, int(rank), what)  # the peer must still run (checked after the race check: the finer report)
     return None if store else out
 
 
