@@ -3,6 +3,8 @@ the simulator, which runs the CTAs of a cluster together. (That every example, a
 and assembles with no local memory is ``tests/tools/test_examples.py``'s; here the one thing each synchronisation is
 for.) Inputs are the examples' sample inputs."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from tirx_layout import sim
 from tirx_layout.sim import DataRace, SimulationError
 from tirx_layout.tools.kernel_report import sample_input
 
-from kernels import example_module
+from kernels import example_module, parse
 
 CLUSTERS = example_module("clusters")
 
@@ -61,3 +63,18 @@ def test_the_gemm_with_the_peer_wait_is_a_at_b_transposed():
     a, b = sample_input(kernel, index=0), sample_input(kernel, index=1)
     out = sim.run(kernel, [a, b], arch=CLUSTERS.ARCH)["D"]
     np.testing.assert_array_equal(out, a.astype(np.float64) @ b.astype(np.float64).T)
+
+
+def test_the_pipelined_hopper_gemm_with_cluster_pairs_needs_the_peer_release_of_each_stage():
+    # hopper_pipelined_gemm(cluster=2): each consumer thread also releases the stage on its peer's empty[s], whose
+    # producer multicasts A into this CTA's slots. Without those arrivals (and the count that expects them), the
+    # producer refills a slot its peer's consumers have not read yet.
+    ring = example_module("hopper_pipelined_gemm")
+    kernel = ring.hopper_pipelined_gemm(64, 256, 256, tile=(64, 128, 64), stages=2, cluster=2)
+    text = kernel.script()
+    assert text.count("T.mbarrier_arrive_peer(") >= 2  # per unrolled K step and after the last
+    text = "\n".join(line for line in text.splitlines() if "T.mbarrier_arrive_peer(" not in line)
+    text, inits = re.subn(r"(T\.mbarrier_init\(empty\[\d\], T\.uint32\()256\)", r"\g<1>128)", text)
+    assert inits == 2
+    with pytest.raises(DataRace, match=r"a_tile\[\d+\]: a store \(thread 128\) before it has seen the TMA multicast"):
+        run(parse(text), inputs=2)
