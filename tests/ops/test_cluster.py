@@ -145,3 +145,25 @@ def test_a_multicast_the_cluster_cannot_take_is_refused(copy, cluster, message):
     cluster = "cx = T.cta_id_in_cluster([2])" if cluster is None else cluster
     with pytest.raises(ValueError, match=message):
         lower_tile_ops(kernel(copy, cluster=cluster))
+
+
+def test_every_dsmem_element_type_assembles():
+    from tirx_layout.ops.helpers.cluster import DSMEM_TYPES
+    from tirx_layout.tools.kernel_report import nvcc_assembles
+
+    lines = []
+    for i, dtype in enumerate(DSMEM_TYPES):
+        lines += [
+            f'x{i} = T.alloc_shared((128,), "{dtype}")',
+            f'y{i} = T.alloc_shared((128,), "{dtype}")',
+            f'T.dsmem_store(x{i}[tx], 1 - cx, T.Cast("{dtype}", tx))',
+            f"T.dsmem_load(y{i}[tx], x{i}[127 - tx], 1 - cx)",
+            f'B[tx] = B[tx] + T.Cast("float32", y{i}[tx])',
+        ]
+    cuda = build(kernel("\n    ".join(lines)), "sm_90a").imports[0].inspect_source()
+    for ptx in ("f32", "s32", "u32", "f64", "s64", "u64"):
+        assert f"st.shared::cluster.{ptx}" in cuda and f"ld.shared::cluster.{ptx}" in cuda
+    assembled = nvcc_assembles(cuda, "sm_90a")
+    if assembled is None:
+        pytest.skip("nvcc is not installed: the CUDA is checked, not assembled")
+    assert assembled[0], assembled[1][-2000:]
