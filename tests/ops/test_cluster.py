@@ -167,3 +167,11 @@ def test_every_dsmem_element_type_assembles():
     if assembled is None:
         pytest.skip("nvcc is not installed: the CUDA is checked, not assembled")
     assert assembled[0], assembled[1][-2000:]
+
+
+def test_a_partial_mask_tests_the_rank_before_expecting_and_a_run_of_loads_shares_one_election():
+    partial = lower_tile_ops(kernel(MULTICAST.replace("MASK", "1"), grid=4, cluster="cx = T.cta_id_in_cluster([4])"))
+    assert re.search(r'if T\.uint32\(1\) >> T\.cuda\.func_call\("tirx_layout_cluster_rank"', partial.script())
+    run = "T.tile_copy_async(tile, A[0:32, 0:64], bars[0], multicast=3)\n    " + MULTICAST.replace("MASK", "3")
+    names = helpers(kernel(run.replace("bars[0], multicast=3)\n", "bars[1], multicast=3)\n", 1)))
+    assert names.count("sync_elect") == 1 and names.count("tma_load_2d_multicast") == 2
