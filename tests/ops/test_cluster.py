@@ -175,3 +175,15 @@ def test_a_partial_mask_tests_the_rank_before_expecting_and_a_run_of_loads_share
     run = "T.tile_copy_async(tile, A[0:32, 0:64], bars[0], multicast=3)\n    " + MULTICAST.replace("MASK", "3")
     names = helpers(kernel(run.replace("bars[0], multicast=3)\n", "bars[1], multicast=3)\n", 1)))
     assert names.count("sync_elect") == 1 and names.count("tma_load_2d_multicast") == 2
+
+
+def test_a_peer_arrive_right_after_an_arrive_shares_its_release_fences():
+    body = "T.mbarrier_arrive(bars[0])\n    T.mbarrier_arrive_peer(bars[0], 1 - cx)\n    xs[tx] = T.float32(1)"
+    body += "\n    T.mbarrier_arrive_peer(bars[1], 1 - cx)"
+    assert helpers(kernel(body)) == [
+        "sync_fence_proxy_async",
+        "mbarrier_arrive",
+        "cluster_arrive_peer",  # right after the arrive: its fence is this one's
+        "sync_fence_proxy_async",  # after a store: a fence of its own
+        "cluster_arrive_peer",
+    ]
