@@ -105,6 +105,7 @@ def hopper_pipelined_gemm(
     stages: int = 4,
     ctas: int | None = None,
     group: int | None = None,
+    cluster: int = 1,
 ):
     """The sm_90a kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or
     fp8 e4m3/e5m2) with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages and
@@ -114,6 +115,10 @@ def hopper_pipelined_gemm(
     TMA and guarded in the epilogue); K must be a multiple of tile_k. CTA ``c`` takes tiles ``c, c + ctas, ...`` in
     the raster order of ``gemm_ring.TileSchedule.coordinates``: groups of ``group`` rows of tiles, each walked column by
     column (default ``gemm_ring.best_group``: the group whose waves read the fewest operand rows; 1 is row-major).
+    ``cluster=2``: CTAs ``2p`` and ``2p + 1`` are a cluster walking the tiles row-major (group 1), so their output
+    tiles (``c, c + ctas, ...``) are row neighbours and share each A tile, which the pair loads once by TMA multicast
+    (issued by rank 0); a stage is refilled only once the consumers of both CTAs released it (each consumer thread
+    also arrives on its peer's ``empty[s]``).
 
     Example:
         >>> kernel = hopper_pipelined_gemm(256, 256, 256)
@@ -128,8 +133,12 @@ def hopper_pipelined_gemm(
     tile_m, tile_n, tile_k = tile
     if tile_m % WGMMA_ROWS or tile_m < WGMMA_ROWS:
         raise ValueError(f"{who}: tile_m = {tile_m} is not a multiple of 64 (one consumer warpgroup's wgmma rows)")
-    plan = RING.schedule(who, M, N, K, dtype, tile, stages, ctas, group)
+    if cluster == 2 and group not in (None, 1):
+        raise ValueError(f"{who}: cluster=2 pairs CTAs on row neighbours, a row-major raster: group {group} is not 1")
+    plan = RING.schedule(who, M, N, K, dtype, tile, stages, ctas, 1 if cluster == 2 else group)
     check_budget(tile, stages, dtype)
+    check_cluster_pairs(who, cluster, plan)
+    multicast = 0b11 if cluster == 2 else None  # the A tile: to both CTAs of the pair
     consumers = tile_m // WGMMA_ROWS
     threads = (consumers + 1) * WARPGROUP_THREADS
     # A as 64-row slots, one per consumer warpgroup: slot s * consumers + w is warpgroup w's rows of stage s
@@ -149,6 +158,8 @@ def hopper_pipelined_gemm(
     def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
         T.device_entry()
         cta = T.cta_id([C])
+        if cluster == 2:
+            cx = T.cta_id_in_cluster([2])
         tx = T.thread_id([threads])
         a_tile = T.alloc_shared((S * W, R, tk), dtype, layout=a_layout, align=1024)
         a_stage = T.decl_buffer((S, R * W, tk), dtype, data=a_tile.data, layout=a_stage_layout, align=1024)
@@ -158,7 +169,9 @@ def hopper_pipelined_gemm(
         acc = T.alloc_local((R, tn), "float32", layout=acc_layout)  # each consumer thread's accumulator registers
         for s in T.unroll(S):
             T.mbarrier_init(full[s], 2)  # the TMA copies of the stage (A's W slots at once, B)
-            T.mbarrier_init(empty[s], W * 128)  # every consumer thread, once its MMAs on the stage retired
+            T.mbarrier_init(empty[s], W * 128 * cluster)  # every consumer thread (of the pair), its MMAs retired
+        if cluster == 2:
+            T.cluster_sync()  # both CTAs' mbarriers initialised before the peer signals them
         if tx // 128 < W:  # consumer warpgroup w: MMAs on its 64 rows, then their epilogue
             w = T.meta_var(tx // 128)
             for i in T.serial(per_cta):
@@ -178,8 +191,12 @@ def hopper_pipelined_gemm(
                             T.tile_mma_wait(1)  # K step it - 1's group retired: its stage may be refilled
                             if kt > 0:
                                 T.mbarrier_arrive(empty[(it - 1) % S])
+                                if cluster == 2:  # the peer writes this CTA's A slots: release the stage there too
+                                    T.mbarrier_arrive_peer(empty[(it - 1) % S], 1 - cx)
                     T.tile_mma_wait(0)  # the tile's last group retired: acc is final, its stage free
                     T.mbarrier_arrive(empty[(i * KT + KT - 1) % S])
+                    if cluster == 2:
+                        T.mbarrier_arrive_peer(empty[(i * KT + KT - 1) % S], 1 - cx)
                     T.tile_copy(D[row0 : row0 + R, col0 : col0 + tn], acc, "warpgroup")
         # producer: the first warp of the last warpgroup; the lane elect.sync elects runs it, elected once around
         # the loop so that its copies need no election each (pipelined_gemm.py). Two statements, not one "and":
@@ -204,6 +221,8 @@ def hopper_pipelined_gemm(
                                     A[row0 : row0 + R * W, kt * tk : kt * tk + tk],
                                     full[it % S],
                                     scope="thread",
+                                    multicast=multicast,  # cluster=2: into both CTAs of the pair, issued by rank 0
+                                    issuer=None if multicast is None else 0,
                                 )
                                 T.tile_copy_async(
                                     b_tile[it % S],
@@ -211,8 +230,34 @@ def hopper_pipelined_gemm(
                                     full[it % S],
                                     scope="thread",
                                 )
+        if cluster == 2:
+            T.cluster_sync()  # neither CTA exits while its peer may still signal it or land A in it
 
     return RING.unrolled(gemm)
+
+
+def check_cluster_pairs(who: str, cluster: int, plan) -> None:
+    """``ValueError`` unless ``cluster`` is 1, or 2 with pairs of CTAs whose output tiles are always row neighbours:
+    an even number of CTAs and of tile columns (then CTAs ``2p`` and ``2p + 1`` take tiles ``t`` and ``t + 1`` of
+    one row, or both none).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> check_cluster_pairs("gemm", 2, SimpleNamespace(ctas=2, tiles_n=1))
+        Traceback (most recent call last):
+        ...
+        ValueError: gemm: cluster=2 pairs CTAs 2p, 2p + 1 on neighbouring tiles of one row; it needs an even number
+        of CTAs and of tile columns (ctas = 2, tile columns = 1)
+    """
+    if cluster == 1:
+        return
+    if cluster != 2:
+        raise ValueError(f"{who}: cluster = {cluster}; the kernel pairs CTAs (cluster=2) or not (cluster=1)")
+    if plan.ctas % 2 or plan.tiles_n % 2:
+        raise ValueError(
+            f"{who}: cluster=2 pairs CTAs 2p, 2p + 1 on neighbouring tiles of one row; it needs an even number of "
+            f"CTAs and of tile columns (ctas = {plan.ctas}, tile columns = {plan.tiles_n})"
+        )
 
 
 #: Built for sm_90a, assembled and simulated by ``tests/tools/test_examples.py`` (and the main job): two CTAs of
@@ -233,6 +278,17 @@ KERNELS.add(
     stages=3,
     ctas=1,
 )
+KERNELS.add(
+    "hopper_pipelined_gemm_cluster",
+    RING.gemm_reference(),
+    hopper_pipelined_gemm,
+    64,
+    256,
+    256,
+    tile=(64, 128, 64),
+    stages=2,
+    cluster=2,
+)
 SHOWCASE = ["hopper_pipelined_gemm_256"]
 
 #: The issue's production sizes, built for sm_90a and assembled by the main job (``tools.kernel_report
@@ -243,4 +299,5 @@ FULL_SIZE = {
     "hopper_pipelined_gemm_4096_fp8": lambda: hopper_pipelined_gemm(
         4096, 4096, 4096, "float8_e4m3fn", (128, 256, 128), ctas=132
     ),
+    "hopper_pipelined_gemm_4096_bf16_cluster": lambda: hopper_pipelined_gemm(4096, 4096, 4096, ctas=132, cluster=2),
 }

@@ -49,6 +49,8 @@ INSTRUCTION_TARGETS = {
     # mma.sync's block-scaled forms (.kind::mxf8f6f4 / mxf4 / mxf4nvf4 .block_scale): "requires sm_120a and are
     # supported on sm_120f or higher in the same family from PTX ISA version 8.8" (the consumer Blackwell family)
     "mmasync_block_scale": {(sm, suffix) for sm in (120, 121) for suffix in ("a", "f")},
+    # thread-block clusters: barrier.cluster, mapa, %cluster_ctarank, multicast::cluster ("requires sm_90 or higher")
+    "cluster": {(sm, suffix) for sm in KNOWN_SM if sm >= 90 for suffix in ("", "a", "f") if _defined(sm, suffix)},
 }
 
 _ARCH = re.compile(r"sm_(\d+)([af]?)")

@@ -50,7 +50,7 @@ from ...ir.annotations import DEVICE_ENTRY
 from ...ir.device_calls import scope_barrier, warp_barrier
 from ...ir.rewrite import map_function, sequence
 from ...ir.spans import located_errors
-from ..helpers import mbarrier, sync, tma
+from ..helpers import cluster, mbarrier, sync, tma
 from ..issue import issued_once
 from ..spec import Record, find
 from .spec import TILE_COPY_ASYNC, TMA_STORE_WAIT, TmaBox, TmaCopy
@@ -151,6 +151,8 @@ def _copy(record: TmaCopy, ctx) -> tuple[list, tirx.Stmt]:
         var = maps.variable(box.glob, box.tensor_map)
         coords = [_int32(b) for b in box.glob.begins][::-1]
         copies.append((var, box.tensor_map.rank, _shared_address(box, view), coords, box.glob))
+    if record.load and call.multicast is not None:
+        return [], sequence([record.shared.declaration(), *_multicast(record, copies)])
     if record.load:
         issue = []
         if call.expect_tx:  # one arrival for the whole copy: the bytes of all its boxes
@@ -166,6 +168,35 @@ def _copy(record: TmaCopy, ctx) -> tuple[list, tirx.Stmt]:
         ]
         before = [sync.fence_proxy_async(), *_scope_barrier(call.scope, ctx.threads.index)]
     return before, sequence([record.shared.declaration(), *issue])
+
+
+def _multicast(record: TmaCopy, copies: list) -> list:
+    """A multicast load as the elected thread of each CTA runs it: a CTA whose rank is in the mask expects the
+    boxes' bytes on its own barrier (each receives every box; no test of the rank when the mask names every CTA of
+    the cluster); the issuing CTA issues each box once, to the mask."""
+    call = record.call
+    mask = tirx.Cast("uint32", call.multicast) if str(call.multicast.ty) != "uint32" else call.multicast
+    if call.issuer is not None:
+        issuer = call.issuer
+    else:  # a constant mask (the rules refuse a computed one without issuer=): its lowest rank
+        value = int(mask.value) if isinstance(mask, tirx.IntImm) else int(mask.value.value)
+        issuer = tirx.const((value & -value).bit_length() - 1, "uint32")
+    rank = cluster.rank()
+    bar = tvm.tirx.address_of(call.barrier)
+    out = []
+    if call.expect_tx:
+        expect = mbarrier.arrive_expect_tx(bar, record.transaction_bytes)
+        if record.everyone:  # the mask names every CTA of the cluster: each receives
+            out.append(expect)
+        else:
+            receives = ((mask >> rank) & tirx.const(1, "uint32")) != tirx.const(0, "uint32")
+            out.append(tirx.IfThenElse(receives, expect, None))
+    loads = [
+        tma.load_multicast(r, tvm.tirx.address_of(var), address, bar, coords, mask, piece.buffer.data)
+        for var, r, address, coords, piece in copies
+    ]
+    out.append(tirx.IfThenElse(rank == issuer, sequence(loads), None))
+    return out
 
 
 def _elected_load(stmt, ctx):
