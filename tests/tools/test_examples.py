@@ -41,10 +41,12 @@ def test_example_builds_assembles_and_simulates(name):
 
 
 def test_the_hopper_examples_are_found():
-    assert HOPPER_MODULES == ["clusters", "hopper_gemm", "hopper_pipelined_gemm"]
+    assert HOPPER_MODULES == ["clusters", "hopper_attention", "hopper_gemm", "hopper_pipelined_gemm"]
     assert "wgmma_rs" in HOPPER_KERNELS and "hopper_pipelined_gemm_256" in HOPPER_KERNELS
     assert "cluster_multicast_gemm" in HOPPER_KERNELS and "hopper_pipelined_gemm_cluster" in HOPPER_KERNELS
     assert HOPPER_FULL_SIZE == [
+        "hopper_attention_8192_d128",
+        "hopper_attention_8192_d128_causal",
         "hopper_pipelined_gemm_4096_bf16",
         "hopper_pipelined_gemm_4096_fp8",
         "hopper_pipelined_gemm_4096_bf16_cluster",
