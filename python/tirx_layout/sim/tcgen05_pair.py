@@ -44,10 +44,10 @@ def pair_shape_error(kind: str, m: int, n: int) -> str | None:
         >>> pair_shape_error("f16", 256, 48), pair_shape_error("i8", 256, 48)
         (None, 'kind::i8 with cta_group::2 takes N = 32..256 in steps of 32, not 48')
         >>> pair_shape_error("tf32", 64, 64)
-        'cta_group::2 takes M = 128 or 256 (the pair's rows), not 64'
+        'cta_group::2 takes M = 128 or 256 (the rows of the pair), not 64'
     """
     if m not in (128, 256):
-        return f"cta_group::2 takes M = 128 or 256 (the pair's rows), not {m}"
+        return f"cta_group::2 takes M = 128 or 256 (the rows of the pair), not {m}"
     low, step = (32, 32) if kind == "i8" else (16, 16)
     if not (low <= n <= 256 and n % step == 0):
         return f"kind::{kind} with cta_group::2 takes N = {low}..256 in steps of {step}, not {n}"
