@@ -46,6 +46,8 @@ INSTRUCTION_TARGETS = {
     "f32x2": {(sm, suffix) for sm in KNOWN_SM if sm >= 100 for suffix in ("", "a", "f") if _defined(sm, suffix)},
     "mmasync": {(sm, suffix) for sm in KNOWN_SM if sm >= 80 for suffix in ("", "a", "f") if _defined(sm, suffix)},
     "cpasync": {(sm, suffix) for sm in KNOWN_SM if sm >= 80 for suffix in ("", "a", "f") if _defined(sm, suffix)},
+    # thread-block clusters: barrier.cluster, mapa, %cluster_ctarank, multicast::cluster ("requires sm_90 or higher")
+    "cluster": {(sm, suffix) for sm in KNOWN_SM if sm >= 90 for suffix in ("", "a", "f") if _defined(sm, suffix)},
 }
 
 _ARCH = re.compile(r"sm_(\d+)([af]?)")

@@ -30,6 +30,8 @@ HELPER_FAMILIES = {
     "mmasync": "the warp-level MMA of sm_80 onwards: mma.sync.aligned.m16n8k*",
     "cpasync": "asynchronous global-to-shared copies of sm_80 onwards: cp.async, commit_group, wait_group",
     "ldmatrix": "warp-level 8x8 matrix moves between shared memory and registers: ldmatrix, stmatrix",
+    "cluster": "thread-block clusters: barrier.cluster, %cluster_ctarank, mapa with a peer mbarrier's arrive, "
+    "ld/st.shared::cluster",
 }
 
 

@@ -111,3 +111,42 @@ def bind_threads(analyzer: tvm.sym.Analyzer, threads: Threads) -> tvm.sym.Analyz
     for var, extent in threads.bounds.items():
         analyzer.bind(var, tvm.ir.Range(0, extent))
     return analyzer
+
+
+def _scope_enum(parent: str, child: str) -> int:
+    probe = tirx.Var("probe", "int32")
+    return int(tirx.ScopeIdDef([probe], [1], parent, child).scope)
+
+
+#: ``ScopeIdDef.scope`` of ``T.cta_id`` (the grid in CTAs) and of ``T.cta_id_in_cluster`` (the cluster's shape).
+_GRID_SCOPE, _CLUSTER_SCOPE = _scope_enum("kernel", "cta"), _scope_enum("cluster", "cta")
+
+
+def cluster_launch(func) -> tuple[tuple | None, tuple | None]:
+    """The grid (``T.cta_id([...])``, in CTAs, x first) and the cluster shape (``T.cta_id_in_cluster([...])``) a
+    kernel declares, each ``None`` where it declares none; an extent that is not a constant reads as ``None``.
+
+    Example:
+        >>> import tvm, tirx_layout
+        >>> func = tvm.script.from_source('''
+        ... @T.prim_func
+        ... def k(A: T.Buffer((64,), "float32")):
+        ...     T.device_entry()
+        ...     bx = T.cta_id([4])
+        ...     cx = T.cta_id_in_cluster([2])
+        ...     tx = T.thread_id([16])
+        ...     A[bx * 16 + tx] = T.float32(0)
+        ... ''')
+        >>> cluster_launch(func)
+        ((4,), (2,))
+    """
+    found = {}
+
+    def on_def(stmt):
+        definition = getattr(stmt, "def")
+        scope = int(definition.scope)
+        if scope in (_GRID_SCOPE, _CLUSTER_SCOPE) and definition.extents is not None:
+            found[scope] = tuple(int(e) if isinstance(e, tirx.IntImm) else None for e in definition.extents)
+
+    walk(func.body, [(tirx.ScopeIdDefStmt, on_def)])
+    return found.get(_GRID_SCOPE), found.get(_CLUSTER_SCOPE)

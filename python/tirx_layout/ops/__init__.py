@@ -2,6 +2,7 @@
 as a validated record, its inference relation, its lowering per target family), in a package of its own with its
 lowerings:
 
+* ``cluster`` -- ``T.cluster_sync``, peer mbarrier arrivals and distributed shared memory (thread-block clusters);
 * ``copy`` -- ``T.tile_copy`` (per-thread copies by a plan: ``copy/plan.py``);
 * ``tmem`` -- the tensor-memory side of ``T.tile_copy`` (``tcgen05.ld/st/cp``) and the TMEM allocations;
 * ``mma`` -- ``T.tile_mma`` and ``T.tile_mma_wait`` (``tcgen05.mma`` and Hopper's ``wgmma``);
@@ -19,12 +20,12 @@ passes (``tirx_layout.transform``), the pipeline guard, the printer and the TVMS
 
 Example:
     >>> sorted(REGISTRY)[:3]
-    ['mbarrier_arrive', 'mbarrier_arrive_expect_tx', 'mbarrier_expect_tx']
+    ['cluster_arrive', 'cluster_sync', 'cluster_wait']
     >>> REGISTRY["tile_copy"].families
     ('any',)
 """
 
-from . import copy, cp_async, fill, mbarrier, mma, parallel, reduce, tma
+from . import cluster, copy, cp_async, fill, mbarrier, mma, parallel, reduce, tma
 from .spec import (
     REGISTRY,
     REQUIRED,
@@ -66,6 +67,7 @@ __all__ = [
     "RegionField",
     "ScopeField",
     "Uint32Field",
+    "cluster",
     "copy",
     "cp_async",
     "fill",

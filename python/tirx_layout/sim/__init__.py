@@ -39,6 +39,7 @@ from tvm.tirx.build import split_host_device_mods
 
 from ..ir.host import launch_argument_expressions, launch_arguments
 from ..ir.rewrite import walk
+from .cluster import ClusterRun
 from .interpreter import CtaInterpreter, Launch, numpy_dtype
 from .memory import DataRace, Memory, OutOfBounds, SimulationError
 from .tma_exec import finish as finish_tma
@@ -103,10 +104,10 @@ def device_functions(kernel, arch: str = "sm_100a", pipeline: str = DEFAULT_PIPE
     return lower(kernel, arch, pipeline)[1]
 
 
-def _launch_extents(func, scalars: dict) -> tuple[dict, dict]:
-    """The grid's and the CTA's extents per thread tag, each a constant or computed from the number parameters
-    ``scalars`` (``T.cta_id([M // 128])`` with ``M`` a kernel parameter)."""
-    blocks, threads = {}, {}
+def _launch_extents(func, scalars: dict) -> tuple[dict, dict, dict]:
+    """The grid's (in CTAs), the cluster's and the CTA's extents per thread tag, each a constant or computed from
+    the number parameters ``scalars`` (``T.cta_id([M // 128])`` with ``M`` a kernel parameter)."""
+    blocks, clusters, threads = {}, {}, {}
 
     def on_attr(stmt):
         if stmt.attr_key == "thread_extent":
@@ -118,10 +119,45 @@ def _launch_extents(func, scalars: dict) -> tuple[dict, dict]:
             extent = _evaluate(stmt.value, {v: scalars[v] for v in free})
             if extent < 1:
                 raise SimulationError(f"launch extent of {tag} is {stmt.value} = {extent}; a launch needs at least 1")
-            (threads if tag.startswith("threadIdx") else blocks)[tag] = extent
+            if tag.startswith("threadIdx"):
+                threads[tag] = extent
+            elif tag.startswith("clusterCtaIdx"):
+                clusters[tag] = extent
+            elif tag.startswith("blockIdx"):
+                blocks[tag] = extent
+            else:
+                raise SimulationError(f"the simulator does not model the launch parameter {tag}")
 
     walk(func.body, [(tvm.tirx.AttrStmt, on_attr)])
-    return blocks, threads
+    return blocks, clusters, threads
+
+
+_AXES = ("x", "y", "z")
+#: How far apart the barrier intervals of two CTAs of one cluster are numbered (an interval is compared only for
+#: equality, within one CTA: the CTAs of a cluster run interleaved and must never share a number).
+_INTERVAL_STRIDE = 1 << 40
+
+
+def _clusters(blocks: dict, clusters: dict):
+    """The CTAs of the launch grouped by cluster: per cluster, per rank (x fastest), the CTA's ``blockIdx`` per
+    tag and its coordinates in the cluster per ``clusterCtaIdx`` tag."""
+    grid = [blocks.get(f"blockIdx.{a}", 1) for a in _AXES]
+    shape = [clusters.get(f"clusterCtaIdx.{a}", 1) for a in _AXES]
+    for axis, (g, c) in enumerate(zip(grid, shape, strict=True)):
+        if g % c:
+            raise SimulationError(
+                f"the grid's dimension {_AXES[axis]} has {g} CTAs, not a multiple of the cluster's {c}; a cluster "
+                "launch fails"
+            )
+    counts = [g // c for g, c in zip(grid, shape, strict=True)]
+    for cz, cy, cx in itertools.product(*(range(n) for n in counts[::-1])):
+        members = []
+        for z, y, x in itertools.product(*(range(n) for n in shape[::-1])):
+            coords = (cx * shape[0] + x, cy * shape[1] + y, cz * shape[2] + z)
+            index = {f"blockIdx.{a}": coords[i] for i, a in enumerate(_AXES) if f"blockIdx.{a}" in blocks}
+            local = {f"clusterCtaIdx.{a}": (x, y, z)[i] for i, a in enumerate(_AXES)}
+            members.append((index, local))
+        yield tuple(shape), members
 
 
 def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
@@ -138,7 +174,9 @@ def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
         raise SimulationError(f"the device function takes {len(device.params)} arguments, {len(arguments)} given")
     by_pointer = {p: a for p, a in zip(device.params, arguments, strict=True) if isinstance(a, Memory)}
     scalars = {p: a for p, a in zip(device.params, arguments, strict=True) if not isinstance(a, Memory)}
-    blocks, threads = _launch_extents(device, scalars)
+    blocks, clusters, threads = _launch_extents(device, scalars)
+    if clusters:
+        return _simulate_clusters(device, blocks, clusters, threads, scalars, by_pointer, observer)
     tags = sorted(blocks)
     interval, tmem = 0, []
     for block, coords in enumerate(itertools.product(*(range(blocks[t]) for t in tags))):
@@ -151,6 +189,65 @@ def simulate(device, arguments: Sequence[Memory], observer=None) -> list:
         finish_wgmma(interpreter)
         tmem.append(None if interpreter.tmem is None else interpreter.tmem.cells)
         interval = launch.interval + 1
+    return tmem
+
+
+def _finish(interpreter) -> None:
+    finish_tma(interpreter)
+    finish_tmem(interpreter)
+    finish_wgmma(interpreter)
+
+
+def _simulate_clusters(device, blocks, clusters, threads, scalars, by_pointer, observer) -> list:
+    """:func:`simulate` for a launch with clusters: the CTAs of each cluster run together (``sim/cluster.py``),
+    interleaved -- each runs until all its threads wait, then the next -- sharing the cluster's clocks; a round in
+    which no CTA moves is a hang."""
+    count = int(np.prod(list(threads.values()) or [1]))
+    block, interval, tmem = 0, 0, []
+    for shape, members in _clusters(blocks, clusters):
+        run = ClusterRun(shape, count, block)
+        interpreters = []
+        for rank, (index, local) in enumerate(members):
+            launch = Launch(
+                block + rank,
+                index,
+                threads,
+                by_pointer,
+                interval + rank * _INTERVAL_STRIDE,
+                observer=observer,
+                cluster=run,
+                rank=rank,
+                cluster_index=local,
+            )
+            interpreter = CtaInterpreter(launch)
+            interpreter.env.update(scalars)
+            interpreter.sync = run.clocks
+            interpreters.append(interpreter)
+        run.interpreters = interpreters
+        steps = [interpreter.steps(device.body) for interpreter in interpreters]
+        waiting, live = [None] * len(members), list(range(len(members)))
+        while live:
+            moved = False
+            for rank in list(live):
+                interpreter = interpreters[rank]
+                before = interpreter.progress
+                if waiting[rank] is not None:
+                    interpreter.mask = waiting[rank].mask
+                try:
+                    waiting[rank] = next(steps[rank])
+                except StopIteration:
+                    live.remove(rank)
+                    run.finished[rank] = True
+                    _finish(interpreter)
+                    moved = True
+                    continue
+                moved |= interpreter.progress != before
+            if live and not moved:
+                stuck = "; ".join(f"CTA {rank} of the cluster: {waiting[rank].message}" for rank in live)
+                raise SimulationError(f"{stuck}; no thread of the cluster that can still run completes that phase")
+        tmem += [None if i.tmem is None else i.tmem.cells for i in interpreters]
+        block += len(members)
+        interval = max(i.launch.interval for i in interpreters) + 1
     return tmem
 
 

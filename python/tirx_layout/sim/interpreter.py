@@ -36,6 +36,7 @@ from ..ir.device_calls import called_helper, is_cta_barrier
 from ..ir.rewrite import walk
 from . import (
     atomics,
+    cluster,
     conversions,
     cp_async,
     ldmatrix,
@@ -66,6 +67,7 @@ EXECUTORS = {
     "mmasync": mma_sync.HELPERS,
     "cpasync": cp_async.HELPERS,
     "ldmatrix": ldmatrix.HELPERS,
+    "cluster": cluster.HELPERS,
 }
 
 _BINARY = {
@@ -123,6 +125,11 @@ class Launch:
     #: called as ``observer(node, kind, memory, addresses, active)`` for every shared/global access instruction,
     #: with ``addresses`` of shape ``(threads,)`` or ``(threads, lanes)`` and ``active`` the running threads.
     observer: object = None
+    #: the cluster this CTA runs in (``cluster.ClusterRun``), ``None`` for a launch without clusters
+    cluster: object = None
+    #: the CTA's rank in its cluster, and its coordinates there ("clusterCtaIdx.x" -> int)
+    rank: int = 0
+    cluster_index: dict = field(default_factory=dict)
 
     @property
     def threads(self) -> int:
@@ -263,6 +270,8 @@ class CtaInterpreter:
             var = stmt.node.var
             if tag.startswith("threadIdx"):
                 self.env[var] = self._thread_index(tag)
+            elif tag.startswith("clusterCtaIdx"):
+                self.env[var] = np.int32(self.launch.cluster_index.get(tag, 0))
             else:
                 self.env[var] = np.int32(self.launch.block_index.get(tag, 0))
         yield from self.steps(stmt.body)
@@ -378,8 +387,8 @@ class CtaInterpreter:
             # a thread that saw an MMA complete, then this barrier: everyone after it is ordered after the MMA
             mbarrier.drop_async_reads(self, lambda read: read.observed.any())
             if self.sync is not None:  # what any thread saw complete, every thread has seen after the barrier
-                self.sync.barrier()
-                everyone = np.arange(self.count)
+                everyone = self.global_ids - self.sync.base
+                self.sync.barrier(everyone)
                 mbarrier.drop_async_writes(self, lambda write: write.seen_by(self.sync, everyone).all())
             return
         if isinstance(value, Call | TensorLoad):

@@ -61,6 +61,7 @@ __all__ = [
     "drop_async_reads",
     "drop_async_writes",
     "find",
+    "row",
 ]
 
 
@@ -252,9 +253,11 @@ def _init(interp, args) -> None:
         else:
             agent, phases = earlier.agent, earlier.earlier_phases + earlier.completed
         warps = interp.count // 32
-        interp.mbarriers[(call.memory.name, i)] = Mbarrier(
-            int(call.operand[t]), warps, name, t, interval, agent, phases
-        )
+        bar = Mbarrier(int(call.operand[t]), warps, name, t, interval, agent, phases)
+        # who initialised it, in which epoch of the clocks: a peer CTA's use must be ordered after (sim/cluster.py)
+        bar.init_global = int(interp.global_ids[t])
+        bar.init_epoch = int(clocks(interp).now(np.array([bar.init_global]))[0])
+        interp.mbarriers[(call.memory.name, i)] = bar
 
 
 def _arrive_once(interp, thread: int, bar: Mbarrier) -> None:
@@ -263,7 +266,7 @@ def _arrive_once(interp, thread: int, bar: Mbarrier) -> None:
     order, warp = _tcgen05_order(interp), thread // 32
     published, done = (None, None) if order is None else (order.publish(warp), order.seen_done(warp))
     seen = _seen_reads(interp, thread)
-    bar.arrive(published, seen_reads=seen, seen_done=done, clocks=clocks(interp).release(thread))
+    bar.arrive(published, seen_reads=seen, seen_done=done, clocks=clocks(interp).release(row(interp, thread)))
 
 
 def _arrive(interp, args) -> None:
@@ -297,7 +300,7 @@ def _wait(interp, args) -> None:
     order, waited = _tcgen05_order(interp), set()
     for t, bar in call.barriers():
         if bar.done_clocks is not None:
-            clocks(interp).acquire(t, bar.done_clocks)
+            clocks(interp).acquire(row(interp, t), bar.done_clocks)
         key = (t // 32, int(call.index[t]))
         if order is not None and key not in waited:  # the tcgen05 model is per warp: once per warp and barrier
             waited.add(key)
@@ -320,7 +323,7 @@ def commit(interp, args, order) -> None:
         warp = t // 32
         seen, done = _seen_reads(interp, t), order.seen_done(warp)
         published, generation = order.commit(warp)
-        bar.arrive(published, warp, generation, seen, done, clocks=clocks(interp).view(t))
+        bar.arrive(published, warp, generation, seen, done, clocks=clocks(interp).view(row(interp, t)))
 
 
 #: The mbarrier executor: every helper of the family by its exact name.
@@ -339,6 +342,15 @@ def clocks(interp) -> SyncClocks:
     if interp.sync is None:
         interp.sync = SyncClocks(interp.count, interp.launch.block * interp.count)
     return interp.sync
+
+
+def row(interp, thread: int) -> int:
+    """The row of ``interp``'s local ``thread`` in its clocks: the thread itself, or its place among the threads of
+    its cluster when the clocks span one (``sim/cluster.py``).
+
+    Example: ``clocks(interp).release(row(interp, t))`` is what thread ``t``'s arrive publishes.
+    """
+    return thread + interp.launch.block * interp.count - clocks(interp).base
 
 
 def _observe_async_reads(interp, thread: int, bar: Mbarrier) -> None:

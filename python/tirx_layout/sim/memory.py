@@ -2,7 +2,9 @@
 
 Two accesses to one element conflict when they come from different threads, at least one is a write, and nothing
 orders them: the same CTA with no barrier in between (and no mbarrier phase the first thread arrived at before
-the second waited on it: :class:`SyncClocks`), or different CTAs at all (CTAs never synchronise with each other).
+the second waited on it: :class:`SyncClocks`), or different CTAs, unless both are of one cluster and a cluster
+barrier or a peer's mbarrier arrival orders them (the cluster's clocks); CTAs of different clusters never
+synchronise with each other.
 Each element remembers its last writer and its readers since then, with the barrier interval and the thread's
 clock they acted in.
 """
@@ -28,8 +30,9 @@ class DataRace(SimulationError):
 
 
 class SyncClocks:
-    """Happens-before between the threads of one CTA through mbarriers (PTX ISA, mbarrier: an arrive releases, a
-    wait that sees the phase complete acquires): a vector clock per thread.
+    """Happens-before between the threads of one CTA (or of one cluster: ``sim/cluster.py``) through mbarriers
+    (PTX ISA, mbarrier: an arrive releases, a wait that sees the phase complete acquires): a vector clock per
+    thread.
 
     Thread ``t`` acts in epoch ``clock[t]``; an arrive publishes what ``t`` has seen plus its current epoch, then
     starts a new one; a wait takes in what the completed phase's arrivals published. An access by thread ``w`` in
@@ -90,10 +93,12 @@ class SyncClocks:
         width = len(published)
         np.maximum(self.seen[thread, :width], published, out=self.seen[thread, :width])
 
-    def barrier(self) -> None:
+    def barrier(self, rows=None) -> None:
         """A CTA barrier: every thread acquires what any thread has acquired (its own epochs are ordered by the
-        barrier interval; this carries the agents' completions)."""
-        self.seen[:] = self.seen.max(axis=0)
+        barrier interval; this carries the agents' completions). ``rows``: the CTA's local threads when the clocks
+        span a cluster (every thread by default)."""
+        rows = slice(None) if rows is None else rows
+        self.seen[rows] = self.seen[rows].max(axis=0)
 
     def seen_phase(self, threads, agent: int) -> np.ndarray:
         """For each local thread of ``threads``: how many phases of ``agent`` it has seen complete."""
@@ -103,7 +108,7 @@ class SyncClocks:
         """Whether each access by CTA-wide ``later`` comes after ``earlier``'s in epoch ``earlier_clock``."""
         later = np.asarray(later, np.int64) - self.base
         earlier = np.asarray(earlier, np.int64)
-        single = (earlier >= 0) & (earlier - self.base < self.clock.size)
+        single = (earlier >= self.base) & (earlier - self.base < self.clock.size)
         index = np.where(single, earlier - self.base, 0)
         return single & (self.seen[later, index] >= earlier_clock)
 
@@ -277,9 +282,8 @@ class Memory:
         """Which of ``addresses`` an earlier access (``who``...) by another thread leaves unordered."""
         other = (who[addresses] != NO_THREAD) & (who[addresses] != threads)
         unordered = other & ((who_block[addresses] != block) | (who_interval[addresses] == interval))
-        if sync is not None and unordered.any():
-            same_cta = who_block[addresses] == block
-            unordered &= ~(same_cta & sync.ordered(threads, who[addresses], who_clock[addresses]))
+        if sync is not None and unordered.any():  # the clocks cover the CTA or its cluster; others read as unordered
+            unordered &= ~sync.ordered(threads, who[addresses], who_clock[addresses])
         return unordered
 
     def _race(self, kind: str, mask: np.ndarray, addresses, threads, who) -> None:

@@ -11,6 +11,10 @@
   mbarrier's clock (``memory.SyncClocks``): the thread's own ``mbarrier_wait``, or a wait on a phase that a thread
   which had seen it arrived at (an arrive, or the ``tcgen05.commit`` of MMAs it issued after its wait: how a
   producer refilling a ring stage is ordered after the stage's previous load), or a CTA barrier after one.
+* ``load_<r>d_multicast(&map, &dst, &bar, c0.., mask, global)``: the same load landing in every CTA of the
+  cluster whose rank is a bit of ``mask``, at ``dst``'s offset in its shared memory, with complete-tx on the
+  mbarrier at ``bar``'s offset there (``sim/cluster.py`` maps the offsets as ``mapa`` does); the peer's barrier
+  must have been initialised (and the peer have started: a cluster barrier after the inits) before the issue.
 * ``store_<r>d(&map, &src, c0.., global)``: an asynchronous-proxy read of the shared box by the issuing thread
   (its writers must have fenced the proxy and be ordered before it), then the clipped write of global memory.
   The global write happens at issue; the read of the tile stays in flight (an ``AsyncRead``) until the issuing
@@ -25,7 +29,7 @@ import tvm
 from tvm.ir import Call
 
 from ..ir.rewrite import walk
-from . import mbarrier
+from . import cluster, mbarrier
 from .addresses import shared_address
 from .dispatch import HelperTable
 from .memory import AsyncRead, AsyncWrite, SimulationError
@@ -169,17 +173,10 @@ def _copy(interp, args, direction: str, rank: str) -> None:
         coords = [int(c[t]) for c in coord_values]
         place = int(index[t]) * element
         if load:
-            image = _bytes(memory).copy()
-            tx = load_box(fields, _bytes(glob), coords, image, place)
-            elements = _shared_box(fields, coords, image.size, place, element, _bytes(glob).size)
-            values = image.view(memory.data.dtype)[elements]
-            memory.store(elements, values, np.array([thread]), block, interval, mbarrier.clocks(interp))
-            memory.mark_async_proxy_write(elements)
             bar_memory, bar_index = shared_address(interp, args[2], what)
             bar = mbarrier.find(interp, bar_memory, int(bar_index[t]), what)
             issued = f"TMA load into {memory.name} issued by thread {t}"
-            memory.async_writes.append(AsyncWrite(elements, issued, bar, bar.completed))
-            bar.complete_tx(tx)
+            _land(interp, fields, coords, glob, memory, place, thread, bar, issued)
         else:
             gbytes = _bytes(glob)
             shared_size = _bytes(memory).size
@@ -197,6 +194,53 @@ def _copy(interp, args, direction: str, rank: str) -> None:
             interp.async_reads.append(pending)
 
 
+def _land(interp, fields, coords, glob, memory, place: int, thread: int, bar, issued: str) -> None:
+    """A load's box lands in shared ``memory`` at byte ``place`` (a store of the issuing ``thread``, through the async
+    proxy, ordered for readers by ``bar``'s current phase), then complete-tx of its bytes on ``bar``."""
+    image = _bytes(memory).copy()
+    tx = load_box(fields, _bytes(glob), coords, image, place)
+    element = memory.data.dtype.itemsize
+    elements = _shared_box(fields, coords, image.size, place, element, _bytes(glob).size)
+    values = image.view(memory.data.dtype)[elements]
+    launch = interp.launch
+    memory.store(elements, values, np.array([thread]), launch.block, launch.interval, mbarrier.clocks(interp))
+    memory.mark_async_proxy_write(elements)
+    memory.async_writes.append(AsyncWrite(elements, issued, bar, bar.completed))
+    bar.complete_tx(tx)
+
+
+def _multicast(interp, args, rank: str) -> None:
+    """``cp.async.bulk.tensor...multicast::cluster``: one box per issuing thread into every CTA of the cluster whose
+    rank is a set bit of the mask (``args[-2]``), at the destination's offset in each one's shared memory, with
+    complete-tx on the mbarrier at the barrier's offset in each one (PTX ISA, cp.async.bulk.tensor: "the mbarrier
+    signal is also multicast to the same CTA-relative offset as dstMem")."""
+    what = f"tma_load_{rank}d_multicast"
+    fields = _fields(interp, args[0], what)
+    if len(args) != 3 + int(rank) + 2:
+        raise SimulationError(f"{what} takes {3 + int(rank) + 2} arguments, got {len(args)}")
+    memory, index = shared_address(interp, args[1], what)
+    bar_memory, bar_index = shared_address(interp, args[2], what)
+    coord_values = [np.broadcast_to(np.asarray(interp.eval(c), np.int64), (interp.count,)) for c in args[3:-2]]
+    masks = np.broadcast_to(np.asarray(interp.eval(args[-2]), np.int64), (interp.count,))
+    glob = _global(interp, args[-1], what)
+    for t in np.nonzero(interp.mask)[0].tolist():
+        thread = interp.launch.block * interp.count + t
+        coords = [int(c[t]) for c in coord_values]
+        mask = int(masks[t]) & 0xFFFF
+        if mask == 0:
+            raise SimulationError(f"{what} by thread {t} with an empty CTA mask")
+        for peer in [r for r in range(16) if mask >> r & 1]:
+            where = f"{what} by thread {t} of CTA {interp.launch.rank} into CTA {peer}"
+            target, element = cluster.peer_element(interp, memory, index[t : t + 1], peer, where)
+            bar_target, bar_element = cluster.peer_element(interp, bar_memory, bar_index[t : t + 1], peer, where)
+            bar = cluster.peer_mbarrier(interp, t, bar_target, int(bar_element[0]), peer, where)
+            place = int(element[0]) * target.data.dtype.itemsize
+            issued = (
+                f"TMA multicast load into {target.name} of CTA {peer} issued by thread {t} of CTA {interp.launch.rank}"
+            )
+            _land(interp, fields, coords, glob, target, place, thread, bar, issued)
+
+
 def finish(interp) -> None:
     """At the end of a CTA: every TMA store must have been waited for (the CTA's shared memory is released when it
     exits, while the bulk copy may still read it).
@@ -211,4 +255,8 @@ def finish(interp) -> None:
 #: The TMA executor: ``store_wait`` by name, the loads and stores of rank 1 to 5 by pattern. E.g.
 #: ``HELPERS(interp, "load_2d", [address_of(map), address_of(As[0]), address_of(bars[0]), 0, 128, A])`` copies the
 #: box at (0, 128) into ``As`` and performs complete-tx on ``bars[0]``.
-HELPERS = HelperTable("tma", {"store_wait": _store_wait}, [(r"(?P<direction>load|store)_(?P<rank>[1-5])d", _copy)])
+HELPERS = HelperTable(
+    "tma",
+    {"store_wait": _store_wait},
+    [(r"load_(?P<rank>[1-5])d_multicast", _multicast), (r"(?P<direction>load|store)_(?P<rank>[1-5])d", _copy)],
+)

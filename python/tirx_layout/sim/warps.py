@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import mbarrier
-from .memory import SimulationError, SyncClocks
+from .memory import SimulationError
 
 __all__ = ["elect_sync", "named_barrier", "warp_sync", "whole_warps"]
 
@@ -71,13 +71,12 @@ def elect_sync(interp) -> np.ndarray:
 def _join(interp, groups) -> None:
     """Each group of threads (CTA-local ids) waits for each other: every thread's later accesses are ordered after
     every one's earlier ones, and what one saw of an asynchronous read finishing, all have seen."""
-    if interp.sync is None:
-        interp.sync = SyncClocks(interp.count, interp.launch.block * interp.count)
-    clocks = interp.sync
+    clocks = mbarrier.clocks(interp)
+    offset = mbarrier.row(interp, 0)
     for threads in groups:
-        published = np.max([clocks.release(t) for t in threads], axis=0)
+        published = np.max([clocks.release(t + offset) for t in threads], axis=0)
         for t in threads:
-            clocks.acquire(t, published)
+            clocks.acquire(t + offset, published)
         for read in interp.async_reads:
             if read.observed[threads].any():
                 read.observed[threads] = True

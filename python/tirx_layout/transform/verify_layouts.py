@@ -13,6 +13,8 @@ Every layout a function carries is checked against its buffer:
   255 32-bit registers), naming its bytes per thread;
 * **injectivity** — a buffer that is written (a region an op writes, a store's target) has a shard that puts two
   elements in two places; replicas are asked for with ``R[...]``;
+* **cluster** — a cluster shape (``T.cta_id_in_cluster``) the hardware allows: at most 8 CTAs, a grid of whole
+  clusters, a target with clusters (``hw/clusters.py``);
 * **target** — tensor memory (``tcgen05``) only for a target that has it (``hw/targets.py``; on sm_90a the message
   points at the register accumulator of ``wgmma``), and the target's architecture must exist.
 
@@ -38,6 +40,7 @@ import tvm_ffi
 from tvm import tirx
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
+from ..hw.clusters import check_cluster
 from ..hw.memory import check_register_file
 from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
@@ -45,6 +48,7 @@ from ..hw.threads import LEVEL_THREADS, cta_thread_axis
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites
 from ..ir.rewrite import map_stmt, walk
 from ..ir.spans import source_location
+from ..ir.threads import cluster_launch
 from ..layout import TileLayout
 from ..layout.placement import axes_used, layout_threads, slot_count
 from ..ops import find
@@ -177,6 +181,12 @@ class _Verifier:
         except ValueError as err:
             raise LayoutVerificationError(f"{err} (target of {self.name})") from None
         arch = self.ctx.target
+        grid, cluster = cluster_launch(self.func)
+        if cluster is not None:
+            try:
+                check_cluster(cluster, grid or (None,), self.ctx.arch)
+            except ValueError as err:
+                self.fail(self.func, f"T.cta_id_in_cluster({list(cluster)}): {err}")
         if arch is None:
             return
         tmem = [b for b in function_buffers(self.func) if b.scope() == TMEM_SCOPE]

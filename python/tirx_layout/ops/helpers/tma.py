@@ -5,6 +5,9 @@ call from its name and arguments alone. (What the copies move, and the host side
 * ``load_<rank>d(&map, &dst, &bar, c0, ..., global)``: ``cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile
   .mbarrier::complete_tx::bytes`` -- the box at coordinates ``c0..`` (innermost first, ``.s32``) of the tensor map
   into shared memory at ``dst``; complete-tx of its bytes on the mbarrier at ``bar``;
+* ``load_<rank>d_multicast(&map, &dst, &bar, c0, ..., mask, global)``: the same load with ``.multicast::cluster``
+  and a 16-bit ``ctaMask``: the box lands at ``dst``'s offset in the shared memory of every CTA of the cluster whose
+  rank is a set bit of the mask, with complete-tx on the mbarrier at ``bar``'s offset in each;
 * ``store_<rank>d(&map, &src, c0, ..., global)``: ``cp.async.bulk.tensor.<rank>d.global.shared::cta.tile
   .bulk_group``, then ``cp.async.bulk.commit_group``;
 * ``store_wait()``: ``cp.async.bulk.wait_group.read 0`` -- the thread's committed stores have finished reading
@@ -16,6 +19,8 @@ hardware reads it from the map); the simulator copies from that buffer.
 """
 
 from __future__ import annotations
+
+import tvm
 
 from ...ir.device_calls import helper_call, helper_name
 from .emit import asm_source
@@ -53,7 +58,16 @@ def source(direction: str, rank: int) -> str:
         True
     """
     _check_rank(rank)
-    if direction == "load":  # PTX operands: dst, the map, bar, then the coordinates
+    if direction == "load_multicast":  # PTX operands: dst, the map, bar, the CTA mask, then the coordinates
+        pointers, (params, operands, coords) = ("dst", "bar"), _coords(rank, 4)
+        params += ", unsigned short cta_mask"
+        asm = (
+            f'  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes'
+            '.multicast::cluster"\n'
+            f'               " [%0], [%1, {{{operands}}}], [%2], %3;"\n'
+            f'               :: "r"(dst_addr), "l"(map), "r"(bar_addr), "h"(cta_mask), {coords} : "memory");\n'
+        )
+    elif direction == "load":  # PTX operands: dst, the map, bar, then the coordinates
         pointers, (params, operands, coords) = ("dst", "bar"), _coords(rank, 3)
         asm = (
             f'  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"\n'
@@ -73,7 +87,8 @@ def source(direction: str, rank: int) -> str:
     # each shared pointer is converted to its shared-window address, <pointer>_addr, before the asm
     shared = ", ".join(f"void* {p}" for p in pointers)
     addresses = "".join(f"  unsigned int {p}_addr = (unsigned int)__cvta_generic_to_shared({p});\n" for p in pointers)
-    name = helper_name(FAMILY, f"{direction}_{rank}d")
+    what = f"load_{rank}d_multicast" if direction == "load_multicast" else f"{direction}_{rank}d"
+    name = helper_name(FAMILY, what)
     signature = f"{name}(unsigned long long map, {shared},\n    {params}, {_GLOBAL_PARAM})"
     return f"\n__device__ __forceinline__ void {signature} {{\n{addresses}{asm}}}\n"
 
@@ -93,6 +108,26 @@ def load(rank: int, map_address, shared_address, bar_address, coords, global_dat
         raise ValueError(f"a rank-{rank} TMA load takes {rank} coordinates, got {len(coords)}")
     args = (map_address, shared_address, bar_address, *coords, global_data)
     return helper_call(FAMILY, f"load_{rank}d", source("load", rank), *args)
+
+
+def load_multicast(rank: int, map_address, shared_address, bar_address, coords, cta_mask, global_data):
+    """A rank-``rank`` TMA load multicast to the CTAs of the cluster whose ranks are the set bits of ``cta_mask`` (a
+    16-bit ``ctaMask``): the box lands at ``shared_address``'s offset in each one's shared memory and performs
+    complete-tx of its bytes on the mbarrier at ``bar_address``'s offset in each one.
+
+    Example:
+        >>> import tvm
+        >>> z = tvm.tirx.const(0)
+        >>> "tirx_layout_tma_load_2d_multicast" in str(load_multicast(2, z, z, z, [z, z], 3, z))
+        True
+        >>> ".multicast::cluster" in source("load_multicast", 2)
+        True
+    """
+    if len(coords) != rank:
+        raise ValueError(f"a rank-{rank} TMA load takes {rank} coordinates, got {len(coords)}")
+    mask = tvm.tirx.const(cta_mask, "uint16") if isinstance(cta_mask, int) else tvm.tirx.Cast("uint16", cta_mask)
+    args = (map_address, shared_address, bar_address, *coords, mask, global_data)
+    return helper_call(FAMILY, f"load_{rank}d_multicast", source("load_multicast", rank), *args)
 
 
 def store(rank: int, map_address, shared_address, coords, global_data):
@@ -122,4 +157,4 @@ def store_wait():
     return helper_call(FAMILY, "store_wait", asm_source(FAMILY, "store_wait", "cp.async.bulk.wait_group.read 0;"))
 
 
-__all__ = ["FAMILY", "RANKS", "load", "source", "store", "store_wait"]
+__all__ = ["FAMILY", "RANKS", "load", "load_multicast", "source", "store", "store_wait"]

@@ -49,7 +49,7 @@ from ...hw.tma import TensorMap, driver_data_type
 from ...ir.device_calls import cta_barrier, warp_barrier
 from ...ir.rewrite import map_function, sequence
 from ...ir.spans import located_errors
-from ..helpers import mbarrier, sync, tma
+from ..helpers import cluster, mbarrier, sync, tma
 from ..issue import issued_once
 from ..spec import Record, find
 from .spec import TILE_COPY_ASYNC, TMA_STORE_WAIT, TmaBox, TmaCopy
@@ -153,6 +153,8 @@ def _copy(record: TmaCopy, ctx) -> tuple[list, tirx.Stmt]:
         var = maps.variable(box.glob, box.tensor_map)
         coords = [_int32(b) for b in box.glob.begins][::-1]
         copies.append((var, box.tensor_map.rank, _shared_address(box, view), coords, box.glob))
+    if record.load and call.multicast is not None:
+        return [], sequence([record.shared.declaration(), *_multicast(record, copies)])
     if record.load:
         issue = []
         if call.expect_tx:  # one arrival for the whole copy: the bytes of all its boxes
@@ -168,14 +170,38 @@ def _copy(record: TmaCopy, ctx) -> tuple[list, tirx.Stmt]:
     return before, sequence([record.shared.declaration(), *issue])
 
 
+def _multicast(record: TmaCopy, copies: list) -> list:
+    """A multicast load as the elected thread of each CTA runs it: a CTA whose rank is in the mask expects the
+    boxes' bytes on its own barrier (each receives every box); the issuing CTA issues each box once, to the mask."""
+    call = record.call
+    mask = tirx.Cast("uint32", call.multicast) if str(call.multicast.ty) != "uint32" else call.multicast
+    if call.issuer is not None:
+        issuer = call.issuer
+    else:  # a constant mask (the rules refuse a computed one without issuer=): its lowest rank
+        value = int(mask.value) if isinstance(mask, tirx.IntImm) else int(mask.value.value)
+        issuer = tirx.const((value & -value).bit_length() - 1, "uint32")
+    rank = cluster.rank()
+    bar = tvm.tirx.address_of(call.barrier)
+    out = []
+    if call.expect_tx:
+        receives = ((mask >> rank) & tirx.const(1, "uint32")) != tirx.const(0, "uint32")
+        out.append(tirx.IfThenElse(receives, mbarrier.arrive_expect_tx(bar, record.transaction_bytes), None))
+    loads = [
+        tma.load_multicast(r, tvm.tirx.address_of(var), address, bar, coords, mask, piece.buffer.data)
+        for var, r, address, coords, piece in copies
+    ]
+    out.append(tirx.IfThenElse(rank == issuer, sequence(loads), None))
+    return out
+
+
 def _elected_load(stmt, ctx):
     """The record of ``stmt`` when it is a TMA load an elected lane issues ("warp" or "cta" scope), else ``None``."""
     call = find(stmt) if isinstance(stmt, tirx.Evaluate) else None
     if call is None or call.spec is not TILE_COPY_ASYNC or call.scope == "thread":
         return None
     record = located_errors(lambda s: call.spec.resolve(call, ctx), stmt)
-    # (a barrier-less copy is the cp.async form, not a TMA load: ops/cp_async)
-    return record if isinstance(record, TmaCopy) and record.load else None
+    # (a barrier-less copy is the cp.async form, not a TMA load: ops/cp_async); a multicast load stays alone
+    return record if isinstance(record, TmaCopy) and record.load and call.multicast is None else None
 
 
 @TILE_COPY_ASYNC.run_lowering("tma")

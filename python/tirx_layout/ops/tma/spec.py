@@ -1,7 +1,8 @@
 """``T.tile_copy_async`` and ``T.tma_store_wait``: the Tensor Memory Accelerator's tiled copy and the wait for its
 stores (a load without a barrier is the ``cp.async`` form: ``ops/cp_async``).
 
-``T.tile_copy_async(dst, src, barrier=None, *, expect_tx=True, scope="cta", transposed=False)`` copies a box
+``T.tile_copy_async(dst, src, barrier=None, *, expect_tx=True, scope="cta", transposed=False, multicast=None,
+    issuer=None)`` copies a box
 between global and shared memory:
 
 * a load (``src`` global, ``dst`` shared, ``barrier=bars[i]``): one thread of the scope issues the copy, which
@@ -16,23 +17,31 @@ The tensor map comes from the global buffer's shape and the shared buffer's layo
 box is the region's shape; elements of a load box outside the global tensor are filled with zeros. ``transposed``
 (loads): the shared region is the global one with its last two dimensions swapped -- an MN-major MMA operand
 ``(rows, K)`` filled from a global tensor stored ``(K, rows)``; a tile of several swizzle-atom columns is one box per
-column, all completing on ``barrier``. Every rule is in :meth:`TileCopyAsync.rules`; the lowering
-(``ops/tma/lower.py``) encodes the maps on the host and emits the copies.
+column, all completing on ``barrier``. ``multicast=mask`` (loads, in a kernel with a cluster): every CTA of the
+cluster reaches the op; each CTA whose rank is a bit of ``mask`` expects the box's bytes on its own ``barrier``
+(one arrival per copy), and one of them (``issuer=``, by default the lowest rank of a constant mask) issues a
+single ``.multicast::cluster`` copy that lands in each one's shared memory at the tile's offset and performs
+complete-tx on each one's ``barrier`` -- the transaction counts follow from the mask. Every rule is in
+:meth:`TileCopyAsync.rules`; the lowering (``ops/tma/lower.py``) encodes the maps on the host and emits the copies.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import tvm
 
+from ...hw.clusters import MAX_CTA_MASK, MAX_PORTABLE_CLUSTER
 from ...hw.memory import dtype_bytes
 from ...hw.tma import TensorMap, box_row_elements, tensor_map_for
 from ...ir.rewrite import AllocBuffer, walk
+from ...ir.threads import cluster_launch
 from ...layout import ComposeLayout, TileLayout
 from ..cp_async.spec import cp_async_rules
 from ..operands import MemoryOperand, operand
-from ..spec import FlagField, MbarrierField, OpCall, OpSpec, Record, RegionField, ScopeField
+from ..spec import FlagField, MbarrierField, OpCall, OpSpec, Record, RegionField, ScopeField, Uint32Field
 
 #: Who reaches a TMA op: thread 0 of the CTA, lane 0 of a warp, or the thread (as for ``T.tile_mma``).
 TMA_SCOPES = ("cta", "warp", "thread")
@@ -124,7 +133,8 @@ def _region_moved(side: MemoryOperand, dim: int, shift: int, extent: int):
 
 
 class TileCopyAsync(OpSpec):
-    """``T.tile_copy_async(dst, src, barrier=None, *, expect_tx=True, scope="cta", transposed=False)``: copy a box
+    """``T.tile_copy_async(dst, src, barrier=None, *, expect_tx=True, scope="cta", transposed=False, multicast=None,
+    issuer=None)``: copy a box
     between global and shared memory with the Tensor Memory Accelerator (see the module docstring).
 
     Example (inside a ``@T.prim_func``): ``T.tile_copy_async(As, A[m0:m0 + 128, k0:k0 + 64], bars[0])``.
@@ -147,6 +157,8 @@ class TileCopyAsync(OpSpec):
         FlagField("expect_tx", default=True, keyword=True),
         ScopeField(TMA_SCOPES, keyword=True),
         FlagField("transposed", default=False, keyword=True),
+        Uint32Field("multicast", 1, MAX_CTA_MASK, "the multicast CTA mask", default=None, keyword=True),
+        Uint32Field("issuer", 0, MAX_PORTABLE_CLUSTER - 1, "the issuing CTA's rank", default=None, keyword=True),
     )
     families = ("tma", "cpasync")
 
@@ -184,6 +196,8 @@ class TileCopyAsync(OpSpec):
                 f"{what} from {shared_buffer.name} takes no barrier: it completes through the bulk async-group "
                 "(T.tma_store_wait())"
             )
+        if call.multicast is not None or call.issuer is not None:
+            self._check_multicast(call, ctx, load, what)
         if call.transposed and not load:
             raise ValueError(
                 f"{what}: transposed=True is for loads (a global (K, rows) box into an MN-major shared tile); "
@@ -212,6 +226,35 @@ class TileCopyAsync(OpSpec):
             offset, terms = self._shared_start(shared_piece, tmap, what)
             boxes.append(TmaBox(glob_piece, shared_piece, tmap, offset, terms))
         return TmaCopy(call, family, load=load, glob=glob, shared=shared, boxes=tuple(boxes))
+
+    @staticmethod
+    def _check_multicast(call: OpCall, ctx, load: bool, what: str) -> None:
+        """A multicast load: into a cluster's CTAs (the mask's bits within it), issued by one of them."""
+        if not load or call.multicast is None:
+            raise ValueError(
+                f"{what}: issuer= goes with multicast= (a load to the CTAs of a cluster), and multicast= with a load"
+            )
+        _, cluster = cluster_launch(ctx.func)
+        if cluster is None:
+            raise ValueError(
+                f"{what}: multicast={call.multicast} needs a cluster: declare it with T.cta_id_in_cluster([...])"
+            )
+        size = math.prod(c if isinstance(c, int) else 1 for c in cluster)
+        mask = _constant(call.multicast)
+        if mask is not None and mask >> size:
+            raise ValueError(
+                f"{what}: multicast mask {mask:#x} names CTA ranks beyond the cluster's {size} (ranks 0..{size - 1})"
+            )
+        issuer = _constant(call.issuer)
+        if issuer is None and call.issuer is None:
+            if mask is None:
+                raise ValueError(f"{what}: with a mask computed at run time, say which CTA issues the copy (issuer=)")
+            issuer = (mask & -mask).bit_length() - 1
+        if issuer is not None and (issuer >= size or (mask is not None and not mask >> issuer & 1)):
+            raise ValueError(
+                f"{what}: the issuing CTA (rank {issuer}) must be one of the CTAs the mask {call.multicast} names, in "
+                f"a cluster of {size}"
+            )
 
     @staticmethod
     def _check_shapes(call: OpCall, glob: MemoryOperand, shared: MemoryOperand, box: list, what: str) -> None:
@@ -288,6 +331,13 @@ class TileCopyAsync(OpSpec):
             except ValueError as err:
                 raise ValueError(f"{what}: the region {shared.region} {moved} {elements * size} bytes: {err}") from None
         return offset, terms
+
+
+def _constant(value) -> int | None:
+    """An op field's value as an int when it is a constant (``T.uint32(3)``, a cast of one), else ``None``."""
+    while isinstance(value, tvm.tirx.Cast):
+        value = value.value
+    return int(value.value) if isinstance(value, tvm.tirx.IntImm) else None
 
 
 def _allocated(func) -> set:
