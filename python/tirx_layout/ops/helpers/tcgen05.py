@@ -35,7 +35,7 @@ import tvm
 from ...hw.smem_descriptor import TCGEN05_DESCRIPTOR
 from ...hw.tcgen05 import CP_SHAPES, LD_ST_SHAPES
 from ...hw.tcgen05_mma import check_cta_group
-from ...ir.device_calls import called_helper, helper_call, helper_name, helper_value
+from ...ir.device_calls import called_helper, helper_call, helper_name
 from . import emit
 from .emit import asm_source, u32, u64
 
@@ -308,48 +308,6 @@ def commit_pair(bar, cta_mask):
     return helper_call(FAMILY, "commit_cg2_multicast", _COMMIT_PAIR_SRC, bar, u32(cta_mask))
 
 
-_CTA_RANK_SRC = f"""
-__device__ __forceinline__ unsigned int {helper_name(FAMILY, "cluster_cta_rank")}() {{
-  // PTX ISA, special registers: %cluster_ctarank, the CTA's rank in its cluster (0 .. %cluster_nctarank - 1).
-  unsigned int rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  return rank;
-}}
-"""
-
-
-def cluster_cta_rank():
-    """``uint32`` ``%cluster_ctarank``: the CTA's rank in its cluster, which names its pair (ranks ``2p`` and
-    ``2p + 1``; the even one issues the pair's MMAs, ``hw.tcgen05_mma.leader_rank``).
-
-    Example:
-        >>> str(cluster_cta_rank().ty.dtype)
-        'uint32'
-    """
-    return helper_value(FAMILY, "cluster_cta_rank", _CTA_RANK_SRC, "uint32")
-
-
-_CLUSTER_BARRIER_SRC = f"""
-__device__ __forceinline__ void {helper_name(FAMILY, "cluster_barrier")}() {{
-  // PTX ISA, barrier.cluster: every thread of every CTA of the cluster arrives (release: its earlier writes, shared
-  // memory of its CTA included, are visible to the threads that wait) and waits (acquire).
-  asm volatile("barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}}
-"""
-
-
-def cluster_barrier():
-    """``barrier.cluster.arrive.release.aligned`` then ``barrier.cluster.wait.acquire.aligned``: every thread of the
-    cluster's CTAs meets here; what each wrote before is visible to all after. A pair MMA's peer publishes its
-    operands (and its TMEM allocation and mbarrier) to the issuing CTA through it.
-
-    Example:
-        >>> "tcgen05_cluster_barrier" in str(cluster_barrier())
-        True
-    """
-    return helper_call(FAMILY, "cluster_barrier", _CLUSTER_BARRIER_SRC)
-
-
 # ---- tcgen05.mma: dense kinds, and its shared-memory descriptors --------------------------------------------
 
 #: The dense kinds with one helper pair each (the block-scaled ``mxf8f6f4`` has its own form).
@@ -507,8 +465,6 @@ __all__ = [
     "block_scaled_mma",
     "block_scaled_name",
     "block_scaled_source",
-    "cluster_barrier",
-    "cluster_cta_rank",
     "commit",
     "commit_pair",
     "cp",

@@ -65,7 +65,7 @@ from ...hw.tcgen05_mma import K_BYTES_PER_INSTRUCTION
 from ...ir.device_calls import cta_barrier, warp_barrier
 from ...ir.placeholders import tmem_base_address
 from ...ir.rewrite import AllocBuffer, sequence, store
-from ..helpers import mbarrier, sync, tcgen05
+from ..helpers import cluster, mbarrier, sync, tcgen05
 from ..issue import issued_once
 from ..tmem.alloc import TmemAllocations
 from .shared_operands import advanced, as_u32, descriptor_value
@@ -204,8 +204,8 @@ def _complete(record: Tcgen05Mma, issue: list, ctx) -> list:
     before = [] if issuer else [sync.fence_proxy_async()]
     if call.scope == "cta":
         # a pair's cluster barrier publishes the peer CTA's operands (and its TMEM and mbarriers) to the issuer
-        meet = tcgen05.cluster_barrier() if pair else cta_barrier()
-        before += [tcgen05.simple("fence_before"), meet, tcgen05.simple("fence_after")]
+        meet = [cluster.arrive(), cluster.wait()] if pair else [cta_barrier()]
+        before += [tcgen05.simple("fence_before"), *meet, tcgen05.simple("fence_after")]
     elif call.scope == "warp":
         before += [tcgen05.simple("fence_before"), warp_barrier(), tcgen05.simple("fence_after")]
     if call.barrier is None:
@@ -240,4 +240,4 @@ def _pair_issue(issue: list, bar_address, scope: str, ctx):
     mask = tirx.const(3, "uint32") << leader
     body = issued_once(scope, sequence([*issue, tcgen05.commit_pair(bar_address, mask)]), ctx.threads.index)
     is_leader = (rank & tirx.const(1, "uint32")) == tirx.const(0, "uint32")
-    return sequence([tirx.Bind(rank, tcgen05.cluster_cta_rank()), tirx.IfThenElse(is_leader, body, None)])
+    return sequence([tirx.Bind(rank, cluster.rank()), tirx.IfThenElse(is_leader, body, None)])

@@ -29,7 +29,7 @@ from ...ir.device_calls import cta_barrier
 from ...ir.placeholders import tmem_base_buffer
 from ...ir.rewrite import AllocBuffer, map_function, sequence, store, walk
 from ...layout import TileLayout
-from ..helpers import mbarrier, tcgen05
+from ..helpers import cluster, mbarrier, tcgen05
 from .fences import fence_barriers_between_accesses
 from .ld_st import layout_places
 
@@ -304,6 +304,6 @@ class TmemAllocations:
             cta_barrier(),
             tirx.Bind(self.taddr(buffer), tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])),
         ]
-        meet = tcgen05.cluster_barrier() if group == 2 else cta_barrier()
-        tail = [meet, tirx.IfThenElse(first_warp, tcgen05.dealloc(self.taddr(buffer), ncols, cta_group=group), None)]
+        meet = [cluster.arrive(), cluster.wait()] if group == 2 else [cta_barrier()]
+        tail = [*meet, tirx.IfThenElse(first_warp, tcgen05.dealloc(self.taddr(buffer), ncols, cta_group=group), None)]
         return [*head, fence_barriers_between_accesses(sequence(rest)), *tail]
