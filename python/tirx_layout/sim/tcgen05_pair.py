@@ -16,8 +16,15 @@ from the PTX ISA (tcgen05 "Matrix shape", "Data path layout organization", ``tcg
 * The commit with ``.multicast::cluster`` arrives once on the mbarrier at the same shared offset in every CTA whose
   rank is a set bit of its 16-bit ``ctaMask``: :func:`commit_multicast_ranks`.
 
-Running a kernel's pair MMA needs a cluster's CTAs executed together (their shared memories and tensor memories side
-by side); this module is the arithmetic and addressing of one instruction over two CTAs' state, given as arrays.
+:func:`pair_mma` is one instruction over two CTAs' state given as arrays. Inside a kernel (the cluster's CTAs run
+together, ``sim/cluster.py``) the tcgen05 executor (``tmem.HELPERS``) runs the pair helpers here: :func:`issue`
+(``mma_<kind>_ss_cg2``: both CTAs' halves read as asynchronous reads of the issuing thread, each checked against
+the writes to it, D written into both TMEMs as the issuing warp's ``mma`` accesses) and :func:`commit`
+(``commit_cg2_multicast``: an arrival on the mbarrier at the same offset in each CTA of the mask, the peer's
+initialisation ordered before it). The peer's tcgen05 ordering model counts the pair's MMAs under the issuing
+warp's number (the ordering model is per CTA; the pair's MMA and commit are the only accesses one CTA makes to
+another's TMEM). ``tcgen05.alloc``/``dealloc``/``relinquish_alloc_permit`` with ``cta_group::2`` allocate in each
+CTA as with ``cta_group::1`` (one warp of each CTA); the MMA checks its columns are allocated in both.
 """
 
 from __future__ import annotations
@@ -26,10 +33,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .matrix_operands import ACCUMULATOR_TYPES, OPERAND_ELEMENTS, DescriptorError, mma_reference
-from .tcgen05_mma import decode_instruction_descriptor, load_operand
+from . import mbarrier
+from .cluster import peer_element, peer_mbarrier, peer_of
+from .matrix_operands import (
+    ACCUMULATOR_TYPES,
+    OPERAND_ELEMENTS,
+    DescriptorError,
+    mma_reference,
+    operand_addresses,
+    read_shared_operand,
+)
+from .memory import AsyncRead, OutOfBounds, SimulationError
+from .tcgen05_mma import decode_instruction_descriptor, decode_shared_descriptor, load_operand
+from .tmem import tensor_memory
 
-__all__ = ["commit_multicast_ranks", "pair_accumulator_place", "pair_mma", "pair_shape_error"]
+__all__ = ["commit", "commit_multicast_ranks", "issue", "pair_accumulator_place", "pair_mma", "pair_shape_error"]
 
 #: TMEM geometry of one CTA (PTX ISA, "Tensor Memory"): lanes x 32-bit columns.
 _LANES, _COLUMNS = 128, 512
@@ -158,3 +176,139 @@ def pair_mma(
     for r in (0, 1):
         at = ctas == r
         tmem[r][lanes[at], columns[at]] = out[at]
+
+
+# --- inside a kernel: the tcgen05 executor's pair helpers ---
+
+
+def _value(interp, expr, thread: int) -> int:
+    value = np.asarray(interp.eval(expr))
+    return int(value.reshape(-1)[thread] if value.ndim else value)
+
+
+def _places(m: int, n: int):
+    rows, cols = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    place = np.vectorize(lambda r, c: pair_accumulator_place(m, n, int(r), int(c)), otypes=[int, int, int])
+    return place(rows, cols)
+
+
+def _check_fields(kind: str, fields: dict, idesc: int, what: str) -> None:
+    if fields["sparse"]:
+        raise DescriptorError(f"{what}: sparse MMAs (instruction descriptor bit 2) are not modelled")
+    error = pair_shape_error(kind, fields["m"], fields["n"])
+    if error:
+        raise DescriptorError(f"{what}: instruction descriptor {idesc:#010x}: {error}")
+    for operand in ("a", "b"):
+        if fields[f"{operand}_dtype"] not in OPERAND_ELEMENTS:
+            raise DescriptorError(f"{what}: {operand.upper()} type {fields[f'{operand}_dtype']} is not modelled")
+    if fields["b_major"] == "MN" and OPERAND_ELEMENTS[fields["b_dtype"]].itemsize == 1 and fields["n"] % 32:
+        raise DescriptorError(f"{what}: an MN-major 8-bit B of a pair needs N a multiple of 32, not {fields['n']}")
+
+
+def issue(interp, args, kind: str) -> None:
+    """Run ``mma_<kind>_ss_cg2`` (``ops/helpers/tcgen05``: d_taddr, a_desc, b_desc, idesc, enable_input_d) for each
+    active thread: the pair's MMA over this CTA and its peer (rank ``^ 1``).
+
+    Example: ``issue(interp, args, "f16")`` in a cluster of two CTAs.
+    """
+    if len(args) != 5:
+        raise SimulationError(f"tcgen05.mma.cta_group::2 takes 5 arguments (ops/helpers/tcgen05.py), got {len(args)}")
+    rank = interp.launch.rank
+    for thread in np.nonzero(interp.mask)[0].tolist():
+        what = f"tcgen05.mma.cta_group::2.kind::{kind} issued by thread {thread} of CTA {rank}"
+        peer = peer_of(interp, rank ^ 1, what)
+        ctas = [interp, peer] if rank % 2 == 0 else [peer, interp]  # the even rank's half first
+        idesc = _value(interp, args[3], thread)
+        fields = decode_instruction_descriptor(idesc, kind)
+        _check_fields(kind, fields, idesc, what)
+        m, n = fields["m"], fields["n"]
+        halves = {}
+        reads = []
+        for operand, rows, source in (("a", m // 2, args[1]), ("b", n // 2, args[2])):
+            descriptor = _value(interp, source, thread) & ((1 << 64) - 1)
+            desc = decode_shared_descriptor(descriptor)
+            dtype = OPERAND_ELEMENTS[fields[f"{operand}_dtype"]]
+            addresses = operand_addresses(desc, rows, dtype.itemsize, fields[f"{operand}_major"])
+            parts = []
+            for cta in ctas:
+                where = f"{what}: {operand.upper()}'s half in CTA {cta.launch.rank} (descriptor {descriptor:#018x})"
+                values, memory, elements = read_shared_operand(
+                    interp,
+                    desc["start_address"],
+                    addresses,
+                    dtype,
+                    [thread],
+                    where,
+                    what,
+                    space=cta.launch.shared_space,
+                )
+                parts.append(values)
+                reads.append((cta, memory, elements))
+            halves[operand] = np.concatenate(parts)
+        a, b = halves["a"], halves["b"]
+        if fields["negate_a"]:
+            a = -a
+        if fields["negate_b"]:
+            b = -b
+        d_taddr = _value(interp, args[0], thread)
+        if d_taddr >> 16:
+            raise DescriptorError(
+                f"{what}: the pair's D starts at lane 0; d-tmem {d_taddr:#010x} names lane {d_taddr >> 16}"
+            )
+        which, lanes, columns = _places(m, n)
+        columns = columns + (d_taddr & 0xFFFF)
+        if columns.max() >= _COLUMNS:
+            raise OutOfBounds(f"{what}: D reaches TMEM column {int(columns.max())} of {_COLUMNS}")
+        warp = thread // 32
+        tms = [tensor_memory(cta) for cta in ctas]
+        d_type = ACCUMULATOR_TYPES[fields["d_dtype"]]
+        old = np.empty((m, n), d_type)
+        for c, tm in enumerate(tms):
+            at = which == c
+            tm.check_columns(columns[at], f"{what}: D in CTA {ctas[c].launch.rank}")
+            words = tm.read(lanes[at], columns[at], warp, kind="mma", thread=thread)
+            old[at] = (
+                (words & np.uint32(0xFFFF)).astype(np.uint16).view(d_type)
+                if d_type.itemsize == 2
+                else words.view(d_type)
+            )
+        enable = _value(interp, args[4], thread) != 0
+        result = mma_reference(old, a, b.T, enable, saturate=fields.get("saturate", False))
+        out = result.view(np.uint16).astype(np.uint32) if d_type.itemsize == 2 else result.view(np.uint32)
+        for c, tm in enumerate(tms):
+            at = which == c
+            tm.write(lanes[at], columns[at], warp, out[at], kind="mma", thread=thread)
+        for cta, memory, elements in reads:  # in flight until a commit of the issuing warp is seen complete
+            generation = int(tensor_memory(cta).order.commits[warp])
+            read = AsyncRead(elements, what, warp, generation, cta.count)
+            memory.async_reads.append(read)
+            cta.async_reads.append(read)
+
+
+def commit(interp, args) -> None:
+    """Run ``commit_cg2_multicast(&bar, ctaMask)``: for each active thread, one arrival on the mbarrier at ``bar``'s
+    offset in every CTA of the mask, carrying that CTA's tcgen05 commit generation of the thread's warp and what the
+    thread had acquired.
+
+    Example: ``commit(interp, [address_of(bar), 3])`` arrives on ``bar`` in CTAs 0 and 1.
+    """
+    if len(args) != 2:
+        raise SimulationError(f"the commit_cg2_multicast helper takes 2 arguments (ops/helpers), got {len(args)}")
+    call = mbarrier._Call(interp, "commit_cg2_multicast", args, 2)
+    size = peer_of(interp, interp.launch.rank, "tcgen05.commit").launch.cluster.size
+    for t in call.threads:
+        what = f"tcgen05.commit.cta_group::2 .multicast::cluster by thread {t} of CTA {interp.launch.rank}"
+        warp = t // 32
+        view = mbarrier.clocks(interp).view(mbarrier.row(interp, t))
+        for rank in commit_multicast_ranks(int(call.operand[t]), size):
+            if rank == interp.launch.rank:
+                target, bar = interp, mbarrier.find(interp, call.memory, int(call.index[t]), what)
+            else:
+                target = peer_of(interp, rank, what)
+                memory, element = peer_element(interp, call.memory, call.index[t : t + 1], rank, what)
+                bar = peer_mbarrier(interp, t, memory, int(element[0]), rank, what)
+            order = tensor_memory(target).order
+            seen = mbarrier._seen_reads(interp, t) if target is interp else []
+            done = order.seen_done(warp)
+            published, generation = order.commit(warp)
+            bar.arrive(published, warp, generation, seen, done, clocks=view)

@@ -272,6 +272,13 @@ def _mma(interp, args, kind: str, form: str) -> None:
     tcgen05_mma.issue(interp, args, kind, form)
 
 
+def _pair():
+    """``sim/tcgen05_pair`` (imported when a pair helper runs: it imports this module)."""
+    from . import tcgen05_pair
+
+    return tcgen05_pair
+
+
 def _ld_st(interp, args, kind: str, shape: str, num: str, pack16: str | None) -> None:
     """``tcgen05.ld`` / ``tcgen05.st`` of ``shape`` and ``.x<num>``, with ``.pack::16b`` / ``.unpack::16b`` when
     ``pack16``, by whole warps."""
@@ -393,10 +400,16 @@ HELPERS = HelperTable(
         "fence_after": _per_warp(lambda tm, w: tm.order.fence_after(w), whole_warps=False),
         "commit": _commit,
         "smem_descriptor": smem_descriptor,
+        # cta_group::2 (the CTA pair, sim/tcgen05_pair.py): each CTA allocates as with cta_group::1
+        "alloc_cg2": _alloc,
+        "dealloc_cg2": _dealloc,
+        "relinquish_alloc_permit_cg2": _relinquish,
+        "commit_cg2_multicast": lambda interp, args: _pair().commit(interp, args),
     },
     [
         (r"(?P<kind>ld|st)_(?P<shape>32x32b|16x64b|16x128b|16x256b)_x(?P<num>\d+)(?P<pack16>_pack16b)?", _ld_st),
         (r"cp_(?P<shape>\w+)", _cp),
         (r"mma_(?P<kind>f16|tf32|f8f6f4|i8|mxf8f6f4)_(?P<form>ss|ts)", _mma),
+        (r"mma_(?P<kind>f16|tf32|f8f6f4|i8)_ss_cg2", lambda interp, args, kind: _pair().issue(interp, args, kind)),
     ],
 )
