@@ -29,6 +29,8 @@ def pair_kernel(n=256, k=64, dtype="bfloat16", acc="float32", *, a_rows=128, sco
 @T.prim_func
 def pair():
     T.device_entry()
+    bx = T.cta_id([2])
+    cx = T.cta_id_in_cluster([2])
     tx = T.thread_id([128])
     bars = T.alloc_shared((2,), "uint64")
     T.mbarrier_init(bars[0], 1)
@@ -152,6 +154,8 @@ def test_a_pair_whose_halves_do_not_match_is_refused():
 @T.prim_func
 def pair():
     T.device_entry()
+    bx = T.cta_id([2])
+    cx = T.cta_id_in_cluster([2])
     tx = T.thread_id([128])
     A = T.alloc_shared((128, 64), "float16")
     B = T.alloc_shared((128, 64), "float16")
@@ -164,11 +168,39 @@ def pair():
         build(func)
 
 
+@pytest.mark.parametrize(
+    ("cluster", "said"),
+    [("", "it declares no cluster"), ("cx = T.cta_id_in_cluster([3])", r"it declares clusters of shape \(3,\)")],
+)
+def test_a_kernel_not_launched_in_pairs_is_refused(cluster, said):
+    source = PAIR_SOURCE.replace("bx = T.cta_id([2])", "bx = T.cta_id([6])").replace(
+        "cx = T.cta_id_in_cluster([2])", cluster
+    )
+    with pytest.raises(LayoutVerificationError, match=rf"runs on a CTA pair, .* clusters of an even number .*{said}"):
+        build(parse(source))
+
+
+PAIR_SOURCE = """
+@T.prim_func
+def pair():
+    T.device_entry()
+    bx = T.cta_id([2])
+    cx = T.cta_id_in_cluster([2])
+    tx = T.thread_id([128])
+    A = T.alloc_shared((128, 64), "float16")
+    B = T.alloc_shared((128, 64), "float16")
+    acc = T.alloc_tmem((128, 256), "float32", layout=tmem_datapath_layout("A", 128, 256))
+    T.tile_mma(acc, A, B, cta_group=2)
+"""
+
+
 def test_an_n_off_the_pairs_grid_is_refused():
     func = parse("""
 @T.prim_func
 def pair():
     T.device_entry()
+    bx = T.cta_id([2])
+    cx = T.cta_id_in_cluster([2])
     tx = T.thread_id([128])
     A = T.alloc_shared((128, 64), "float16")
     B = T.alloc_shared((4, 64), "float16")
@@ -188,6 +220,8 @@ def test_cta_group_is_one_or_two():
 @T.prim_func
 def pair():
     T.device_entry()
+    bx = T.cta_id([2])
+    cx = T.cta_id_in_cluster([2])
     tx = T.thread_id([128])
     A = T.alloc_shared((128, 64), "float16")
     B = T.alloc_shared((128, 64), "float16")
@@ -202,6 +236,8 @@ def test_a_target_without_tcgen05_is_refused_naming_the_pair():
 @T.prim_func
 def pair():
     T.device_entry()
+    bx = T.cta_id([2])
+    cx = T.cta_id_in_cluster([2])
     tx = T.thread_id([128])
     A = T.alloc_shared((64, 64), "float16")
     B = T.alloc_shared((64, 64), "float16")

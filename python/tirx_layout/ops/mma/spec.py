@@ -40,6 +40,7 @@ from ...hw.threads import WARPGROUP_THREADS, thread_unit
 from ...hw.tmem_addressing import accumulator_taddr_offset, scale_factor_taddr, tmem_operand_offset
 from ...hw.wgmma import WGMMA_M, WgmmaInstruction
 from ...ir.rewrite import walk
+from ...ir.threads import cluster_launch
 from ...layout.placement import axes_used
 from ..operands import FragmentOperand, TmemOperand, operand
 from ..spec import (
@@ -338,9 +339,18 @@ def mma_operand_layouts(buffer, dtype: str | None = None) -> tuple:
     return tuple(found)
 
 
-def _check_pair(call: OpCall, m: int, scaled: bool) -> None:
-    """What ``T.tile_mma(cta_group=2)`` lowers: the pair's M = 256 with A and B in shared memory, dense; the scope
-    and form the pair's synchronisation needs. ``ValueError`` naming what is not."""
+def _check_pair(call: OpCall, m: int, scaled: bool, func) -> None:
+    """What ``T.tile_mma(cta_group=2)`` lowers: a kernel launched in clusters of pairs (ranks 2p and 2p + 1), the
+    pair's M = 256 with A and B in shared memory, dense; the scope and form the pair's synchronisation needs.
+    ``ValueError`` naming what is not."""
+    _, cluster = cluster_launch(func)
+    size = None if cluster is None or None in cluster else int(np.prod(cluster))
+    if size is None or size % 2:
+        declared = "declares no cluster" if cluster is None else f"declares clusters of shape {cluster}"
+        raise ValueError(
+            "T.tile_mma(cta_group=2) runs on a CTA pair, the CTAs of cluster ranks 2p and 2p + 1: launch the kernel "
+            f"in clusters of an even number of CTAs (cx = T.cta_id_in_cluster([2])); it {declared}"
+        )
     if m == 128:
         raise ValueError(
             "T.tile_mma(cta_group=2) with the pair's M = 128 leaves each CTA's 64 rows of D in datapath Layout B "
@@ -487,7 +497,7 @@ class TileMma(OpSpec):
         prefix = "T.tile_mma with scale factors (block-scaled)" if scaled else "T.tile_mma"
         if group == 2:
             prefix = "T.tile_mma(cta_group=2)"
-            _check_pair(call, m, scaled)
+            _check_pair(call, m, scaled, ctx.func)
         try:
             kind = mma_kind(a_dtype, b_dtype, block_scaled=scaled)
             instruction = MmaInstruction(kind, a_dtype, b_dtype, d_dtype, m, n, cta_group=group)
