@@ -101,13 +101,17 @@ def hopper_pipelined_gemm(
     tile: tuple[int, int, int] = (128, 256, 64),
     stages: int = 4,
     ctas: int | None = None,
+    cluster: int = 1,
 ):
     """The sm_90a kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or
     fp8 e4m3/e5m2) with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages and
     ``ctas`` persistent CTAs (default: one per output tile). tile_m is 64 per consumer warpgroup (64 or 128), tile_n
     a wgmma N (a multiple of 8 up to 256; the stage and accumulator layouts refuse others), tile_k one 128-byte swizzle
     row (64 16-bit or 128 8-bit elements); M and N need not be multiples of the tile (tails are zero-filled by the
-    TMA and guarded in the epilogue); K must be a multiple of tile_k.
+    TMA and guarded in the epilogue); K must be a multiple of tile_k. ``cluster=2``: CTAs ``2p`` and ``2p + 1`` are
+    a cluster; their output tiles (``c, c + ctas, ...``) are row neighbours, so they share each A tile, which the
+    pair loads once by TMA multicast (slot ``w`` issued by rank ``w % 2``); a stage is refilled only once the
+    consumers of both CTAs released it (each consumer thread also arrives on its peer's ``empty[s]``).
 
     Example:
         >>> kernel = hopper_pipelined_gemm(256, 256, 256)
@@ -124,6 +128,8 @@ def hopper_pipelined_gemm(
         raise ValueError(f"{who}: tile_m = {tile_m} is not a multiple of 64 (one consumer warpgroup's wgmma rows)")
     plan = RING.schedule(who, M, N, K, dtype, tile, stages, ctas)
     check_budget(tile, stages, dtype)
+    check_cluster_pairs(who, cluster, plan)
+    multicast = 0b11 if cluster == 2 else None  # the A slots: to both CTAs of the pair
     consumers = tile_m // WGMMA_ROWS
     threads = (consumers + 1) * WARPGROUP_THREADS
     # A as 64-row slots, one per consumer warpgroup: slot s * consumers + w is warpgroup w's rows of stage s
@@ -141,6 +147,8 @@ def hopper_pipelined_gemm(
     def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
         T.device_entry()
         cta = T.cta_id([C])
+        if cluster == 2:
+            cx = T.cta_id_in_cluster([2])
         tx = T.thread_id([threads])
         a_tile = T.alloc_shared((S * W, R, tk), dtype, layout=a_layout, align=1024)
         b_tile = T.alloc_shared((S, tn, tk), dtype, layout=b_layout, align=1024)
@@ -149,7 +157,9 @@ def hopper_pipelined_gemm(
         acc = T.alloc_local((R, tn), "float32", layout=acc_layout)  # each consumer thread's accumulator registers
         for s in T.unroll(S):
             T.mbarrier_init(full[s], W + 1)  # the TMA copies of the stage (W slots of A, one B)
-            T.mbarrier_init(empty[s], W * 128)  # every consumer thread, once its MMAs on the stage retired
+            T.mbarrier_init(empty[s], W * 128 * cluster)  # every consumer thread (of the pair), its MMAs retired
+        if cluster == 2:
+            T.cluster_sync()  # both CTAs' mbarriers initialised before the peer signals them
         if tx // 128 < W:  # consumer warpgroup w: MMAs on its 64 rows, then their epilogue
             w = T.meta_var(tx // 128)
             for i in T.serial(per_cta):
@@ -168,8 +178,12 @@ def hopper_pipelined_gemm(
                             T.tile_mma_wait(1)  # K step it - 1's group retired: its stage may be refilled
                             if kt > 0:
                                 T.mbarrier_arrive(empty[(it - 1) % S])
+                                if cluster == 2:  # the peer writes this CTA's A slots: release the stage there too
+                                    T.mbarrier_arrive_peer(empty[(it - 1) % S], 1 - cx)
                     T.tile_mma_wait(0)  # the tile's last group retired: acc is final, its stage free
                     T.mbarrier_arrive(empty[(i * KT + KT - 1) % S])
+                    if cluster == 2:
+                        T.mbarrier_arrive_peer(empty[(i * KT + KT - 1) % S], 1 - cx)
                     T.tile_copy(D[row0 : row0 + R, col0 : col0 + tn], acc, "warpgroup")
         elif tx // 32 == 4 * W:  # producer: the first warp of the last warpgroup; its elected lane issues
             for i in T.serial(per_cta):
@@ -187,12 +201,40 @@ def hopper_pipelined_gemm(
                                 A[row0 + w * R : row0 + w * R + R, kt * tk : kt * tk + tk],
                                 full[it % S],
                                 scope="warp",
+                                multicast=multicast,
+                                issuer=None if multicast is None else w % 2,
                             )
                         T.tile_copy_async(
                             b_tile[it % S], B[col0 : col0 + tn, kt * tk : kt * tk + tk], full[it % S], scope="warp"
                         )
+        if cluster == 2:
+            T.cluster_sync()  # neither CTA exits while its peer may still signal it or land A in it
 
     return RING.unrolled(gemm)
+
+
+def check_cluster_pairs(who: str, cluster: int, plan) -> None:
+    """``ValueError`` unless ``cluster`` is 1, or 2 with pairs of CTAs whose output tiles are always row neighbours:
+    an even number of CTAs and of tile columns (then CTAs ``2p`` and ``2p + 1`` take tiles ``t`` and ``t + 1`` of
+    one row, or both none).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> check_cluster_pairs("gemm", 2, SimpleNamespace(ctas=2, tiles_n=1))
+        Traceback (most recent call last):
+        ...
+        ValueError: gemm: cluster=2 pairs CTAs 2p, 2p + 1 on neighbouring tiles of one row; it needs an even number
+        of CTAs and of tile columns (ctas = 2, tile columns = 1)
+    """
+    if cluster == 1:
+        return
+    if cluster != 2:
+        raise ValueError(f"{who}: cluster = {cluster}; the kernel pairs CTAs (cluster=2) or not (cluster=1)")
+    if plan.ctas % 2 or plan.tiles_n % 2:
+        raise ValueError(
+            f"{who}: cluster=2 pairs CTAs 2p, 2p + 1 on neighbouring tiles of one row; it needs an even number of "
+            f"CTAs and of tile columns (ctas = {plan.ctas}, tile columns = {plan.tiles_n})"
+        )
 
 
 #: Built for sm_90a, assembled and simulated by ``tests/tools/test_examples.py`` (and the main job): two CTAs of
@@ -213,6 +255,17 @@ KERNELS.add(
     stages=3,
     ctas=1,
 )
+KERNELS.add(
+    "hopper_pipelined_gemm_cluster",
+    RING.gemm_reference(),
+    hopper_pipelined_gemm,
+    64,
+    256,
+    256,
+    tile=(64, 128, 64),
+    stages=2,
+    cluster=2,
+)
 SHOWCASE = ["hopper_pipelined_gemm_256"]
 
 #: The issue's production sizes, built for sm_90a and assembled by the main job (``tools.kernel_report
@@ -223,4 +276,5 @@ FULL_SIZE = {
     "hopper_pipelined_gemm_4096_fp8": lambda: hopper_pipelined_gemm(
         4096, 4096, 4096, "float8_e4m3fn", (128, 256, 128), ctas=132
     ),
+    "hopper_pipelined_gemm_4096_bf16_cluster": lambda: hopper_pipelined_gemm(4096, 4096, 4096, ctas=132, cluster=2),
 }

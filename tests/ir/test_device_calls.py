@@ -19,6 +19,7 @@ def test_the_families_and_their_prefixes():
         "mmasync",
         "cpasync",
         "ldmatrix",
+        "cluster",
     ]
     for family in device_calls.HELPER_FAMILIES:
         assert "_" not in family  # a name splits into family and what at the first underscore after the prefix

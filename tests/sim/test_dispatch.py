@@ -12,7 +12,7 @@ from tirx_layout import sim
 from tirx_layout.hw.tcgen05 import CP_SHAPES, LD_ST_SHAPES
 from tirx_layout.hw.wgmma import WgmmaInstruction
 from tirx_layout.ir.device_calls import HELPER_FAMILIES, called_helper
-from tirx_layout.ops.helpers import math, mbarrier, sync, tcgen05, tma, wgmma
+from tirx_layout.ops.helpers import cluster, math, mbarrier, sync, tcgen05, tma, wgmma
 from tirx_layout.sim.dispatch import HelperTable
 from tirx_layout.sim.interpreter import EXECUTORS
 
@@ -28,6 +28,10 @@ def emitted() -> list:
     calls += [mbarrier.wait(Z), sync.elect(), sync.fence_proxy_async(), tma.store_wait()]
     for rank in tma.RANKS:
         calls += [tma.load(rank, Z, Z, Z, [Z] * rank, Z), tma.store(rank, Z, Z, [Z] * rank, Z)]
+        calls += [tma.load_multicast(rank, Z, Z, Z, [Z] * rank, 3, Z)]
+    calls += [cluster.arrive(), cluster.wait(), cluster.rank(), cluster.arrive_peer(Z, 1)]
+    for dtype in cluster.DSMEM_TYPES:
+        calls += [cluster.load(dtype, Z, 1), cluster.store(dtype, Z, 1, tvm.tirx.const(0, dtype))]
     calls += [tcgen05.alloc(Z, 32), tcgen05.dealloc(Z, 32), tcgen05.relinquish(), tcgen05.commit(Z)]
     calls += [tcgen05.simple(what) for what in ("wait_ld", "wait_st", "fence_before", "fence_after")]
     calls += [tcgen05.smem_descriptor(Z, 0)]

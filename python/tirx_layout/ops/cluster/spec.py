@@ -27,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 import tvm
 
 from ...hw.clusters import MAX_PORTABLE_CLUSTER
@@ -41,7 +43,8 @@ class ElementField(Field):
 
     Example:
         >>> import tvm
-        >>> ElementField("dst", ("shared",)).convert(tvm.tirx.decl_buffer((4,), "float32", "x", "shared")[2], "T.op")
+        >>> x = tvm.tirx.decl_buffer((4,), "float32", "x", scope="shared")
+        >>> ElementField("dst", ("shared",)).convert(x[2], "T.op")
         x[2]
     """
 
@@ -50,6 +53,8 @@ class ElementField(Field):
         self.scopes = scopes
 
     def convert(self, value, op: str):
+        if isinstance(value, tvm.tirx.Buffer) and math.prod(int(e) for e in value.shape) == 1:
+            value = value[(0,) * len(value.shape)]  # how TVMScript prints an element of a one-element buffer
         if not isinstance(value, tvm.ir.TensorLoad):
             raise TypeError(f"{op}: {self.name} is one element of a buffer (x[i]), got {value!r}")
         buffer = value.source
@@ -160,9 +165,9 @@ class DsmemLoad(OpSpec):
     Example:
         >>> import tvm
         >>> x = tvm.tirx.decl_buffer((4,), "float32", "x", scope="shared")
-        >>> r = tvm.tirx.decl_buffer((1,), "float32", "r", scope="local")
-        >>> DSMEM_LOAD(r[0], x[3], 1)
-        T.dsmem_load(r[0], x[3], T.uint32(1))
+        >>> r = tvm.tirx.decl_buffer((2,), "float32", "r", scope="local")
+        >>> DSMEM_LOAD(r[1], x[3], 1)
+        T.dsmem_load(r[1], x[3], T.uint32(1))
     """
 
     name = "dsmem_load"
