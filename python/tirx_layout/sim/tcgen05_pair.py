@@ -45,7 +45,6 @@ from .matrix_operands import (
 )
 from .memory import AsyncRead, OutOfBounds, SimulationError
 from .tcgen05_mma import decode_instruction_descriptor, decode_shared_descriptor, load_operand
-from .tmem import tensor_memory
 
 __all__ = ["commit", "commit_multicast_ranks", "issue", "pair_accumulator_place", "pair_mma", "pair_shape_error"]
 
@@ -192,6 +191,17 @@ def _places(m: int, n: int):
     return place(rows, cols)
 
 
+def _tensor_memory(cta, what: str):
+    """The tensor memory of ``cta`` (an interpreter): made by its TMEM allocation, which a pair's MMA and commit
+    need in both CTAs (``tcgen05.alloc.cta_group::2`` by one warp of each)."""
+    if cta.tmem is None:
+        raise SimulationError(
+            f"{what}: CTA {cta.launch.rank} of the pair has allocated no tensor memory (tcgen05.alloc.cta_group::2 "
+            "by one warp of each CTA of the pair)"
+        )
+    return cta.tmem
+
+
 def _check_fields(kind: str, fields: dict, idesc: int, what: str) -> None:
     if fields["sparse"]:
         raise DescriptorError(f"{what}: sparse MMAs (instruction descriptor bit 2) are not modelled")
@@ -260,7 +270,7 @@ def issue(interp, args, kind: str) -> None:
         if columns.max() >= _COLUMNS:
             raise OutOfBounds(f"{what}: D reaches TMEM column {int(columns.max())} of {_COLUMNS}")
         warp = thread // 32
-        tms = [tensor_memory(cta) for cta in ctas]
+        tms = [_tensor_memory(cta, what) for cta in ctas]
         d_type = ACCUMULATOR_TYPES[fields["d_dtype"]]
         old = np.empty((m, n), d_type)
         for c, tm in enumerate(tms):
@@ -279,7 +289,7 @@ def issue(interp, args, kind: str) -> None:
             at = which == c
             tm.write(lanes[at], columns[at], warp, out[at], kind="mma", thread=thread)
         for cta, memory, elements in reads:  # in flight until a commit of the issuing warp is seen complete
-            generation = int(tensor_memory(cta).order.commits[warp])
+            generation = int(_tensor_memory(cta, what).order.commits[warp])
             read = AsyncRead(elements, what, warp, generation, cta.count)
             memory.async_reads.append(read)
             cta.async_reads.append(read)
@@ -307,7 +317,7 @@ def commit(interp, args) -> None:
                 target = peer_of(interp, rank, what)
                 memory, element = peer_element(interp, call.memory, call.index[t : t + 1], rank, what)
                 bar = peer_mbarrier(interp, t, memory, int(element[0]), rank, what)
-            order = tensor_memory(target).order
+            order = _tensor_memory(target, what).order
             seen = mbarrier._seen_reads(interp, t) if target is interp else []
             done = order.seen_done(warp)
             published, generation = order.commit(warp)

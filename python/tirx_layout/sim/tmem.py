@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from tvm.ir import Call
 
-from . import mbarrier, tcgen05_mma
+from . import mbarrier, tcgen05_mma, tcgen05_pair
 from .addresses import register_address, shared_address, smem_descriptor
 from .dispatch import HelperTable
 from .memory import AsyncRead, OutOfBounds, SimulationError
@@ -272,11 +272,14 @@ def _mma(interp, args, kind: str, form: str) -> None:
     tcgen05_mma.issue(interp, args, kind, form)
 
 
-def _pair():
-    """``sim/tcgen05_pair`` (imported when a pair helper runs: it imports this module)."""
-    from . import tcgen05_pair
+def _pair_mma(interp, args, kind: str) -> None:
+    tensor_memory(interp)
+    tcgen05_pair.issue(interp, args, kind)
 
-    return tcgen05_pair
+
+def _pair_commit(interp, args) -> None:
+    tensor_memory(interp)
+    tcgen05_pair.commit(interp, args)
 
 
 def _ld_st(interp, args, kind: str, shape: str, num: str, pack16: str | None) -> None:
@@ -404,12 +407,12 @@ HELPERS = HelperTable(
         "alloc_cg2": _alloc,
         "dealloc_cg2": _dealloc,
         "relinquish_alloc_permit_cg2": _relinquish,
-        "commit_cg2_multicast": lambda interp, args: _pair().commit(interp, args),
+        "commit_cg2_multicast": _pair_commit,
     },
     [
         (r"(?P<kind>ld|st)_(?P<shape>32x32b|16x64b|16x128b|16x256b)_x(?P<num>\d+)(?P<pack16>_pack16b)?", _ld_st),
         (r"cp_(?P<shape>\w+)", _cp),
         (r"mma_(?P<kind>f16|tf32|f8f6f4|i8|mxf8f6f4)_(?P<form>ss|ts)", _mma),
-        (r"mma_(?P<kind>f16|tf32|f8f6f4|i8)_ss_cg2", lambda interp, args, kind: _pair().issue(interp, args, kind)),
+        (r"mma_(?P<kind>f16|tf32|f8f6f4|i8)_ss_cg2", _pair_mma),
     ],
 )
