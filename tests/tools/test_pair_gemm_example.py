@@ -59,6 +59,13 @@ def test_dropping_a_peer_arrive_or_a_peer_wait_is_a_data_race(dropped, race):
         sim.run(EXAMPLE.pair_gemm(**dropped), {"A": a, "B": b})
 
 
+def test_a_peer_reading_its_tmem_without_waiting_for_the_pairs_commit_is_a_data_race():
+    # one K tile: the odd CTA reads its 128 rows of D out of its TMEM before the even CTA's MMA has written them
+    a, b, _ = inputs(256, 64, 64, ml_dtypes.bfloat16, 2)
+    with pytest.raises(DataRace, match=r"data race on tmem TMEM cell .* an MMA's write after a load by warp"):
+        sim.run(EXAMPLE.pair_gemm(64, 64, pairs=1, peer_wait=False), {"A": a, "B": b})
+
+
 def test_the_issuer_is_the_even_cta_and_the_commit_reaches_both():
     cuda = build(EXAMPLE.pair_gemm()).imports[0].inspect_source()
     body = cuda[cuda.index('extern "C" __global__') :]
