@@ -133,3 +133,20 @@ def test_refusals_name_the_value():
         pair_mma("f16", images, tmem, 16 << 16, a_desc, b_desc, code, False)
     with pytest.raises(DescriptorError, match="two CTAs' shared memory"):
         pair_mma("f16", images[:1], tmem, 0, a_desc, b_desc, code, False)
+
+
+@pytest.mark.parametrize(("m", "n"), [(256, 64), (128, 64), (128, 256)])
+def test_the_simulators_pair_places_are_the_projects_datapath_layouts(m, n):
+    """The simulator's places (from the ISA) against ``tmem_datapath_layout`` ("A" for M = 256, "B" for M = 128):
+    each CTA's half of D, row ``i`` of the half and column ``j``, at the same lane and column."""
+    from tirx_layout import tmem_datapath_layout
+
+    half = m // 2
+    layout = tmem_datapath_layout("A" if m == 256 else "B", half, n)
+    rows, cols = np.meshgrid(np.arange(half), np.arange(n), indexing="ij")
+    places = layout.apply(rows, cols, shape=[half, n])
+    for cta in (0, 1):
+        got = np.array([[pair_accumulator_place(m, n, cta * half + i, j) for j in range(n)] for i in range(half)])
+        assert (got[..., 0] == cta).all()
+        np.testing.assert_array_equal(got[..., 1], places["TLane"])
+        np.testing.assert_array_equal(got[..., 2], places["TCol"])
