@@ -8,13 +8,13 @@ step's MMA for both (``T.tile_mma(..., cta_group=2)``); its commit arrives on th
 CTAs (``.multicast::cluster``, ctaMask ``0b11``); TMEM is allocated with ``cta_group::2`` in both.
 
 * ``pair_gemm`` (the warp-specialised issuer): per K tile, every thread of both CTAs copies its share of the tile
-  into its own shared memory and arrives on the even CTA's ``full`` mbarrier (``T.mbarrier_arrive_peer(full[0],
-  0)``: the arrive fences the writes to the async proxy and releases them at cluster scope); warp 0 of the even CTA
-  waits on ``full`` and issues the pair's MMA, committing to ``done``; every thread of both CTAs waits on its own
-  ``done`` before overwriting its share or reading its TMEM. Without the peer's arrivals (``peer_arrive=False``)
-  the even CTA's MMA reads the odd CTA's half before it is written; without the odd CTA's wait on its ``done``
-  (``peer_wait=False``) it reads its TMEM (and overwrites its share) while the MMA may still write (read) it --
-  both reported by the simulator.
+  into its own shared memory and arrives on the even CTA's ``full`` mbarrier (``bars[0]``, through
+  ``T.mbarrier_arrive_peer(bars[0], 0)``: the arrive fences the writes to the async proxy and releases them at
+  cluster scope); warp 0 of the even CTA waits on ``full`` and issues the pair's MMA, committing to ``done``
+  (``bars[1]``); every thread of both CTAs waits on its own ``done`` before overwriting its share or reading its
+  TMEM. Without the peer's arrivals (``peer_arrive=False``) the even CTA's MMA reads the odd CTA's half before it
+  is written; without the odd CTA's wait on its ``done`` (``peer_wait=False``) it reads its TMEM (and overwrites
+  its share) while the MMA may still write (read) it -- both reported by the simulator.
 * ``pair_gemm_sync``: the synchronous form (scope ``"cta"``): each K tile's ``T.tile_mma`` meets the peer at a
   cluster barrier, the even CTA issues, both wait.
 
@@ -72,33 +72,32 @@ def pair_gemm(
         tx = T.thread_id([THREADS])
         A_s = T.alloc_shared((HALF_M, kw), dtype, layout=a_layout, align=1024)
         B_s = T.alloc_shared((half_n, kw), dtype, layout=b_layout, align=1024)
-        full = T.alloc_shared((1,), "uint64")
-        done = T.alloc_shared((1,), "uint64")
+        bars = T.alloc_shared((2,), "uint64")  # full, done
         acc = T.alloc_tmem((HALF_M, n), "float32", layout=d_layout)
         frag = T.alloc_local((HALF_M, chunk), "float32", layout=wg_local_layout(chunk))
-        T.mbarrier_init(full[0], expected_arrivals)  # (the even CTA's) every thread of the pair wrote its share
-        T.mbarrier_init(done[0], 1)  # the pair's commit, multicast to both CTAs
+        T.mbarrier_init(bars[0], expected_arrivals)  # (the even CTA's) every thread of the pair wrote its share
+        T.mbarrier_init(bars[1], 1)  # the pair's commit, multicast to both CTAs
         T.cluster_sync()  # both CTAs' mbarriers initialised before a peer signals them
-        row = bx // 2 * PAIR_M + cx * HALF_M  # this CTA's rows of A and D
         for kt in T.serial(tiles):
-            T.tile_copy(A_s, A[row : row + HALF_M, kt * kw : kt * kw + kw])
+            # this CTA's rows of A and D: pair bx // 2's 256 from row 256 (bx // 2), its half cx = bx % 2 of them
+            T.tile_copy(A_s, A[bx * HALF_M : bx * HALF_M + HALF_M, kt * kw : kt * kw + kw])
             T.tile_copy(B_s, B[cx * half_n : cx * half_n + half_n, kt * kw : kt * kw + kw])
             if peer_arrive:
-                T.mbarrier_arrive_peer(full[0], 0)
+                T.mbarrier_arrive_peer(bars[0], 0)
             else:
                 if cx == 0:
-                    T.mbarrier_arrive_peer(full[0], 0)
+                    T.mbarrier_arrive_peer(bars[0], 0)
             if cx == 0 and tx // 32 == 0:  # the even CTA's warp 0 issues for the pair
-                T.mbarrier_wait(full[0], kt % 2)
-                T.tile_mma(acc, A_s, B_s, kt > 0, barrier=done[0], scope="warp", cta_group=2)
+                T.mbarrier_wait(bars[0], kt % 2)
+                T.tile_mma(acc, A_s, B_s, kt > 0, barrier=bars[1], scope="warp", cta_group=2)
             if peer_wait:
-                T.mbarrier_wait(done[0], kt % 2)
+                T.mbarrier_wait(bars[1], kt % 2)
             else:
                 if cx == 0:
-                    T.mbarrier_wait(done[0], kt % 2)
+                    T.mbarrier_wait(bars[1], kt % 2)
         for c in T.unroll(n // chunk):  # the CTA's rows of D out of its TMEM, `chunk` columns at a time
             T.tile_copy(frag, acc[0:HALF_M, c * chunk : c * chunk + chunk], "warpgroup")
-            T.tile_copy(D[row : row + HALF_M, c * chunk : c * chunk + chunk], frag, "warpgroup")
+            T.tile_copy(D[bx * HALF_M : bx * HALF_M + HALF_M, c * chunk : c * chunk + chunk], frag, "warpgroup")
 
     return gemm
 
