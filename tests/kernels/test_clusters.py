@@ -78,3 +78,13 @@ def test_the_pipelined_hopper_gemm_with_cluster_pairs_needs_the_peer_release_of_
     assert inits == 2
     with pytest.raises(DataRace, match=r"a_tile\[\d+\]: a store \(thread 128\) before it has seen the TMA multicast"):
         run(parse(text), inputs=2)
+
+
+def test_the_persistent_cluster_pair_gemm_is_a_at_b_transposed_over_several_tiles():
+    # two CTAs, one cluster, four 64 x 128 output tiles: the pair takes row 0's two tiles, then row 1's, refilling
+    # the two stages across tiles
+    ring = example_module("hopper_pipelined_gemm")
+    kernel = ring.hopper_pipelined_gemm(128, 256, 192, tile=(64, 128, 64), stages=2, ctas=2, cluster=2)
+    a, b = sample_input(kernel, index=0), sample_input(kernel, index=1)
+    out = sim.run(kernel, [a, b], arch=ring.ARCH)["D"]
+    np.testing.assert_array_equal(out, a.astype(np.float64) @ b.astype(np.float64).T)

@@ -145,3 +145,45 @@ def test_a_multicast_the_cluster_cannot_take_is_refused(copy, cluster, message):
     cluster = "cx = T.cta_id_in_cluster([2])" if cluster is None else cluster
     with pytest.raises(ValueError, match=message):
         lower_tile_ops(kernel(copy, cluster=cluster))
+
+
+def test_every_dsmem_element_type_assembles():
+    from tirx_layout.ops.helpers.cluster import DSMEM_TYPES
+    from tirx_layout.tools.kernel_report import nvcc_assembles
+
+    lines = []
+    for i, dtype in enumerate(DSMEM_TYPES):
+        lines += [
+            f'x{i} = T.alloc_shared((128,), "{dtype}")',
+            f'y{i} = T.alloc_shared((128,), "{dtype}")',
+            f'T.dsmem_store(x{i}[tx], 1 - cx, T.Cast("{dtype}", tx))',
+            f"T.dsmem_load(y{i}[tx], x{i}[127 - tx], 1 - cx)",
+            f'B[tx] = B[tx] + T.Cast("float32", y{i}[tx])',
+        ]
+    cuda = build(kernel("\n    ".join(lines)), "sm_90a").imports[0].inspect_source()
+    for ptx in ("f32", "s32", "u32", "f64", "s64", "u64"):
+        assert f"st.shared::cluster.{ptx}" in cuda and f"ld.shared::cluster.{ptx}" in cuda
+    assembled = nvcc_assembles(cuda, "sm_90a")
+    if assembled is None:
+        pytest.skip("nvcc is not installed: the CUDA is checked, not assembled")
+    assert assembled[0], assembled[1][-2000:]
+
+
+def test_a_partial_mask_tests_the_rank_before_expecting_and_a_run_of_loads_shares_one_election():
+    partial = lower_tile_ops(kernel(MULTICAST.replace("MASK", "1"), grid=4, cluster="cx = T.cta_id_in_cluster([4])"))
+    assert re.search(r'if T\.uint32\(1\) >> T\.cuda\.func_call\("tirx_layout_cluster_rank"', partial.script())
+    run = "T.tile_copy_async(tile, A[0:32, 0:64], bars[0], multicast=3)\n    " + MULTICAST.replace("MASK", "3")
+    names = helpers(kernel(run.replace("bars[0], multicast=3)\n", "bars[1], multicast=3)\n", 1)))
+    assert names.count("sync_elect") == 1 and names.count("tma_load_2d_multicast") == 2
+
+
+def test_a_peer_arrive_right_after_an_arrive_shares_its_release_fences():
+    body = "T.mbarrier_arrive(bars[0])\n    T.mbarrier_arrive_peer(bars[0], 1 - cx)\n    xs[tx] = T.float32(1)"
+    body += "\n    T.mbarrier_arrive_peer(bars[1], 1 - cx)"
+    assert helpers(kernel(body)) == [
+        "sync_fence_proxy_async",
+        "mbarrier_arrive",
+        "cluster_arrive_peer",  # right after the arrive: its fence is this one's
+        "sync_fence_proxy_async",  # after a store: a fence of its own
+        "cluster_arrive_peer",
+    ]

@@ -154,3 +154,17 @@ def test_a_multicast_lands_in_the_ctas_of_its_mask_only(mask, issuer):
         want = a if mask >> rank & 1 else np.zeros_like(a)
         np.testing.assert_array_equal(out["B"][rank * 32 : rank * 32 + 32], want)
         assert (out.writes["B"][rank * 32 : rank * 32 + 32] == (mask >> rank & 1)).all()
+
+
+def test_signalling_a_peers_mbarrier_before_a_cluster_barrier_orders_its_init_is_a_data_race():
+    # rank 1 issues: CTA 0 runs first, initialises its barrier and waits on it; CTA 1's multicast then completes
+    # bytes on that barrier with nothing ordering CTA 0's init before it (the cluster barrier after the inits is out)
+    text = (
+        MULTICAST.replace("MASK", "3")
+        .replace("ISSUER", "1")
+        .replace("    T.cluster_sync()\n    T.tile_copy", "    T.tile_copy")
+    )
+    with pytest.raises(
+        DataRace, match=r"bars\[0\] of CTA 0: tma_load_2d_multicast by thread 0 of CTA 1 into CTA 0 uses"
+    ):
+        sim.run(parse(text), {"A": np.zeros((32, 32), np.float32)}, arch=ARCH)

@@ -214,6 +214,9 @@ def test_an_accumulator_that_leaves_too_few_registers_is_refused_naming_them():
         ({"stages": 1}, r"stages = 1"),
         ({"ctas": 3}, r"ctas = 3 must be in 1..2"),
         ({"dtype": "float32"}, r"operand dtype 'float32'"),
+        ({"cluster": 3}, r"cluster = 3; the kernel pairs CTAs \(cluster=2\) or not"),
+        ({"cluster": 2}, r"even number of CTAs and of tile columns \(ctas = 2, tile columns = 1\)"),
+        ({"cluster": 2, "N": 512, "ctas": 3}, r"\(ctas = 3, tile columns = 2\)"),
     ],
 )
 def test_shapes_the_kernel_cannot_run_are_refused(kwargs, message):

@@ -35,8 +35,8 @@ _ARRIVE_SOURCE = asm_source(FAMILY, "arrive", "barrier.cluster.arrive.release.al
 _WAIT_SOURCE = asm_source(FAMILY, "wait", "barrier.cluster.wait.acquire.aligned;")
 _RANK_SOURCE = f"""
 __device__ __forceinline__ unsigned int {helper_name(FAMILY, "rank")}() {{
-  unsigned int rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  unsigned int rank;  // not volatile: the rank never changes, so the compiler may read it once
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
   return rank;
 }}
 """

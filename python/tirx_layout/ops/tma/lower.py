@@ -172,7 +172,8 @@ def _copy(record: TmaCopy, ctx) -> tuple[list, tirx.Stmt]:
 
 def _multicast(record: TmaCopy, copies: list) -> list:
     """A multicast load as the elected thread of each CTA runs it: a CTA whose rank is in the mask expects the
-    boxes' bytes on its own barrier (each receives every box); the issuing CTA issues each box once, to the mask."""
+    boxes' bytes on its own barrier (each receives every box; no test of the rank when the mask names every CTA of
+    the cluster); the issuing CTA issues each box once, to the mask."""
     call = record.call
     mask = tirx.Cast("uint32", call.multicast) if str(call.multicast.ty) != "uint32" else call.multicast
     if call.issuer is not None:
@@ -184,8 +185,12 @@ def _multicast(record: TmaCopy, copies: list) -> list:
     bar = tvm.tirx.address_of(call.barrier)
     out = []
     if call.expect_tx:
-        receives = ((mask >> rank) & tirx.const(1, "uint32")) != tirx.const(0, "uint32")
-        out.append(tirx.IfThenElse(receives, mbarrier.arrive_expect_tx(bar, record.transaction_bytes), None))
+        expect = mbarrier.arrive_expect_tx(bar, record.transaction_bytes)
+        if record.everyone:  # the mask names every CTA of the cluster: each receives
+            out.append(expect)
+        else:
+            receives = ((mask >> rank) & tirx.const(1, "uint32")) != tirx.const(0, "uint32")
+            out.append(tirx.IfThenElse(receives, expect, None))
     loads = [
         tma.load_multicast(r, tvm.tirx.address_of(var), address, bar, coords, mask, piece.buffer.data)
         for var, r, address, coords, piece in copies
@@ -200,8 +205,8 @@ def _elected_load(stmt, ctx):
     if call is None or call.spec is not TILE_COPY_ASYNC or call.scope == "thread":
         return None
     record = located_errors(lambda s: call.spec.resolve(call, ctx), stmt)
-    # (a barrier-less copy is the cp.async form, not a TMA load: ops/cp_async); a multicast load stays alone
-    return record if isinstance(record, TmaCopy) and record.load and call.multicast is None else None
+    # (a barrier-less copy is the cp.async form, not a TMA load: ops/cp_async)
+    return record if isinstance(record, TmaCopy) and record.load else None
 
 
 @TILE_COPY_ASYNC.run_lowering("tma")

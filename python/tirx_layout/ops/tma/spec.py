@@ -67,6 +67,8 @@ class TmaCopy(Record):
     (one, or one per swizzle-atom column of a transposed load)."""
 
     load: bool = True
+    #: a multicast load whose constant mask names every CTA of the cluster
+    everyone: bool = False
     glob: MemoryOperand | None = None
     shared: MemoryOperand | None = None
     boxes: tuple[TmaBox, ...] = ()
@@ -196,8 +198,9 @@ class TileCopyAsync(OpSpec):
                 f"{what} from {shared_buffer.name} takes no barrier: it completes through the bulk async-group "
                 "(T.tma_store_wait())"
             )
+        everyone = False
         if call.multicast is not None or call.issuer is not None:
-            self._check_multicast(call, ctx, load, what)
+            everyone = self._check_multicast(call, ctx, load, what)
         if call.transposed and not load:
             raise ValueError(
                 f"{what}: transposed=True is for loads (a global (K, rows) box into an MN-major shared tile); "
@@ -217,7 +220,7 @@ class TileCopyAsync(OpSpec):
         if not load and any(isinstance(b, int) and b < 0 for b in glob.begins):
             raise ValueError(f"{what}: a store's coordinates must be non-negative, {glob.region} starts below 0")
         if not ctx.decided(shared_buffer):
-            return TmaCopy(call, family, load=load, glob=glob)
+            return TmaCopy(call, family, load=load, glob=glob, everyone=everyone)
         shared = operand(call.dst if load else call.src, ctx.layouts, "destination" if load else "source")
         self._check_shapes(call, glob, shared, box, what)
         boxes = []
@@ -225,11 +228,12 @@ class TileCopyAsync(OpSpec):
             tmap = self._tensor_map(glob_piece, shared_piece, what, call.transposed)
             offset, terms = self._shared_start(shared_piece, tmap, what)
             boxes.append(TmaBox(glob_piece, shared_piece, tmap, offset, terms))
-        return TmaCopy(call, family, load=load, glob=glob, shared=shared, boxes=tuple(boxes))
+        return TmaCopy(call, family, load=load, glob=glob, shared=shared, boxes=tuple(boxes), everyone=everyone)
 
     @staticmethod
-    def _check_multicast(call: OpCall, ctx, load: bool, what: str) -> None:
-        """A multicast load: into a cluster's CTAs (the mask's bits within it), issued by one of them."""
+    def _check_multicast(call: OpCall, ctx, load: bool, what: str) -> bool:
+        """A multicast load: into a cluster's CTAs (the mask's bits within it), issued by one of them; whether its
+        constant mask names every CTA of the cluster."""
         if not load or call.multicast is None:
             raise ValueError(
                 f"{what}: issuer= goes with multicast= (a load to the CTAs of a cluster), and multicast= with a load"
@@ -255,6 +259,7 @@ class TileCopyAsync(OpSpec):
                 f"{what}: the issuing CTA (rank {issuer}) must be one of the CTAs the mask {call.multicast} names, in "
                 f"a cluster of {size}"
             )
+        return mask == (1 << size) - 1
 
     @staticmethod
     def _check_shapes(call: OpCall, glob: MemoryOperand, shared: MemoryOperand, box: list, what: str) -> None:
