@@ -16,7 +16,8 @@ CTAs (``.multicast::cluster``, ctaMask ``0b11``); TMEM is allocated with ``cta_g
   is written; without the odd CTA's wait on its ``done`` (``peer_wait=False``) it reads its TMEM (and overwrites
   its share) while the MMA may still write (read) it -- both reported by the simulator.
 * ``pair_gemm_sync``: the synchronous form (scope ``"cta"``): each K tile's ``T.tile_mma`` meets the peer at a
-  cluster barrier, the even CTA issues, both wait.
+  cluster barrier, the even CTA issues, both wait; with the pair's M = 128 each CTA's 64 rows of D are in datapath
+  Layout B.
 
 Every kernel is assembled by ptxas for sm_100a and simulated (the cluster's CTAs run together) equal to numpy: the
 inputs are small integers, exact in bf16/fp8 and in float32 sums.
@@ -28,7 +29,7 @@ import numpy as np
 from tvm.script import tirx as T
 
 import tirx_layout  # noqa: F401  (registers T.tile_mma, the cluster ops, layout=..., the pipeline)
-from tirx_layout import mma_shared_layout, tmem_datapath_layout, wg_local_layout
+from tirx_layout import S, TileLayout, mma_shared_layout, tid_in_wg, tmem_datapath_layout, wg_local_layout
 from tirx_layout.tools.kernel_report import Expected, KernelTable
 
 #: The architecture these kernels are built for.
@@ -102,35 +103,42 @@ def pair_gemm(
     return gemm
 
 
-def pair_gemm_sync(n: int = 64, k: int = 128, dtype: str = "bfloat16"):
-    """``D = A @ B.T`` (256 x ``n``) by one CTA pair with the synchronous pair MMA (scope ``"cta"``).
+def pair_gemm_sync(n: int = 64, k: int = 128, dtype: str = "bfloat16", m: int = PAIR_M):
+    """``D = A @ B.T`` (``m x n``, the pair's M = 256 or 128) by one CTA pair with the synchronous pair MMA (scope
+    ``"cta"``). With M = 128 each CTA's 64 rows of D sit in datapath Layout B (the first ``n / 2`` columns on lanes
+    0-63, the others on lanes 64-127), which one ``tcgen05.ld.32x32b`` per warp reads back: thread ``t`` of the
+    warpgroup holds row ``t % 64``, columns ``(t // 64) * n / 2 ..``.
 
     Example:
-        >>> [p.name for p in pair_gemm_sync().params]
+        >>> [p.name for p in pair_gemm_sync(m=128).params]
         ['A', 'B', 'D']
     """
-    half_n, kw = n // 2, 128 // np.dtype(_numpy(dtype)).itemsize
+    half_m, half_n, kw = m // 2, n // 2, 128 // np.dtype(_numpy(dtype)).itemsize
     tiles = k // kw
-    a_layout = mma_shared_layout(dtype, "128B", (HALF_M, kw))
+    a_layout = mma_shared_layout(dtype, "128B", (half_m, kw))
     b_layout = mma_shared_layout(dtype, "128B", (half_n, kw))
-    d_layout = tmem_datapath_layout("A", HALF_M, n)
+    if m == PAIR_M:
+        d_layout, frag_layout = tmem_datapath_layout("A", HALF_M, n), wg_local_layout(n)
+    else:
+        d_layout = tmem_datapath_layout("B", half_m, n)
+        frag_layout = TileLayout(S[(half_m, 2, half_n) : (1 @ tid_in_wg, half_m @ tid_in_wg, 1)])
 
     @T.prim_func
-    def gemm(A: T.Buffer((PAIR_M, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((PAIR_M, n), "float32")):
+    def gemm(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), "float32")):
         T.device_entry()
         bx = T.cta_id([2])
         cx = T.cta_id_in_cluster([2])
         tx = T.thread_id([THREADS])
-        A_s = T.alloc_shared((HALF_M, kw), dtype, layout=a_layout, align=1024)
+        A_s = T.alloc_shared((half_m, kw), dtype, layout=a_layout, align=1024)
         B_s = T.alloc_shared((half_n, kw), dtype, layout=b_layout, align=1024)
-        acc = T.alloc_tmem((HALF_M, n), "float32", layout=d_layout)
-        frag = T.alloc_local((HALF_M, n), "float32", layout=wg_local_layout(n))
+        acc = T.alloc_tmem((half_m, n), "float32", layout=d_layout)
+        frag = T.alloc_local((half_m, n), "float32", layout=frag_layout)
         for kt in T.serial(tiles):
-            T.tile_copy(A_s, A[cx * HALF_M : cx * HALF_M + HALF_M, kt * kw : kt * kw + kw])
+            T.tile_copy(A_s, A[cx * half_m : cx * half_m + half_m, kt * kw : kt * kw + kw])
             T.tile_copy(B_s, B[cx * half_n : cx * half_n + half_n, kt * kw : kt * kw + kw])
             T.tile_mma(acc, A_s, B_s, kt > 0, cta_group=2)
         T.tile_copy(frag, acc, "warpgroup")
-        T.tile_copy(D[cx * HALF_M : cx * HALF_M + HALF_M, 0:n], frag, "warpgroup")
+        T.tile_copy(D[cx * half_m : cx * half_m + half_m, 0:n], frag, "warpgroup")
 
     return gemm
 
@@ -150,3 +158,4 @@ KERNELS = KernelTable()  # each kernel built (for ARCH: load_examples reads it) 
 KERNELS.add("pair_gemm_bf16", gemm_reference(), pair_gemm)
 KERNELS.add("pair_gemm_fp8", gemm_reference(), pair_gemm, n=64, k=256, dtype="float8_e4m3fn", pairs=1)
 KERNELS.add("pair_gemm_sync", gemm_reference(), pair_gemm_sync)
+KERNELS.add("pair_gemm_sync_m128", gemm_reference(), pair_gemm_sync, m=128)

@@ -17,7 +17,9 @@ from kernels import parse
 PTX_COMMIT = "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;"
 
 
-def pair_kernel(n=256, k=64, dtype="bfloat16", acc="float32", *, a_rows=128, scope="cta", form="sync", mode="128B"):
+def pair_kernel(
+    n=256, k=64, dtype="bfloat16", acc="float32", *, a_rows=128, scope="cta", form="sync", mode="128B", layout_b=False
+):
     """One pair MMA: this CTA's A (a_rows, K), B (N/2, K) and D (a_rows, N)."""
     b_rows = n // 2
     barrier = ", barrier=bars[0]" if form == "async" else ""
@@ -25,6 +27,8 @@ def pair_kernel(n=256, k=64, dtype="bfloat16", acc="float32", *, a_rows=128, sco
     issue = {"cta": call, "warp": f"if tx // 32 == 1:\n        {call}", "thread": f"if tx == 5:\n        {call}"}
     wait = "\n    T.mbarrier_wait(bars[0], 0)" if form == "async" else ""
     d_layout = f'T.layout("S[({a_rows}, {n}):(1@TLane, 1@TCol)]")'
+    if layout_b:  # the pair's M = 128: each CTA's 64 rows, the column halves on lanes 0-63 and 64-127
+        d_layout = f'tmem_datapath_layout("B", {a_rows}, {n})'
     return parse(f"""
 @T.prim_func
 def pair():
@@ -117,6 +121,14 @@ def test_pair_kernels_of_every_dense_kind_build_and_assemble_for_sm_100a(dtype, 
     assert "cta_group::1" not in cuda  # one cta_group per kernel (PTX ISA)
 
 
+def test_the_pairs_m128_with_d_in_layout_b_builds_and_assembles():
+    cuda = _assembles(pair_kernel(64, 64, a_rows=64, layout_b=True))
+    # the instruction descriptor holds the pair's M = 128 (M >> 4 = 8 at bits 24-28) and N = 64
+    assert "tcgen05.mma.cta_group::2.kind::f16" in cuda
+    script = lower_tile_ops(pair_kernel(64, 64, a_rows=64, layout_b=True)).script()
+    assert f"T.uint32({0x08100490})" in script
+
+
 @pytest.mark.parametrize(("scope", "mode"), [("warp", "64B"), ("thread", "none")])
 def test_the_warp_specialised_pair_issuer_builds_and_assembles(scope, mode):
     cuda = _assembles(pair_kernel(scope=scope, form="async", mode=mode))
@@ -127,9 +139,10 @@ def test_the_warp_specialised_pair_issuer_builds_and_assembles(scope, mode):
 
 
 REFUSALS = {
-    "the pair's M = 128 (Layout B)": (
+    "the pair's M = 128 with D not in Layout B": (
         {"a_rows": 64, "n": 64},
-        r"cta_group=2\) with the pair's M = 128 leaves each CTA's 64 rows of D in datapath Layout B",
+        r"D's layout .* is not a pair's accumulator layout: element \(0, 32\) sits at lane 0 TCol 32, Layout B puts "
+        r"it at lane 64 TCol 0",
     ),
     "an i8 N off the pair's grid": (
         {"n": 48, "k": 128, "dtype": "int8", "acc": "int32"},

@@ -39,9 +39,11 @@ def test_the_pair_gemm_simulates_to_a_times_b_transposed(n, k, dtype, pairs):
     np.testing.assert_array_equal(got, want)
 
 
-def test_the_synchronous_pair_gemm_simulates_to_a_times_b_transposed():
-    a, b, want = inputs(256, 64, 192, ml_dtypes.bfloat16, 5)
-    np.testing.assert_array_equal(sim.run(EXAMPLE.pair_gemm_sync(64, 192), {"A": a, "B": b})["D"], want)
+@pytest.mark.parametrize(("m", "n"), [(256, 64), (128, 128)])
+def test_the_synchronous_pair_gemm_simulates_to_a_times_b_transposed(m, n):
+    # m = 128: each CTA's 64 rows of D in datapath Layout B, read back by one 32x32b load per warp
+    a, b, want = inputs(m, n, 192, ml_dtypes.bfloat16, 5)
+    np.testing.assert_array_equal(sim.run(EXAMPLE.pair_gemm_sync(n, 192, m=m), {"A": a, "B": b})["D"], want)
 
 
 @pytest.mark.parametrize(

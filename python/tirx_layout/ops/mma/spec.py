@@ -37,7 +37,12 @@ from ...hw.targets import targets_with
 from ...hw.tcgen05 import TMEM_SCOPE
 from ...hw.tcgen05_mma import SCALE_DTYPE, MmaInstruction, instruction_descriptor, mma_kind
 from ...hw.threads import WARPGROUP_THREADS, thread_unit
-from ...hw.tmem_addressing import accumulator_taddr_offset, scale_factor_taddr, tmem_operand_offset
+from ...hw.tmem_addressing import (
+    accumulator_taddr_offset,
+    pair_accumulator_taddr_offset,
+    scale_factor_taddr,
+    tmem_operand_offset,
+)
 from ...hw.wgmma import WGMMA_M, WgmmaInstruction
 from ...ir.rewrite import walk
 from ...ir.threads import cluster_launch
@@ -340,8 +345,8 @@ def mma_operand_layouts(buffer, dtype: str | None = None) -> tuple:
 
 
 def _check_pair(call: OpCall, m: int, scaled: bool, func) -> None:
-    """What ``T.tile_mma(cta_group=2)`` lowers: a kernel launched in clusters of pairs (ranks 2p and 2p + 1), the
-    pair's M = 256 with A and B in shared memory, dense; the scope and form the pair's synchronisation needs.
+    """What ``T.tile_mma(cta_group=2)`` lowers: a kernel launched in clusters of pairs (ranks 2p and 2p + 1), A and
+    B in shared memory, dense; the scope and form the pair's synchronisation needs.
     ``ValueError`` naming what is not."""
     _, cluster = cluster_launch(func)
     size = None if cluster is None or None in cluster else int(np.prod(cluster))
@@ -350,11 +355,6 @@ def _check_pair(call: OpCall, m: int, scaled: bool, func) -> None:
         raise ValueError(
             "T.tile_mma(cta_group=2) runs on a CTA pair, the CTAs of cluster ranks 2p and 2p + 1: launch the kernel "
             f"in clusters of an even number of CTAs (cx = T.cta_id_in_cluster([2])); it {declared}"
-        )
-    if m == 128:
-        raise ValueError(
-            "T.tile_mma(cta_group=2) with the pair's M = 128 leaves each CTA's 64 rows of D in datapath Layout B "
-            "(columns folded over two 64-lane halves), which is not lowered; use M = 256 (each CTA's D (128, N))"
         )
     if scaled:
         raise ValueError("T.tile_mma(cta_group=2) with scale factors (block-scaled) is not lowered")
@@ -390,7 +390,8 @@ class TileMma(OpSpec):
     ``cta_group=2`` (tcgen05 only) is the CTA pair's MMA (``tcgen05.mma.cta_group::2``, the kernel launched in
     clusters whose ranks 2p and 2p + 1 are pair p): every CTA of the pair names its own halves, D ``(M/2, N)`` in
     its TMEM, A ``(M/2, K)`` and B ``(N/2, K)`` in its shared memory, at the same places in both CTAs; the pair's M
-    is 256 (D in ``tmem_datapath_layout("A", 128, N)``), N 16..256 in steps of 16 (32 for 8-bit integers). One
+    is 256 (D in ``tmem_datapath_layout("A", 128, N)``) or 128 (``tmem_datapath_layout("B", 64, N)``), N 16..256 in
+    steps of 16 (32 for 8-bit integers). One
     thread of the even CTA issues; the commit arrives on the mbarrier of both CTAs. Scope ``"cta"`` (every thread
     of both CTAs meets at a cluster barrier before the issue, then waits, or commits to ``barrier``), or
     ``"warp"``/``"thread"`` with ``barrier`` (the warp-specialised issuer, whose operands reach it through
@@ -527,8 +528,10 @@ class TileMma(OpSpec):
         except ValueError as err:
             raise ValueError(f"{prefix}: {err}") from None
         _leading_indexed(d, "D")
-        # a pair's M = 256 puts each CTA's 128 rows in Layout A, row i on lane i: Layout D's places
-        lane, column = accumulator_taddr_offset(d.layout, d.begins, (m_cta, n), d.dtype, d.shape)
+        if group == 2:  # each CTA's half: Layout A (the pair's M = 256) or Layout B (M = 128)
+            lane, column = pair_accumulator_taddr_offset(d.layout, d.begins, (m_cta, n), d.dtype, d.shape)
+        else:
+            lane, column = accumulator_taddr_offset(d.layout, d.begins, (m, n), d.dtype, d.shape)
         if isinstance(a, TmemOperand):
             _leading_indexed(a, "A")
             a_lane, a_column = tmem_operand_offset(a.layout, a.begins, (m, k), a.dtype, a.shape)
