@@ -99,7 +99,8 @@ def pair_accumulator_taddr_offset(layout, region_start, shape, dtype, buffer_sha
         >>> from tirx_layout import tmem_datapath_layout
         >>> pair_accumulator_taddr_offset(tmem_datapath_layout("B", 64, 64), (0, 0), (64, 64), "float32")
         (0, 0)
-        >>> pair_accumulator_taddr_offset(tmem_datapath_layout("F", 64, 64), (0, 0), (64, 64), "float32")
+        >>> layout_f = tmem_datapath_layout("F", 64, 64)
+        >>> pair_accumulator_taddr_offset(layout_f, (0, 0), (64, 64), "float32")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         ValueError: D's layout ... is not a pair's accumulator layout: element (0, 32) sits at lane 0 TCol 32, Layout B
