@@ -306,14 +306,9 @@ def test_a_byte_to_half_copy_builds(dst):
     assert np.array_equal(sim.run(func, {"A": a.astype(np.uint8)})["B"].astype(np.float64), a)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="note33b: two open fragments chained by a narrowing casting copy (float16 f -> float8_e5m2 g) are refused "
-    "by inference itself: 'layout conflict on f: cost gives it f's layout S[(4, 4, 32, 8)...], but copy #1 gives it "
-    "g's layout S[(2, 4, 32, 16)...]' -- each side's widest vector differs and the Equal relation keeps both. Found "
-    "by the kernel fuzzer's casting_copy generator (a clean refusal, but of a kernel with no layout given)",
-)
 def test_two_open_fragments_chained_by_a_narrowing_cast_are_inferred():
+    """Found by the kernel fuzzer (note33b): each side alone prefers its own widest vector (float16: 8 lanes,
+    float8: 16), but a copy between fragments keeps one placement, so the group takes one layout for both."""
     text = """
 @T.prim_func
 def k(A: T.Buffer((64, 64), "float16"), B: T.Buffer((64, 64), "float8_e5m2")):

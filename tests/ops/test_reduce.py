@@ -6,6 +6,7 @@ and reductions built, assembled and simulated equal to numpy."""
 import dataclasses
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 import tvm
@@ -26,7 +27,7 @@ from tirx_layout.analysis.thread_placement import slot_holders
 from tirx_layout.ir.rewrite import walk
 from tirx_layout.ops import find
 from tirx_layout.ops.reduce import TILE_REDUCE, reduced_layout, reduction_plan
-from tirx_layout.tools.kernel_report import find_nvcc, kernel_source
+from tirx_layout.tools.kernel_report import find_nvcc, kernel_source, nvcc_assembles
 from tirx_layout.tools.measurement import measure_cuda
 from tirx_layout.transform import LayoutVerificationError, build, infer_layouts, lower_tile_ops
 from tirx_layout.transform.infer_layouts import infer
@@ -610,22 +611,61 @@ def k(A: T.Buffer((4, 4), "float32"), R: T.Buffer((1,), "float32")):
 """
 
 
-def test_a_tail_padded_source_is_refused_naming_it():
-    padded = ", layout=T.layout('S[(4, 32, 1):(1, 1@laneid, 1)]')"  # 128 places for 16 elements
-    with pytest.raises(
-        ValueError, match=r"T.tile_reduce of frag: its layout .* is tail-padded \(128 places for the 16"
-    ):
-        build(parse(SMALL.replace("LAYOUT", padded)), "sm_100a")
+PADDED_ROWS = """
+@T.prim_func
+def k(A: T.Buffer((4, 4), "float32"), R: T.Buffer((RSHAPE,), "float32")):
+    T.device_entry()
+    tx = T.thread_id([128])
+    frag = T.alloc_local((4, 4), "float32", layout=T.layout("S[(4, 32, 4):(1@warpid, 1@laneid, 1)]"))
+    T.tile_copy(frag, A)
+    red = T.alloc_local((RSHAPE,), "float32")
+    T.tile_reduce(red, frag, "OP", axis=AXIS)
+    T.tile_copy(R, red)
+"""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="issue 33 (note33b): inference lays a fragment that is not whole 16-byte vectors on every thread of its "
-    "copy out tail-padded (16 elements over 128 threads here; (32, 8) float32 over 128 threads, 4-element vectors: "
-    "512 places), and T.tile_reduce refuses tail-padded sources: inference proposes what the reduction refuses. Needs a reduction over padded places (identity values) or inference that avoids padding "
-    "for a reduced fragment; found by the kernel fuzzer's reduce generator",
+@pytest.mark.parametrize(
+    ("op", "axis", "values", "expected"),
+    [
+        ("sum", "(0, 1)", np.arange(16) + 1.0, lambda a: [a.sum()]),
+        ("min", "(0, 1)", np.arange(16) + 1.0, lambda a: [a.min()]),  # padding left as 0 would win
+        ("max", "(0, 1)", -np.arange(16) - 1.0, lambda a: [a.max()]),
+        ("max", "1", -np.arange(16) - 1.0, lambda a: a.max(axis=1)),  # rows kept: the result is padded too
+        ("sum", "0", np.arange(16) + 1.0, lambda a: a.sum(axis=0)),
+    ],
 )
+def test_a_source_padded_by_whole_rows_combines_only_its_elements(op, axis, values, expected):
+    """16 elements as 4-element vectors over 128 threads: 512 places, the padding rows 4..127 of a (128, 4) tile;
+    each thread reads its places' rows and takes the reduction's identity for padding, which no copy wrote."""
+    a = values.reshape(4, 4).astype(np.float32)
+    size = "1" if axis == "(0, 1)" else "4"
+    func = parse(PADDED_ROWS.replace("RSHAPE", size).replace("OP", op).replace("AXIS", axis))
+    build(func, "sm_100a")
+    assert np.array_equal(sim.run(func, {"A": a})["R"], np.asarray(expected(a), np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_padded_16_bit_reduction_takes_infinity_and_assembles(dtype):
+    """The identity of max is -inf in the source's dtype (TVM prints no CUDA name for a bfloat16 infinity)."""
+    func = parse(PADDED_ROWS.replace("RSHAPE", "4").replace("OP", "max").replace("AXIS", "1").replace("float32", dtype))
+    a = -(np.arange(16).reshape(4, 4) + 1).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16)
+    assert np.array_equal(sim.run(func, {"A": a})["R"].astype(np.float32), a.astype(np.float32).max(axis=1))
+    assembled = nvcc_assembles(build(func, "sm_100a").imports[0].inspect_source(), "sm_100a")
+    if assembled is None:
+        pytest.skip("nvcc is not installed")
+    assert assembled[0], assembled[1][-600:]
+
+
+def test_a_source_padded_by_part_of_a_row_is_refused_naming_it():
+    padded = ", layout=T.layout('S[(4, 32, 1):(1, 1@laneid, 1)]')"  # 128 places for 16 elements
+    text = SMALL.replace("LAYOUT", padded).replace("(4, 4)", "(3, 5)")  # 15 elements: 128 places are no whole rows
+    with pytest.raises(
+        ValueError, match=r"T.tile_reduce of frag: its layout .* is tail-padded \(128 places for the 15 .* by a part"
+    ):
+        build(parse(text), "sm_100a")
+
+
 def test_an_inferred_source_smaller_than_its_threads_is_reduced():
+    """Found by the kernel fuzzer (note33b): inference lays 16 elements over 128 threads out tail-padded."""
     a = np.arange(16, dtype=np.float32).reshape(4, 4) - 7
     assert sim.run(parse(SMALL.replace("LAYOUT", "")), {"A": a})["R"][0] == a.max()

@@ -55,9 +55,14 @@ def test_example_builds_assembles_and_simulates(name):
 
 
 def test_the_hopper_examples_are_found():
-    assert HOPPER_MODULES == ["hopper_gemm", "hopper_pipelined_gemm"]
+    assert HOPPER_MODULES == ["clusters", "hopper_gemm", "hopper_pipelined_gemm"]
     assert "wgmma_rs" in HOPPER_KERNELS and "hopper_pipelined_gemm_256" in HOPPER_KERNELS
-    assert HOPPER_FULL_SIZE == ["hopper_pipelined_gemm_4096_bf16", "hopper_pipelined_gemm_4096_fp8"]
+    assert "cluster_multicast_gemm" in HOPPER_KERNELS and "hopper_pipelined_gemm_cluster" in HOPPER_KERNELS
+    assert HOPPER_FULL_SIZE == [
+        "hopper_pipelined_gemm_4096_bf16",
+        "hopper_pipelined_gemm_4096_fp8",
+        "hopper_pipelined_gemm_4096_bf16_cluster",
+    ]
 
 
 @pytest.mark.parametrize("name", [*HOPPER_KERNELS, *(f"full:{name}" for name in HOPPER_FULL_SIZE)])

@@ -40,6 +40,7 @@ from .mma_sync import (
     mma_sync_layout,
     recognise_mma_sync_fragment,
 )
+from .mma_sync_scaled import BlockScaledMmaSync, mma_sync_scale_atoms, mma_sync_scale_layout
 from .smem_descriptor import SharedDescriptor, advance_k, shared_matrix_descriptor
 from .tcgen05_mma import MmaInstruction, instruction_descriptor
 from .tmem_addressing import accumulator_taddr_offset, scale_factor_taddr, tmem_operand_offset
@@ -47,6 +48,7 @@ from .wgmma import WgmmaInstruction, wgmma_kind
 
 __all__ = [
     "SWIZZLE_MODES",
+    "BlockScaledMmaSync",
     "MmaInstruction",
     "MmaSyncInstruction",
     "SharedDescriptor",
@@ -64,6 +66,8 @@ __all__ = [
     "mma_sync_b_layout",
     "mma_sync_c_layout",
     "mma_sync_layout",
+    "mma_sync_scale_atoms",
+    "mma_sync_scale_layout",
     "recognise_mma_sync_fragment",
     "scale_factor_taddr",
     "shared_matrix_descriptor",

@@ -46,6 +46,9 @@ INSTRUCTION_TARGETS = {
     "f32x2": {(sm, suffix) for sm in KNOWN_SM if sm >= 100 for suffix in ("", "a", "f") if _defined(sm, suffix)},
     "mmasync": {(sm, suffix) for sm in KNOWN_SM if sm >= 80 for suffix in ("", "a", "f") if _defined(sm, suffix)},
     "cpasync": {(sm, suffix) for sm in KNOWN_SM if sm >= 80 for suffix in ("", "a", "f") if _defined(sm, suffix)},
+    # mma.sync's block-scaled forms (.kind::mxf8f6f4 / mxf4 / mxf4nvf4 .block_scale): "requires sm_120a and are
+    # supported on sm_120f or higher in the same family from PTX ISA version 8.8" (the consumer Blackwell family)
+    "mmasync_block_scale": {(sm, suffix) for sm in (120, 121) for suffix in ("a", "f")},
     # thread-block clusters: barrier.cluster, mapa, %cluster_ctarank, multicast::cluster ("requires sm_90 or higher")
     "cluster": {(sm, suffix) for sm in KNOWN_SM if sm >= 90 for suffix in ("", "a", "f") if _defined(sm, suffix)},
 }

@@ -4,7 +4,8 @@ flat view of its storage.
 * :class:`MemoryOperand` — a region of a global or shared buffer, laid out by its layout (row-major without one),
   reached through a flat view of its storage (``<name>_flat``, which LowerLayoutAccess later points at the flat
   buffer it makes);
-* :class:`FragmentOperand` — a whole register fragment (a layout with thread axes), seen as each thread's slots;
+* :class:`FragmentOperand` — a whole register fragment (a layout with thread axes), seen as each thread's slots
+  (for the ``mma.sync`` operands also a region of one that is a fragment of its own: a K chunk);
 * :class:`TmemOperand` — a region of a tensor-memory buffer, reached by ``tcgen05`` instructions only.
 
 :func:`operand` says which one a region is, given the buffers' layouts.
@@ -272,20 +273,37 @@ class MemoryOperand(_Viewed):
 
 
 class FragmentOperand(_Viewed):
-    """A whole register fragment, seen as each thread's ``slot_count`` slots."""
+    """A register fragment, seen as each thread's ``slot_count`` slots: the whole buffer, or (where the op takes
+    ``regions``: the ``mma.sync`` operands) a region of it that every thread holds a fixed run of its own slots of
+    (:func:`fragment_region`), seen as a fragment of the region's shape whose slots start ``slot_offset`` into the
+    buffer's (the view's ``elem_offset``)."""
 
-    def __init__(self, region, layout, role: str):
+    def __init__(self, region, layout, role: str, regions: bool = False):
         super().__init__(region, layout, role)
         if not isinstance(layout, TileLayout):
             raise ValueError(f"register fragment {self.buffer.name} needs a TileLayout, got {layout!r}")
-        if any(b != 0 for b in self.begins) or tuple(self.extents) != self.shape:
-            raise ValueError(
-                f"a register fragment is an operand as a whole: {self.buffer.name} has shape {self.shape}, "
-                f"the {role} is {region}"
-            )
+        self.slot_offset = 0
+        if any(not isinstance(b, int) or b != 0 for b in self.begins) or tuple(self.extents) != self.shape:
+            if not regions:
+                raise ValueError(
+                    f"a register fragment is an operand as a whole: {self.buffer.name} has shape {self.shape}, "
+                    f"the {role} is {region}"
+                )
+            layout, self.slot_offset = fragment_region(layout, self.shape, self.begins, self.extents, self.buffer.name)
+            self.layout, self.shape, self.begins = layout, tuple(self.extents), [0] * len(self.extents)
         self.extent = slot_count(layout)
         self.padded = tail_padded(layout, self.shape)
         self._make_view()
+
+    def _make_view(self):
+        self.view = tvm.tirx.decl_buffer(
+            (self.extent,),
+            self.dtype,
+            f"{self.buffer.name}_flat",
+            scope=self.buffer.scope(),
+            layout=None,
+            elem_offset=self.slot_offset,
+        )
 
     def vector_ok(self, v: int) -> bool:
         """Whether each aligned run of ``v`` elements sits in ``v`` aligned consecutive slots of one thread."""
@@ -294,13 +312,65 @@ class FragmentOperand(_Viewed):
         return fragment_vector_ok(self.layout, self.shape, v)
 
 
+def fragment_region(layout: TileLayout, shape, begins, extents, name: str = "the fragment"):
+    """``(layout of the region, slot offset)`` of the region ``begins``/``extents`` of a register fragment of
+    ``shape`` laid out by ``layout``: the region is a fragment of its own when every thread holds its elements in the
+    same places relative to one slot (the layout sliced there moves no element to another thread). A begin may be
+    an expression (``kk * 32``, a loop over the K chunks of an ``mma.sync`` operand) when it is provably a multiple
+    of the region's extent on its dimension and each such region is the first moved by a fixed number of slots per
+    step: the offset is then an expression. ``ValueError`` names the region otherwise.
+
+    Example (columns 32..63 of an ``mma.sync`` A fragment of 16 x 64 bfloat16: the slots from 16 on):
+        >>> from tirx_layout import mma_sync_a_layout
+        >>> a = mma_sync_a_layout((16, 64), "bfloat16")
+        >>> fragment_region(a, (16, 64), [0, 32], [16, 32]) == (mma_sync_a_layout((16, 32), "bfloat16"), 16)
+        True
+        >>> fragment_region(a, (16, 64), [0, 4], [16, 8], "a")
+        Traceback (most recent call last):
+        ...
+        ValueError: the region [0, 4] + [16, 8] of register fragment a: the layout sliced there is not its own
+        fragment (it moves elements to other threads), or the slice is not affine
+    """
+    where = f"the region {list(begins)} + {list(extents)} of register fragment {name}"
+
+    def sliced(at):
+        part = layout.slice(list(shape), [(b, b + e) for b, e in zip(at, extents, strict=True)])
+        offsets = {} if part is None else {axis.name: value for axis, value in part.offset.items()}
+        if part is None or set(offsets) - {"m"} or not all(isinstance(v, int) for v in offsets.values()):
+            raise ValueError(
+                f"{where}: the layout sliced there is not its own fragment (it moves elements to other threads), or "
+                "the slice is not affine"
+            )
+        return TileLayout.from_iters(part.shard, part.replica), offsets.get("m", 0)
+
+    static = [b if isinstance(b, int) else 0 for b in begins]
+    own, offset = sliced(static)
+    for d, (begin, extent) in enumerate(zip(begins, extents, strict=True)):
+        if isinstance(begin, int):
+            continue
+        if not provably_multiple(begin, extent) or shape[d] % extent:
+            raise ValueError(
+                f"{where}: the symbolic begin {begin} must be a multiple of the region's extent {extent} on "
+                f"dimension {d}, whose length {shape[d]} that extent divides"
+            )
+        steps = [sliced([*static[:d], extent * c, *static[d + 1 :]]) for c in range(shape[d] // extent)]
+        step = steps[1][1] - offset if len(steps) > 1 else 0
+        if any(part != own or off != offset + c * step for c, (part, off) in enumerate(steps)):
+            raise ValueError(f"{where}: its regions along dimension {d} are not one fragment moved by fixed slot steps")
+        offset = offset + tvm.tirx.floordiv(begin, extent) * step
+    return own, offset
+
+
 class TmemOperand(Operand):
     """A region of a tensor-memory buffer: reached by ``tcgen05`` instructions, never through a view."""
 
 
-def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None, analyzer=None) -> Operand:
+def operand(
+    region, layouts: dict, role: str, tables: LayoutTables | None = None, analyzer=None, fragment_regions: bool = False
+) -> Operand:
     """The operand a copy region is, given every buffer's layout (``layouts``: buffer -> layout); ``analyzer``
-    knows the ranges of the kernel's variables, for the tail guards.
+    knows the ranges of the kernel's variables, for the tail guards; ``fragment_regions``: whether a region of a
+    register fragment may be an operand (:class:`FragmentOperand`), else only a whole one.
 
     Example:
         >>> import tvm
@@ -315,7 +385,7 @@ def operand(region, layouts: dict, role: str, tables: LayoutTables | None = None
         found.analyzer = analyzer
         return found
     if layout is not None and layout_threads(layout):
-        return FragmentOperand(region, layout, role)
+        return FragmentOperand(region, layout, role, regions=fragment_regions)
     found = MemoryOperand(region, layout, role, tables)
     found.analyzer = analyzer
     return found

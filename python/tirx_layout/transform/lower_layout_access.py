@@ -102,12 +102,18 @@ def lower_layout_access(func):
         else:
             _check_memory_layout(layout, buffer)
             flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout)), layout, _shape(buffer))
+    windows = _fragment_windows(func, allocated) if any(map(layout_threads, declared.values())) else {}
     for buffer, layout in declared.items():
         if layout_threads(layout):
-            raise ValueError(
-                f"declared buffer {buffer.name} has a thread-distributed layout {layout}; "
-                "declare a window with a memory layout, or allocate the fragment with T.alloc_local"
-            )
+            parent = windows.get(buffer)
+            if parent is None or slot_count(layout) > slot_count(allocated[parent]):
+                raise ValueError(
+                    f"declared buffer {buffer.name} has a thread-distributed layout {layout}; declare a window with a "
+                    "memory layout, a window on a register fragment's own slots (T.decl_buffer(..., data=frag.data) "
+                    "with a layout of at most its slots), or allocate the fragment with T.alloc_local"
+                )
+            registers[buffer] = flat_buffer(buffer, slot_count(layout), view=True)
+            continue
         _check_memory_layout(layout, buffer)
         flat[buffer] = _Flat(flat_buffer(buffer, storage_extent(layout), view=True), layout, _shape(buffer))
 
@@ -149,6 +155,8 @@ def lower_layout_access(func):
 
     def on_decl(stmt: DeclBuffer):
         buffer = flat[stmt.buffer].buffer if stmt.buffer in flat else stmt.buffer
+        if stmt.buffer in registers:  # a window on a fragment's registers
+            buffer = registers[stmt.buffer]
         if stmt.buffer in views:
             buffer = views[stmt.buffer]
         data = new_storage(stmt.data)
@@ -165,6 +173,21 @@ def lower_layout_access(func):
     return map_function(func, rules)
 
 
+def _fragment_windows(func, allocated: dict) -> dict:
+    """Declarations over a register fragment's storage (``T.decl_buffer(shape, data=frag.data, layout=L)`` with a
+    thread-distributed ``L``: the same registers seen as another fragment, the transposed tile of an operand),
+    each mapped to the fragment whose registers it names."""
+    windows = {}
+
+    def on_decl(stmt: DeclBuffer):
+        parent = _parent_of(stmt.data)
+        if parent is not None and parent in allocated and layout_threads(allocated[parent]):
+            windows[stmt.buffer] = parent
+
+    walk(func.body, [(DeclBuffer, on_decl)])
+    return windows
+
+
 def _inferred_views(func, registers: dict, allocated: dict) -> dict:
     """``T.local_view``s of register fragments whose layout was inferred (declared with the fragment's element count,
     ``script.buffers.pending_view_extent``), each mapped to the view of the layout's slot count it becomes."""
@@ -172,7 +195,7 @@ def _inferred_views(func, registers: dict, allocated: dict) -> dict:
 
     def on_decl(stmt: DeclBuffer):
         parent = _parent_of(stmt.data)
-        if parent is None or parent not in registers or len(stmt.buffer.shape) != 1:
+        if parent is None or parent not in registers or parent not in allocated or len(stmt.buffer.shape) != 1:
             return
         slots = slot_count(allocated[parent])
         extent = int(stmt.buffer.shape[0])

@@ -13,7 +13,12 @@ majorness is a property of an operand's layout, never of its shape. It lowers, b
   scale factors; ``wait=False`` leaves the group in flight until ``T.tile_mma_wait(pending)``;
 * ``mmasync`` (every target from sm_80, ``ops/mma/mmasync.py``; on sm_90a/sm_100a when D, A and B are all register
   fragments): D, A and B register fragments in the ``mma.sync`` layouts (``hw/mma_sync.py``), whose atoms decide
-  the instructions: each warp issues ``mma.sync.m16n8k*`` on the blocks it holds, K steps outermost.
+  the instructions: each warp issues ``mma.sync.m16n8k*`` on the blocks it holds, K steps outermost;
+* ``mmasync_block_scale`` (sm_120a and its family, ``ops/mma/mmasync_scaled.py``): the same with ``scale_a`` /
+  ``scale_b`` register fragments ``(M, C)`` / ``(N, C)`` in ``mma_sync_scale_layout`` (C chunks of K): the
+  block-scaled ``mma.sync`` whose kind and ``scale_vec`` follow from the dtypes and K / C (e4m3/e5m2 with ue8m0 per
+  32: ``mxf8f6f4``; e2m1 packed two a byte in ``uint8``, K then counted in bytes: ``mxf4`` with ue8m0 per 32,
+  ``mxf4nvf4`` with ue4m3 (``float8_e4m3fn``) per 16), the scale registers and selectors read off their layouts.
 
 Every rule of the op is stated here, once, in :meth:`TileMma.resolve`; it returns a :class:`Tcgen05Mma` or
 :class:`WgmmaMma` record that VerifyLayouts reports from and the lowering consumes. The rules that read an operand's
@@ -32,6 +37,16 @@ from tvm import tirx
 from ...hw.constructors import mma_shared_layout, wgmma_accumulator_check, wgmma_operand_a_check
 from ...hw.memory import swizzle_repeat_bytes
 from ...hw.mma_sync import MmaSyncInstruction, WarpProgram, best_k, mma_sync_atoms, warp_program
+from ...hw.mma_sync_scaled import (
+    TARGET_FAMILY as BLOCK_SCALE_FAMILY,
+)
+from ...hw.mma_sync_scaled import (
+    BlockScaledMmaSync,
+    ScaleSelect,
+    block_scaled_instruction,
+    mma_sync_scale_atoms,
+    scale_program,
+)
 from ...hw.smem_descriptor import shared_matrix_descriptor
 from ...hw.targets import targets_with
 from ...hw.tcgen05 import TMEM_SCOPE
@@ -79,6 +94,9 @@ _TCGEN05_PLACES = {
     "scale_a": (TMEM_SCOPE,),
     "scale_b": (TMEM_SCOPE,),
 }
+#: The storage of packed e2m1 operands of a block-scaled mma.sync: a byte holds two, the lower K element in the low
+#: nibble (the ISA's "eight to a register, the lowest in the low bits"); T.tile_mma's K is then in bytes.
+PACKED_FP4 = "uint8"
 #: Swizzle modes tried for an open MMA operand, in preference order (the wider swizzle wins a tie).
 MMA_OPERAND_MODES = ("128B", "64B", "32B", "none")
 _OPERAND_REQUIREMENT = (
@@ -205,6 +223,26 @@ class MmaSyncMma(Record):
     n: int
     k: int
     program: WarpProgram | None = None
+
+
+@dataclass(frozen=True)
+class MmaSyncScaledMma(Record):
+    """A block-scaled ``T.tile_mma`` for the warp-level ``mma.sync`` of sm_120a: D, A, B and the scale fragments
+    (``sfa`` ``(M, C)``, ``sfb`` ``(N, C)``, C chunks of K), M/N/K, the instruction and, once the layouts are decided,
+    the :class:`~tirx_layout.hw.mma_sync.WarpProgram` (the dense fp8 program of the same fragments) and per
+    instruction where it reads its scales (:class:`~tirx_layout.hw.mma_sync_scaled.ScaleSelect`)."""
+
+    d: object
+    a: object
+    b: object
+    sfa: object
+    sfb: object
+    m: int
+    n: int
+    k: int
+    instruction: BlockScaledMmaSync
+    program: WarpProgram | None = None
+    selects: tuple[ScaleSelect, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -420,7 +458,7 @@ class TileMma(OpSpec):
         FlagField("wait", default=True, keyword=True),
         CountField("cta_group", 1, 2, default=1, keyword=True),
     )
-    families = ("tcgen05", "wgmma", "mmasync")
+    families = ("tcgen05", "wgmma", "mmasync", BLOCK_SCALE_FAMILY)
 
     def no_family(self, ctx) -> str:
         return f"target {ctx.arch} has no tensor-core MMA T.tile_mma lowers to: " + "; ".join(
@@ -453,6 +491,8 @@ class TileMma(OpSpec):
                 f"lowers T.tile_mma to {family}, which has no CTA pair (tcgen05 exists on "
                 f"{', '.join(targets_with('tcgen05'))})"
             )
+        if family == "mmasync" and call.scale_a is not None:
+            return self._mmasync_scaled(call, ctx)
         if family == "mmasync":
             return self._mmasync(call, ctx)
         reach = None
@@ -696,7 +736,6 @@ class TileMma(OpSpec):
                     f"(mma.sync): T.alloc_local(shape, dtype, layout=mma_sync_{'c' if name == 'D' else name.lower()}"
                     "_layout(shape, dtype, warps))"
                 )
-            _whole_fragment(region, name, "mma.sync")
         m, n, k = mma_tiles(call)
         d_buffer, a_buffer, b_buffer = (region.source for region in regions.values())
         try:
@@ -712,13 +751,18 @@ class TileMma(OpSpec):
         reach = Reach("warp", f"T.tile_mma on {arch} is mma.sync, .sync.aligned over whole warps, but ")
         if not all(ctx.decided(b) for b in (d_buffer, a_buffer, b_buffer)):
             return MmaSyncMma(call, "mmasync", None, None, None, m, n, k, reach=reach)
+        try:  # a region of a fragment is one when each thread holds it in a run of its slots (K chunks of A, B)
+            d, a, b = (operand(region, ctx.layouts, name, fragment_regions=True) for name, region in regions.items())
+        except ValueError as err:
+            raise ValueError(f"T.tile_mma on {arch} (mma.sync): {err}") from None
         atoms = []
-        for name, buffer, shape in (("C", d_buffer, (m, n)), ("A", a_buffer, (m, k)), ("B", b_buffer, (n, k))):
+        for name, side, shape in (("C", d, (m, n)), ("A", a, (m, k)), ("B", b, (n, k))):
             try:
-                atoms.append(mma_sync_atoms(ctx.layouts[buffer], name, shape, str(buffer.dtype)))
+                atoms.append(mma_sync_atoms(side.layout, name, shape, side.dtype))
             except ValueError as err:
                 label = "D" if name == "C" else name
-                raise ValueError(f"T.tile_mma's {label} ({buffer.name}) is not an mma.sync fragment: {err}") from None
+                what = f"T.tile_mma's {label} ({side.buffer.name})"
+                raise ValueError(f"{what} is not an mma.sync fragment: {err}") from None
         try:
             program = warp_program(instruction, *atoms)
         except ValueError as err:
@@ -730,8 +774,125 @@ class TileMma(OpSpec):
                 f"({d_buffer.name}) lives on warps {list(program.warps)}, the CTA has {warps}; use scope='warp' under "
                 "a condition on the warp for fewer"
             )
-        d, a, b = (operand(region, ctx.layouts, name) for name, region in regions.items())
         return MmaSyncMma(call, "mmasync", d, a, b, m, n, k, program, reach=reach)
+
+    # -- block-scaled mma.sync (sm_120a) ---------------------------------------------------------------------------
+
+    def _mmasync_scaled(self, call: OpCall, ctx) -> MmaSyncScaledMma:
+        arch = ctx.arch
+        if not arch.has(BLOCK_SCALE_FAMILY):
+            raise ValueError(
+                f"T.tile_mma with scale factors on register fragments is mma.sync's block_scale form, which needs "
+                f"{', '.join(targets_with(BLOCK_SCALE_FAMILY))}; the target is {arch} (tcgen05's block scaling, on "
+                "sm_100a, takes D in tensor memory)"
+            )
+        if call.barrier is not None:
+            raise ValueError(f"T.tile_mma(barrier=...) is a tcgen05 feature; mma.sync on {arch} has none")
+        if not call.wait:
+            raise ValueError(
+                f"T.tile_mma(..., wait=False) is wgmma's asynchronous form; mma.sync on {arch} is synchronous"
+            )
+        if call.scope not in ("cta", "warp"):
+            raise ValueError(
+                f"T.tile_mma scope {call.scope!r} with mma.sync: the instruction is issued by whole warps; write "
+                "scope='cta' (every warp of the CTA its blocks of D) or scope='warp'"
+            )
+        regions = {"D": call.d, "A": call.a, "B": call.b, "scale_a": call.scale_a, "scale_b": call.scale_b}
+        constructor = {"D": "mma_sync_c_layout", "A": "mma_sync_a_layout", "B": "mma_sync_b_layout"}
+        for name, region in regions.items():
+            buffer = region.source
+            if buffer.scope() != "local" or ctx.layouts.get(buffer) is None:
+                how = (
+                    f"{constructor[name]}(shape, dtype, warps)"
+                    if name in constructor
+                    else f"mma_sync_scale_layout('{name[-1].upper()}', shape, warps)"
+                )
+                raise ValueError(
+                    f"T.tile_mma's {name} ({buffer.name}, {buffer.scope()!r}) must be a register fragment for the "
+                    f"block-scaled mma.sync on {arch}: T.alloc_local(shape, dtype, layout={how})"
+                )
+            _whole_fragment(region, name, "mma.sync")
+        m, n, k = mma_tiles(call)
+        d_buffer, a_buffer, b_buffer, sfa_buffer, sfb_buffer = (region.source for region in regions.values())
+        scale_shapes = {}
+        for name, buffer, rows in (("scale_a", sfa_buffer, m), ("scale_b", sfb_buffer, n)):
+            shape = tuple(int(e) for e in buffer.shape)
+            if len(shape) != 2 or shape[0] != rows:
+                raise ValueError(
+                    f"T.tile_mma's {name} ({buffer.name}) is ({rows}, K chunks): one scale per "
+                    f"{'row of A' if name == 'scale_a' else 'row of B'} per chunk of K; it has shape {shape}"
+                )
+            scale_shapes[name] = shape
+        chunks = scale_shapes["scale_a"][1]
+        if scale_shapes["scale_b"][1] != chunks:
+            raise ValueError(
+                f"T.tile_mma's scale_a has {chunks} K chunks and scale_b {scale_shapes['scale_b'][1]}; one "
+                "instruction scales A and B over the same chunks"
+            )
+        if str(sfb_buffer.dtype) != str(sfa_buffer.dtype):
+            raise ValueError(
+                f"T.tile_mma's scale_a is {sfa_buffer.dtype} and scale_b {sfb_buffer.dtype}; the instruction has "
+                "one scale type"
+            )
+        operand_dtypes = (str(a_buffer.dtype), str(b_buffer.dtype))
+        packed = operand_dtypes == (PACKED_FP4, PACKED_FP4)  # bytes of two e2m1 each: K counts e2m1 elements
+        for name, buffer in (("A", a_buffer), ("B", b_buffer)):
+            if str(buffer.dtype) not in ("float8_e4m3fn", "float8_e5m2") and not packed:
+                raise ValueError(
+                    f"T.tile_mma's {name} ({buffer.name}) is {buffer.dtype}: the block-scaled mma.sync lowers for "
+                    f"float8_e4m3fn and float8_e5m2 operands, and for e2m1 pairs packed in {PACKED_FP4} bytes (A "
+                    f"and B both {PACKED_FP4}; fp6 and unpacked fp4 have no register layout, which addresses whole "
+                    "bytes)"
+                )
+        elements = 2 * k if packed else k
+        dtypes = ["float4_e2m1fn"] * 2 if packed else list(operand_dtypes)
+        try:
+            instruction = block_scaled_instruction(
+                *dtypes, str(d_buffer.dtype), str(sfa_buffer.dtype), elements, chunks
+            )
+            instruction.check_arch(str(arch))
+        except ValueError as err:
+            raise ValueError(f"T.tile_mma with scale factors (block-scaled mma.sync): {err}") from None
+        reach = Reach("warp", f"T.tile_mma on {arch} is mma.sync, .sync.aligned over whole warps, but ")
+        buffers = (d_buffer, a_buffer, b_buffer, sfa_buffer, sfb_buffer)
+        if not all(ctx.decided(b) for b in buffers):
+            return MmaSyncScaledMma(
+                call, BLOCK_SCALE_FAMILY, None, None, None, None, None, m, n, k, instruction, reach=reach
+            )
+        # the program of 32-byte K steps over 8-bit register fragments: an fp8 m16n8k32's, packed fp4's m16n8k64
+        dense = MmaSyncInstruction("float8_e4m3fn", "float8_e4m3fn", "float32", 32)
+        atoms = []
+        for name, buffer, shape in (("C", d_buffer, (m, n)), ("A", a_buffer, (m, k)), ("B", b_buffer, (n, k))):
+            try:
+                atoms.append(mma_sync_atoms(ctx.layouts[buffer], name, shape, str(buffer.dtype)))
+            except ValueError as err:
+                label = "D" if name == "C" else name
+                raise ValueError(f"T.tile_mma's {label} ({buffer.name}) is not an mma.sync fragment: {err}") from None
+        scales = []
+        for name, buffer, rows in (("A", sfa_buffer, m), ("B", sfb_buffer, n)):
+            try:
+                scales.append(mma_sync_scale_atoms(ctx.layouts[buffer], name, (rows, chunks), instruction.scale_vec))
+            except ValueError as err:
+                raise ValueError(
+                    f"T.tile_mma's scale_{name.lower()} ({buffer.name}) is not a block-scaled mma.sync scale "
+                    f"fragment: {err}"
+                ) from None
+        try:
+            program = warp_program(dense, *atoms)
+            selects = scale_program(instruction, program, atoms[0], *scales)
+        except ValueError as err:
+            raise ValueError(f"T.tile_mma's fragments do not make block-scaled mma.sync instructions: {err}") from None
+        warps = ctx.threads.count // 32
+        if call.scope == "cta" and program.warps != tuple(range(warps)):
+            raise ValueError(
+                f"a cta-scope T.tile_mma on {arch} has every warp of the CTA issue its blocks of D: D "
+                f"({d_buffer.name}) lives on warps {list(program.warps)}, the CTA has {warps}; use scope='warp' under "
+                "a condition on the warp for fewer"
+            )
+        d, a, b, sfa, sfb = (operand(region, ctx.layouts, name) for name, region in regions.items())
+        return MmaSyncScaledMma(
+            call, BLOCK_SCALE_FAMILY, d, a, b, sfa, sfb, m, n, k, instruction, program, selects, reach=reach
+        )
 
 
 def _whole_fragment(region, name: str, instruction: str = "wgmma") -> None:

@@ -63,18 +63,38 @@ def reduced_shape(shape, axes: tuple[int, ...]) -> tuple[int, ...]:
     return kept or (1,)
 
 
+def padded_shape(layout, shape) -> tuple[int, ...]:
+    """The tile ``layout`` places whole: ``shape`` itself, or, for a tail-padded fragment (more places than
+    elements, see ``layout.placement.tail_padded``), ``shape`` with its first dimension grown to cover the places --
+    the padding is then whole rows past the last, so a reduction can read a place's row to tell padding from data.
+    ``ValueError`` for a layout of fewer places, or padding that is not whole rows.
+
+    Example (16 elements dealt as 4-element vectors over 128 threads: 512 places, 128 rows of 4):
+        >>> from tirx_layout import TileLayout, S, laneid, warpid
+        >>> padded_shape(TileLayout(S[(4, 32, 4):(1@warpid, 1@laneid, 1)]), (4, 4))
+        (128, 4)
+    """
+    shape = tuple(int(e) for e in shape)
+    size, places = math.prod(shape), int(layout.size())
+    rest = math.prod(shape[1:])
+    if places < size or places % rest:
+        raise ValueError(
+            f"the layout {layout} places {places} elements but the tile {shape} has {size}"
+            + (f" (its padding is not whole rows of {rest})" if places > size else "")
+        )
+    return (places // rest, *shape[1:])
+
+
 def _grouped(layout, shape, who: str) -> tuple[TileLayout, list[list[Iter]]]:
-    """The layout grouped by ``shape`` and each dimension's shard iters (``ValueError`` when it does not place a
-    ``shape`` tile exactly: a tail-padded fragment, a layout of another size, a non-fragment)."""
+    """The layout grouped by ``shape`` (grown to :func:`padded_shape`) and each dimension's shard iters
+    (``ValueError`` when it does not place such a tile exactly: a layout of another size, a non-fragment)."""
     if not isinstance(layout, TileLayout) or not layout.is_thread_distributed():
         raise ValueError(f"{who}: {layout} is not a register fragment layout (a TileLayout on thread axes)")
-    size = math.prod(int(e) for e in shape)
-    if int(layout.size()) != size:
-        raise ValueError(
-            f"{who}: the layout {layout} places {int(layout.size())} elements but the tile {tuple(shape)} has {size} "
-            "(a tail-padded fragment cannot be reduced by axis)"
-        )
-    grouped, seps = layout.group([int(e) for e in shape])
+    try:
+        whole = padded_shape(layout, shape)
+    except ValueError as err:
+        raise ValueError(f"{who}: {err}") from None
+    grouped, seps = layout.group(list(whole))
     shard = list(grouped.shard)
     return grouped, [shard[seps[d] : seps[d + 1]] for d in range(len(shape))]
 
@@ -83,7 +103,8 @@ def reduced_layout(layout, shape, axes) -> TileLayout:
     """The layout of a reduction's result: ``layout`` (a register fragment of a ``shape`` tile) with the iters of
     dimensions ``axes`` removed -- those on thread axes kept as replicas (every thread that held part of an output
     element holds the whole of it), those on ``m`` dropped -- and the kept slots renumbered densely in their order.
-    The result's shape is :func:`reduced_shape`. ``ValueError`` for a layout that is no fragment of ``shape``.
+    The result's shape is :func:`reduced_shape`. ``ValueError`` for a layout that is no fragment of ``shape``. A
+    tail-padded source (:func:`padded_shape`) gives a result padded the same way when its rows are kept.
 
     Example (one row per thread: a row sum is each thread's own, no replicas):
         >>> from tirx_layout import wg_local_layout
@@ -130,7 +151,8 @@ class ReductionPlan:
     thread combines (in order); ``lane_masks``: the butterfly's xor masks, in order; ``warps``: the reduced thread
     iters with their lane/warp parts; ``warp_count``: how many warps hold parts of one output element (1: no
     shared-memory stage); ``warp_span``: the CTA threads those warps reach from the first (0 without);
-    ``dst_shape``: the result's shape."""
+    ``dst_shape``: the result's shape; ``elements``: the source's elements, below the ``layout.size()`` places of
+    a tail-padded source (:func:`padded_shape`), whose places at flat indices from ``elements`` on hold no data."""
 
     layout: TileLayout
     dst_layout: TileLayout
@@ -140,6 +162,12 @@ class ReductionPlan:
     warps: tuple[ReducedIter, ...]
     warp_count: int
     warp_span: int
+    elements: int
+
+    @property
+    def padded(self) -> bool:
+        """Whether the source has places past its elements (each thread must skip those it holds)."""
+        return int(self.layout.size()) > self.elements
 
     def lane_replica_digits(self, digits: list) -> list:
         """Of a thread's shard ``digits`` (``PlaceInverse.shard_digits``), the lane parts of the reduced iters: all
@@ -233,6 +261,7 @@ def reduction_plan(layout, shape, axes) -> ReductionPlan:
         tuple(warps),
         warp_count,
         span,
+        math.prod(int(e) for e in shape),
     )
 
 

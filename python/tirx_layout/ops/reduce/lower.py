@@ -55,6 +55,8 @@ FULL_WARP = 0xFFFFFFFF
 #: The first named barrier a warpgroup-scope reduction uses (``bar.sync 1 + warpgroup, 128``); 0 is
 #: ``__syncthreads()``'s.
 FIRST_NAMED_BARRIER = 1
+#: The bits of bfloat16's -inf (the identity of "max") and +inf ("min"): sign, eight 1 exponent bits, zero fraction.
+BFLOAT16_INFINITY_BITS = {"max": 0xFF80, "min": 0x7F80}
 #: The TIR intrinsic of ``atomicAdd(address, value)`` (CUDA's ``atom.add``; it returns the old value).
 ATOMIC_ADD = "tirx.cuda.atomic_add"
 #: The TIR intrinsic of a named barrier over the 128 threads of a warpgroup (``bar.sync id, 128``).
@@ -147,10 +149,10 @@ def lower_tile_reduce(record: ReduceRecord, ctx):
 def _reduced(record: ReduceRecord, result, combine, ctx) -> list:
     """The three stages (see the module docstring), leaving the reduction in ``result`` (a flat register view in
     the derived layout's slots)."""
-    plan, src = record.plan, record.src
+    plan = record.plan
+    value = _source_value(record, ctx)
     stmts = [
-        store(result, combined(combine, [load(src.view, s) for s in sources]), slot)
-        for slot, sources in enumerate(plan.slots)
+        store(result, combined(combine, [value(s) for s in sources]), slot) for slot, sources in enumerate(plan.slots)
     ]
     for mask in plan.lane_masks:
 
@@ -161,6 +163,46 @@ def _reduced(record: ReduceRecord, result, combine, ctx) -> list:
     if plan.warp_count > 1:
         stmts.append(_across_warps(record, result, combine, ctx))
     return stmts
+
+
+def _source_value(record: ReduceRecord, ctx):
+    """Source slot ``s`` of the thread as stage 1 combines it: its register, or, in a tail-padded source, the
+    reduction's identity where the thread's place holds padding (a flat index past the elements, which no copy
+    wrote)."""
+    plan, src = record.plan, record.src
+    if not plan.padded:
+        return lambda s: load(src.view, s)
+    inverse = PlaceInverse(plan.layout)
+    tid, count = ctx.threads.index, ctx.threads.count
+    places = {axis: thread_axis_place(axis, tid, count)[0] for axis in inverse.axes if axis != "m"}
+    neutral = identity(record.call.op, src.view.dtype)
+
+    def value(s):
+        data = ctx.analyzer.simplify(inverse.flat_index({**places, "m": s}) < plan.elements)
+        if isinstance(data, tirx.IntImm):
+            return load(src.view, s) if bool(data.value) else neutral
+        return tirx.Select(data, load(src.view, s), neutral)
+
+    return value
+
+
+def identity(op: str, dtype: str):
+    """The value reduction ``op`` leaves any value unchanged by, in ``dtype``.
+
+    Example:
+        >>> identity("sum", "float32"), identity("max", "float32"), identity("min", "int8")
+        (T.float32(0.0), T.float32("-inf"), T.int8(127))
+        >>> identity("max", "bfloat16")
+        T.reinterpret("bfloat16", T.uint16(65408))
+    """
+    dtype = str(dtype)
+    if op == "sum":
+        return tirx.const(0, dtype)
+    if not dtype.startswith(("float", "bfloat")):
+        return tirx.min_value(dtype) if op == "max" else tirx.max_value(dtype)
+    if dtype == "bfloat16":  # TVM prints a bfloat16 infinity as ``inff`` (no CUDA name): its bits, reinterpreted
+        return tirx.reinterpret(dtype, tirx.const(BFLOAT16_INFINITY_BITS[op], "uint16"))
+    return tirx.const(float("-inf") if op == "max" else float("inf"), dtype)
 
 
 def _to_memory(record: ReduceRecord, accumulating: bool, ctx):

@@ -42,7 +42,14 @@ from ...hw.threads import CTA_LEVELS, LEVEL_THREADS, level_threads
 from ...ir.op_calls import full_region
 from ..operands import FragmentOperand, operand
 from ..spec import ChoiceField, ConditionField, Derived, Field, OpCall, OpSpec, Reach, Record, RegionField, ScopeField
-from .derive import normalized_axes, placement_mismatch, reduced_layout, reduced_shape, reduction_plan
+from .derive import (
+    normalized_axes,
+    padded_shape,
+    placement_mismatch,
+    reduced_layout,
+    reduced_shape,
+    reduction_plan,
+)
 
 #: The reductions, by name.
 REDUCE_OPS = ("sum", "max", "min")
@@ -187,11 +194,15 @@ class TileReduce(OpSpec):
             return ReduceRecord(call, family, axes, reach=reach)
         s = self._fragment(call.src, "source", ctx)
         if s.padded:  # named here, so a refusal of an inferred layout says whose it is
-            raise ValueError(
-                f"T.tile_reduce of {src.name}: its layout {s.layout} is tail-padded ({int(s.layout.size())} places "
-                f"for the {math.prod(s.shape)} elements of {list(s.shape)}), and a reduction combines every place of "
-                f"a thread: give {src.name} a layout whose places are exactly its elements"
-            )
+            try:
+                padded_shape(s.layout, s.shape)
+            except ValueError:
+                raise ValueError(
+                    f"T.tile_reduce of {src.name}: its layout {s.layout} is tail-padded ({int(s.layout.size())} "
+                    f"places for the {math.prod(s.shape)} elements of {list(s.shape)}) by a part of a row, so a place "
+                    f"cannot tell padding from data by its row: give {src.name} a layout whose padding is whole "
+                    "rows, or whose places are exactly its elements"
+                ) from None
         plan = reduction_plan(s.layout, s.shape, axes)
         self._check_scope(call, plan, ctx)
         if not ctx.decided(dst):

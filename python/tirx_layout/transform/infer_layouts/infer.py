@@ -12,8 +12,9 @@ in ``tirx_layout.ops``): :class:`~tirx_layout.ops.Equal` (a copy: the two sides 
   its sources are decided. An open buffer whose every partner is known takes the candidate cheapest against those
   partners: a fragment copied from a shared tile inherits the thread partition that reads that tile best.
 * **free** — each connected group of open buffers: every member is tried as the root with each of its candidates,
-  the others then choose greedily (breadth first, each the cheapest against what is fixed); the cheapest attempt
-  is kept. Ties go to the earlier root and candidate. Propagation runs again after each group.
+  the others then choose greedily (breadth first: a fragment copied to or from a fragment already placed takes its
+  placement, any other member the cheapest against what is fixed); the cheapest attempt is kept. Ties go to the
+  earlier root and candidate. Propagation runs again after each group.
 
 Candidates: for a shared tile, the layouts :func:`~tirx_layout.analysis.swizzle_candidates` lists (row-major, MMA
 swizzles, every XOR swizzle; row-major only for non-2-D tiles); for a fragment of ``n`` threads, one row per thread
@@ -431,6 +432,21 @@ class _Inference:
         scored = [(self.score(self.buffer_cost(buffer, {**layouts, buffer: c})), i, c) for i, c in enumerate(options)]
         return min(scored, key=lambda t: (t[0], t[1]))[2], len(options)
 
+    def fragment_partner_layout(self, buffer, layouts):
+        """The layout of a fragment ``buffer`` is copied to or from that ``layouts`` already places on threads, else
+        ``None``: a copy between two fragments moves no data between threads only when both sides have one placement
+        (the rule :meth:`fragment_pairs` applies), whatever each side's cheapest vector width alone would be -- a
+        float16 fragment cast to float8 takes the float16 side's 16-byte vectors, not float8's."""
+        if buffer.scope() != "local":
+            return None
+        for copy in self.kernel.copies:
+            a, b = copy.buffers
+            for this, other in ((a, b), (b, a)):
+                local = other.scope() == "local" and other in layouts
+                if this.same_as(buffer) and local and layout_threads(layouts[other]):
+                    return layouts[other]
+        return None
+
     def solve(self, members):
         if len(members) == 1:
             (buffer,) = members
@@ -458,7 +474,7 @@ class _Inference:
                             order.append(n)
                             queue.append(n)
                 for b in order[1:]:
-                    layouts[b], _ = self.best(b, layouts)
+                    layouts[b] = self.fragment_partner_layout(b, layouts) or self.best(b, layouts)[0]
                 tried += 1
                 key = (self.score(self.group_cost(members, layouts)), r, i)
                 if best is None or key < best[0]:
