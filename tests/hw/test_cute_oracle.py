@@ -6,7 +6,10 @@ the project's encoders, field by field:
   ``shared_matrix_descriptor`` + ``advance_k`` (``family="tcgen05"`` / ``"wgmma"``), for every K block, on operands
   tiled from CuTe's canonical atoms -- first shown to be the very operands ``mma_shared_layout`` lays out (every
   element at the same byte);
-* instruction descriptors: ``UMMA::make_instr_desc`` against ``instruction_descriptor``;
+* instruction descriptors: ``UMMA::make_instr_desc`` against ``instruction_descriptor``; for the CTA pair
+  (``cta_group::2``), the ``idesc_`` of CuTe's 2x1SM atoms' ``MMA_Traits`` against ``instruction_descriptor`` of a
+  ``cta_group=2`` instruction, and the rows of A and B each CTA holds (``partition_shape_A/B`` of the 2x1SM atom's
+  ``TiledMMA``) against ``PairMma``; the shared-memory descriptors of a CTA's halves are among the operands above;
 * tensor maps: the arguments ``make_tma_copy`` hands ``cuTensorMapEncodeTiled`` against ``tensor_map_for``.
 
 Where the two differ, the difference must be one ``docs/decisions.md`` lists ("CuTe as an oracle: what differs"):
@@ -27,7 +30,7 @@ import pytest
 
 from tirx_layout.hw.constructors import mma_shared_layout
 from tirx_layout.hw.smem_descriptor import advance_k, shared_matrix_descriptor
-from tirx_layout.hw.tcgen05_mma import MmaInstruction, instruction_descriptor
+from tirx_layout.hw.tcgen05_mma import MmaInstruction, PairMma, instruction_descriptor
 from tirx_layout.hw.tma import tensor_map_for
 
 from oracles import mma_isa, wgmma_isa
@@ -124,6 +127,31 @@ def check_instruction_descriptors(results) -> int:
     return compared
 
 
+def check_pair_instruction_descriptors(results) -> int:
+    """Every 2x1SM atom's instruction descriptor equals ours for the ``cta_group=2`` instruction of the pair's M and
+    N, field by field (the descriptor has no cta_group field: CuTe's atoms and ours both write the pair's M).
+    Returns how many were compared."""
+    assert results.idesc_pair, "the oracle printed no 2x1SM instruction descriptors"
+    for (a, b, d, m, n, a_major, b_major), theirs in results.idesc_pair.items():
+        kind = mma_isa.KIND_OF[a]
+        pair = MmaInstruction(kind, a, b, d, m=m, n=n, a_major=a_major, b_major=b_major, cta_group=2)
+        cute_fields, our_fields = (
+            fields(theirs, mma_isa.DENSE_FIELDS),
+            fields(instruction_descriptor(pair), mma_isa.DENSE_FIELDS),
+        )
+        assert cute_fields == our_fields, ((a, b, d, m, n, a_major, b_major), hex(theirs))
+    return len(results.idesc_pair)
+
+
+def check_pair_shares(results) -> int:
+    """The rows of A and of B one CTA of the pair holds, CuTe's (the 2x1SM atom's TiledMMA) against ``PairMma``."""
+    assert results.pair, "the oracle printed no pair shares"
+    for (m, n, _k), (a_rows, b_rows) in results.pair.items():
+        pair = PairMma("f16", m=m, n=n)
+        assert (pair.a_rows, pair.b_rows) == (a_rows, b_rows), (m, n)
+    return len(results.pair)
+
+
 def check_tensor_maps(results) -> list:
     """Every map CuTe encoded equals ``tensor_map_for``'s field by field, but the tf32 data type (decided in
     docs/decisions.md). Returns the differences seen."""
@@ -151,18 +179,23 @@ TF32_DATA_TYPE = ("tfloat32", "data_type", 11, 7)
 
 def test_the_sample_agrees_with_cute():
     results = cute_results()
-    assert len(results.layouts) == 4 and len(results.idesc) == 5 and len(results.tma) == 3
+    assert len(results.layouts) == 5 and len(results.idesc) == 5 and len(results.tma) == 3
     differing = check_operands(results, "tcgen05") + check_operands(results, "wgmma")
     # every sample operand spans several 8-row groups (K-major) or atoms along MN (MN-major): every offset is read
     assert differing == []
     assert check_instruction_descriptors(results) == 5
     assert check_tensor_maps(results) == [TF32_DATA_TYPE]
+    # the pair: the 2x1SM bf16 256x256 atom's descriptor (0x10400490: M >> 4 = 16 in bits 24-28) and each CTA's
+    # share (128 rows of A, 128 of B), whose 128 x 64 bf16 half of A is among the operands compared above
+    assert check_pair_instruction_descriptors(results) == 1
+    assert results.idesc_pair[("bfloat16", "bfloat16", "float32", 256, 256, "K", "K")] == 0x10400490
+    assert check_pair_shares(results) == 1 and results.pair[(256, 256, 64)] == (128, 128)
 
 
 @pytest.mark.slow
 def test_every_case_of_the_projects_oracles_agrees_with_cute():
     results = cute_results(sweep=True)
-    assert len(results.layouts) == len(results.umma) == 84 and len(results.gmma) == 80
+    assert len(results.layouts) == len(results.umma) == 87 and len(results.gmma) == 87 - 4
     differing = check_operands(results, "tcgen05") + check_operands(results, "wgmma")
     # Only unread offsets differ (docs/decisions.md, issue 34): CuTe writes 0 where the operand has one 8-row group
     # (K-major SBO), one 16-byte core matrix along MN (MN-major SBO, no swizzle) or one atom along MN (MN-major
@@ -173,3 +206,7 @@ def test_every_case_of_the_projects_oracles_agrees_with_cute():
     # 10 type combinations x 2 M x 4 N x 4 majornesses, less the 24 whose MN-major 8-bit B has N = 8 (refused)
     assert check_instruction_descriptors(results) == 296
     assert set(check_tensor_maps(results)) == {TF32_DATA_TYPE}
+    # 8 type combinations x (2 M x 3 N K-major + 2 + 2 + 1 other majornesses)
+    assert check_pair_instruction_descriptors(results) == 8 * 11
+    assert check_pair_shares(results) == 3
+    assert {mn: results.pair[(*mn, 64)] for mn in ((128, 64), (256, 16))} == {(128, 64): (64, 32), (256, 16): (128, 8)}

@@ -10,8 +10,6 @@ import itertools
 import pytest
 from tvm.backend.cuda.cpp import descriptors as upstream
 
-from tirx_layout.core.values import IntChoices
-from tirx_layout.hw import tcgen05_mma
 from tirx_layout.hw.memory import dtype_bytes
 from tirx_layout.hw.tcgen05_mma import (
     ACCUMULATOR_CODES,
@@ -19,9 +17,11 @@ from tirx_layout.hw.tcgen05_mma import (
     MMA_SHAPES,
     OPERAND_CODES,
     MmaInstruction,
-    MmaShape,
+    PairMma,
     instruction_descriptor,
+    leader_rank,
     mma_shape,
+    pair_cta_mask,
     valid_m,
     valid_n,
 )
@@ -240,15 +240,57 @@ def test_every_kind_has_its_records_once_and_k_is_32_bytes():
         assert shape.k * container == K_BYTES_PER_INSTRUCTION, shape
 
 
-def test_a_cta_group_2_shape_is_one_more_record(monkeypatch):
-    """The 2-CTA MMAs of a later issue: a shape is a record, the lookups need no code (facts §2.1: f16 with
-    cta_group::2 takes M 128 and 256, N 16..256 step 16)."""
-    pair = MmaShape("f16", m=256, n=IntChoices(range(16, 257, 16)), k=16, cta_group=2)
-    monkeypatch.setattr(tcgen05_mma, "MMA_SHAPES", (*MMA_SHAPES, pair))
-    assert (valid_m("f16", cta_group=2), valid_m("f16")) == ((256,), (64, 128))
-    assert mma_shape("f16", 256, cta_group=2) is pair and valid_n("f16", 256, cta_group=2)[:2] == (16, 32)
-    with pytest.raises(ValueError, match=r"kind f16 with cta_group::2 takes M in \(256,\), got M=128"):
-        mma_shape("f16", 128, cta_group=2)
+# ---- cta_group::2 (facts §2.1, restated from the ISA's table: M 128/256 across the pair, never 64; N step 16, i8
+# step 32 from 32)
+ISA_PAIR_N = {"i8": list(range(32, 257, 32))}
+
+
+@pytest.mark.parametrize("kind", sorted(ISA_M))
+def test_the_pair_shape_records_are_the_isas_table(kind):
+    assert valid_m(kind, cta_group=2) == (128, 256)
+    for m in (128, 256):
+        shape = mma_shape(kind, m, cta_group=2)
+        assert list(valid_n(kind, m, cta_group=2)) == ISA_PAIR_N.get(kind, list(range(16, 257, 16)))
+        assert (shape.k, shape.cta_group) == (ISA_K[kind], 2)
+    with pytest.raises(ValueError, match=rf"kind {kind} with cta_group::2 takes M in \(128, 256\), got M=64"):
+        mma_shape(kind, 64, cta_group=2)
+
+
+def test_pair_instructions_are_checked_against_the_pair_table():
+    pair = MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=256, n=256, cta_group=2)
+    assert pair.k == 16
+    # CuTe's make_instr_desc for SM100_MMA_F16BF16_2x1SM_SS<bf16, bf16, float, 256, 256, K, K> (the descriptor
+    # has no cta_group field; M >> 4 = 16 sets bit 28), checked field by field in test_cute_oracle.py
+    assert instruction_descriptor(pair) == mma_isa.instruction_descriptor(*f16_args(pair)) == 0x10400490
+    with pytest.raises(ValueError, match=r"kind f16 with M=256 and cta_group::2 takes N in 16..256 step 16, got N=24"):
+        MmaInstruction("f16", "float16", "float16", "float32", m=256, n=24, cta_group=2)
+    with pytest.raises(ValueError, match=r"kind i8 with M=128 and cta_group::2 takes N in 32..256 step 32, got N=48"):
+        MmaInstruction("i8", "int8", "int8", "int32", m=128, n=48, cta_group=2)
+    with pytest.raises(ValueError, match=r"kind tf32 with cta_group::2 takes M in \(128, 256\), got M=64"):
+        MmaInstruction("tf32", "float32", "float32", "float32", m=64, n=64, cta_group=2)
+    with pytest.raises(ValueError, match=r"an MN-major 8-bit B needs N a multiple of 32, got N=48"):
+        MmaInstruction("f8f6f4", "float8_e4m3fn", "float8_e4m3fn", "float32", m=256, n=48, b_major="MN", cta_group=2)
+    for bad in (0, 3, True, "2"):
+        with pytest.raises(ValueError, match="cta_group is 1 \\(one CTA\\) or 2 \\(a CTA pair\\), got"):
+            MmaInstruction("f16", "float16", "float16", "float32", m=128, n=64, cta_group=bad)
+
+
+def test_what_each_cta_of_a_pair_holds():
+    """CuTe's 2x1SM atoms (mma_traits_sm100.hpp): ALayout (2,(M/2,K)):(M/2,(1,M)) -- CTA v holds A rows v*M/2..;
+    BLayout (2,(N/2,K)):(N/2,(1,N)) -- B rows v*N/2..; CLayout as A: D rows v*M/2.., all N columns."""
+    for m, n in ((256, 256), (128, 64), (256, 16)):
+        pair = PairMma("f16", m=m, n=n)
+        assert (pair.a_rows, pair.b_rows, pair.d_rows) == (m // 2, n // 2, m // 2)
+        a_rows = [pair.a_row_of(v, r) for v in range(2) for r in range(pair.a_rows)]
+        b_rows = [pair.b_row_of(v, r) for v in range(2) for r in range(pair.b_rows)]
+        assert a_rows == list(range(m)) and b_rows == list(range(n))  # the halves tile the pair's rows once
+    assert (PairMma("f16", 256, 64).datapath, PairMma("tf32", 128, 64).datapath) == ("A", "B")
+    assert [leader_rank(r) for r in range(6)] == [0, 0, 2, 2, 4, 4]
+    assert [pair_cta_mask(r) for r in range(4)] == [0b11, 0b11, 0b1100, 0b1100]
+    with pytest.raises(ValueError, match="kind f16 with cta_group::2 takes M in"):
+        PairMma("f16", m=64, n=64)
+    with pytest.raises(ValueError, match="a cluster rank is non-negative, got -1"):
+        leader_rank(-1)
 
 
 def test_shape_lookup_refusals():

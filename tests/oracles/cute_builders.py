@@ -33,13 +33,17 @@ SWEEP_VARIABLE = "TIRX_LAYOUT_CUTE_SWEEP"
 class CuteResults:
     """What the program printed, by kind. ``layouts[(bits, major, mode, rows, cols)]`` is the byte offset of every
     element (row-major), ``umma``/``gmma[(bits, major, mode, rows, cols)]`` the descriptor of each K block,
-    ``idesc[(a, b, d, m, n, a_major, b_major)]`` the instruction descriptor, ``tma[case]`` the driver arguments
-    (``case`` = ``(dtype, major, mode, rows, cols, rows_total, cols_total)``, CuTe's type name for ``dtype``)."""
+    ``idesc[(a, b, d, m, n, a_major, b_major)]`` the instruction descriptor (``idesc_pair``: of a 2x1SM atom, the
+    pair's M and N), ``pair[(m, n, k)]`` the rows ``(a_rows, b_rows)`` of A and of B one CTA of the pair holds,
+    ``tma[case]`` the driver arguments (``case`` = ``(dtype, major, mode, rows, cols, rows_total, cols_total)``,
+    CuTe's type name for ``dtype``)."""
 
     layouts: dict = field(default_factory=dict)
     umma: dict = field(default_factory=dict)
     gmma: dict = field(default_factory=dict)
     idesc: dict = field(default_factory=dict)
+    idesc_pair: dict = field(default_factory=dict)
+    pair: dict = field(default_factory=dict)
     tma: dict = field(default_factory=dict)
 
 
@@ -104,9 +108,13 @@ def _parse(text: str) -> CuteResults:
             key = (int(bits), major, mode, int(rows), int(cols))
             getattr(results, kind.lower()).setdefault(key, []).append(int(desc, 16))
             assert len(getattr(results, kind.lower())[key]) == int(block) + 1, line
-        elif kind == "IDESC":
+        elif kind in ("IDESC", "IDESC2"):
             a, b, d, m, n, a_major, b_major, desc = values
-            results.idesc[(a, b, d, int(m), int(n), a_major, b_major)] = int(desc, 16)
+            found = results.idesc if kind == "IDESC" else results.idesc_pair
+            found[(a, b, d, int(m), int(n), a_major, b_major)] = int(desc, 16)
+        elif kind == "PAIR":
+            m, n, k, a_rows, b_rows = (int(v) for v in values)
+            results.pair[(m, n, k)] = (a_rows, b_rows)
         elif kind == "TMA":
             name, *numbers = values
             dtype, major, mode, *extents = name.split(":")

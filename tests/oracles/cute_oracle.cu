@@ -13,6 +13,9 @@
 //   LAYOUT  bits major mode rows cols  byte offset of every element (row-major over (rows, cols)), swizzle applied
 //   UMMA / GMMA  bits major mode rows cols kblock descriptor (hex)
 //   IDESC   a b d M N a_major b_major descriptor (hex)
+//   IDESC2  a b d M N a_major b_major descriptor (hex) of a 2x1SM (cta_group::2) atom, its MMA_Traits' idesc_
+//   PAIR    M N K a_rows b_rows: the rows of A and of B one CTA of the pair holds (partition_shape_A/B of the
+//           2x1SM atom's TiledMMA for thread-in-pair 0)
 //   TMA     case data_type rank global_dim... global_strides... box_dim... element_strides... interleave swizzle
 //           l2_promotion oob_fill
 // On the host CuTe cannot turn a shared pointer into a shared-window address (cast_smem_ptr_to_uint prints an
@@ -169,6 +172,63 @@ void idesc_all(char const* a, char const* b, char const* d) {
   idesc_ns<A, B, D, 128, MN, MN, 8, 16, 112, 256>(a, b, d);
 }
 
+// ---- the CTA pair (cta_group::2): the 2x1SM atoms' instruction descriptors and each CTA's share ---------------
+
+template <class Traits>
+void idesc_pair_print(char const* a, char const* b, char const* d, int m, int n, bool a_mn, bool b_mn) {
+  Traits traits{};
+  printf("IDESC2\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%08x\n", a, b, d, m, n, major_name(a_mn), major_name(b_mn),
+         uint32_t(traits.idesc_));
+}
+
+// One 2x1SM atom per kind family: F16BF16 (16-bit), TF32, S8 and F8F6F4 (the last takes its types as traits
+// parameters).
+template <class A, class B, class D, int M, int N, UMMA::Major AM, UMMA::Major BM>
+void idesc_pair_case(char const* a, char const* b, char const* d) {
+  constexpr bool a_mn = AM == UMMA::Major::MN, b_mn = BM == UMMA::Major::MN;
+  if constexpr (sizeof_bits_v<A> == 16) {
+    idesc_pair_print<MMA_Traits<SM100_MMA_F16BF16_2x1SM_SS<A, B, D, M, N, AM, BM>>>(a, b, d, M, N, a_mn, b_mn);
+  } else if constexpr (sizeof_bits_v<A> == 32) {
+    idesc_pair_print<MMA_Traits<SM100_MMA_TF32_2x1SM_SS<A, B, D, M, N, AM, BM>>>(a, b, d, M, N, a_mn, b_mn);
+  } else if constexpr (cute::is_same_v<A, int8_t> || cute::is_same_v<A, uint8_t>) {
+    idesc_pair_print<MMA_Traits<SM100_MMA_S8_2x1SM_SS<A, B, D, M, N, AM, BM>>>(a, b, d, M, N, a_mn, b_mn);
+  } else {
+    using One = cute::integral_constant<UMMA::ScaleIn, UMMA::ScaleIn::One>;
+    idesc_pair_print<MMA_Traits<SM100_MMA_F8F6F4_2x1SM_SS, A, B, D, cute::C<M>, cute::C<N>,
+                                cute::integral_constant<UMMA::Major, AM>, cute::integral_constant<UMMA::Major, BM>,
+                                One, One>>(a, b, d, M, N, a_mn, b_mn);
+  }
+}
+
+template <class A, class B, class D, int M, UMMA::Major AM, UMMA::Major BM, int... Ns>
+void idesc_pair_ns(char const* a, char const* b, char const* d) {
+  (idesc_pair_case<A, B, D, M, Ns, AM, BM>(a, b, d), ...);
+}
+
+// Every M of the pair table and the four majornesses, N at the grid's ends and inside it (32..256 for i8).
+template <class A, class B, class D, int N0>
+void idesc_pair_all(char const* a, char const* b, char const* d) {
+  constexpr auto K = UMMA::Major::K;
+  constexpr auto MN = UMMA::Major::MN;
+  idesc_pair_ns<A, B, D, 128, K, K, N0, 96, 256>(a, b, d);
+  idesc_pair_ns<A, B, D, 256, K, K, N0, 96, 256>(a, b, d);
+  idesc_pair_ns<A, B, D, 256, MN, K, N0, 256>(a, b, d);
+  idesc_pair_ns<A, B, D, 128, K, MN, 32, 256>(a, b, d);
+  idesc_pair_ns<A, B, D, 256, MN, MN, 64>(a, b, d);
+}
+
+// The rows of A and of B each CTA of the pair holds, as CuTe's TiledMMA of the 2x1SM atom partitions an (M, K) A
+// and an (N, K) B for the first CTA of the pair.
+template <int M, int N>
+void pair_share() {
+  auto mma = make_tiled_mma(SM100_MMA_F16BF16_2x1SM_SS<half_t, half_t, float, M, N, UMMA::Major::K,
+                                                       UMMA::Major::K>{});
+  constexpr int K = 64;
+  auto a = partition_shape_A(mma, Shape<Int<M>, Int<K>>{});  // ((MMA_M, MMA_K), REST_M, REST_K)
+  auto b = partition_shape_B(mma, Shape<Int<N>, Int<K>>{});
+  printf("PAIR\t%d\t%d\t%d\t%d\t%d\n", M, N, K, int(size<0, 0>(a) * size<1>(a)), int(size<0, 0>(b) * size<1>(b)));
+}
+
 // ---- TMA ------------------------------------------------------------------------------------------------------
 
 // One operand box (rows x cols of `name`) copied from a global tensor of (rows_total, cols_total) elements: K-major
@@ -245,6 +305,22 @@ int main() {
   idesc_all<int8_t, int8_t, int32_t>("int8", "int8", "int32");
   idesc_all<uint8_t, uint8_t, int32_t>("uint8", "uint8", "int32");
 
+  idesc_pair_all<half_t, half_t, float, 16>("float16", "float16", "float32");
+  idesc_pair_all<half_t, half_t, half_t, 16>("float16", "float16", "float16");
+  idesc_pair_all<bfloat16_t, bfloat16_t, float, 16>("bfloat16", "bfloat16", "float32");
+  idesc_pair_all<tfloat32_t, tfloat32_t, float, 16>("float32", "float32", "float32");
+  idesc_pair_all<float_e4m3_t, float_e4m3_t, float, 16>("float8_e4m3fn", "float8_e4m3fn", "float32");
+  idesc_pair_all<float_e5m2_t, float_e4m3_t, half_t, 16>("float8_e5m2", "float8_e4m3fn", "float16");
+  idesc_pair_all<int8_t, int8_t, int32_t, 32>("int8", "int8", "int32");
+  idesc_pair_all<uint8_t, int8_t, int32_t, 32>("uint8", "int8", "int32");
+  pair_share<128, 64>();
+  pair_share<256, 16>();
+  pair_share<256, 256>();
+  // each CTA's halves of a 256x256x64 pair and of a 128x64x128 8-bit pair
+  smem_case<half_t, SW128, false, 128, 64>();
+  smem_case<uint8_t, SW64, false, 32, 128>();
+  smem_case<half_t, SW32, true, 128, 32>();
+
   tma_k_major<half_t, NONE>("float16");
   tma_k_major<half_t, SW32>("float16");
   tma_k_major<half_t, SW64>("float16");
@@ -282,6 +358,11 @@ int main() {
   tma_case<bfloat16_t, SW128, false, 64, 64>("bfloat16", 512, 256);
   tma_case<tfloat32_t, SW128, false, 8, 32>("tfloat32", 512, 128);
   tma_case<float, SW128_BASE32B, true, 32, 16>("float32", 256, 64);
+  // the pair (cta_group::2): a 2x1SM atom's descriptor, each CTA's share, and one CTA's half of A (128 x 64 bf16)
+  idesc_pair_case<bfloat16_t, bfloat16_t, float, 256, 256, UMMA::Major::K, UMMA::Major::K>("bfloat16", "bfloat16",
+                                                                                           "float32");
+  pair_share<256, 256>();
+  smem_case<bfloat16_t, SW128, false, 128, 64>();
 #endif
   return 0;
 }

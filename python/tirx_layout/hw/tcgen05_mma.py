@@ -8,8 +8,9 @@ against all of these) and its 32-bit :func:`instruction_descriptor`. The shared-
 :mod:`tirx_layout.hw.smem_descriptor`; where the accumulator, a tensor-memory A and the scale factors sit in TMEM is
 :mod:`tirx_layout.hw.tmem_addressing`.
 
-Only ``cta_group::1``, dense, non-``.ws`` MMAs; the fp4 block-scaled kinds (``mxf4``, ``mxf4nvf4``) are not
-modelled.
+Dense, non-``.ws`` MMAs with ``cta_group::1`` (one CTA) or ``cta_group::2`` (a CTA pair, :class:`PairMma`: one
+thread of the pair's even CTA issues, each CTA holds half of A's rows, half of B's N rows and half of D); the fp4
+block-scaled kinds (``mxf4``, ``mxf4nvf4``) are not modelled.
 """
 
 from __future__ import annotations
@@ -73,8 +74,15 @@ class MmaShape:
 _N_STEP_8 = IntChoices(range(8, 257, 8))
 #: N of ``i8``: 8, 16, 24, 32, then 48..256 in steps of 16 (no 40).
 _N_I8 = IntChoices(8, 16, 24, 32, range(48, 257, 16))
+#: N of every kind but ``i8`` across a CTA pair: 16..256 in steps of 16 (each CTA holds N/2 rows of B).
+_N_PAIR = IntChoices(range(16, 257, 16))
+#: N of ``i8`` across a CTA pair: 32..256 in steps of 32.
+_N_PAIR_I8 = IntChoices(range(32, 257, 32))
+#: The CTAs ``cta_group`` may name (ISA: ``.cta_group::1`` the issuing CTA, ``.cta_group::2`` the CTA pair).
+CTA_GROUPS = (1, 2)
 #: The ISA's "Matrix shape" table, one record per (kind, M, cta_group). K is 32 bytes of A/B per row
-#: (:data:`K_BYTES_PER_INSTRUCTION`) in every row.
+#: (:data:`K_BYTES_PER_INSTRUCTION`) in every row. With ``cta_group::2`` M and N are the pair's (M 128 or 256,
+#: never 64; the block-scaled kind takes both).
 MMA_SHAPES = (
     MmaShape("f16", m=64, n=_N_STEP_8, k=16, cta_group=1),
     MmaShape("f16", m=128, n=_N_STEP_8, k=16, cta_group=1),
@@ -85,6 +93,16 @@ MMA_SHAPES = (
     MmaShape("i8", m=64, n=_N_I8, k=32, cta_group=1),
     MmaShape("i8", m=128, n=_N_I8, k=32, cta_group=1),
     MmaShape("mxf8f6f4", m=128, n=_N_STEP_8, k=32, cta_group=1),
+    MmaShape("f16", m=128, n=_N_PAIR, k=16, cta_group=2),
+    MmaShape("f16", m=256, n=_N_PAIR, k=16, cta_group=2),
+    MmaShape("tf32", m=128, n=_N_PAIR, k=8, cta_group=2),
+    MmaShape("tf32", m=256, n=_N_PAIR, k=8, cta_group=2),
+    MmaShape("f8f6f4", m=128, n=_N_PAIR, k=32, cta_group=2),
+    MmaShape("f8f6f4", m=256, n=_N_PAIR, k=32, cta_group=2),
+    MmaShape("i8", m=128, n=_N_PAIR_I8, k=32, cta_group=2),
+    MmaShape("i8", m=256, n=_N_PAIR_I8, k=32, cta_group=2),
+    MmaShape("mxf8f6f4", m=128, n=_N_PAIR, k=32, cta_group=2),
+    MmaShape("mxf8f6f4", m=256, n=_N_PAIR, k=32, cta_group=2),
 )
 
 
@@ -92,13 +110,30 @@ def valid_m(kind: str, cta_group: int = 1) -> tuple[int, ...]:
     """The M values of ``kind`` with ``cta_group`` CTAs: those of its records in :data:`MMA_SHAPES`.
 
     Example:
-        >>> valid_m("f16"), valid_m("mxf8f6f4")
-        ((64, 128), (128,))
+        >>> valid_m("f16"), valid_m("mxf8f6f4"), valid_m("i8", cta_group=2)
+        ((64, 128), (128,), (128, 256))
     """
     kinds = sorted({shape.kind for shape in MMA_SHAPES})
     if kind not in kinds:
         raise ValueError(f"unknown tcgen05.mma kind {kind!r}; expected one of {kinds}")
+    check_cta_group(cta_group)
     return tuple(shape.m for shape in MMA_SHAPES if shape.kind == kind and shape.cta_group == cta_group)
+
+
+def check_cta_group(cta_group) -> int:
+    """``cta_group`` checked: 1 (the issuing CTA) or 2 (the CTA pair); ``ValueError`` naming it otherwise.
+
+    Example:
+        >>> check_cta_group(2)
+        2
+        >>> check_cta_group(4)
+        Traceback (most recent call last):
+        ...
+        ValueError: cta_group is 1 (one CTA) or 2 (a CTA pair), got 4
+    """
+    if isinstance(cta_group, bool) or cta_group not in CTA_GROUPS:
+        raise ValueError(f"cta_group is 1 (one CTA) or 2 (a CTA pair), got {cta_group!r}")
+    return int(cta_group)
 
 
 def mma_shape(kind: str, m: int, cta_group: int = 1) -> MmaShape:
@@ -112,6 +147,10 @@ def mma_shape(kind: str, m: int, cta_group: int = 1) -> MmaShape:
         Traceback (most recent call last):
         ...
         ValueError: kind mxf8f6f4 with cta_group::1 takes M in (128,), got M=64
+        >>> mma_shape("f16", 64, cta_group=2)
+        Traceback (most recent call last):
+        ...
+        ValueError: kind f16 with cta_group::2 takes M in (128, 256), got M=64
     """
     ms = valid_m(kind, cta_group)
     if not ms:
@@ -174,9 +213,10 @@ def mma_kind(a_dtype, b_dtype, block_scaled: bool = False) -> str:
 
 @dataclass(frozen=True)
 class MmaInstruction:
-    """One ``tcgen05.mma.cta_group::1`` as its instruction descriptor describes it; every field is checked against
-    the ISA on construction. ``a_major``/``b_major`` are "K" or "MN"; ``saturate`` is for ``i8`` only;
-    ``scale_a_id``/``scale_b_id`` (0..3, ``mxf8f6f4`` only) pick the byte of the TMEM scale-factor cell.
+    """One ``tcgen05.mma.cta_group::<cta_group>`` as its instruction descriptor describes it; every field is checked
+    against the ISA on construction. ``a_major``/``b_major`` are "K" or "MN"; ``saturate`` is for ``i8`` only;
+    ``scale_a_id``/``scale_b_id`` (0..3, ``mxf8f6f4`` only) pick the byte of the TMEM scale-factor cell. With
+    ``cta_group=2`` M and N are the CTA pair's (:class:`PairMma` says what each CTA holds).
 
     Example:
         >>> MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128).k
@@ -185,6 +225,10 @@ class MmaInstruction:
         Traceback (most recent call last):
         ...
         ValueError: kind f16: a float16 accumulator needs float16 A and B, got A bfloat16, B bfloat16
+        >>> MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=256, n=8, cta_group=2)
+        Traceback (most recent call last):
+        ...
+        ValueError: kind f16 with M=256 and cta_group::2 takes N in 16..256 step 16, got N=8
     """
 
     kind: str
@@ -200,6 +244,7 @@ class MmaInstruction:
     saturate: bool = False
     scale_a_id: int = 0
     scale_b_id: int = 0
+    cta_group: int = 1
 
     def __post_init__(self) -> None:
         kind = self.kind
@@ -228,16 +273,21 @@ class MmaInstruction:
         m, n = static_int(self.m, "M"), static_int(self.n, "N")
         object.__setattr__(self, "m", m)
         object.__setattr__(self, "n", n)
-        shape = mma_shape(kind, m)
+        group = check_cta_group(self.cta_group)
+        shape = mma_shape(kind, m, group)
         if n not in shape.n:
-            raise ValueError(f"kind {kind} with M={m} takes N in {shape.n}, got N={n}")
+            pair = f" and cta_group::{group}" if group == 2 else ""
+            raise ValueError(f"kind {kind} with M={m}{pair} takes N in {shape.n}, got N={n}")
         for side, major, dtype in (("A", self.a_major, self.a_dtype), ("B", self.b_major, self.b_dtype)):
             if major not in MAJORS:
                 raise ValueError(f"{side}'s majorness must be 'K' or 'MN', got {major!r}")
             if major == "MN" and dtype not in MN_MAJOR_DTYPES:
                 raise ValueError(mn_major_refusal(side, dtype))
-        if self.b_major == "MN" and dtype_bytes(self.b_dtype) == 1 and n % 16:
-            raise ValueError(f"an MN-major 8-bit B needs N a multiple of 16, got N={n}")
+        # ISA, "Shared memory layout and swizzling": an MN-major 8-bit B takes N in steps of 16 with cta_group::1,
+        # of 32 with cta_group::2 (each CTA's half of B is then whole 16-row steps)
+        b_step = 16 * group
+        if self.b_major == "MN" and dtype_bytes(self.b_dtype) == 1 and n % b_step:
+            raise ValueError(f"an MN-major 8-bit B needs N a multiple of {b_step}, got N={n}")
         for flag in ("negate_a", "negate_b", "saturate"):
             if not isinstance(getattr(self, flag), bool):
                 raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
@@ -260,7 +310,7 @@ class MmaInstruction:
             >>> MmaInstruction("tf32", "float32", "float32", "float32", m=64, n=8).k
             8
         """
-        return mma_shape(self.kind, self.m).k
+        return mma_shape(self.kind, self.m, self.cta_group).k
 
 
 def instruction_descriptor(instruction: MmaInstruction) -> int:
@@ -268,10 +318,15 @@ def instruction_descriptor(instruction: MmaInstruction) -> int:
     f16/tf32/f8f6f4/i8 and the one for mxf8f6f4): D type at 4-5 (scale-B id for mxf8f6f4), A/B types at 7-9 and
     10-12, negation at 13-14, transposition (MN-major) at 15-16, N >> 3 at 17-22, M >> 4 at 24-28 (the block-scaled
     table's M >> 7 at 27-28 is the same bits), saturate at 3, scale type at 23 and scale-A id at 29-30 for mxf8f6f4.
+    No field names ``cta_group`` (it is the instruction's qualifier): a pair MMA's M and N are the pair's, so M = 256
+    sets bit 28.
 
     Example:
         >>> hex(instruction_descriptor(MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=128, n=128)))
         '0x8200490'
+        >>> hex(instruction_descriptor(MmaInstruction("f16", "bfloat16", "bfloat16", "float32", m=256, n=256,
+        ...                                           cta_group=2)))
+        '0x10400490'
     """
     if not isinstance(instruction, MmaInstruction):
         raise TypeError(f"instruction_descriptor takes an MmaInstruction, got {instruction!r}")
@@ -286,3 +341,93 @@ def instruction_descriptor(instruction: MmaInstruction) -> int:
     else:
         bits |= ACCUMULATOR_CODES[i.kind][i.d_dtype] << 4 | int(i.saturate) << 3
     return bits
+
+
+#: The datapath layout ("Data path layout organization") each CTA of a pair holds its half of D in, by the pair's
+#: M: M = 256 is Layout A (each CTA's 128 rows on its 128 lanes), M = 128 is Layout B (each CTA's 64 rows on lanes
+#: 0-63 for the first N/2 columns and on lanes 64-127 for the last N/2).
+PAIR_DATAPATH = {256: "A", 128: "B"}
+
+
+@dataclass(frozen=True)
+class PairMma:
+    """What each CTA of a ``cta_group::2`` pair holds of one ``m x n`` MMA (the pair's M and N, checked against
+    the shape table for ``kind``): CTA ``rank % 2`` = ``r`` holds rows ``r*m/2 ..`` of A and of D (its half of D
+    in its own TMEM, :data:`PAIR_DATAPATH`), and rows ``r*n/2 ..`` of B (B's N rows; ISA: "each CTA provides half
+    of B"), each in its own shared memory at the offsets the issuing CTA's descriptors name. The even CTA of the
+    pair (``leader_rank``) issues; both allocate TMEM with ``cta_group::2``.
+
+    Example:
+        >>> pair = PairMma("f16", m=256, n=128)
+        >>> (pair.a_rows, pair.b_rows, pair.d_rows, pair.datapath), pair.a_row_of(1, 5), pair.b_row_of(1, 5)
+        ((128, 64, 128, 'A'), 133, 69)
+        >>> PairMma("i8", m=256, n=48)
+        Traceback (most recent call last):
+        ...
+        ValueError: kind i8 with M=256 and cta_group::2 takes N in 32..256 step 32, got N=48
+    """
+
+    kind: str
+    m: int
+    n: int
+
+    def __post_init__(self) -> None:
+        m, n = static_int(self.m, "M"), static_int(self.n, "N")
+        object.__setattr__(self, "m", m)
+        object.__setattr__(self, "n", n)
+        shape = mma_shape(self.kind, m, cta_group=2)
+        if n not in shape.n:
+            raise ValueError(f"kind {self.kind} with M={m} and cta_group::2 takes N in {shape.n}, got N={n}")
+
+    @property
+    def a_rows(self) -> int:
+        """Rows of A each CTA holds."""
+        return self.m // 2
+
+    @property
+    def b_rows(self) -> int:
+        """Rows of B (N) each CTA holds."""
+        return self.n // 2
+
+    @property
+    def d_rows(self) -> int:
+        """Rows of D each CTA's TMEM holds (all N columns of them)."""
+        return self.m // 2
+
+    @property
+    def datapath(self) -> str:
+        """The letter of the datapath layout each CTA holds D in."""
+        return PAIR_DATAPATH[self.m]
+
+    def a_row_of(self, rank: int, row: int) -> int:
+        """The pair's row of A (and of D) that row ``row`` of CTA ``rank``'s half is."""
+        return (rank % 2) * self.a_rows + row
+
+    def b_row_of(self, rank: int, row: int) -> int:
+        """The pair's row of B (column of D) that row ``row`` of CTA ``rank``'s half of B is."""
+        return (rank % 2) * self.b_rows + row
+
+
+def leader_rank(rank: int) -> int:
+    """The rank in the cluster of the CTA that issues a pair MMA for the CTA of cluster rank ``rank``: the even one
+    of the pair (ISA: the pair is the CTAs whose ranks differ in bit 0; the peer of rank r is ``r ^ 1``).
+
+    Example:
+        >>> leader_rank(0), leader_rank(1), leader_rank(3)
+        (0, 0, 2)
+    """
+    rank = static_int(rank, "rank")
+    if rank < 0:
+        raise ValueError(f"a cluster rank is non-negative, got {rank}")
+    return rank & ~1
+
+
+def pair_cta_mask(rank: int) -> int:
+    """The ``ctaMask`` of ``tcgen05.commit ... .multicast::cluster`` that arrives on the mbarrier at the same shared
+    offset in both CTAs of ``rank``'s pair (bit i: the CTA of cluster rank i).
+
+    Example:
+        >>> bin(pair_cta_mask(0)), bin(pair_cta_mask(3))
+        ('0b11', '0b1100')
+    """
+    return 0b11 << leader_rank(rank)

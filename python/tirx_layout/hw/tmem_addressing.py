@@ -89,6 +89,43 @@ def accumulator_taddr_offset(layout, region_start, shape, dtype, buffer_shape=No
     return lane_offset, region.column_offset(unit)
 
 
+def pair_accumulator_taddr_offset(layout, region_start, shape, dtype, buffer_shape=None) -> tuple[int, object]:
+    """:func:`accumulator_taddr_offset` for one CTA's half of a ``cta_group::2`` pair's accumulator (``shape`` the
+    CTA's ``(M/2, N)``): M/2 = 128 (the pair's M = 256) is Layout A, row i on lane i (Layout D's places); M/2 = 64
+    (the pair's M = 128) is Layout B: row i on lane i for columns ``0 .. N/2 - 1`` and on lane ``64 + i`` for the
+    others, column j on column ``c0 + j % (N/2)`` (ISA "Data path layout organization"). Lane offset 0 in both.
+
+    Example:
+        >>> from tirx_layout import tmem_datapath_layout
+        >>> pair_accumulator_taddr_offset(tmem_datapath_layout("B", 64, 64), (0, 0), (64, 64), "float32")
+        (0, 0)
+        >>> layout_f = tmem_datapath_layout("F", 64, 64)
+        >>> pair_accumulator_taddr_offset(layout_f, (0, 0), (64, 64), "float32")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: D's layout ... is not a pair's accumulator layout: element (0, 32) sits at lane 0 TCol 32, Layout B
+        puts it at lane 64 TCol 0
+    """
+    m, n = _mn_shape(shape, "D", "(M/2, N)")
+    if m == 128:
+        return accumulator_taddr_offset(layout, region_start, shape, dtype, buffer_shape)
+    dtype = str(dtype)
+    if dtype not in ACCUMULATOR_DTYPES:
+        raise ValueError(f"D is {dtype}; an MMA accumulates into {' / '.join(ACCUMULATOR_DTYPES)}")
+    if n % 2:
+        raise ValueError(f"Layout B folds D's {n} columns in two halves; N must be even")
+    region = _TmemRegion(layout, region_start, (m, n), buffer_shape, "D", dtype)
+    if region.replicated:
+        raise ValueError(f"{region.what}: it is replicated, but the MMA writes each accumulator element once")
+    unit = 4 // dtype_bytes(dtype)
+    tcol0 = int(region.tcols[0, 0])
+    rows, cols = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    want_lanes = rows + 64 * (cols // (n // 2))
+    want_tcols = tcol0 - tcol0 % unit + unit * (cols % (n // 2))
+    region.check(want_lanes, want_tcols, "Layout B puts it at", "a pair's accumulator layout")
+    return 0, region.column_offset(unit)
+
+
 def tmem_operand_offset(layout, region_start, shape, dtype, buffer_shape=None) -> tuple[int, object]:
     """Where an MMA reading A from tensor memory must be told A starts, ``(lane_offset, column_offset)`` (columns
     in 32-bit units), for the ``(M, K)`` region of a TMEM buffer in ``layout`` that starts at ``region_start``

@@ -186,6 +186,8 @@ def _wait(interp, args) -> None:
         run.waited[row] += 1
     if interp.mask.all():  # every thread of the CTA waited: a CTA barrier too
         interp.launch.interval += 1
+        if interp.tmem is not None:  # ... for the tcgen05 ordering too (a thread-sync point of every warp)
+            interp.tmem.order.barrier()
 
 
 def _rank(interp, args):

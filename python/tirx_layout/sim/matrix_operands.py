@@ -190,21 +190,23 @@ def operand_addresses(desc_fields: dict[str, Any], rows: int, dtype_bytes: int, 
     return _cached_addresses(tuple(sorted(desc_fields.items())), rows, dtype_bytes, major)
 
 
-def read_shared_operand(interp, start: int, addresses: np.ndarray, dtype, readers, where: str, what: str):
+def read_shared_operand(interp, start: int, addresses: np.ndarray, dtype, readers, where: str, what: str, space=None):
     """``rows x K`` elements of an operand read through the async proxy from the CTA's shared space.
 
     ``start`` is the descriptor's start address (an address of ``interp.launch.shared_space``); ``addresses`` the
     absolute byte address of every element (:func:`operand_addresses`), all of which must lie in the buffer
     ``start`` lies in; ``dtype`` the element type (a numpy dtype); ``readers`` the CTA-local threads whose access it
     is (each must see the bytes written as ``memory.check_async_read`` demands). ``where`` names the operand in
-    address errors, ``what`` the reading instruction in race errors. Returns ``(values, memory, elements)``: the
-    operand, the buffer, and the buffer elements read (for an in-flight ``AsyncRead``).
+    address errors, ``what`` the reading instruction in race errors. ``space`` is the shared space read, when it is
+    another CTA's (a pair MMA reading its peer's half, ``tcgen05_pair``: the same addresses there, the readers
+    still ``interp``'s threads). Returns ``(values, memory, elements)``: the operand, the buffer, and the buffer
+    elements read (for an in-flight ``AsyncRead``).
 
     Example: ``read_shared_operand(interp, 1024, operand_addresses(fields, 64, 2, "K"), np.float16, [0], "A", "the
     MMA")``.
     """
     dtype = np.dtype(dtype)
-    memory, offset = interp.launch.shared_space.find(start, 1, where)
+    memory, offset = (space or interp.launch.shared_space).find(start, 1, where)
     base = start - offset
     lowest, end = int(addresses.min()), int(addresses.max()) + dtype.itemsize
     if lowest < base or end > base + memory.data.nbytes:

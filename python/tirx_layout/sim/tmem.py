@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from tvm.ir import Call
 
-from . import mbarrier, tcgen05_mma
+from . import mbarrier, tcgen05_mma, tcgen05_pair
 from .addresses import register_address, shared_address, smem_descriptor
 from .dispatch import HelperTable
 from .memory import AsyncRead, OutOfBounds, SimulationError
@@ -272,6 +272,16 @@ def _mma(interp, args, kind: str, form: str) -> None:
     tcgen05_mma.issue(interp, args, kind, form)
 
 
+def _pair_mma(interp, args, kind: str) -> None:
+    tensor_memory(interp)
+    tcgen05_pair.issue(interp, args, kind)
+
+
+def _pair_commit(interp, args) -> None:
+    tensor_memory(interp)
+    tcgen05_pair.commit(interp, args)
+
+
 def _ld_st(interp, args, kind: str, shape: str, num: str, pack16: str | None) -> None:
     """``tcgen05.ld`` / ``tcgen05.st`` of ``shape`` and ``.x<num>``, with ``.pack::16b`` / ``.unpack::16b`` when
     ``pack16``, by whole warps."""
@@ -393,10 +403,16 @@ HELPERS = HelperTable(
         "fence_after": _per_warp(lambda tm, w: tm.order.fence_after(w), whole_warps=False),
         "commit": _commit,
         "smem_descriptor": smem_descriptor,
+        # cta_group::2 (the CTA pair, sim/tcgen05_pair.py): each CTA allocates as with cta_group::1
+        "alloc_cg2": _alloc,
+        "dealloc_cg2": _dealloc,
+        "relinquish_alloc_permit_cg2": _relinquish,
+        "commit_cg2_multicast": _pair_commit,
     },
     [
         (r"(?P<kind>ld|st)_(?P<shape>32x32b|16x64b|16x128b|16x256b)_x(?P<num>\d+)(?P<pack16>_pack16b)?", _ld_st),
         (r"cp_(?P<shape>\w+)", _cp),
         (r"mma_(?P<kind>f16|tf32|f8f6f4|i8|mxf8f6f4)_(?P<form>ss|ts)", _mma),
+        (r"mma_(?P<kind>f16|tf32|f8f6f4|i8)_ss_cg2", _pair_mma),
     ],
 )

@@ -34,29 +34,51 @@ import tvm
 
 from ...hw.smem_descriptor import TCGEN05_DESCRIPTOR
 from ...hw.tcgen05 import CP_SHAPES, LD_ST_SHAPES
+from ...hw.tcgen05_mma import check_cta_group
 from ...ir.device_calls import called_helper, helper_call, helper_name
 from . import emit
 from .emit import asm_source, u32, u64
 
 FAMILY = "tcgen05"
 
-_ALLOC_SRC = f"""
-__device__ __forceinline__ void {helper_name(FAMILY, "alloc")}(void* slot, unsigned int ncols) {{
-  // PTX ISA, tcgen05.alloc: the allocated TMEM address is written to the shared-memory slot.
+
+def _group_suffix(cta_group: int) -> str:
+    """The ``what`` suffix of a helper's ``cta_group::2`` form (none for ``cta_group::1``)."""
+    return "" if check_cta_group(cta_group) == 1 else "_cg2"
+
+
+def _alloc_source(cta_group: int) -> str:
+    # PTX ISA, tcgen05.alloc: the allocated TMEM address is written to the shared-memory slot. With cta_group::2 one
+    # warp of each CTA of the pair executes it, with the same slot offset and nCols; the columns are allocated in
+    # both CTAs' tensor memory.
+    name = helper_name(FAMILY, "alloc" + _group_suffix(cta_group))
+    return f"""
+__device__ __forceinline__ void {name}(void* slot, unsigned int ncols) {{
   unsigned int smem = (unsigned int)__cvta_generic_to_shared(slot);
-  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" :: "r"(smem), "r"(ncols) : "memory");
+  asm volatile("tcgen05.alloc.cta_group::{cta_group}.sync.aligned.shared::cta.b32 [%0], %1;"
+               :: "r"(smem), "r"(ncols) : "memory");
 }}
 """
-_RELINQUISH_SRC = f"""
-__device__ __forceinline__ void {helper_name(FAMILY, "relinquish_alloc_permit")}() {{
-  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+
+
+def _relinquish_source(cta_group: int) -> str:
+    return f"""
+__device__ __forceinline__ void {helper_name(FAMILY, "relinquish_alloc_permit" + _group_suffix(cta_group))}() {{
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::{cta_group}.sync.aligned;" ::: "memory");
 }}
 """
-_DEALLOC_SRC = f"""
-__device__ __forceinline__ void {helper_name(FAMILY, "dealloc")}(unsigned int taddr, unsigned int ncols) {{
-  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" :: "r"(taddr), "r"(ncols) : "memory");
+
+
+def _dealloc_source(cta_group: int) -> str:
+    name = helper_name(FAMILY, "dealloc" + _group_suffix(cta_group))
+    return f"""
+__device__ __forceinline__ void {name}(unsigned int taddr, unsigned int ncols) {{
+  asm volatile("tcgen05.dealloc.cta_group::{cta_group}.sync.aligned.b32 %0, %1;"
+               :: "r"(taddr), "r"(ncols) : "memory");
 }}
 """
+
+
 #: The helpers of one instruction without operands: ``what`` -> its PTX.
 _SIMPLE = {
     "wait_ld": "tcgen05.wait::ld.sync.aligned;",
@@ -80,34 +102,39 @@ def is_asynchronous(stmt) -> bool:
     return called is not None and called.family == FAMILY and called.what.startswith(("ld_", "st_", "cp_", "mma_"))
 
 
-def alloc(slot_address, ncols: int):
-    """``tcgen05.alloc`` of ``ncols`` columns, the address written to ``slot_address`` (a shared-memory pointer).
+def alloc(slot_address, ncols: int, cta_group: int = 1):
+    """``tcgen05.alloc.cta_group::<cta_group>`` of ``ncols`` columns, the address written to ``slot_address`` (a
+    shared-memory pointer). ``cta_group=2`` (helper ``alloc_cg2``): one warp of each CTA of the pair allocates, the
+    same columns in both CTAs' tensor memory (a kernel uses one ``cta_group`` in all its tcgen05 instructions).
 
     Example:
-        >>> "tcgen05.alloc" in str(alloc(tvm.tirx.const(0, "uint32"), 32))
+        >>> "tcgen05_alloc_cg2" in str(alloc(tvm.tirx.const(0, "uint32"), 32, cta_group=2))
         True
     """
-    return helper_call(FAMILY, "alloc", _ALLOC_SRC, slot_address, tvm.tirx.const(ncols, "uint32"))
+    what = "alloc" + _group_suffix(cta_group)
+    return helper_call(FAMILY, what, _alloc_source(cta_group), slot_address, tvm.tirx.const(ncols, "uint32"))
 
 
-def relinquish():
-    """``tcgen05.relinquish_alloc_permit``: this CTA allocates no more TMEM.
+def relinquish(cta_group: int = 1):
+    """``tcgen05.relinquish_alloc_permit.cta_group::<cta_group>``: this CTA allocates no more TMEM.
 
     Example:
         >>> "relinquish" in str(relinquish())
         True
     """
-    return helper_call(FAMILY, "relinquish_alloc_permit", _RELINQUISH_SRC)
+    what = "relinquish_alloc_permit" + _group_suffix(cta_group)
+    return helper_call(FAMILY, what, _relinquish_source(cta_group))
 
 
-def dealloc(taddr, ncols: int):
-    """``tcgen05.dealloc`` of the ``ncols`` columns at TMEM address ``taddr``.
+def dealloc(taddr, ncols: int, cta_group: int = 1):
+    """``tcgen05.dealloc.cta_group::<cta_group>`` of the ``ncols`` columns at TMEM address ``taddr``.
 
     Example:
         >>> "tcgen05.dealloc" in str(dealloc(tvm.tirx.const(0, "uint32"), 32))
         True
     """
-    return helper_call(FAMILY, "dealloc", _DEALLOC_SRC, taddr, tvm.tirx.const(ncols, "uint32"))
+    what = "dealloc" + _group_suffix(cta_group)
+    return helper_call(FAMILY, what, _dealloc_source(cta_group), taddr, tvm.tirx.const(ncols, "uint32"))
 
 
 def simple(what: str):
@@ -255,6 +282,32 @@ def commit(bar):
     return helper_call(FAMILY, "commit", _COMMIT_SRC, bar)
 
 
+_COMMIT_PAIR_SRC = f"""
+__device__ __forceinline__ void {helper_name(FAMILY, "commit_cg2_multicast")}(void* bar, unsigned int cta_mask) {{
+  // Arrives, once this thread's earlier cta_group::2 MMAs are complete, on the mbarrier at the same shared offset
+  // in every CTA of the cluster whose bit (its rank) is set in cta_mask. The CTA's own shared::cta address is a
+  // shared::cluster address of the executing CTA (PTX ISA, state spaces: the shared::cta window lies in the
+  // shared::cluster window); the multicast names the other CTAs by the mask.
+  unsigned int addr = (unsigned int)__cvta_generic_to_shared(bar);
+  asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;"
+               :: "r"(addr), "h"((unsigned short)cta_mask) : "memory");
+}}
+"""
+
+
+def commit_pair(bar, cta_mask):
+    """``tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster`` on ``bar`` (an
+    ``address_of`` of the CTA's own mbarrier): when the pair MMAs the thread issued are done, one arrive on the
+    mbarrier at ``bar``'s offset in each CTA whose cluster rank is a bit of ``cta_mask`` (``uint32``; 16 bits used,
+    ``hw.tcgen05_mma.pair_cta_mask``).
+
+    Example:
+        >>> "tcgen05_commit_cg2_multicast" in str(commit_pair(tvm.tirx.const(0), tvm.tirx.const(3, "uint32")))
+        True
+    """
+    return helper_call(FAMILY, "commit_cg2_multicast", _COMMIT_PAIR_SRC, bar, u32(cta_mask))
+
+
 # ---- tcgen05.mma: dense kinds, and its shared-memory descriptors --------------------------------------------
 
 #: The dense kinds with one helper pair each (the block-scaled ``mxf8f6f4`` has its own form).
@@ -263,18 +316,18 @@ DENSE_KINDS = ("f16", "tf32", "f8f6f4", "i8")
 FORMS = ("ss", "ts")
 
 
-def mma_name(kind: str, form: str) -> str:
-    """The helper (its ``what``) of a dense ``tcgen05.mma`` of ``kind`` with A from shared (``"ss"``) or tensor
-    (``"ts"``) memory.
+def mma_name(kind: str, form: str, cta_group: int = 1) -> str:
+    """The helper (its ``what``) of a dense ``tcgen05.mma.cta_group::<cta_group>`` of ``kind`` with A from shared
+    (``"ss"``) or tensor (``"ts"``) memory.
 
     Example:
-        >>> mma_name("f16", "ss")
-        'mma_f16_ss'
+        >>> mma_name("f16", "ss"), mma_name("i8", "ss", cta_group=2)
+        ('mma_f16_ss', 'mma_i8_ss_cg2')
     """
     if kind not in DENSE_KINDS:
         raise ValueError(f"no dense tcgen05.mma helper for kind {kind!r}; expected one of {list(DENSE_KINDS)}")
     _check_form(form)
-    return f"mma_{kind}_{form}"
+    return f"mma_{kind}_{form}" + _group_suffix(cta_group)
 
 
 def _check_form(form: str) -> None:
@@ -289,8 +342,10 @@ def _a_operand(form: str) -> tuple[str, str, str]:
     return "unsigned int a_taddr", "[%1]", '"r"(a_taddr)'
 
 
-def mma_source(kind: str, form: str) -> str:
-    """CUDA source of the helper :func:`mma_name` names: one ``tcgen05.mma``, its descriptors passed whole.
+def mma_source(kind: str, form: str, cta_group: int = 1) -> str:
+    """CUDA source of the helper :func:`mma_name` names: one ``tcgen05.mma``, its descriptors passed whole. With
+    ``cta_group=2`` the pair's MMA: issued by one thread of the pair's even CTA, the descriptors' shared offsets and
+    the TMEM address naming the same places in both CTAs.
 
     Example:
         >>> src = mma_source("f16", "ss")
@@ -298,23 +353,25 @@ def mma_source(kind: str, form: str) -> str:
         True
         >>> "tcgen05.mma.cta_group::1.kind::i8 [%0], [%1], %2, %3, p;" in mma_source("i8", "ts")
         True
+        >>> "tcgen05.mma.cta_group::2.kind::f16 [%0], %1, %2, %3, p;" in mma_source("f16", "ss", cta_group=2)
+        True
     """
-    name = helper_name(FAMILY, mma_name(kind, form))
+    name = helper_name(FAMILY, mma_name(kind, form, cta_group))
     a_param, a_operand, a_constraint = _a_operand(form)
     return f"""
 __device__ __forceinline__ void {name}(unsigned int d_taddr, {a_param}, unsigned long long b_desc,
     unsigned int idesc, unsigned int enable_input_d) {{
   asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n"
-               " tcgen05.mma.cta_group::1.kind::{kind} [%0], {a_operand}, %2, %3, p;\\n}}"
+               " tcgen05.mma.cta_group::{cta_group}.kind::{kind} [%0], {a_operand}, %2, %3, p;\\n}}"
                :: "r"(d_taddr), {a_constraint}, "l"(b_desc), "r"(idesc), "r"(enable_input_d) : "memory");
 }}
 """
 
 
-def mma(kind: str, d_taddr, a, b_desc, idesc, enable_input_d, a_in_tmem: bool = False):
-    """One dense ``tcgen05.mma`` of ``kind``: ``a`` is A's full 64-bit descriptor (:func:`smem_descriptor`, plus
-    the K step's start), or A's TMEM address when ``a_in_tmem``; ``b_desc`` B's full descriptor. ``idesc`` an int
-    or expression, ``enable_input_d`` a ``uint32`` expression.
+def mma(kind: str, d_taddr, a, b_desc, idesc, enable_input_d, a_in_tmem: bool = False, cta_group: int = 1):
+    """One dense ``tcgen05.mma.cta_group::<cta_group>`` of ``kind``: ``a`` is A's full 64-bit descriptor
+    (:func:`smem_descriptor`, plus the K step's start), or A's TMEM address when ``a_in_tmem``; ``b_desc`` B's full
+    descriptor. ``idesc`` an int or expression, ``enable_input_d`` a ``uint32`` expression.
 
     Example:
         >>> z = tvm.tirx.const(0, "uint32")
@@ -324,7 +381,8 @@ def mma(kind: str, d_taddr, a, b_desc, idesc, enable_input_d, a_in_tmem: bool = 
     form = "ts" if a_in_tmem else "ss"
     a = a if a_in_tmem else u64(a)
     args = (d_taddr, a, u64(b_desc), u32(idesc), enable_input_d)
-    return helper_call(FAMILY, mma_name(kind, form), mma_source(kind, form), *args)
+    name, source = mma_name(kind, form, cta_group), mma_source(kind, form, cta_group)
+    return helper_call(FAMILY, name, source, *args)
 
 
 def smem_descriptor(pointer, bits_without_start):
@@ -408,6 +466,7 @@ __all__ = [
     "block_scaled_name",
     "block_scaled_source",
     "commit",
+    "commit_pair",
     "cp",
     "cp_name",
     "cp_source",

@@ -52,9 +52,15 @@ from ...hw.targets import targets_with
 from ...hw.tcgen05 import TMEM_SCOPE
 from ...hw.tcgen05_mma import SCALE_DTYPE, MmaInstruction, instruction_descriptor, mma_kind
 from ...hw.threads import WARPGROUP_THREADS, thread_unit
-from ...hw.tmem_addressing import accumulator_taddr_offset, scale_factor_taddr, tmem_operand_offset
+from ...hw.tmem_addressing import (
+    accumulator_taddr_offset,
+    pair_accumulator_taddr_offset,
+    scale_factor_taddr,
+    tmem_operand_offset,
+)
 from ...hw.wgmma import WGMMA_M, WgmmaInstruction
 from ...ir.rewrite import walk
+from ...ir.threads import cluster_launch
 from ...layout.placement import axes_used
 from ..operands import FragmentOperand, TmemOperand, operand
 from ..spec import (
@@ -259,11 +265,14 @@ def accumulator_owners(d: FragmentOperand) -> set[int]:
 # ---- the rules --------------------------------------------------------------------------------------------------
 
 
-def mma_tiles(call: OpCall) -> tuple[int, int, int]:
+def mma_tiles(call: OpCall, cta_group: int = 1) -> tuple[int, int, int]:
     """M, N, K of a tile MMA: D, A and B are 2-D tiles once their leading dimensions are indexed down to one, with
-    the shapes ``D = A @ B.T`` needs (D ``(M, N)``, A ``(M, K)``, B ``(N, K)``).
+    the shapes ``D = A @ B.T`` needs (D ``(M, N)``, A ``(M, K)``, B ``(N, K)``). With ``cta_group=2`` each CTA
+    names its own halves (``hw.tcgen05_mma.PairMma``): D ``(M/2, N)``, A ``(M/2, K)``, B ``(N/2, K)``, and M, N, K
+    are the pair's.
 
-    Example: ``T.tile_mma(acc[0:128, 0:64], As[s, 0:128, 0:32], Bs[s, 0:64, 0:32])`` is ``(128, 64, 32)``.
+    Example: ``T.tile_mma(acc[0:128, 0:64], As[s, 0:128, 0:32], Bs[s, 0:64, 0:32])`` is ``(128, 64, 32)``; with
+    ``cta_group=2`` and B ``Bs[s, 0:32, 0:32]``, ``(256, 64, 32)``.
     """
     shapes = {}
     for name, region in (("D", call.d), ("A", call.a), ("B", call.b)):
@@ -277,6 +286,13 @@ def mma_tiles(call: OpCall) -> tuple[int, int, int]:
             + ", ".join(f"{n} {s}" for n, s in shapes.items())
         )
     (m, n), (m_a, k), (n_b, k_b) = shapes["D"], shapes["A"], shapes["B"]
+    if cta_group == 2:
+        if (m_a, 2 * n_b, k_b) != (m, n, k):
+            raise ValueError(
+                "T.tile_mma(cta_group=2) computes the pair's D = A @ B.T from each CTA's halves: D is (M/2, N), A "
+                f"(M/2, K), B (N/2, K); got D {shapes['D']}, A {shapes['A']}, B {shapes['B']}"
+            )
+        return 2 * m, n, k
     if (m_a, n_b, k_b) != (m, n, k):
         raise ValueError(
             f"T.tile_mma computes D = A @ B.T: D is (M, N), A (M, K), B (N, K); got D {shapes['D']}, A "
@@ -366,9 +382,32 @@ def mma_operand_layouts(buffer, dtype: str | None = None) -> tuple:
     return tuple(found)
 
 
+def _check_pair(call: OpCall, m: int, scaled: bool, func) -> None:
+    """What ``T.tile_mma(cta_group=2)`` lowers: a kernel launched in clusters of pairs (ranks 2p and 2p + 1), A and
+    B in shared memory, dense; the scope and form the pair's synchronisation needs.
+    ``ValueError`` naming what is not."""
+    _, cluster = cluster_launch(func)
+    size = None if cluster is None or None in cluster else int(np.prod(cluster))
+    if size is None or size % 2:
+        declared = "declares no cluster" if cluster is None else f"declares clusters of shape {cluster}"
+        raise ValueError(
+            "T.tile_mma(cta_group=2) runs on a CTA pair, the CTAs of cluster ranks 2p and 2p + 1: launch the kernel "
+            f"in clusters of an even number of CTAs (cx = T.cta_id_in_cluster([2])); it {declared}"
+        )
+    if scaled:
+        raise ValueError("T.tile_mma(cta_group=2) with scale factors (block-scaled) is not lowered")
+    if call.a.source.scope() == TMEM_SCOPE:
+        raise ValueError("T.tile_mma(cta_group=2) with A in tensor memory is not lowered; put A in shared memory")
+    if call.scope != "cta" and call.barrier is None:
+        raise ValueError(
+            f'T.tile_mma(cta_group=2) with scope "{call.scope}" needs barrier=bars[i]: the synchronous form waits '
+            'at a cluster barrier every thread of both CTAs reaches (scope "cta")'
+        )
+
+
 class TileMma(OpSpec):
     """``T.tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope="cta",
-    wait=True)``: ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` on the tensor cores (``D = A @ B.T``).
+    wait=True, cta_group=1)``: ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` on the tensor cores (``D = A @ B.T``).
 
     ``D`` is an ``(M, N)`` region of a TMEM buffer in an MMA accumulator layout (``tmem_datapath_layout("D", 128,
     N)``, or ``"F"`` for M = 64); ``A`` an ``(M, K)`` region in shared memory (or TMEM), ``B`` an ``(N, K)`` region
@@ -385,6 +424,16 @@ class TileMma(OpSpec):
     through (a TMA load then ``T.mbarrier_wait``, or writers that ``T.mbarrier_arrive``). ``wait=False`` issues
     without waiting: D is readable, and the shared operands may be overwritten, after ``T.tile_mma_wait(pending)``
     has left at most ``pending`` newer groups in flight.
+
+    ``cta_group=2`` (tcgen05 only) is the CTA pair's MMA (``tcgen05.mma.cta_group::2``, the kernel launched in
+    clusters whose ranks 2p and 2p + 1 are pair p): every CTA of the pair names its own halves, D ``(M/2, N)`` in
+    its TMEM, A ``(M/2, K)`` and B ``(N/2, K)`` in its shared memory, at the same places in both CTAs; the pair's M
+    is 256 (D in ``tmem_datapath_layout("A", 128, N)``) or 128 (``tmem_datapath_layout("B", 64, N)``), N 16..256 in
+    steps of 16 (32 for 8-bit integers). One
+    thread of the even CTA issues; the commit arrives on the mbarrier of both CTAs. Scope ``"cta"`` (every thread
+    of both CTAs meets at a cluster barrier before the issue, then waits, or commits to ``barrier``), or
+    ``"warp"``/``"thread"`` with ``barrier`` (the warp-specialised issuer, whose operands reach it through
+    mbarriers). Its TMEM is allocated with ``cta_group::2`` in both CTAs.
 
     Example:
         >>> import tvm
@@ -407,6 +456,7 @@ class TileMma(OpSpec):
         RegionField("scale_b", default=None, keyword=True),
         ScopeField(MMA_SCOPES, keyword=True),
         FlagField("wait", default=True, keyword=True),
+        CountField("cta_group", 1, 2, default=1, keyword=True),
     )
     families = ("tcgen05", "wgmma", "mmasync", BLOCK_SCALE_FAMILY)
 
@@ -435,6 +485,12 @@ class TileMma(OpSpec):
     def rules(self, call: OpCall, ctx) -> Record:
         in_registers = all(region.source.scope() == "local" for region in (call.d, call.a, call.b))
         family = "mmasync" if in_registers and ctx.arch.has("mmasync") else self.family(ctx)
+        if call.cta_group == 2 and family != "tcgen05":
+            raise ValueError(
+                f"T.tile_mma(cta_group=2) is tcgen05.mma.cta_group::2, the CTA pair's MMA; target {ctx.arch} "
+                f"lowers T.tile_mma to {family}, which has no CTA pair (tcgen05 exists on "
+                f"{', '.join(targets_with('tcgen05'))})"
+            )
         if family == "mmasync" and call.scale_a is not None:
             return self._mmasync_scaled(call, ctx)
         if family == "mmasync":
@@ -475,13 +531,17 @@ class TileMma(OpSpec):
                 raise ValueError(f"T.tile_mma's {name} must be in {where}; {buffer.name} is in {buffer.scope()!r}")
             if name.startswith("scale") and str(buffer.dtype) != SCALE_DTYPE:
                 raise ValueError(f"T.tile_mma's {name} ({buffer.name}) must be {SCALE_DTYPE}, got {buffer.dtype}")
-        m, n, k = mma_tiles(call)
+        group = call.cta_group
+        m, n, k = mma_tiles(call, group)
         d_dtype, a_dtype, b_dtype = (str(call.d.source.dtype), str(call.a.source.dtype), str(call.b.source.dtype))
         scaled = call.scale_a is not None
         prefix = "T.tile_mma with scale factors (block-scaled)" if scaled else "T.tile_mma"
+        if group == 2:
+            prefix = "T.tile_mma(cta_group=2)"
+            _check_pair(call, m, scaled, ctx.func)
         try:
             kind = mma_kind(a_dtype, b_dtype, block_scaled=scaled)
-            instruction = MmaInstruction(kind, a_dtype, b_dtype, d_dtype, m, n)
+            instruction = MmaInstruction(kind, a_dtype, b_dtype, d_dtype, m, n, cta_group=group)
         except ValueError as err:
             raise ValueError(f"{prefix}: {err}") from None
         if k % instruction.k:
@@ -494,19 +554,24 @@ class TileMma(OpSpec):
         if not all(ctx.decided(b) for b in buffers):  # the layouts are read once inference has decided them
             return Tcgen05Mma(call, "tcgen05", None, None, None, m, n, k, kind, instruction, form, reach=reach)
         d, a, b = (operand(regions[name], ctx.layouts, name) for name in ("D", "A", "B"))
-        b_shared = shared_operand(b, n, k, "B")
+        # each CTA's descriptors describe its own halves; the pair's MMA reads the peer's at the same offsets
+        m_cta, n_b = m // group, n // group
+        b_shared = shared_operand(b, n_b, k, "B")
         a_shared = a_address = None
         if isinstance(a, TmemOperand):
             a_major = "K"
         else:
-            a_shared = shared_operand(a, m, k, "A")
+            a_shared = shared_operand(a, m_cta, k, "A")
             a_major = a_shared.descriptor.major
         try:
             instruction = dataclasses.replace(instruction, a_major=a_major, b_major=b_shared.descriptor.major)
         except ValueError as err:
             raise ValueError(f"{prefix}: {err}") from None
         _leading_indexed(d, "D")
-        lane, column = accumulator_taddr_offset(d.layout, d.begins, (m, n), d.dtype, d.shape)
+        if group == 2:  # each CTA's half: Layout A (the pair's M = 256) or Layout B (M = 128)
+            lane, column = pair_accumulator_taddr_offset(d.layout, d.begins, (m_cta, n), d.dtype, d.shape)
+        else:
+            lane, column = accumulator_taddr_offset(d.layout, d.begins, (m, n), d.dtype, d.shape)
         if isinstance(a, TmemOperand):
             _leading_indexed(a, "A")
             a_lane, a_column = tmem_operand_offset(a.layout, a.begins, (m, k), a.dtype, a.shape)

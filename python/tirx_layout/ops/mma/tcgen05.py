@@ -65,8 +65,9 @@ from ...hw.tcgen05_mma import K_BYTES_PER_INSTRUCTION
 from ...ir.device_calls import cta_barrier, warp_barrier
 from ...ir.placeholders import tmem_base_address
 from ...ir.rewrite import AllocBuffer, sequence, store
-from ..helpers import mbarrier, sync, tcgen05
+from ..helpers import cluster, mbarrier, sync, tcgen05
 from ..issue import issued_once
+from ..tmem.alloc import TmemAllocations
 from .shared_operands import advanced, as_u32, descriptor_value
 from .spec import TILE_MMA, Tcgen05Mma, TmemColumn
 
@@ -166,8 +167,11 @@ def lower_tcgen05_mma(record: Tcgen05Mma, ctx):
         else:
             a_arg = advanced(a_base, a.steps[s])
         if record.scales is None:
+            group = record.instruction.cta_group
             issue.append(
-                tcgen05.mma(record.kind, d_taddr, a_arg, b_arg, record.descriptor, enable, a_in_tmem=a is None)
+                tcgen05.mma(
+                    record.kind, d_taddr, a_arg, b_arg, record.descriptor, enable, a_in_tmem=a is None, cta_group=group
+                )
             )
             continue
         scale = record.scales[s]  # K step s reads K-block s: the SF ids pick its byte
@@ -196,17 +200,25 @@ def _complete(record: Tcgen05Mma, issue: list, ctx) -> list:
     # mbarriers, published by their writers (an arrive fences the proxy; a TMA load writes through the async
     # proxy already), so a fence of its own (MEMBAR + FENCE.VIEW.ASYNC in SASS, per K tile) orders nothing.
     issuer = call.scope in ("thread", "warp") and call.barrier is not None
+    pair = record.instruction.cta_group == 2
     before = [] if issuer else [sync.fence_proxy_async()]
     if call.scope == "cta":
-        before += [tcgen05.simple("fence_before"), cta_barrier(), tcgen05.simple("fence_after")]
+        # a pair's cluster barrier publishes the peer CTA's operands (and its TMEM and mbarriers) to the issuer
+        meet = [cluster.arrive(), cluster.wait()] if pair else [cta_barrier()]
+        before += [tcgen05.simple("fence_before"), *meet, tcgen05.simple("fence_after")]
     elif call.scope == "warp":
         before += [tcgen05.simple("fence_before"), warp_barrier(), tcgen05.simple("fence_after")]
     if call.barrier is None:
+        # (mbarrier.init fences its init to cluster scope; a pair's cluster barrier then orders it before the
+        # peer's commit arrives)
         bar, phase = ctx.state(OwnMbarriers).new_site(call.scope)
         bar_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(bar, [tirx.IntImm("int32", 0)]))
     else:
         bar_address = tvm.tirx.address_of(call.barrier)
-    guarded = issued_once(call.scope, sequence([*issue, tcgen05.commit(bar_address)]), ctx.threads.index)
+    if pair:
+        guarded = _pair_issue(issue, bar_address, call.scope, ctx)
+    else:
+        guarded = issued_once(call.scope, sequence([*issue, tcgen05.commit(bar_address)]), ctx.threads.index)
     after = []
     if call.barrier is None:
         parity = tvm.tirx.BufferLoad(phase, [tirx.IntImm("int32", 0)])
@@ -216,3 +228,16 @@ def _complete(record: Tcgen05Mma, issue: list, ctx) -> list:
             store(phase, parity ^ tirx.const(1, "uint32"), tirx.IntImm("int32", 0)),
         ]
     return [*before, guarded, *after]
+
+
+def _pair_issue(issue: list, bar_address, scope: str, ctx):
+    """A pair MMA's issue: the even CTA of the pair (``hw.tcgen05_mma.leader_rank``) issues, its commit arriving on
+    the mbarrier at ``bar_address``'s offset in both CTAs (ctaMask ``0b11 << leader rank``,
+    ``hw.tcgen05_mma.pair_cta_mask``); its TMEM is allocated with ``cta_group::2`` (the allocation state is told)."""
+    ctx.state(TmemAllocations).use_cta_group(2, "T.tile_mma(cta_group=2)")
+    rank = tirx.Var("cta_rank", "uint32")
+    leader = rank & tirx.const(0xFFFFFFFE, "uint32")
+    mask = tirx.const(3, "uint32") << leader
+    body = issued_once(scope, sequence([*issue, tcgen05.commit_pair(bar_address, mask)]), ctx.threads.index)
+    is_leader = (rank & tirx.const(1, "uint32")) == tirx.const(0, "uint32")
+    return sequence([tirx.Bind(rank, cluster.rank()), tirx.IfThenElse(is_leader, body, None)])

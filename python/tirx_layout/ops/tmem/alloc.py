@@ -29,7 +29,7 @@ from ...ir.device_calls import cta_barrier
 from ...ir.placeholders import tmem_base_buffer
 from ...ir.rewrite import AllocBuffer, map_function, sequence, store, walk
 from ...layout import TileLayout
-from ..helpers import mbarrier, tcgen05
+from ..helpers import cluster, mbarrier, tcgen05
 from .fences import fence_barriers_between_accesses
 from .ld_st import layout_places
 
@@ -193,10 +193,24 @@ class TmemAllocations:
         self.last = self.allocs[-1].buffer if self.allocs else None
         self.cp_barriers = {}  # allocated buffer -> [(mbarrier, phase)] of the CTA-wide tcgen05.cp sites into it
         self.ctx = ctx
+        self.cta_group, self.cta_group_user = 1, None
+
+    def use_cta_group(self, cta_group: int, user: str) -> None:
+        """The kernel's tcgen05 instructions use ``cta_group`` (``user`` says which op asked): its allocations then
+        use it too (``cta_group::2``: the same columns in both CTAs of the pair; one warp of each allocates, and a
+        cluster barrier precedes the deallocation, so that neither CTA frees TMEM the pair's MMA may still use).
+        The ISA lets a kernel use one ``cta_group`` only: a tcgen05.cp (``cta_group::1``) in a pair kernel is
+        refused by :meth:`finish`."""
+        self.cta_group, self.cta_group_user = cta_group, user
 
     def finish(self, func):
         """``func`` with every TMEM address the lowerings asked for filled in and every allocation made around its
         scope."""
+        if self.cta_group == 2 and any(self.cp_barriers.values()):
+            raise ValueError(
+                f"{self.cta_group_user} makes every tcgen05 instruction of the kernel cta_group::2 (PTX ISA: one "
+                "cta_group per kernel), but the kernel also copies into TMEM with tcgen05.cp.cta_group::1"
+            )
         # The TMEM address of a buffer, as the MMA lowering wrote it, is the address its allocation returns.
         rules = [(tvm.ir.Call, self.base_address)]
         if self.allocs:  # TMEM allocations become tcgen05.alloc ... tcgen05.dealloc around their scope
@@ -266,9 +280,11 @@ class TmemAllocations:
         buffer = next(b for b in self.slots if b.same_as(buffer))
         slot, ncols = self.slots[buffer], self.columns[buffer]
         first_warp = tvm.tirx.floordiv(self.ctx.threads.index, WARP_THREADS) == 0
-        issue = [tcgen05.alloc(tvm.tirx.address_of(tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])), ncols)]
+        group = self.cta_group
+        slot_address = tvm.tirx.address_of(tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]))
+        issue = [tcgen05.alloc(slot_address, ncols, cta_group=group)]
         if buffer.same_as(self.last):
-            issue.append(tcgen05.relinquish())
+            issue.append(tcgen05.relinquish(cta_group=group))
         # No tcgen05 fences around these two barriers: alloc and dealloc are synchronous tcgen05 instructions,
         # which the thread-sync fences do not order (PTX ISA 9.7.16.6.1, 9.7.16.6.3). The address reaches the other
         # warps through shared memory, which the barrier orders (alloc's shared-memory write keeps same-address
@@ -291,5 +307,6 @@ class TmemAllocations:
             cta_barrier(),
             tirx.Bind(self.taddr(buffer), tvm.tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])),
         ]
-        tail = [cta_barrier(), tirx.IfThenElse(first_warp, tcgen05.dealloc(self.taddr(buffer), ncols), None)]
+        meet = [cluster.arrive(), cluster.wait()] if group == 2 else [cta_barrier()]
+        tail = [*meet, tirx.IfThenElse(first_warp, tcgen05.dealloc(self.taddr(buffer), ncols, cta_group=group), None)]
         return [*head, fence_barriers_between_accesses(sequence(rest)), *tail]
