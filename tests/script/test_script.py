@@ -7,6 +7,7 @@ import tvm
 from hypothesis import given
 
 from tirx_layout import ComposeLayout, S, SwizzleLayout, TileLayout, layout_of, mma_shared_layout, parse_layout
+from tirx_layout.ir.rewrite import AllocBuffer, walk
 from tirx_layout.script import buffer_layouts
 from tirx_layout.transform import infer_layouts
 
@@ -22,12 +23,46 @@ def round_trip(func):
     return text
 
 
+def scalar_locals(func) -> list[str]:
+    """The names of ``func``'s one-element local buffers: the scalars ``x: T.int32 = ...`` declares (or a macro's
+    assignment of an expression), which TVMScript 0.27 prints as ``x = T.alloc_buffer((1,), ...)`` and then ``x =
+    value`` -- a form its own parser reads back as a rebinding of ``x``, not as stores and loads."""
+    found = []
+
+    def visit(node):
+        buffer = node.buffer
+        if buffer.scope() == "local" and [int(e) for e in buffer.shape] == [1]:
+            found.append(buffer.name)
+
+    walk(func.body, [(AllocBuffer, visit)])
+    return found
+
+
+def test_tvmscript_does_not_read_back_a_printed_scalar_local():
+    # Upstream TVM 0.27, not tirx_layout: the round trip fails without a layout too. While this holds, examples with
+    # scalar locals are printed but not parsed back (below); when TVM fixes it, this fails and the exception goes.
+    func = tvm.script.from_source(
+        """
+@T.prim_func
+def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        x: T.int32 = tx // 8 * 8
+        B[x + 1] = A[x]
+""",
+        extra_vars={"T": tvm.script.tirx},
+    )
+    assert scalar_locals(func) == ["x"]
+    with pytest.raises(tvm.error.DiagnosticError, match=r"tvm.tirx.const must be int, float, or bool"):
+        tvm.script.from_source(func.script())
+
+
 @pytest.mark.parametrize("name", sorted(example_kernels()))
 def test_examples_print_layouts_readably_and_round_trip(name):
     kernel = example_kernels()[name][0]
     if not buffer_layouts(kernel):  # every layout left to inference: print the kernel with the inferred ones
         kernel = infer_layouts(kernel)
-    text = round_trip(kernel)
+    # a kernel with scalar locals (the GEMMs' tile coordinates) prints, but TVMScript 0.27 cannot read it back
+    text = kernel.script() if scalar_locals(kernel) else round_trip(kernel)
     layouts = buffer_layouts(kernel)
     assert (", layout=T.layout(" in text) == bool(layouts)  # a kernel of global buffers and plain arrays has none
     for _buffer, layout in layouts.items():
