@@ -154,8 +154,8 @@ def measure_blackwell(entry: KernelEntry, problem) -> dict:
     rows = _attention_blackwell.measure_case(problem, block_n=entry.tile_kv)
     found = {
         "tile_kv": entry.tile_kv,
-        "registers": rows["registers"],
-        "spilled bytes": rows["spill bytes"],
+        "registers per thread, every role": rows["registers"],
+        "spilled bytes, every role": rows["spill bytes"],
         "shared bytes": rows["shared bytes"],
         "TMEM columns used / allocated": f"{rows['TMEM columns used']} / {rows['TMEM columns allocated']}",
         "SASS instructions": rows["SASS instructions"],
@@ -298,8 +298,8 @@ def measure(entry: KernelEntry, arch: str, causal: bool) -> dict:
     code = measure_cuda(cuda, arch, launch_values(lowered).get("tirx.use_dyn_shared_memory", 0))
     found = {
         "tile_kv": tile_kv,
-        "registers": code.registers,
-        "spilled bytes": code.spill_bytes,
+        "registers per thread, every role": code.registers,
+        "spilled bytes, every role": code.spill_bytes,
         "shared bytes": code.shared_bytes,
         "PTX instructions": len(code.ptx),
     }
