@@ -37,8 +37,9 @@ The tensor cores, the exp unit and the issue overlap (warp specialisation, ping-
 the kernel's bound is the largest of the per-tile times, and the printout names it with a one-line verdict. Two
 caveats the counts carry: a loop's SASS is its static length, the masking branch included (a causal kernel runs it
 on the diagonal tiles only, so the steady state issues about the non-causal count); and the L2 bandwidth the loads
-need is set against no published figure -- at ``tile_q / 2`` FLOP per byte of K/V the tensor cores' peak draws
-(Hopper, tile_q 128) 7.7 TB/s from L2 over the 132 SMs, where FlashAttention-3's 740 TFLOPS drew 5.8.
+need is set against no published figure -- at ``tile_q`` FLOP per byte of K/V (``4 tile_q tile_kv d`` FLOP per
+``4 tile_kv d`` bytes) the tensor cores' peak draws (Hopper, tile_q
+128) 7.7 TB/s from L2 over the 132 SMs, where FlashAttention-3's 740 TFLOPS drew 5.8.
 
 Usage: python benchmarks/bench_attention.py        (needs nvcc; SASS needs nvdisasm)
 """
