@@ -183,6 +183,7 @@ def pipelined_gemm(
     epilogue: str | None = None,
     group: int | None = None,
     output_dtype: str | None = None,
+    cta_group: int = 1,
 ):
     """The kernel computing ``D (M, N) float32 = A (M, K) @ B (N, K).T`` in ``dtype`` (bfloat16, float16 or fp8)
     with ``tile = (tile_m, tile_n, tile_k)`` output tiles, a ring of ``stages`` shared stages, and ``ctas``
@@ -192,6 +193,8 @@ def pipelined_gemm(
     issuing ``T.tile_copy_async``) or ``"threads"`` (a producer warpgroup of ``T.tile_copy``). ``scaled=True``
     (fp8 only) makes the block-scaled kernel of :func:`block_scaled_kernel`, with scale-factor inputs ``SFA``
     (M, K/32) and ``SFB`` (N, K/32). ``group``: the raster's rows of tiles per group (``gemm_ring.schedule``).
+    ``cta_group=2`` makes the CTA-pair kernel of :func:`pair_kernel` (clusters of 2 x 1, tile_m = 256 across the
+    pair, ``ctas`` counting pairs).
 
     Example:
         >>> kernel = pipelined_gemm(256, 256, 256)
@@ -221,6 +224,15 @@ def pipelined_gemm(
     output_dtype = output_dtype or ("float32" if epilogue is None else "bfloat16")
     if scaled and output_dtype != "float32":
         raise ValueError("pipelined_gemm: the block-scaled kernel stores float32 D (output_dtype='float32')")
+    if cta_group not in (1, 2):
+        raise ValueError(f"pipelined_gemm: cta_group = {cta_group!r}; tcgen05.mma runs on one CTA (1) or a pair (2)")
+    if cta_group == 2:
+        if not tma or scaled or output_dtype != "float32":
+            raise ValueError(
+                f"pipelined_gemm: cta_group=2 is the TMA-fed dense kernel with float32 D; got loads = {loads!r}, "
+                f"scaled = {scaled}, output_dtype = {output_dtype!r}, epilogue = {epilogue!r}"
+            )
+        return pair_kernel(M, N, K, dtype, tile, stages, ctas, group)
     check_budget(tile, stages, dtype, scaled, staging=output_dtype == "bfloat16")
     if tile_m != 128:
         raise ValueError(f"pipelined_gemm: tile_m = {tile_m}; the epilogue warpgroup drains 128 TMEM lanes")
@@ -453,6 +465,187 @@ def pipelined_gemm(
         roles(cta, tx, A, B, a_tile, b_tile, full, empty, acc, acc_full, acc_empty, store_tma, outputs)
 
     return unrolled(cast)
+
+
+#: Rows of the pair's tile (``tcgen05.mma.cta_group::2`` with M = 256) and of each CTA's half of it.
+PAIR_M, HALF_M = 256, 128
+
+
+def pair_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, ctas: int | None, group: int | None):
+    """The CTA-pair form of :func:`pipelined_gemm` (``cta_group=2``; its other arguments checked there): the kernel
+    is launched in clusters of 2 x 1, and pair ``p`` (CTAs ``2p``, ``2p + 1``, cluster ranks 0 and 1) computes
+    ``tile = (256, tile_n, tile_k)`` output tiles with ``tcgen05.mma.cta_group::2`` issued by the even CTA's MMA
+    warp. ``ctas`` counts pairs (persistent, default one per output tile; the grid has ``2 * ctas`` CTAs), and pair
+    ``p`` takes tiles ``p, p + ctas, ...`` in the raster of ``gemm_ring.TileSchedule``.
+
+    The halves (``examples/pair_gemm.py``, ``hw.tcgen05_mma.PairMma``): CTA ``r`` of the pair holds rows
+    ``128 r ..`` of the tile's A and rows ``tile_n / 2 * r ..`` of its B in its ring (each stage's tiles at the same
+    offsets in both CTAs), and its 128 rows of D in its TMEM (two accumulator stages of ``tile_n`` columns). The
+    roles, per CTA:
+
+    * producer (warp 4, one elected lane): as in the 1-CTA kernel, it waits for its ``empty[s]`` and loads its own
+      halves by TMA, both copies completing on its own ``full[s]``. ``empty[s]`` is completed by the pair's MMA:
+      the even CTA's commit arrives on ``empty[s]`` in both CTAs (``.multicast::cluster``, mask ``0b11``), so
+      neither CTA refills a stage the pair's MMA may still read.
+    * MMA warp (warp 8), even CTA: waits for its ``full[s]`` and issues the pair's MMA, committing to ``empty[s]``
+      (both CTAs). Its ``full[s]`` expects three arrivals: its own two TMA copies and one from the odd CTA saying
+      that the odd CTA's stage is full too. The odd CTA's TMA completes on the odd CTA's own ``full[s]``:
+      CUTLASS instead hands the odd CTA's TMA the leader's mbarrier (``.cta_group::2`` on the bulk tensor copy,
+      the mbarrier address with the peer bit cleared), but the project's ``T.tile_copy_async`` signals the
+      mbarrier of the CTA it writes (or, multicast, the same offset in each written CTA) and no other. So
+    * MMA warp, odd CTA (the relay): its elected lane waits for its own ``full[s]`` (its TMA bytes landed) and
+      arrives on the even CTA's ``full[s]`` (``T.mbarrier_arrive_peer``: release at cluster scope, after the proxy
+      fence, so the even CTA's MMA, which acquired that phase, reads the odd CTA's stage after the TMA wrote it).
+      The cost is one wait and one remote arrive per K tile in a warp that is otherwise idle, and a little
+      latency on the stage's hand-over; the producer loops of both CTAs are the 1-CTA loop unchanged. After a
+      tile's last K tile it waits for that K tile's commit on its own ``empty[s]`` and arrives on its own
+      ``acc_full[a]``, as the even CTA's MMA warp does on its own.
+    * epilogue (warpgroup 0): waits for its ``acc_full[a]``, drains its 128 rows of D from its TMEM and arrives on
+      its own ``acc_empty[a]``. The pair's MMA overwrites accumulator stage ``a`` only after both CTAs read it: the
+      even CTA's ``acc_empty[a]`` expects its epilogue's 128 arrivals and one from the odd CTA's relay, which
+      waits for its own ``acc_empty[a]`` before its next tile and arrives on the even CTA's (a release chain:
+      ``tcgen05.wait::ld``, ``fence::before_thread_sync``, arrive; wait, peer arrive at cluster scope; the MMA
+      warp's wait and ``fence::after_thread_sync``). One remote arrive per tile instead of the odd epilogue's 128;
+      and the simulator's tcgen05 ordering model, kept per CTA (it counts the pair's MMAs in the odd CTA under the
+      issuing warp's number, ``sim/tcgen05_pair.py``), sees the odd CTA's loads ordered before them only through a
+      wait in the odd CTA's warp 8 (a direct peer arrive by the epilogue publishes memory clocks, not the tcgen05
+      order, and is reported as a TMEM race).
+
+    A cluster barrier after the mbarriers' initialisation orders it before any peer signal; the one the pair's
+    TMEM deallocation begins with (``cta_group::2``) keeps either CTA from exiting while the other may still
+    signal it. Refused: tile_m other than 256, tile_n not a multiple of 32 in 32..256, and what
+    :func:`pipelined_gemm` refuses for the pair.
+
+    Example:
+        >>> kernel = pipelined_gemm(256, 256, 256, tile=(256, 256, 64), cta_group=2)
+        >>> [p.name for p in kernel.params]
+        ['A', 'B', 'D']
+        >>> pipelined_gemm(256, 256, 256, tile=(128, 256, 64), cta_group=2)
+        Traceback (most recent call last):
+        ...
+        ValueError: pipelined_gemm: cta_group=2 takes tile_m = 256 (128 rows in each CTA of the pair), not 128
+    """
+    tile_m, tile_n, tile_k = tile
+    if tile_m != PAIR_M:
+        raise ValueError(
+            f"pipelined_gemm: cta_group=2 takes tile_m = {PAIR_M} ({HALF_M} rows in each CTA of the pair), not {tile_m}"
+        )
+    if tile_n % EPILOGUE_COLUMNS or not EPILOGUE_COLUMNS <= tile_n <= 256:
+        raise ValueError(
+            f"pipelined_gemm: cta_group=2 tile_n = {tile_n} must be a multiple of 32 in 32..256 (MMA N, epilogue)"
+        )
+    half_n = tile_n // 2
+    # each CTA's ring holds its halves (128 x tile_k of A, tile_n / 2 x tile_k of B per stage); its TMEM the two
+    # accumulator stages of tile_n columns (2 * 256 at most: they fit the 512)
+    check_budget((HALF_M, half_n, tile_k), stages, dtype)
+    plan = RING.schedule("pipelined_gemm", M, N, K, dtype, tile, stages, ctas, group)
+    tiles, per_cta = plan.tiles, plan.per_cta
+    a_layout = mma_shared_layout(dtype, "128B", (stages, HALF_M, tile_k))
+    b_layout = mma_shared_layout(dtype, "128B", (stages, half_n, tile_k))
+    acc_layout = mma_accumulator_layout(HALF_M, tile_n, stages=2)
+    hm, hn, tn, tk, S, KT, C, E = HALF_M, half_n, tile_n, tile_k, stages, plan.k_tiles, plan.ctas, EPILOGUE_COLUMNS
+    U = stages if KT % stages == 0 else 1  # unrolled over the ring, as in pipelined_gemm
+    chunks = tile_n // E
+
+    @T.prim_func
+    def gemm(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype), D: T.Buffer((M, N), "float32")):
+        T.device_entry()
+        cta = T.cta_id([2 * C])
+        cx = T.cta_id_in_cluster([2])
+        tx = T.thread_id([THREADS])
+        a_tile = T.alloc_shared((S, hm, tk), dtype, layout=a_layout, align=1024)
+        b_tile = T.alloc_shared((S, hn, tk), dtype, layout=b_layout, align=1024)
+        full = T.alloc_shared((S,), "uint64")
+        empty = T.alloc_shared((S,), "uint64")
+        acc_full = T.alloc_shared((2,), "uint64")
+        acc_empty = T.alloc_shared((2,), "uint64")
+        acc = T.alloc_tmem((2, hm, tn), "float32", layout=acc_layout)
+        out = T.alloc_local((hm, E), "float32")
+        pair = T.meta_var(cta // 2)
+        for s in T.unroll(S):
+            # the CTA's two TMA copies; the even CTA's also the odd CTA's relay (its stage is full too)
+            T.mbarrier_init(full[s], 3 - cx)
+            T.mbarrier_init(empty[s], 1)  # the pair MMA's commit, multicast to both CTAs
+        for a in T.unroll(2):
+            T.mbarrier_init(acc_full[a], 32 - 31 * cx)  # the even CTA's MMA warp; the odd CTA's relay lane
+            T.mbarrier_init(acc_empty[a], 128 + 1 - cx)  # the CTA's epilogue warpgroup; the even's also the relay
+        T.cluster_sync()  # both CTAs' mbarriers initialised before the peer signals them
+        if tx // 32 == 4:  # producer: the elected lane of warp 4 loads this CTA's halves
+            if T.elect_one():
+                for i in T.serial(per_cta):
+                    tile_id = T.meta_var(pair + i * C)
+                    row0: T.int32 = plan.coordinates(tile_id)[0] * PAIR_M + cx * hm  # this CTA's rows of A
+                    col0: T.int32 = plan.coordinates(tile_id)[1] * tn + cx * hn  # and of B
+                    if tile_id < tiles:
+                        for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
+                            for u in T.unroll(U):
+                                kt = T.meta_var(k0 * U + u)
+                                it = T.meta_var(i * KT + kt)
+                                # stage it % S was read by the pair's MMA of K step it - S (at once in the first turn)
+                                T.mbarrier_wait(empty[it % S], (it // S + 1) % 2)
+                                T.tile_copy_async(
+                                    a_tile[it % S],
+                                    A[row0 : row0 + hm, kt * tk : kt * tk + tk],
+                                    full[it % S],
+                                    scope="thread",
+                                )
+                                T.tile_copy_async(
+                                    b_tile[it % S],
+                                    B[col0 : col0 + hn, kt * tk : kt * tk + tk],
+                                    full[it % S],
+                                    scope="thread",
+                                )
+        elif tx // 32 == 8:
+            if cx == 0:  # the pair's MMA issue: warp 8 of the even CTA
+                for i in T.serial(per_cta):
+                    if pair + i * C < tiles:
+                        if i >= 2:  # accumulator stage i % 2 held tile i - 2 until both epilogues drained it
+                            T.mbarrier_wait(acc_empty[i % 2], (i // 2 + 1) % 2)
+                        for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
+                            for u in T.unroll(U):
+                                kt = T.meta_var(k0 * U + u)
+                                it = T.meta_var(i * KT + kt)
+                                T.mbarrier_wait(full[it % S], it // S % 2)  # both CTAs' stage it % S is full
+                                T.tile_mma(
+                                    acc[i % 2],
+                                    a_tile[it % S],
+                                    b_tile[it % S],
+                                    kt > 0,
+                                    barrier=empty[it % S],
+                                    scope="warp",
+                                    cta_group=2,
+                                )
+                        last = T.meta_var(i * KT + KT - 1)  # MMAs into one accumulator complete in order
+                        T.mbarrier_wait(empty[last % S], last // S % 2)
+                        T.mbarrier_arrive(acc_full[i % 2])
+            elif T.elect_one():  # the odd CTA's relay: its full stages, told to the even CTA's MMA warp
+                for i in T.serial(per_cta):
+                    if pair + i * C < tiles:
+                        if i >= 2:  # this CTA's epilogue drained accumulator stage i % 2: tell the MMA warp
+                            T.mbarrier_wait(acc_empty[i % 2], (i // 2 + 1) % 2)
+                            T.mbarrier_arrive_peer(acc_empty[i % 2], 0)
+                        for k0 in T.serial(KT // U, annotations=ONE_RING_TURN):
+                            for u in T.unroll(U):
+                                kt = T.meta_var(k0 * U + u)
+                                it = T.meta_var(i * KT + kt)
+                                T.mbarrier_wait(full[it % S], it // S % 2)
+                                T.mbarrier_arrive_peer(full[it % S], 0)
+                        last = T.meta_var(i * KT + KT - 1)  # the commit of the tile's last MMA, here too
+                        T.mbarrier_wait(empty[last % S], last // S % 2)
+                        T.mbarrier_arrive(acc_full[i % 2])
+        elif tx // 128 == 0:  # epilogue: this CTA's 128 rows of the pair's tile, from its TMEM
+            for i in T.serial(per_cta):
+                tile_id = T.meta_var(pair + i * C)
+                row0: T.int32 = plan.coordinates(tile_id)[0] * PAIR_M + cx * hm
+                col0: T.int32 = plan.coordinates(tile_id)[1] * tn
+                if tile_id < tiles:
+                    T.mbarrier_wait(acc_full[i % 2], i // 2 % 2)
+                    for c in T.unroll(chunks):
+                        T.tile_copy(out, acc[i % 2, 0:hm, c * E : c * E + E], "warpgroup")
+                        T.tile_copy(D[row0 : row0 + hm, col0 + c * E : col0 + c * E + E], out, "warpgroup")
+                    T.mbarrier_arrive(acc_empty[i % 2])  # (the odd CTA's relay tells the even CTA's MMA warp)
+
+    return unrolled(gemm)
 
 
 def block_scaled_kernel(M: int, N: int, K: int, dtype: str, tile, stages: int, ctas: int, tma: bool, plan=None):
@@ -712,6 +905,43 @@ KERNELS.add(
     1,
     scaled=True,
 )
+# the CTA pair (cta_group=2, clusters of 2 x 1, 256-row tiles): bf16 with two stages (every stage refilled), fp8,
+# and a persistent tail on one pair (2 x 2 tiles of 256 x 160: both accumulator stages turned over, the third tile
+# after both CTAs' epilogues released the first; the odd CTA's rows of A past M and the second column's rows of B
+# past N zero-filled by the TMA -- the odd CTA's B box of that column lies wholly past N -- and D guarded off)
+KERNELS.add(
+    "pipelined_gemm_pair_256",
+    gemm_reference(),
+    pipelined_gemm,
+    256,
+    256,
+    256,
+    tile=(256, 256, 64),
+    stages=2,
+    cta_group=2,
+)
+KERNELS.add(
+    "pipelined_gemm_pair_fp8",
+    gemm_reference(),
+    pipelined_gemm,
+    256,
+    256,
+    512,
+    "float8_e4m3fn",
+    (256, 256, 128),
+    cta_group=2,
+)
+KERNELS.add(
+    "pipelined_gemm_pair_tail_persistent",
+    gemm_reference(),
+    pipelined_gemm,
+    300,
+    296,
+    128,
+    tile=(256, 160, 64),
+    ctas=1,
+    cta_group=2,
+)
 
 #: The issue's production sizes, built and assembled by the main job (``tools.kernel_report.load_full_size``) but
 #: not simulated: 4096^3 bf16 (128 x 256 x 64 tiles, 4 stages; plain, bfloat16 D by TMA stores, and with the fused
@@ -724,6 +954,9 @@ FULL_SIZE = {
     ),
     "pipelined_gemm_4096_bf16_fused_gelu": lambda: pipelined_gemm(
         4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148, epilogue="gelu"
+    ),
+    "pipelined_gemm_4096_bf16_pair": lambda: pipelined_gemm(
+        4096, 4096, 4096, "bfloat16", (256, 256, 64), 6, ctas=74, cta_group=2
     ),
     "pipelined_block_scaled_gemm_4096_fp8": lambda: pipelined_gemm(
         4096, 4096, 4096, "float8_e4m3fn", (128, 224, 128), 4, ctas=148, scaled=True
