@@ -956,7 +956,7 @@ FULL_SIZE = {
         4096, 4096, 4096, "bfloat16", (128, 256, 64), 4, ctas=148, epilogue="gelu"
     ),
     "pipelined_gemm_4096_bf16_pair": lambda: pipelined_gemm(
-        4096, 4096, 4096, "bfloat16", (256, 256, 64), 6, ctas=74, cta_group=2
+        4096, 4096, 4096, "bfloat16", (256, 256, 64), 4, ctas=74, cta_group=2
     ),
     "pipelined_block_scaled_gemm_4096_fp8": lambda: pipelined_gemm(
         4096, 4096, 4096, "float8_e4m3fn", (128, 224, 128), 4, ctas=148, scaled=True
