@@ -38,6 +38,13 @@ PTX), SASS instructions, SASS per K tile of the MMA issuer's (the consumer's) an
 same loop rule, and the roofline's L2 demand. Each build is cached by the hash of its source, the headers, nvcc's
 version and the flags (``cutlass_build``), so only the first run pays the half minute each takes.
 
+The CTA pair (``pipelined_gemm(..., cta_group=2)``, 4096^3 bf16, 256 x 256 x 64 tiles on 74 pairs of the 148 SMs,
+four stages) against CUTLASS's sm100 2-SM warp-specialised GEMM at the same tile, cluster 2 x 1 and stages
+(``cutlass_sm100_2sm_gemm.cu``, ``KernelTmaWarpSpecialized2SmSm100``): the same numbers, plus the SASS per K tile of
+our odd CTA's relay loop (its MMA warp's wait on its stage and arrive on the even CTA's ``full``, around the remote
+arrive), which CUTLASS does not have (its odd CTA's TMA completes on the leader's mbarrier). The roofline is per SM:
+each SM of the pair loads half the tile's A rows and half its B rows for half its FLOPs.
+
 Usage: python benchmarks/bench_gemm.py        (needs nvcc)
 """
 
@@ -112,14 +119,27 @@ def roofline(
     peak_flops: dict[str, float] = PEAK_FLOPS,
     sms: int = SMS,
     dram_bytes_per_s: float = DRAM_BYTES_PER_S,
+    ctas_per_tile: int = 1,
 ) -> dict[str, float]:
     """The estimate of the module docstring, in the units printed, for a device of ``peak_flops`` (dense, per
-    dtype), ``sms`` SMs and ``dram_bytes_per_s`` (the B200 by default)."""
+    dtype), ``sms`` SMs and ``dram_bytes_per_s`` (the B200 by default). ``ctas_per_tile=2``: a CTA pair computes
+    each tile (``cta_group::2``), each SM loading half the tile's rows of A and of B for half its FLOPs; the stage
+    figures are one SM's.
+
+    Example (the 1-CTA 128 x 256 tile and the pair's 256 x 256 draw the same FLOPs per SM per stage, from 48 KB
+    and from 32 KB):
+        >>> one = roofline(4096, 4096, 4096, "bfloat16", (128, 256, 64))
+        >>> pair = roofline(4096, 4096, 4096, "bfloat16", (256, 256, 64), ctas_per_tile=2)
+        >>> one["stage bytes"], pair["stage bytes"], one["stage MMA ns"] == pair["stage MMA ns"]
+        (49152, 32768, True)
+        >>> round(one["L2->SMs TB/s needed"], 1), round(pair["L2->SMs TB/s needed"], 1)
+        (26.4, 17.6)
+    """
     tm, tn, tk = tile
     size = OPERAND_BYTES[dtype]
     per_sm = peak_flops[dtype] / sms
-    stage_flops = 2 * tm * tn * tk
-    stage_bytes = (tm + tn) * tk * size
+    stage_flops = 2 * tm * tn * tk // ctas_per_tile
+    stage_bytes = (tm + tn) * tk * size // ctas_per_tile
     stage_seconds = stage_flops / per_sm
     problem_flops = 2 * m * n * k
     dram_bytes = (m * k + n * k) * size + 4 * m * n
@@ -200,7 +220,11 @@ def cell(a: int, b: int) -> str:
 HERE = Path(__file__).resolve().parent
 #: CUTLASS's sm100 1-SM warp-specialised GEMM and sm90 warp-specialised cooperative GEMM at our 4096^3 bf16
 #: configurations (128 x 256 x 64, 4 stages, cluster 1 x 1, float32 D, no C): each source file says what it builds.
-CUTLASS_SOURCES = {"sm_100a": HERE / "cutlass_sm100_gemm.cu", "sm_90a": HERE / "cutlass_sm90_gemm.cu"}
+CUTLASS_SOURCES = {
+    "sm_100a": HERE / "cutlass_sm100_gemm.cu",
+    "sm_100a 2sm": HERE / "cutlass_sm100_2sm_gemm.cu",  # the 2-SM kernel: 256 x 256 x 64 on a CTA pair
+    "sm_90a": HERE / "cutlass_sm90_gemm.cu",
+}
 #: A release build: ``-DNDEBUG`` compiles CUTLASS's device asserts out (with them, a ``BPT.TRAP`` branch sits in
 #: the sm100 producer's loop: 40 SASS instructions per K tile instead of 30).
 CUTLASS_FLAGS = ("-std=c++17", "-w", "-DNDEBUG")
@@ -222,17 +246,19 @@ def cutlass_include() -> Path:
 
 
 def cutlass_build(arch: str) -> Path:
-    """The directory holding CUTLASS's kernel for ``arch`` built (``kernel.ptx``, ``kernel.cubin``, ``ptxas.txt``: the
+    """The directory holding CUTLASS's kernel for ``arch`` (a key of :data:`CUTLASS_SOURCES`: the architecture,
+    then the variant, ``"sm_100a 2sm"``) built (``kernel.ptx``, ``kernel.cubin``, ``ptxas.txt``: the
     ``ptxas -v`` report), cached under ``~/.cache/tirx_layout/cutlass_gemm/<hash>`` by the hash of the source, every
     CUTLASS header, ``nvcc --version``, the architecture and the flags (a build takes about half a minute of one core;
     written atomically, so a concurrent run never reads half a build)."""
     source, include, nvcc = CUTLASS_SOURCES[arch], cutlass_include(), find_nvcc()
+    machine = arch.split()[0]  # the architecture of the variant
     digest = hashlib.sha256(source.read_bytes())
     for path in sorted(p for p in include.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(include)).encode())
         digest.update(path.read_bytes())
     digest.update(subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout.encode())
-    digest.update(" ".join((arch, *CUTLASS_FLAGS)).encode())
+    digest.update(" ".join((machine, *CUTLASS_FLAGS)).encode())
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tirx_layout" / "cutlass_gemm"
     target = cache / f"{source.stem}-{digest.hexdigest()[:20]}"
     if target.exists():
@@ -242,8 +268,8 @@ def cutlass_build(arch: str) -> Path:
     ptx, cubin = partial / "kernel.ptx", partial / "kernel.cubin"
     ptxas = str(Path(nvcc).resolve().parent / "ptxas")
     steps = [
-        [nvcc, f"-arch={arch}", *CUTLASS_FLAGS, f"-I{include}", "-ptx", "-o", str(ptx), str(source)],
-        [ptxas, f"-arch={arch}", "-v", "-o", str(cubin), str(ptx)],  # nvcc -cubin's assembly, with its report
+        [nvcc, f"-arch={machine}", *CUTLASS_FLAGS, f"-I{include}", "-ptx", "-o", str(ptx), str(source)],
+        [ptxas, f"-arch={machine}", "-v", "-o", str(cubin), str(ptx)],  # nvcc -cubin's assembly, with its report
     ]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True)
@@ -267,7 +293,7 @@ def cutlass_numbers(arch: str) -> dict[str, int]:
             "nvdisasm is not installed (pip install nvidia-cuda-nvdisasm): the loops are counted in SASS"
         )
     listing = subprocess.run([nvdisasm, "-c", str(built / "kernel.cubin")], capture_output=True, text=True, check=True)
-    mma = r"UTC\w*MMA" if arch == "sm_100a" else r"[HQ]GMMA"
+    mma = r"UTC\w*MMA" if arch.startswith("sm_100a") else r"[HQ]GMMA"
     spills = re.search(r"(\d+) bytes spill stores", report)
     return {
         "registers": int(re.search(r"Used (\d+) registers", report).group(1)),
@@ -328,7 +354,41 @@ def main() -> None:
             print(cutlass_line(ours, "sm_100a", roofline(m, n, k, dtype, tile)["L2->SMs TB/s needed"]))
         print(f"  roofline: {roofline_line(roofline(m, n, k, dtype, tile))}")
     sys.stdout.flush()
+    pair_main()
+    sys.stdout.flush()
     hopper_main()
+
+
+# ---- the CTA pair (cta_group=2) ------------------------------------------------------------------------------------
+
+# (M, N, K, dtype, tile, stages): the issue's 4096 cube on 256 x 256 tiles (the 64 K tiles a multiple of the stages)
+PAIR_CASES = [(4096, 4096, 4096, "bfloat16", (256, 256, 64), 4)]
+#: The remote arrive of the odd CTA's relay (``mbarrier.arrive.release.cluster.shared::cluster``), one per K tile.
+RELAY_ARRIVE = r"SYNCS\.ARRIVE\.TRANS64\.RED\.A1T0"
+
+
+def pair_numbers(m: int, n: int, k: int, dtype: str, tile: tuple[int, int, int], stages: int, ctas: int) -> dict:
+    """:func:`numbers` of the pair kernel on ``ctas`` pairs, spilled bytes, and with nvdisasm the SASS per K tile of
+    the odd CTA's relay loop (the smallest loop around its remote arrive)."""
+    kernel = EXAMPLE.pipelined_gemm(m, n, k, dtype, tile, stages, ctas=ctas, cta_group=2)
+    lowered = lower(kernel, "tirx_layout")
+    cuda = device_source(lowered, "tirx_layout")
+    code = measure_cuda(cuda, dynamic_shared_bytes=dynamic_shared_bytes(lowered))
+    found = numbers(code, cuda, "cp.async.bulk.tensor")
+    found["spilled bytes"] = code.spill_bytes
+    if code.sass_listing is not None:
+        found["SASS relay loop per K tile"] = sass_per_tile(code.sass_listing, RELAY_ARRIVE, 1)
+    return found
+
+
+def pair_main() -> None:
+    for m, n, k, dtype, tile, stages in PAIR_CASES:
+        print(f"{m}x{n}x{k} {dtype} CTA pair (cta_group=2) tile {'x'.join(map(str, tile))} S={stages} loads=tma")
+        ours = pair_numbers(m, n, k, dtype, tile, stages, SMS // 2)
+        print("  " + ", ".join(f"{key} {value}" for key, value in ours.items()))
+        estimate = roofline(m, n, k, dtype, tile, ctas_per_tile=2)
+        print(cutlass_line(ours, "sm_100a 2sm", estimate["L2->SMs TB/s needed"]))
+        print(f"  roofline (per SM of the pair): {roofline_line(estimate)}")
 
 
 # ---- Hopper (sm_90a): examples/hopper_pipelined_gemm.py ----------------------------------------------------------

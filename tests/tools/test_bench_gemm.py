@@ -2,6 +2,7 @@
 stages: a K loop of 16 tiles, which nvcc keeps as a loop): the counts that follow from the tile and the PTX ISA hold,
 and the roofline arithmetic matches the published figures."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -57,3 +58,38 @@ def test_cutlasss_sm100_gemm_is_measured_by_our_loop_rule():
     # each loop found around its instruction: at least the 4 MMAs (2 TMA loads) and the wait of one K tile
     assert found["SASS MMA loop per K tile"] > 4 and found["SASS producer loop per K tile"] > 2
     assert bench_gemm.cutlass_build("sm_100a") == bench_gemm.cutlass_build("sm_100a")  # cached: one directory
+
+
+def test_the_pair_roofline_is_per_sm_of_the_pair():
+    one = bench_gemm.roofline(4096, 4096, 4096, "bfloat16", (128, 256, 64))
+    pair = bench_gemm.roofline(4096, 4096, 4096, "bfloat16", (256, 256, 64), ctas_per_tile=2)
+    # each SM of the pair: 128 of the tile's 256 rows of A and 128 of its 256 rows of B, 2 * 128 * 256 * 64 FLOP
+    assert pair["stage bytes"] == (128 + 128) * 64 * 2 and one["stage bytes"] == (128 + 256) * 64 * 2
+    assert pair["stage MMA ns"] == pytest.approx(2 * 128 * 256 * 64 / (2.25e15 / 148) * 1e9)
+    assert pair["L2->SMs TB/s needed"] == pytest.approx(one["L2->SMs TB/s needed"] * 2 / 3)
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+def test_the_pair_numbers_hold_what_the_tile_fixes():
+    # one pair over 2 x 1 tiles of 256 x 128, 16 K tiles through 4 stages (the K loops stay loops over ring turns)
+    found = bench_gemm.pair_numbers(512, 128, 1024, "bfloat16", (256, 128, 64), 4, ctas=1)
+    assert found["spilled bytes"] == 0 and 0 < found["registers"] <= 168  # 384 threads
+    # each CTA's ring: 4 stages of its 128 rows of A and 64 of B, 128 bytes each, then the mbarriers
+    assert 4 * (128 + 64) * 128 < found["shared bytes"] < 4 * (128 + 64) * 128 + 1024
+    if "SASS instructions" in found:
+        # each loop found around its instruction: at least the 4 MMAs (2 TMA loads, 1 remote arrive) of a K tile
+        assert found["SASS MMA loop per K tile"] > 4 and found["SASS producer loop per K tile"] > 2
+        assert found["SASS relay loop per K tile"] > 1
+
+
+@pytest.mark.skipif(
+    not os.environ.get("TIRX_LAYOUT_CUTLASS_2SM"),
+    reason="builds CUTLASS's 2-SM kernel (half a minute of a core, then cached): set TIRX_LAYOUT_CUTLASS_2SM=1",
+)
+def test_cutlasss_sm100_2sm_gemm_is_measured_by_our_loop_rule():
+    _cutlass_or_skip()
+    found = bench_gemm.cutlass_numbers("sm_100a 2sm")
+    # each CTA's 4 stages of (128 + 128) rows x 128 bytes, within the 227 KB a CTA may have
+    assert 4 * 256 * 128 <= found["shared bytes"] <= 227 * 1024
+    assert found["spilled bytes"] == 0 and 0 < found["registers"] <= 168
+    assert found["SASS MMA loop per K tile"] > 4 and found["SASS producer loop per K tile"] > 2
