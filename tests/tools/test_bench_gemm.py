@@ -1,6 +1,8 @@
 """benchmarks/bench_gemm.py's Hopper rows, measured on a small case (256 x 256 x 1024 bf16, 128 x 256 x 64, four
 stages: a K loop of 16 tiles, which nvcc keeps as a loop): the counts that follow from the tile and the PTX ISA hold,
-and the roofline arithmetic matches the published figures."""
+and the roofline arithmetic matches the published figures. The CTA-pair rows: the pair's roofline per SM, the pair
+kernel's numbers on a small case, and (``TIRX_LAYOUT_CUTLASS_2SM=1``) CUTLASS's 2-SM kernel measured by the same
+loop rule."""
 
 import os
 import sys
