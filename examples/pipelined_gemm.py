@@ -37,6 +37,10 @@ CTA's own iteration numbers: K step ``it`` (over all its tiles) uses stage ``it 
 are a multiple of the stages the K loops are unrolled over the ring, so each step's stage is a constant (its
 descriptors and mbarrier addresses are computed once, outside the loop).
 
+``cta_group=2`` makes the CTA-pair kernel (:func:`pair_kernel`): clusters of 2 x 1, 256 x N tiles computed by
+``tcgen05.mma.cta_group::2`` issued by the even CTA's MMA warp, each CTA loading half of A's and half of B's rows
+of the tile (per SM, 32 KB per K tile for the FLOPs the 1-CTA 128 x 256 tile loads 48 KB for).
+
 ``scaled=True`` makes the block-scaled fp8 kernel (:func:`block_scaled_kernel`): scale factors ride in the ring
 and are copied shared -> TMEM with ``tcgen05.cp`` by the MMA thread (thread 256) before each MMA.
 
