@@ -12,7 +12,9 @@ causal and not, by default).
   / 64 boxes per tile), the MMA warp's (``UTCHMMA``: one iteration per K/V tile, both Q tiles), a softmax
   warpgroup's (``MUFU.EX2``: one iteration per K/V tile of its Q tile) and the correction warpgroup's (the smallest loop
   with ``STTM`` and no ``MUFU.EX2``: one iteration per K/V tile, both Q tiles; the epilogue follows the loop).
-  Counts are static: both sides of a branch (the masked and unmasked softmax, the rescale and the epilogue) count.
+  Counts are static: both sides of a branch (the masked and unmasked softmax, the rescale and the epilogue) count;
+  the correction's row "no warp rescaling" counts the path of a warp whose vote skips both Q tiles' O round trips
+  (:func:`skipping_path`).
 * ``MUFU.EX2`` (and software exp2: none, ``ex2.approx`` is one MUFU) per score element: the softmax loop's MUFU.EX2
   over the ``block_n`` scores a thread computes per K/V tile (``block_n`` for P, one for the row's rescale factor);
   and without the predicated ones (the factor's ``ex2`` runs only where the row's maximum moved).
@@ -70,6 +72,11 @@ def loop_without(listing: str, pattern: str, absent: str) -> list[str]:
         >>> loop_without(text, "LDTM", "MUFU")
         ['LDTM R4', '@P1 BRA `(.L_x_2)']
     """
+    return [ins for _, ins in _loop_items_without(listing, pattern, absent) if ins]
+
+
+def _loop_items_without(listing: str, pattern: str, absent: str) -> list[tuple]:
+    """:func:`loop_without`'s loop as ``(label, None)`` and ``(None, instruction)`` items, labels kept."""
     items = []
     for line in listing.splitlines():
         label = _LABEL.match(line)
@@ -79,16 +86,51 @@ def loop_without(listing: str, pattern: str, absent: str) -> list[str]:
         elif found:
             items.append((None, found.group(1)))
     labels = {name: i for i, (name, _) in enumerate(items) if name}
-    best = None
+    best, best_count = [], None
     for end, (_, instruction) in enumerate(items):
         target = instruction and opcode(instruction).startswith("BRA") and _TARGET.search(instruction)
         if not target or opcode(instruction) == "BRA.U.ANY" or labels.get(target.group(1), end) >= end:
             continue
-        body = [ins for _, ins in items[labels[target.group(1)] : end + 1] if ins]
+        span = items[labels[target.group(1)] : end + 1]
+        body = [ins for _, ins in span if ins]
         holds = any(re.search(pattern, i) for i in body) and not any(re.search(absent, i) for i in body)
-        if holds and not any(opcode(i) in ("EXIT", "RET") for i in body) and (best is None or len(body) < len(best)):
-            best = body
-    return best or []
+        if (
+            holds
+            and not any(opcode(i) in ("EXIT", "RET") for i in body)
+            and (best_count is None or len(body) < best_count)
+        ):
+            best, best_count = span, len(body)
+    return best
+
+
+def skipping_path(listing: str, pattern: str, absent: str, skipped: str) -> list[str]:
+    """The instructions of :func:`loop_without`'s loop one iteration runs when every conditional forward branch on
+    a float comparison (``FSETP`` just before it: the warp's vote against 1) over an instruction matching
+    ``skipped`` is taken, and no other branch is (the correction with no warp rescaling: each Q tile's branch on the
+    vote jumps over its ``LDTM``/``FMUL``/``STTM``; a causal Q tile's own ``j < nt`` branch is not taken).
+
+    Example:
+        >>> text = ".L_x_1:\\n /*0000*/ FSETP.GEU.AND P0, PT, R4, 1, PT ;\\n /*0010*/ @P0 BRA `(.L_x_2) ;\\n"
+        >>> text += " /*0020*/ LDTM R4 ;\\n"
+        >>> text += " /*0030*/ STTM R4 ;\\n.L_x_2:\\n /*0040*/ SYNCS.ARRIVE ;\\n /*0050*/ @P1 BRA `(.L_x_1) ;\\n"
+        >>> skipping_path(text, "STTM", "MUFU", "LDTM")
+        ['FSETP.GEU.AND P0, PT, R4, 1, PT', '@P0 BRA `(.L_x_2)', 'SYNCS.ARRIVE', '@P1 BRA `(.L_x_1)']
+    """
+    items = _loop_items_without(listing, pattern, absent)
+    where = {name: i for i, (name, _) in enumerate(items) if name}
+    path, i = [], 0
+    while i < len(items):
+        instruction = items[i][1]
+        if instruction:
+            path.append(instruction)
+            on_vote = len(path) > 1 and opcode(path[-2]).startswith("FSETP")
+            target = on_vote and instruction.lstrip().startswith("@") and _TARGET.search(instruction)
+            jump = where.get(target.group(1), -1) if target else -1
+            if jump > i and any(ins and re.search(skipped, ins) for _, ins in items[i:jump]):
+                i = jump
+                continue
+        i += 1
+    return path
 
 
 def _loop_per_tile(listing: str | None, pattern: str, per_tile: int) -> int | None:
@@ -125,6 +167,9 @@ def measure_case(problem, block_n: int = 64, stages: int = 3, q_tiles: int = 2) 
         "SASS MMA warp per K/V tile": _loop_per_tile(listing, r"UTC\w*MMA", q_tiles * (d + block_n) // 16),
         "SASS softmax per K/V tile": len(softmax_loop) or None,
         "SASS correction per K/V tile": len(loop_without(listing, r"STTM", r"MUFU")) if listing else None,
+        "SASS correction per K/V tile, no warp rescaling": (
+            len(skipping_path(listing, r"STTM", r"MUFU", r"LDTM")) if listing else None
+        ),
         "MUFU.EX2 per score element": ex2 / block_n if softmax_loop else None,
         "MUFU.EX2 unpredicated per score element": always / block_n if softmax_loop else None,
         "software exp2 per score element": 0.0,

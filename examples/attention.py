@@ -24,7 +24,8 @@ mbarriers:
 * **correction** (warpgroup ``q_tiles``): once the softmax has posted tile ``j``'s factors (``scale_full[t]``; the
   softmax posted them after ``S[t]`` of tile ``j`` landed, and that MMA's commit covers ``O[t] += P V`` of tile ``j -
   1``, so O[t] is complete with no wait of its own) it multiplies O[t] in TMEM by them, row by row, 32 columns at a
-  time (``tcgen05.ld``, multiply, ``tcgen05.st``), and arrives on ``o_ready[t]``, which the MMA waits for before
+  time (``tcgen05.ld``, multiply, ``tcgen05.st``) -- in the warps one of whose rows moved its maximum (see lazy
+  rescaling) -- and arrives on ``o_ready[t]``, which the MMA waits for before
   the next ``O[t] += P V``. For the last Q tile that same wait says every MMA reading K/V tile ``j - 1`` is done:
   it arrives on ``kv_empty[s]`` for the producer.
 * **epilogue** (the correction warpgroup, after its loop, per Q tile: the final row sums and maxima
@@ -39,14 +40,19 @@ thread; a 128-key S needs 128 before anything else, and ptxas refuses the ``tcge
 each Q tile (64 columns), O of each (``head_dim`` columns), P over S's first 32 columns: 384 columns for d = 128.
 
 **Lazy rescaling.** The softmax keeps the running maximum ``m`` it subtracts unless a row's new maximum exceeds it
-by more than ``RESCALE_THRESHOLD`` = 8 in the scaled log2 domain (FlashAttention-4's choice, log2(256)). So a
-probability before normalisation is at most ``2^8 = 256``: exact enough in the 16-bit P (bfloat16 and float16 keep
-their relative precision up to 65504 and beyond) and in the float32 row sum and O (a row of 8192 keys sums to at
-most 2^21, far from float32's range). O and the row sum always use the same ``m``, so the result is the same
-softmax; the numpy check holds within ``attention_common``'s tolerance. Rows whose maximum did not move get factor
-exactly 1 (no rounding). The correction still makes the O round trip through registers for every K/V tile after
-the first: skipping it in a warp none of whose rows moved needs a branch on a value held in a fragment (a warp vote
-read back as a scalar), which tile ops cannot express without ``T.local_view``.
+by more than ``RESCALE_THRESHOLD`` = 8 in the scaled log2 domain. How the threshold is chosen: it bounds a probability
+before normalisation by ``2^8 = 256`` (FlashAttention-4's choice, log2(256)), exact enough in the 16-bit P (bfloat16
+and float16 keep their relative precision up to 65504 and beyond) and in the float32 row sum and O (a row of 8192
+keys sums to at most 2^21, far from float32's range); a larger one would let P and the sums grow towards float16's
+limit, a smaller one would move the maximum, and rescale, more often. O and the row sum always use the same ``m``, so
+the result is the same softmax; the numpy check holds within ``attention_common``'s tolerance. A row whose maximum
+did not move gets factor exactly 1 (no rounding). What is skipped: each softmax warp also posts its vote, the
+smallest factor of its 32 rows (``T.tile_reduce`` over the lanes of the warp: shuffles, lane 0 stores it next to
+the factors), and a correction warp whose vote is 1 -- none of its rows moved -- skips its whole O round trip
+(``tcgen05.ld`` of O, the multiply, ``tcgen05.st``) for that K/V tile; the other warps of the warpgroup rescale their
+rows (``tcgen05.ld/st`` move each warp's own TMEM lanes, so VerifyLayouts accepts the copies under a branch on the
+warp's vote). Once the maxima settle, after the first K/V tiles, the correction does no more than wait, read the
+votes and arrive.
 
 Causal masking (bottom-right aligned): Q tile ``t`` of rows ``q0..q0+127`` sees K/V tiles ``0 .. ceil((q0 + 128 +
 seq_kv - seq_q) / block_n) - 1``; later tiles are fully masked and neither loaded nor computed (the last Q tile of
@@ -82,6 +88,12 @@ BLOCK_M = 128
 RESCALE_THRESHOLD = 8.0
 #: O columns one ``tcgen05.ld``/``st`` of the correction and the epilogue moves (32 registers per thread).
 CHUNK = 32
+#: Warps of a warpgroup: warp ``w`` holds rows ``32 w .. 32 w + 31`` (TMEM lanes, ``tcgen05.ld 32x32b``).
+WARPS = 4
+#: A row vector of a warpgroup, row ``r`` on thread ``r`` (what ``tcgen05.ld 32x32b`` leaves), and the same registers
+#: seen per warp, ``(warp, lane)``: the vote reduces over the lanes of each warp (shuffles only, no shared scratch).
+ROW_PER_THREAD = TileLayout.from_iters([Iter(BLOCK_M, 1, "tid_in_wg")], [], None)
+ROWS_BY_WARP = TileLayout.from_iters([Iter(WARPS, 32, "tid_in_wg"), Iter(32, 1, "tid_in_wg")], [], None)
 #: Shared memory of a CTA (sm_100a: 227 KB).
 SHARED_MEMORY_BYTES = 232448
 #: Tensor memory columns of an SM.
@@ -105,11 +117,13 @@ class Barriers(NamedTuple):
 
 
 class SharedRows(NamedTuple):
-    """Per Q tile and row, in shared memory: the O rescale factor, the final row sum and the final maximum."""
+    """Per Q tile and row, in shared memory: the O rescale factor, the final row sum and the final maximum; per Q
+    tile and warp of the softmax warpgroup, the smallest factor of the warp's 32 rows (below 1: a row moved)."""
 
     scale_s: object
     sum_s: object
     max_s: object
+    vote_s: object
 
 
 def roles(q_tiles: int) -> dict[str, range]:
@@ -135,18 +149,18 @@ def budget(problem: AttentionProblem, block_n: int, stages: int, q_tiles: int) -
 
     Example:
         >>> budget(AttentionProblem(1, 2, 1, 8192, 8192, 128), 64, 3, 2)
-        (175272, 384)
+        (175304, 384)
         >>> budget(AttentionProblem(1, 2, 1, 8192, 8192, 128), 64, 5, 2)
         Traceback (most recent call last):
         ...
-        ValueError: attention: 2 Q tiles and 5 K/V stages of 64 x 128 bfloat16 need 240856 bytes of shared memory;
+        ValueError: attention: 2 Q tiles and 5 K/V stages of 64 x 128 bfloat16 need 240888 bytes of shared memory;
         a CTA has 232448
     """
     d = problem.head_dim
     element = 2
     barriers = 8 * (3 * stages + 6 * q_tiles)
     shared = (q_tiles * BLOCK_M * d + stages * 2 * block_n * d + BLOCK_M * CHUNK) * element + 3 * 4 * BLOCK_M * q_tiles
-    shared += barriers
+    shared += barriers + 4 * WARPS * q_tiles  # the warps' votes
     if shared > SHARED_MEMORY_BYTES:
         raise ValueError(
             f"attention: {q_tiles} Q tiles and {stages} K/V stages of {block_n} x {d} {problem.dtype} need {shared} "
@@ -277,7 +291,7 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
 
     @T.macro
     def softmax(t, pair, s_acc, p_tmem, bars, shared_rows, frag):
-        scores, m_neg, tmax, tsum, m_run, l_run, scale = frag
+        scores, m_neg, tmax, tsum, m_run, l_run, scale, scale_by_warp = frag
         q0 = T.meta_var((pair * QT + t) * BM)
         nt = T.meta_var(kv_tiles(t, pair))
         T.tile_fill(m_run, T.float32(-math.inf), "warpgroup")
@@ -301,6 +315,8 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
                 m_neg[i] = T.float32(0) - m_run[i]
             if j >= 1:  # the correction rescales O[t] by it before the next O += P V
                 T.tile_copy(shared_rows.scale_s[t, 0:BM], scale, "warpgroup")
+                # each warp's vote: the smallest factor of its 32 rows, 1 when none moved (lane shuffles, lane 0 stores)
+                T.tile_reduce(shared_rows.vote_s[t, 0:WARPS], scale_by_warp, "min", axis=1, scope="warpgroup")
                 T.mbarrier_arrive(bars.scale_full[t])
             for i in T.tile_parallel(BM, scope="warpgroup"):
                 for k in T.tile_parallel(BN):
@@ -335,9 +351,10 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
             T.tile_mma(s_acc[t], q_tile[t], k_tile[j % ST], False, barrier=bars.s_full[t], scope="warp")
 
     @T.macro
-    def correction_step(t, j, pair, o_acc, bars, shared_rows, frag):
+    def correction_step(t, j, pair, o_acc, bars, shared_rows, frag, warp):
         """The correction warpgroup before O[t] += P V of K/V tile ``j``: free the stage of tile ``j - 1`` (after
-        the last Q tile's MMA), rescale O[t] by the softmax's factors."""
+        the last Q tile's MMA), rescale O[t] by the softmax's factors in the warps (``warp``: of the warpgroup) one
+        of whose rows moved."""
         o_chunk, row_scale = frag[0], frag[2]
         nt = T.meta_var(kv_tiles(t, pair))
         if j < nt:  # rescale O[t] before the MMA adds P V of tile j (the epilogue: after the loop)
@@ -347,12 +364,15 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
             if t == QT - 1:  # every MMA reading K/V tile j - 1 is done: its stage is free
                 T.mbarrier_arrive(bars.kv_empty[(j - 1) % ST])
             T.tile_copy(row_scale, shared_rows.scale_s[t, 0:BM], "warpgroup")
-            for ck in T.unroll(D // E):
-                T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
-                for i in T.tile_parallel(BM, scope="warpgroup"):
-                    for k in T.tile_parallel(E):
-                        o_chunk[i, k] = o_chunk[i, k] * row_scale[i]
-                T.tile_copy(o_acc[t, 0:BM, ck * E : ck * E + E], o_chunk, "warpgroup")
+            # the same for the warp's 32 lanes: a warp none of whose rows moved (factors all exactly 1) skips its O
+            # round trip; tcgen05.ld/st move each warp's own TMEM lanes, so the others' parts go on alone
+            if shared_rows.vote_s[t, warp] < T.float32(1):
+                for ck in T.unroll(D // E):
+                    T.tile_copy(o_chunk, o_acc[t, 0:BM, ck * E : ck * E + E], "warpgroup")
+                    for i in T.tile_parallel(BM, scope="warpgroup"):
+                        for k in T.tile_parallel(E):
+                            o_chunk[i, k] = o_chunk[i, k] * row_scale[i]
+                    T.tile_copy(o_acc[t, 0:BM, ck * E : ck * E + E], o_chunk, "warpgroup")
             T.mbarrier_arrive(bars.o_ready[t])
 
     @T.macro
@@ -403,6 +423,7 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         scale_s = T.alloc_shared((QT, BM), "float32")  # the softmax's O rescale factor of each row
         sum_s = T.alloc_shared((QT, BM), "float32")  # the final row sums
         max_s = T.alloc_shared((QT, BM), "float32")  # the final subtracted maxima (scaled, log2)
+        vote_s = T.alloc_shared((QT, WARPS), "float32")  # per softmax warp: its rows' smallest factor
         q_full = T.alloc_shared((QT,), "uint64")
         s_full = T.alloc_shared((QT,), "uint64")
         p_full = T.alloc_shared((QT,), "uint64")
@@ -416,7 +437,7 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         bars = T.meta_var(
             Barriers(q_full, s_full, p_full, scale_full, stats_full, o_done, o_ready, k_full, v_full, kv_empty)
         )
-        shared_rows = T.meta_var(SharedRows(scale_s, sum_s, max_s))
+        shared_rows = T.meta_var(SharedRows(scale_s, sum_s, max_s, vote_s))
         s_acc = T.alloc_tmem((QT, BM, BN), "float32", layout=s_layout)
         o_acc = T.alloc_tmem((QT, BM, D), "float32", layout=o_layout, within=s_acc)
         p_tmem = T.alloc_tmem((QT, BM, BN), dtype, layout=p_layout, within=s_acc, overlap=True)
@@ -426,7 +447,8 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
         tsum = T.alloc_local((BM,), "float32")
         m_run = T.alloc_local((BM,), "float32")
         l_run = T.alloc_local((BM,), "float32")
-        scale = T.alloc_local((BM,), "float32")
+        scale = T.alloc_local((BM,), "float32", layout=ROW_PER_THREAD)
+        scale_by_warp = T.decl_buffer((WARPS, 32), "float32", data=scale.data, scope="local", layout=ROWS_BY_WARP)
         o_chunk = T.alloc_local((BM, E), "float32")
         result = T.alloc_local((BM, E), dtype)
         row_scale = T.alloc_local((BM,), "float32")
@@ -484,16 +506,32 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
                 if QT == 2:
                     mma_step(1, j, pair, q_tile, k_tile, v_tile, s_acc, o_acc, p_tmem, bars)
         elif tx // 128 == 0:
-            softmax(0, pair, s_acc, p_tmem, bars, shared_rows, (scores, m_neg, tmax, tsum, m_run, l_run, scale))
+            softmax(
+                0,
+                pair,
+                s_acc,
+                p_tmem,
+                bars,
+                shared_rows,
+                (scores, m_neg, tmax, tsum, m_run, l_run, scale, scale_by_warp),
+            )
         elif QT == 2 and tx // 128 == 1:
-            softmax(1, pair, s_acc, p_tmem, bars, shared_rows, (scores, m_neg, tmax, tsum, m_run, l_run, scale))
+            softmax(
+                1,
+                pair,
+                s_acc,
+                p_tmem,
+                bars,
+                shared_rows,
+                (scores, m_neg, tmax, tsum, m_run, l_run, scale, scale_by_warp),
+            )
         elif tx // 128 == QT:
             outputs = T.meta_var((O, LSE, staging, boxes, tx // 32 % 4))
             fragments = T.meta_var((o_chunk, result, row_scale, row_sum, row_max))
             for j1 in T.serial(n - 1):  # before O[t] += P V of K/V tile j1 + 1
-                correction_step(0, j1 + 1, pair, o_acc, bars, shared_rows, fragments)
+                correction_step(0, j1 + 1, pair, o_acc, bars, shared_rows, fragments, tx // 32 % 4)
                 if QT == 2:
-                    correction_step(1, j1 + 1, pair, o_acc, bars, shared_rows, fragments)
+                    correction_step(1, j1 + 1, pair, o_acc, bars, shared_rows, fragments, tx // 32 % 4)
             epilogue(0, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)
             if QT == 2:
                 epilogue(1, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)

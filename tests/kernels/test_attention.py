@@ -19,6 +19,7 @@ from tirx_layout.ops import find
 from tirx_layout.ops.mbarrier import MBARRIER_WAIT
 from tirx_layout.ops.tma.spec import TMA_STORE_WAIT
 from tirx_layout.sim import DataRace
+from tirx_layout.sim.tmem import TensorMemory
 from tirx_layout.tools.kernel_report import local_memory, nvcc_assembles
 from tirx_layout.transform import build
 
@@ -72,6 +73,50 @@ def test_the_lazy_rescale_threshold_keeps_a_growing_maximum_exact():
     np.testing.assert_allclose(result["LSE"], want["LSE"], rtol=expected.rtol, atol=expected.atol)
 
 
+def test_the_correction_rescales_o_only_in_the_warps_one_of_whose_rows_moved(monkeypatch):
+    # written here: Q is zero but for column 0 of rows 32..63 (warp 1), which is 1, and K's column 0 grows by 4
+    # (scaled, log2) per K/V tile: rows 32..63 see their maximum move by more than 8 once (bfloat16 K: at tile 2 or
+    # 3), every other row keeps 0. Counted: the correction warpgroup's tcgen05.ld of O (TMEM columns >= 128).
+    problem = COMMON.AttentionProblem(1, 2, 1, 128, 256, 64, scale=1.0)
+    expected = COMMON.attention_expected(problem)
+    given = dict(expected.given)
+    k = given["K"].astype(np.float32)
+    k[0, 0, :, 0] = np.repeat(np.arange(4, dtype=np.float32), 64) * (4 / COMMON.LOG2E)
+    q = np.zeros(given["Q"].shape, np.float32)
+    q[:, :, 32:64, 0] = 1.0
+    given["K"], given["Q"] = k.astype(given["K"].dtype), q.astype(given["Q"].dtype)
+    loads = []  # (CTA-local warp, first column) of each tcgen05.ld / tcgen05.st of O by the correction warpgroup
+    read, write = TensorMemory.read, TensorMemory.write
+
+    def counted(original, kind):
+        def access(self, lanes, cols, warp, *args, **kwargs):
+            correction = warp // 4 == 2 and kwargs.get("kind", kind) == kind  # warps 8..11, not an MMA's access
+            if correction and int(np.min(cols)) >= 2 * 64:
+                loads.append((kind, warp % 4))
+            return original(self, lanes, cols, warp, *args, **kwargs)
+
+        return access
+
+    monkeypatch.setattr(TensorMemory, "read", counted(read, "ld"))
+    monkeypatch.setattr(TensorMemory, "write", counted(write, "st"))
+    result = sim.run(EXAMPLE.attention(problem), given)
+    want = COMMON.attention_reference(problem, given["Q"], given["K"], given["V"])
+    np.testing.assert_allclose(
+        result["O"].astype(np.float32), want["O"].astype(np.float32), rtol=expected.rtol, atol=expected.atol
+    )
+    # per CTA (two): the epilogue loads each Q tile's O in 2 chunks of 32 columns in every warp (4 per warp); the
+    # correction loads and stores the 2 chunks of Q tile 0 in warp 1, once; every other rescale (3 K/V tiles x 2 Q
+    # tiles x 4 warps) is skipped
+    counts = {(kind, w): loads.count((kind, w)) for kind in ("ld", "st") for w in range(4)}
+    assert counts == {
+        ("ld", 0): 8,
+        ("ld", 1): 12,
+        ("ld", 2): 8,
+        ("ld", 3): 8,
+        **{("st", w): 4 * (w == 1) for w in range(4)},
+    }
+
+
 def test_the_atom_column_views_are_the_operand_tiles_bytes():
     # each TMA box writes a view (stage * atoms + a, rows, 64); the MMA reads the operand tile: same byte per element
     for dtype in ("bfloat16", "float16"):
@@ -104,7 +149,7 @@ def test_the_production_size_builds_and_assembles_without_local_memory(causal):
 
 def test_budgets_that_do_not_fit_are_refused_naming_the_numbers():
     problem = COMMON.AttentionProblem(1, 2, 1, 8192, 8192, 128)
-    with pytest.raises(ValueError, match=r"5 K/V stages of 64 x 128 bfloat16 need 240856 bytes .* has 232448"):
+    with pytest.raises(ValueError, match=r"5 K/V stages of 64 x 128 bfloat16 need 240888 bytes .* has 232448"):
         EXAMPLE.attention(problem, stages=5)
     with pytest.raises(ValueError, match=r"block_n = 96"):
         EXAMPLE.attention(problem, block_n=96)
@@ -126,6 +171,18 @@ def small():
 @pytest.fixture(scope="module")
 def small_inputs():
     return COMMON.attention_expected(SMALL).given
+
+
+@pytest.fixture(scope="module")
+def moving_inputs(small_inputs):
+    """SMALL's inputs with every row's maximum moving by 16 (scaled, log2) on each K/V tile: Q's column 0 is 1 and
+    K's grows by 16 / (scale log2 e) per tile of 64 keys, so no warp of the correction skips its rescale."""
+    given = dict(small_inputs)
+    q, k = given["Q"].astype(np.float32), given["K"].astype(np.float32)
+    q[..., 0] = 1.0
+    k[..., 0] = np.repeat(np.arange(4, dtype=np.float32), 64) * (16 / (SMALL.softmax_scale * COMMON.LOG2E))
+    given["Q"], given["K"] = q.astype(given["Q"].dtype), k.astype(given["K"].dtype)
+    return given
 
 
 def test_the_small_kernel_runs_with_every_wait_and_fence(small, small_inputs):
@@ -267,15 +324,15 @@ def test_dropping_the_producers_wait_is_caught(monkeypatch, small, small_inputs,
         ("wait:v_full:0", r"v_tile\[0\]: the tcgen05.mma.kind::f16 \(TS\) issued by thread 416 \(B\) .*"),
         # O[1] += P[1] V reads P[1] (TMEM, the A operand) before softmax warpgroup 1 (warp 4) has stored it
         ("wait:p_full:1", _UNORDERED.format(4)),
-        # O[0] += P V before the correction warpgroup (warp 8) has rescaled O[0]
+        # O[0] += P V before the correction warpgroup (warp 8) has rescaled O[0] (every row moves: moving_inputs)
         ("wait:o_ready:0", _UNORDERED.format(8)),
     ],
 )
-def test_dropping_a_wait_of_the_mma_warp_is_caught(monkeypatch, small, small_inputs, what, message):
+def test_dropping_a_wait_of_the_mma_warp_is_caught(monkeypatch, small, small_inputs, moving_inputs, what, message):
     """(The MMA warp's waits each carry a ``fence::after_thread_sync``, but the warp-scope ``T.tile_mma`` lowers to
     ``fence::before``, ``__syncwarp``, ``fence::after`` before its elected issue: that fence orders the MMA, so no
     single fence of this role is needed and none is dropped here.)"""
-    _drop(monkeypatch, small, small_inputs, what, DataRace, message)
+    _drop(monkeypatch, small, moving_inputs if "o_ready" in what else small_inputs, what, DataRace, message)
 
 
 @pytest.mark.parametrize(
@@ -301,8 +358,9 @@ def test_dropping_a_wait_or_fence_of_the_softmax_is_caught(monkeypatch, small, s
         ("fence:before:o_ready:0", _UNORDERED.format(8)),
     ],
 )
-def test_dropping_a_wait_or_fence_of_the_correction_is_caught(monkeypatch, small, small_inputs, what, message):
-    _drop(monkeypatch, small, small_inputs, what, DataRace, message)
+def test_dropping_a_wait_or_fence_of_the_correction_is_caught(monkeypatch, small, moving_inputs, what, message):
+    # every row's maximum moves on every K/V tile: every warp makes its O round trip, whose ordering is checked
+    _drop(monkeypatch, small, moving_inputs, what, DataRace, message)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import pytest
 
 from tirx_layout import sim
 from tirx_layout.sim import DataRace, OutOfBounds, SimulationError
-from tirx_layout.sim.memory import Memory
+from tirx_layout.sim.memory import Memory, SyncClocks, join
 
 from kernels import parse
 
@@ -111,6 +111,44 @@ def test_reads_by_many_threads_then_a_write_is_a_race():
     with pytest.raises(DataRace, match="several threads"):
         mem.store(np.array([2]), np.array([1.0]), np.array([0]), block=0, interval=0)
     mem.store(np.array([2]), np.array([1.0]), np.array([0]), block=0, interval=1)  # after a barrier: fine
+
+
+def _read_by_three_then_arrive():
+    """Threads 1, 2 and 3 read element 2 (1 and 2 in one instruction, then 3), then each arrives on an mbarrier;
+    the clocks and what each arrival published."""
+    mem, clocks = Memory("S", np.zeros(4, np.float32), "shared"), SyncClocks(threads=4, base=0)
+    mem.load(np.array([2, 2]), np.array([1, 2]), block=0, interval=0, sync=clocks)
+    mem.load(np.array([2]), np.array([3]), block=0, interval=0, sync=clocks)
+    return mem, clocks, {t: clocks.release(t) for t in (1, 2, 3)}
+
+
+def test_reads_by_many_threads_each_released_to_the_writer_are_ordered_before_its_store():
+    # PTX ISA memory model: each read is program-ordered before its thread's release (the arrive), the writer's
+    # acquire (the wait) synchronizes with all of them, so every read happens before the store: no race
+    mem, clocks, published = _read_by_three_then_arrive()
+    clocks.acquire(0, join(join(published[1], published[2]), published[3]))
+    mem.store(np.array([2]), np.array([1.0]), np.array([0]), block=0, interval=0, sync=clocks)
+    assert mem.data[2] == 1.0
+
+
+@pytest.mark.parametrize("missing", [1, 2, 3])
+def test_reads_by_many_threads_one_of_them_unreleased_to_the_writer_race_with_its_store(missing):
+    mem, clocks, published = _read_by_three_then_arrive()
+    seen = None
+    for thread, clock in published.items():
+        seen = seen if thread == missing else join(seen, clock)
+    clocks.acquire(0, seen)
+    with pytest.raises(DataRace, match=r"S\[2\]: a store after a load by thread 0 and several threads"):
+        mem.store(np.array([2]), np.array([1.0]), np.array([0]), block=0, interval=0, sync=clocks)
+
+
+def test_a_read_after_the_acquire_is_checked_again():
+    # the writer acquired the three reads, but thread 1 read again afterwards (a new epoch, not released): a race
+    mem, clocks, published = _read_by_three_then_arrive()
+    clocks.acquire(0, join(join(published[1], published[2]), published[3]))
+    mem.load(np.array([2]), np.array([1]), block=0, interval=0, sync=clocks)
+    with pytest.raises(DataRace, match="a store after a load"):
+        mem.store(np.array([2]), np.array([1.0]), np.array([0]), block=0, interval=0, sync=clocks)
 
 
 def test_unsupported_statement_is_an_error_not_a_silent_skip():

@@ -336,17 +336,23 @@ class Reach:
     #: whether the threads of each unit of ``level`` share the op's whole work (a copy, a fill): then each unit's
     #: threads must hold every element of a register fragment operand (``OpSpec.resolve`` checks it)
     shares_work: bool = False
+    #: whether each warp's part of the op is whole-warp (or per-thread) instructions of its own -- ``tcgen05.ld/st``
+    #: (a warp moves its own 32 TMEM lanes), a ``T.tile_parallel`` loop -- with nothing shared across warps: a warp may
+    #: then skip its part under a condition that is the same across each warp (a warp's vote read back from shared
+    #: memory, ``if vote[tx // 32 % 4] < 1``), which VerifyLayouts accepts for such ops only
+    per_warp: bool = False
 
     def message(self, guard) -> str:
         """The refusal for an op under ``guard``."""
         return self.refusal.format(guard=guard)
 
     @classmethod
-    def shared_work(cls, op: str, scope: str, by_holder: bool = False) -> Reach | None:
+    def shared_work(cls, op: str, scope: str, by_holder: bool = False, per_warp: bool = False) -> Reach | None:
         """The reach of an op whose work the threads of its ``scope`` share (a copy, a fill: each thread moves its
         part): all of them must reach it, or parts of the tile are silently left undone. ``"thread"`` scope: none.
         ``by_holder``: each thread works on the fragment elements it holds (a ``T.tile_parallel`` loop, a
-        reduction), so a unit of the scope need not hold the whole fragment (``shares_work`` is false).
+        reduction), so a unit of the scope need not hold the whole fragment (``shares_work`` is false). ``per_warp``:
+        see the field.
 
         Example:
             >>> Reach.shared_work("T.tile_copy", "warp").level, Reach.shared_work("T.tile_copy", "thread")
@@ -363,7 +369,10 @@ class Reach:
                 shares_work=not by_holder,
             )
         return cls(
-            scope, f"a {scope}-scope {op} shares its work among the threads of each {scope}, but ", not by_holder
+            scope,
+            f"a {scope}-scope {op} shares its work among the threads of each {scope}, but ",
+            not by_holder,
+            per_warp,
         )
 
 

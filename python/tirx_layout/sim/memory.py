@@ -6,7 +6,9 @@ the second waited on it: :class:`SyncClocks`), or different CTAs, unless both ar
 barrier or a peer's mbarrier arrival orders them (the cluster's clocks); CTAs of different clusters never
 synchronise with each other.
 Each element remembers its last writer and its readers since then, with the barrier interval and the thread's
-clock they acted in.
+clock they acted in; an element several threads read in one barrier interval remembers each reader's latest clock,
+so a later store is ordered when every one of those reads happens before it (each reader's release reaching the
+storing thread's acquires: PTX ISA 8.8, the memory consistency model's causality order is per pair of operations).
 """
 
 from __future__ import annotations
@@ -252,6 +254,9 @@ class Memory:
         self._reader_interval = np.full(size, NO_THREAD, np.int64)
         self._writer_clock = np.zeros(size, np.int64)  # the writer's SyncClocks epoch
         self._reader_clock = np.zeros(size, np.int64)
+        # elements read by several threads (MANY_THREADS) in their readers' interval: address -> {thread: its latest
+        # read's clock}, so that a later store is checked against each of them
+        self._readers: dict[int, dict[int, int]] = {}
         # whether the last generic-proxy write of each element has since been fenced (fence.proxy.async) by its writer
         self.proxy_fenced = np.ones(size, bool)
         self.async_reads: list[AsyncRead] = []  # in-flight asynchronous reads of this (shared) memory
@@ -334,6 +339,8 @@ class Memory:
             self._reader_clock,
             sync,
         )
+        if clash.any() and sync is not None:
+            clash &= ~self._after_every_reader(addresses, threads, sync)
         if clash.any():
             self._race("a store after a load", clash, addresses, threads, self._reader)
         self._check_after_atomic("a store", addresses, threads, block, interval, sync)
@@ -348,7 +355,43 @@ class Memory:
         self._writer_interval[addresses] = interval
         self._writer_clock[addresses] = 0 if sync is None else sync.now(threads)
         self._reader[addresses] = NO_THREAD
+        self._forget_readers(addresses)
         self.proxy_fenced[addresses] = False
+
+    def _after_every_reader(self, addresses, threads, sync: SyncClocks) -> np.ndarray:
+        """For each access: whether its element was read by several threads, each of whose latest reads (other
+        than the accessing thread's own) is ordered before it by the clocks."""
+        ordered = np.zeros(addresses.shape, bool)
+        for i in np.flatnonzero(self._reader[addresses] == MANY_THREADS):
+            readers = self._readers.get(int(addresses[i]))
+            if not readers:
+                continue
+            others = [(r, c) for r, c in readers.items() if r != int(threads[i])]
+            earlier = np.array([r for r, _ in others], np.int64)
+            clocks = np.array([c for _, c in others], np.int64)
+            ordered[i] = bool(sync.ordered(np.full(earlier.shape, threads[i]), earlier, clocks).all())
+        return ordered
+
+    def _forget_readers(self, addresses) -> None:
+        if self._readers:
+            for a in np.unique(addresses).tolist():
+                self._readers.pop(a, None)
+
+    def _note_readers(self, addresses, threads, clocks, previous, previous_clock, fresh) -> None:
+        """Record each reader's latest clock for the elements now read by several threads (see ``_readers``)."""
+        many = self._reader[addresses] == MANY_THREADS
+        for a in np.unique(addresses[many]).tolist():
+            here = np.flatnonzero(addresses == a)
+            first = here[0]
+            if fresh[first]:  # no earlier read in this interval
+                readers = {}
+            elif previous[first] == MANY_THREADS:
+                readers = self._readers.get(a, {})
+            else:  # until now one thread read it in this interval
+                readers = {int(previous[first]): int(previous_clock[first])}
+            for i in here.tolist():
+                readers[int(threads[i])] = max(readers.get(int(threads[i]), -1), int(clocks[i]))
+            self._readers[a] = readers
 
     def _check_in_flight(self, addresses, threads, kind: str) -> None:
         keys = self._in_flight[addresses]
@@ -487,6 +530,7 @@ class Memory:
         self._check_in_flight(addresses, threads, "a load")
         self.check_async_writes(addresses, threads, "a load", sync)
         previous = self._reader[addresses]
+        previous_clock = self._reader_clock[addresses]
         fresh = (previous == NO_THREAD) | (self._reader_interval[addresses] != interval)
         self._reader[addresses] = np.where(fresh | (previous == threads), threads, MANY_THREADS)
         order = np.argsort(addresses, kind="stable")
@@ -495,7 +539,10 @@ class Memory:
         self._reader[shared] = MANY_THREADS  # read by several threads in this one instruction
         self._reader_block[addresses] = block
         self._reader_interval[addresses] = interval
-        self._reader_clock[addresses] = 0 if sync is None else sync.now(threads)
+        clocks = np.zeros(addresses.shape, np.int64) if sync is None else sync.now(threads)
+        self._reader_clock[addresses] = clocks
+        if sync is not None:
+            self._note_readers(addresses, threads, clocks, previous, previous_clock, fresh)
         return self.data[addresses].reshape(shape)
 
     def _check_after_atomic(self, what: str, addresses, threads, block: int, interval: int, sync) -> None:

@@ -24,7 +24,11 @@ fragment within the kernel's threads, an mbarrier in shared memory). The rules t
 chosen yet wait for the lowering. Then where each op sits: an op that needs every thread of the CTA (its record's
 ``reach`` is ``"cta"``: a CTA barrier inside, or work shared among every thread, as a cta-scope copy) must not sit
 under a condition on the thread index, and one that whole warpgroups or warps run (``"warpgroup"``: ``.sync.aligned``
-over 128 threads, or a warpgroup-scope copy; ``"warp"``) under conditions that split one.
+over 128 threads, or a warpgroup-scope copy; ``"warp"``) under conditions that split one. A condition that reads the
+thread index only through the warp index (``tx // 32``), memory included (``if vote[tx // 32 % 4] < 1``: a value
+each warp reads at one address), is the same across each warp: a warp-level op, or one whose warps each run whole-warp
+instructions of their own (``Reach.per_warp``: ``tcgen05.ld/st`` copies, ``T.tile_parallel``), takes it as uniform --
+a warp skips its part; any other op sitting under it is refused as before.
 
 Errors are :class:`LayoutVerificationError` (a ``ValueError``; ``TypeError`` for foreign layout objects), name the
 buffer and, when the function came from TVMScript source, the line. The pass changes nothing.
@@ -38,13 +42,14 @@ import numpy as np
 import tvm
 import tvm_ffi
 from tvm import tirx
+from tvm.ir import TensorLoad
 
 from ..analysis.injectivity import MAX_PLACES, injectivity
 from ..hw.clusters import check_cluster
 from ..hw.memory import check_register_file
 from ..hw.targets import targets_with
 from ..hw.tcgen05 import TMEM_SCOPE
-from ..hw.threads import LEVEL_THREADS, cta_thread_axis
+from ..hw.threads import LEVEL_THREADS, WARP_THREADS, cta_thread_axis
 from ..ir.annotations import foreign_layout, foreign_layout_error, function_buffers, layout_sites
 from ..ir.rewrite import map_stmt, walk
 from ..ir.spans import source_location
@@ -77,7 +82,7 @@ class _Verifier:
         self.written = {}  # buffer -> the first statement writing it
         self.calls = []  # the OpCall of every tile op, in program order
         self.records = {}  # Evaluate statement -> the record its op's rules made of it
-        self.passing = {}  # id of a branch's conditions -> (them, passing_threads' table)
+        self.passing = {}  # (id of a branch's conditions, per_warp) -> (them, passing_threads' table)
         self.ctx = None
 
     def fail(self, node, message: str, kind=LayoutVerificationError):
@@ -244,15 +249,32 @@ class _Verifier:
         walk(expr, [(tirx.Var, lambda v: found.append(v) if v in thread_vars else None)])
         return bool(found)
 
-    def uniform_parts(self, condition, parts: dict):
+    def per_warp(self, expr) -> bool:
+        """Whether ``expr`` reads memory, and the (one-dimensional) thread index only through the warp index: it
+        stays the same when ``tx`` becomes ``tx // 32 * 32 + lane`` for any lane (every lane of a warp reads the same
+        address, so the same value). A part on the thread index alone is evaluated thread by thread instead."""
+        bounds, loads = self.ctx.threads.bounds, []
+        walk(expr, [(TensorLoad, loads.append)])
+        if len(bounds) != 1 or not loads:
+            return False
+        (tx, extent), lane = next(iter(bounds.items())), tirx.Var("lane", "int32")
+        analyzer = tvm.sym.Analyzer()
+        analyzer.bind(tx, tvm.ir.Range(0, extent))
+        analyzer.bind(lane, tvm.ir.Range(0, WARP_THREADS))
+        moved = map_stmt(expr, [(tirx.Var, lambda v: tx // WARP_THREADS * WARP_THREADS + lane if v.same_as(tx) else v)])
+        return tvm_ffi.structural_equal(analyzer.simplify(moved), analyzer.simplify(expr))
+
+    def uniform_parts(self, condition, parts: dict, per_warp: bool = False):
         """``condition`` with each boolean part that reads no thread index (``k >= 1`` in ``tx < 128 and k >= 1``:
-        the same for every thread) replaced by a bool variable, recorded in ``parts`` (variable -> part)."""
+        the same for every thread) -- and with ``per_warp``, each part the same across each warp (:meth:`per_warp`)
+        -- replaced by a bool variable, recorded in ``parts`` (variable -> part)."""
         if isinstance(condition, tirx.And | tirx.Or):
-            a, b = self.uniform_parts(condition.a, parts), self.uniform_parts(condition.b, parts)
+            a = self.uniform_parts(condition.a, parts, per_warp)
+            b = self.uniform_parts(condition.b, parts, per_warp)
             return type(condition)(a, b)
         if isinstance(condition, tirx.Not):
-            return tirx.Not(self.uniform_parts(condition.a, parts))
-        if self.on_threads(condition):
+            return tirx.Not(self.uniform_parts(condition.a, parts, per_warp))
+        if self.on_threads(condition) and not (per_warp and self.per_warp(condition)):
             return condition
         part = tirx.Var(f"uniform_{len(parts)}", "bool")
         parts[part] = condition
@@ -279,7 +301,7 @@ class _Verifier:
             return set(range(-(-self.ctx.threads.count // unit)))
         written = " and ".join(f"`if {c}`" for c in conditions)
         rule = record.reach.refusal
-        table = self.passing_threads(conditions)
+        table = self.passing_threads(conditions, record.reach.level == "warp" or record.reach.per_warp)
         if table is None:
             self.fail(stmt, f"{rule}it sits under {written}, which depends on more than the thread index")
         reached = {}  # (the uniform parts' values, unit) -> whether the unit's threads pass the conditions
@@ -293,15 +315,17 @@ class _Verifier:
                 )
         return {group for (_, group), passes in reached.items() if passes}
 
-    def passing_threads(self, conditions: tuple) -> list | None:
+    def passing_threads(self, conditions: tuple, per_warp: bool = False) -> list | None:
         """``(values of the uniform parts, thread, whether it passes every condition)`` for every thread of the CTA
         and either value of each part of a condition that reads no thread index (``k >= 1``: the same for every
-        thread); ``None`` when some part reads the thread index and another variable. Evaluated once per branch:
-        every op in it is handed the same ``conditions``."""
-        if id(conditions) in self.passing:
-            return self.passing[id(conditions)][1]
+        thread; with ``per_warp``, also a part the same across each warp); ``None`` when some part reads the thread
+        index and another variable. Evaluated once per branch and ``per_warp``: every op in it is handed the same
+        ``conditions``."""
+        key = (id(conditions), per_warp)
+        if key in self.passing:
+            return self.passing[key][1]
         threads, parts = self.ctx.threads, {}
-        abstract = [self.uniform_parts(c, parts) for c in conditions]
+        abstract = [self.uniform_parts(c, parts, per_warp) for c in conditions]
         analyzer = tvm.sym.Analyzer()
         variables = [*threads.bounds, *parts]
         extents = [int(threads.bounds[v]) for v in threads.bounds] + [2] * len(parts)
@@ -318,7 +342,7 @@ class _Verifier:
                 table = None
                 break
             table.append((values[len(threads.bounds) :], int(thread.value), all(bool(t.value) for t in taken)))
-        self.passing[id(conditions)] = (conditions, table)  # holding ``conditions`` keeps its id unique
+        self.passing[key] = (conditions, table)  # holding ``conditions`` keeps its id unique
         return table
 
     def run(self) -> None:

@@ -148,7 +148,8 @@ class TileCopy(OpSpec):
                         f"buffer's: {layout} is written for {layout_dims(layout)}, {buffer.name} has shape "
                         f"{tuple(int(e) for e in buffer.shape)}; give {buffer.name} a layout of its own shape"
                     )
-        reach = Reach.shared_work("T.tile_copy", call.scope)
+        # tcgen05.ld/st: each warp moves its own lane window with whole-warp instructions (PTX ISA 9.7.16.8.1)
+        reach = Reach.shared_work("T.tile_copy", call.scope, per_warp=bool(tmem) and not cp)
         if not (ctx.decided(dst) and ctx.decided(src)):
             return CopyRecord(call, family, reach=reach)
         d = operand(call.dst, ctx.layouts, "destination", ctx.tables, ctx.analyzer)

@@ -290,7 +290,7 @@ class TileParallel(OpSpec):
                     f"T.tile_parallel reads tensor memory {access.buffer.name} by index; TMEM is reached by "
                     "tcgen05.ld/st: T.tile_copy it into a register fragment first"
                 )
-        reach = Reach.shared_work("T.tile_parallel", call.scope, by_holder=True)
+        reach = Reach.shared_work("T.tile_parallel", call.scope, by_holder=True, per_warp=True)
         record = ParallelRecord(call, family, loops=loops, body=body, accesses=accesses, reach=reach)
         if not all(ctx.decided(a.buffer) for a in accesses):
             return record
