@@ -351,11 +351,12 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
             T.tile_mma(s_acc[t], q_tile[t], k_tile[j % ST], False, barrier=bars.s_full[t], scope="warp")
 
     @T.macro
-    def correction_step(t, j, pair, o_acc, bars, shared_rows, frag, warp):
+    def correction_step(t, j, pair, o_acc, bars, shared_rows, frag, warp_of_thread):
         """The correction warpgroup before O[t] += P V of K/V tile ``j``: free the stage of tile ``j - 1`` (after
         the last Q tile's MMA), rescale O[t] by the softmax's factors in the warps (``warp``: of the warpgroup) one
         of whose rows moved."""
         o_chunk, row_scale = frag[0], frag[2]
+        warp = T.meta_var(warp_of_thread[0])
         nt = T.meta_var(kv_tiles(t, pair))
         if j < nt:  # rescale O[t] before the MMA adds P V of tile j (the epilogue: after the loop)
             # the softmax posted the factor after S[t] of tile j landed; that MMA's commit covers every earlier MMA
@@ -379,7 +380,8 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
     def epilogue(t, b, h, pair, o_acc, bars, shared_rows, outputs, frag):
         """The correction warpgroup after Q tile ``t``'s last O += P V: O / rowsum in the output dtype through
         shared memory by TMA, and LSE."""
-        O, LSE, staging, boxes, warp = outputs
+        O, LSE, staging, boxes = outputs[0], outputs[1], outputs[2], outputs[3]
+        warp = T.meta_var(outputs[4])  # an expression, not a scalar local (TVMScript 0.27 cannot read one back)
         o_chunk, result, _, row_sum, row_max = frag
         nt = T.meta_var(kv_tiles(t, pair))
         q0 = T.meta_var((pair * QT + t) * BM)
@@ -527,11 +529,12 @@ def attention(problem: AttentionProblem, block_n: int = 64, stages: int = 3, q_t
             )
         elif tx // 128 == QT:
             outputs = T.meta_var((O, LSE, staging, boxes, tx // 32 % 4))
+            warp_of_thread = T.meta_var((tx // 32 % 4,))  # a tuple: a macro binds an expression to a scalar local
             fragments = T.meta_var((o_chunk, result, row_scale, row_sum, row_max))
             for j1 in T.serial(n - 1):  # before O[t] += P V of K/V tile j1 + 1
-                correction_step(0, j1 + 1, pair, o_acc, bars, shared_rows, fragments, tx // 32 % 4)
+                correction_step(0, j1 + 1, pair, o_acc, bars, shared_rows, fragments, warp_of_thread)
                 if QT == 2:
-                    correction_step(1, j1 + 1, pair, o_acc, bars, shared_rows, fragments, tx // 32 % 4)
+                    correction_step(1, j1 + 1, pair, o_acc, bars, shared_rows, fragments, warp_of_thread)
             epilogue(0, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)
             if QT == 2:
                 epilogue(1, b, h, pair, o_acc, bars, shared_rows, outputs, fragments)
