@@ -75,6 +75,23 @@ def test_a_short_report_with_the_verdict_last(examples, capsys):
     assert "B_ptr" not in out and "==  increment ==" not in out  # no CUDA without --listings
 
 
+MIXED = """
+from tirx_layout.tools.kernel_report import KernelTable
+from good import increment
+
+KERNELS = KernelTable()
+KERNELS.add_entry("on_sm_80", lambda: (increment(), lambda a: a + 1, None, "sm_80"))
+KERNELS.add_entry("on_sm_90a", lambda: (increment(), lambda a: a + 1, None, "sm_90a"))
+"""
+
+
+def test_a_module_whose_entries_name_their_architectures_lists_them(examples, capsys):
+    (examples / "mixed.py").write_text(textwrap.dedent(MIXED))  # as ampere_gemm.py: sm_80, sm_89, sm_120
+    assert main([str(examples)]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("mixed "))
+    assert line.split()[:5] == ["mixed", "2", "kernels", "sm_80,sm_90a", "all"]
+
+
 def test_listings_add_the_cuda_of_the_showcase(examples, capsys):
     assert main([str(examples), "--listings"]) == 0
     out = capsys.readouterr().out

@@ -162,8 +162,11 @@ def module_report(module: ExampleModule, tally: Tally, listings: bool = False) -
     """Build, assemble and simulate every kernel of an example module: its one-line summary (with the lines of the
     kernels that failed), after the CUDA lines of its showcase kernels and a verdict per kernel under ``listings``."""
     start, failed_before, local_before = time.perf_counter(), len(tally.failed), len(tally.local_memory)
+    archs = {}  # the architectures the module's kernels were built for, in order (an entry may name its own)
     for name in module.kernels:
         found = _checked(name, module.kernels, tally)
+        if found is not None:
+            archs.setdefault(found.arch)
         if listings and found is not None:
             print(f"{found}\n" if name in module.showcase else f"{name:32} {found.verdict()}", flush=True)
     count = len(module.kernels)
@@ -171,7 +174,8 @@ def module_report(module: ExampleModule, tally: Tally, listings: bool = False) -
     verdict = "all correct" if not failures else f"{len(failures)} FAILED"
     if not count:
         verdict = "no kernels (helpers the others load)"
-    lines = [f"{module.name:24} {count:4} kernel{'s' if count != 1 else ' '}  {module.arch:8} {verdict}"]
+    arch = ",".join(archs) or module.arch
+    lines = [f"{module.name:24} {count:4} kernel{'s' if count != 1 else ' '}  {arch:8} {verdict}"]
     if count:
         lines[0] += f" ({time.perf_counter() - start:.0f} s)"
     notes = [*failures, *tally.local_memory[local_before:]]
