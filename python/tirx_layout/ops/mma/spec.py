@@ -405,6 +405,21 @@ def _check_pair(call: OpCall, m: int, scaled: bool, func) -> None:
         )
 
 
+def _check_mmasync_issue(call: OpCall, arch, tcgen05_only: tuple[str, ...]) -> None:
+    """``ValueError`` for what ``mma.sync`` (dense or block-scaled) cannot take: a ``tcgen05_only`` argument, the
+    asynchronous form, a scope narrower than a warp."""
+    for name in tcgen05_only:
+        if getattr(call, name) is not None:
+            raise ValueError(f"T.tile_mma({name}=...) is a tcgen05 feature; mma.sync on {arch} has none")
+    if not call.wait:
+        raise ValueError(f"T.tile_mma(..., wait=False) is wgmma's asynchronous form; mma.sync on {arch} is synchronous")
+    if call.scope not in ("cta", "warp"):
+        raise ValueError(
+            f"T.tile_mma scope {call.scope!r} with mma.sync: the instruction is issued by whole warps; write "
+            "scope='cta' (every warp of the CTA its blocks of D) or scope='warp'"
+        )
+
+
 class TileMma(OpSpec):
     """``T.tile_mma(D, A, B, accumulate=False, *, barrier=None, scale_a=None, scale_b=None, scope="cta",
     wait=True, cta_group=1)``: ``D[m, n] (+)= sum_k A[m, k] * B[n, k]`` on the tensor cores (``D = A @ B.T``).
@@ -715,18 +730,7 @@ class TileMma(OpSpec):
 
     def _mmasync(self, call: OpCall, ctx) -> MmaSyncMma:
         arch = ctx.arch
-        for name in ("barrier", "scale_a", "scale_b"):
-            if getattr(call, name) is not None:
-                raise ValueError(f"T.tile_mma({name}=...) is a tcgen05 feature; mma.sync on {arch} has none")
-        if not call.wait:
-            raise ValueError(
-                f"T.tile_mma(..., wait=False) is wgmma's asynchronous form; mma.sync on {arch} is synchronous"
-            )
-        if call.scope not in ("cta", "warp"):
-            raise ValueError(
-                f"T.tile_mma scope {call.scope!r} with mma.sync: the instruction is issued by whole warps; write "
-                "scope='cta' (every warp of the CTA its blocks of D) or scope='warp'"
-            )
+        _check_mmasync_issue(call, arch, ("barrier", "scale_a", "scale_b"))
         regions = {"D": call.d, "A": call.a, "B": call.b}
         for name, region in regions.items():
             buffer = region.source
@@ -786,17 +790,7 @@ class TileMma(OpSpec):
                 f"{', '.join(targets_with(BLOCK_SCALE_FAMILY))}; the target is {arch} (tcgen05's block scaling, on "
                 "sm_100a, takes D in tensor memory)"
             )
-        if call.barrier is not None:
-            raise ValueError(f"T.tile_mma(barrier=...) is a tcgen05 feature; mma.sync on {arch} has none")
-        if not call.wait:
-            raise ValueError(
-                f"T.tile_mma(..., wait=False) is wgmma's asynchronous form; mma.sync on {arch} is synchronous"
-            )
-        if call.scope not in ("cta", "warp"):
-            raise ValueError(
-                f"T.tile_mma scope {call.scope!r} with mma.sync: the instruction is issued by whole warps; write "
-                "scope='cta' (every warp of the CTA its blocks of D) or scope='warp'"
-            )
+        _check_mmasync_issue(call, arch, ("barrier",))
         regions = {"D": call.d, "A": call.a, "B": call.b, "scale_a": call.scale_a, "scale_b": call.scale_b}
         constructor = {"D": "mma_sync_c_layout", "A": "mma_sync_a_layout", "B": "mma_sync_b_layout"}
         for name, region in regions.items():
