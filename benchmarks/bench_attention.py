@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tirx_layout.tools.kernel_report import find_nvcc, load_example_module
-from tirx_layout.tools.measurement import device_source, launch_values, lower, measure_cuda, opcode
+from tirx_layout.tools.measurement import device_source, launch_values, lower, measure_cuda, opcode, sass_loops
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 COMMON = load_example_module(EXAMPLES / "attention_common.py")
@@ -238,10 +238,6 @@ KERNELS = {
 #: The issue's production problem: one batch, 16 query heads over 8 K/V heads, seq 8192, head_dim 128, bf16.
 PROBLEM = {"batch": 1, "heads": 16, "kv_heads": 8, "seq_q": 8192, "seq_kv": 8192, "head_dim": 128, "dtype": "bfloat16"}
 
-_SASS_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
-_SASS_LINE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
-_SASS_TARGET = re.compile(r"\(\s*(\.L_x_\d+)\s*\)")
-
 
 def innermost_loops(listing: str, pattern: str) -> list[list[str]]:
     """Every SASS loop of ``listing`` (a label and a later branch back to it, ptxas's election loops
@@ -255,29 +251,9 @@ def innermost_loops(listing: str, pattern: str) -> list[list[str]]:
         >>> [len(loop) for loop in innermost_loops(listing, r"HGMMA")]
         [2, 3]
     """
-    items = []
-    for line in listing.splitlines():
-        label = _SASS_LABEL.match(line)
-        if label:
-            items.append((label.group(1), None))
-            continue
-        found = _SASS_LINE.search(line)
-        if found:
-            items.append((None, found.group(1)))
-    labels = {name: i for i, (name, _) in enumerate(items) if name}
+    items, loops = sass_loops(listing)
     matcher = re.compile(pattern)
-    loops = []
-    for i, (_, instruction) in enumerate(items):
-        name = instruction and opcode(instruction)
-        target = name and name.startswith("BRA") and name != "BRA.U.ANY" and _SASS_TARGET.search(instruction)
-        if target and target.group(1) in labels and labels[target.group(1)] < i:
-            start = labels[target.group(1)]
-            if any(ins and matcher.search(ins) for _, ins in items[start:i]):
-                loops.append((start, i))
-    # (a wait's retry path, which ptxas places after the kernel's EXIT and which branches back into the body, is no
-    # loop: a span holding an EXIT is dropped)
-    exits = [i for i, (_, ins) in enumerate(items) if ins and opcode(ins) in ("EXIT", "RET")]
-    loops = [(s, e) for s, e in loops if not any(s < i < e for i in exits)]
+    loops = [(s, e) for s, e in loops if any(ins and matcher.search(ins) for _, ins in items[s + 1 : e])]
     inner = [(s, e) for s, e in loops if not any((s2, e2) != (s, e) and s <= s2 and e2 <= e for s2, e2 in loops)]
     return [[ins for _, ins in items[s : e + 1] if ins] for s, e in sorted(inner)]
 

@@ -260,19 +260,18 @@ _SASS_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 _SASS_TARGET = re.compile(r"\(\s*(\.L_x_\d+)\s*\)")
 
 
-def sass_loop_around(listing: str, pattern: str) -> list[str]:
-    """The instructions of the smallest SASS loop (a label and a later branch back to it) of an ``nvdisasm``
-    listing that holds an instruction matching the regular expression ``pattern``, as :func:`sass_instructions`
-    lists them. Not loops: ptxas's per-instruction election loops (``BRA.U.ANY``) and a wait's retry path, which
-    ptxas places after the kernel's ``EXIT`` and which branches back into the body. ``[]`` when no loop holds one.
+def sass_loops(listing: str) -> tuple[list[tuple[str | None, str | None]], list[tuple[int, int]]]:
+    """An ``nvdisasm`` listing as ``(label, None)`` and ``(None, instruction)`` items in order, and its loops: the
+    ``(start, end)`` item spans from a label to a later branch back to it. Not loops: ptxas's per-instruction
+    election loops (``BRA.U.ANY``) and a wait's retry path, which ptxas places after the kernel's ``EXIT`` and which
+    branches back into the body (a span holding an ``EXIT`` or ``RET``).
 
     Example:
-        >>> listing = ".L_x_1:\\n /*0000*/ IADD3 R1, R1, 1 ;\\n.L_x_2:\\n /*0010*/ UTCHMMA gdesc[UR4] ;\\n"
-        >>> listing += " /*0020*/ @P0 BRA.U.ANY `(.L_x_2) ;\\n /*0030*/ @P1 BRA `(.L_x_1) ;\\n /*0040*/ EXIT ;"
-        >>> sass_loop_around(listing, r"UTC\\w*MMA")
-        ['IADD3 R1, R1, 1', 'UTCHMMA gdesc[UR4]', '@P0 BRA.U.ANY `(.L_x_2)', '@P1 BRA `(.L_x_1)']
+        >>> listing = ".L_x_1:\\n /*0000*/ IADD3 R1, R1, 1 ;\\n /*0010*/ @P1 BRA `(.L_x_1) ;\\n /*0020*/ EXIT ;"
+        >>> sass_loops(listing)
+        ([('.L_x_1', None), (None, 'IADD3 R1, R1, 1'), (None, '@P1 BRA `(.L_x_1)'), (None, 'EXIT')], [(0, 2)])
     """
-    items = []  # (label or None, instruction or None) in order
+    items = []
     for line in listing.splitlines():
         label = _SASS_LABEL.match(line)
         if label:
@@ -288,13 +287,27 @@ def sass_loop_around(listing: str, pattern: str) -> list[str]:
         target = name and name.startswith("BRA") and name != "BRA.U.ANY" and _SASS_TARGET.search(instruction)
         if target and target.group(1) in labels and labels[target.group(1)] < i:
             loops.append((labels[target.group(1)], i))
-    matcher = re.compile(pattern)
-    marked = [i for i, (_, ins) in enumerate(items) if ins and matcher.search(ins)]
     exits = [i for i, (_, ins) in enumerate(items) if ins and opcode(ins) in ("EXIT", "RET")]
+    return items, [(start, end) for start, end in loops if not any(start < i < end for i in exits)]
+
+
+def sass_loop_around(listing: str, pattern: str) -> list[str]:
+    """The instructions of the smallest SASS loop of an ``nvdisasm`` listing (:func:`sass_loops`) that holds an
+    instruction matching the regular expression ``pattern``, as :func:`sass_instructions` lists them; ``[]`` when
+    no loop holds one.
+
+    Example:
+        >>> listing = ".L_x_1:\\n /*0000*/ IADD3 R1, R1, 1 ;\\n.L_x_2:\\n /*0010*/ UTCHMMA gdesc[UR4] ;\\n"
+        >>> listing += " /*0020*/ @P0 BRA.U.ANY `(.L_x_2) ;\\n /*0030*/ @P1 BRA `(.L_x_1) ;\\n /*0040*/ EXIT ;"
+        >>> sass_loop_around(listing, r"UTC\\w*MMA")
+        ['IADD3 R1, R1, 1', 'UTCHMMA gdesc[UR4]', '@P0 BRA.U.ANY `(.L_x_2)', '@P1 BRA `(.L_x_1)']
+    """
+    items, loops = sass_loops(listing)
+    matcher = re.compile(pattern)
     holding = [
         (end - start, start, end)
         for start, end in loops
-        if any(start < i < end for i in marked) and not any(start < i < end for i in exits)
+        if any(ins and matcher.search(ins) for _, ins in items[start + 1 : end])
     ]
     if not holding:
         return []
